@@ -1,0 +1,314 @@
+package defs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// base is a set of definitions that the rule tests start from.
+const base = `
+insert_task: a
+type: callable
+command: echo a
+out_log_file: /tmp/a.out
+err_log_file: /tmp/a.err
+
+insert_task: b
+type: callable
+command: echo b
+out_log_file: /tmp/b.out
+err_log_file: /tmp/b.err
+condition: su(a)
+
+insert_task: box
+type: bundle
+
+insert_task: kid
+type: callable
+parent: box
+command: true
+out_log_file: /tmp/k.out
+err_log_file: /tmp/k.err
+`
+
+func load(t *testing.T, text string) map[string]*job.Task {
+	t.Helper()
+	acts, err := Parse("base.def", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Apply("base.def", nil, acts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tasks
+}
+
+func run(cur map[string]*job.Task, text string, active ...string) (*Result, error) {
+	acts, err := Parse("f.def", text)
+	if err != nil {
+		return nil, err
+	}
+	return Apply("f.def", cur, acts, func(n string) bool {
+		for _, a := range active {
+			if a == n {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+const callable = "type: callable\ncommand: x\nout_log_file: o\nerr_log_file: e\n"
+
+func TestRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, text string
+		active     []string
+		want       string // message fragment
+		line       int
+	}{
+		{"syntax/no colon", "insert_task: x\ntype callable\n", nil, "key value pair separated by colon is expected", 2},
+		{"syntax/field before action", "type: callable\n", nil, "invalid action", 1},
+		{"syntax/unknown action", "update: a\nlabel: x\n", nil, `invalid action "update"`, 1},
+		{"syntax/unknown field", "update_task: a\ncolour: red\n", nil, `invalid field "colour"`, 2},
+		{"syntax/empty target", "insert_task:\n" + callable, nil, "target name is empty", 1},
+		{"syntax/repeated attribute", "update_task: a\nlabel: x\nlabel: y\n", nil, "attribute label given more than once", 3},
+		{"syntax/no actions", "# nothing\n\n", nil, "no task actions found", 0},
+		{"syntax/groups", "insert_group: g\n", nil, "not supported", 1},
+		{"A1 characters", "insert_task: a-b\n" + callable, nil, "task name can only contain alpha numeric and underscore chars", 1},
+		{"A1 length", "insert_task: " + strings.Repeat("x", 65) + "\n" + callable, nil, "task name can only have 64 characters", 1},
+		{"A2", "insert_task: a\n" + callable, nil, "task already exist", 1},
+		{"A3 update", "update_task: zz\nlabel: x\n", nil, "task not exist", 1},
+		{"A3 delete", "delete_task: zz\n", nil, "task not exist", 1},
+		{"A4 missing", "insert_task: x\ncommand: y\nout_log_file: o\nerr_log_file: e\n", nil, "type: field is required", 1},
+		{"A4 value", "insert_task: x\ntype: Callable\n", nil, "type attribute should be either bundle/callable", 2},
+		{"A5", "update_task: a\ntype: bundle\n", nil, "type attribute cannot be changed", 2},
+		{"A6 insert", "insert_task: x\ntype: callable\ncommand: y\nout_log_file: o\n", nil, "err_log_file: field is required", 1},
+		{"A6 insert empty", "insert_task: x\ntype: callable\ncommand:\nout_log_file: o\nerr_log_file: e\n", nil, "command: field is required", 1},
+		{"A6 update clears", "update_task: a\nout_log_file:\n", nil, "out_log_file: value is empty", 2},
+		{"A7 insert", "insert_task: x\ntype: bundle\ncommand: y\n", nil, "command: field is not allowed for bundle", 3},
+		{"A7 parent", "insert_task: x\ntype: bundle\nparent: box\n", nil, "parent: field is not allowed for bundle", 3},
+		{"A7 update", "update_task: box\nprofile: /p\n", nil, "profile: field is not allowed for bundle", 2},
+		{"A8", "update_task: a\npriority: high\n", nil, "priority should be either (low=0, normal=1, important=2, critical=3)", 2},
+		{"A8 case", "update_task: a\npriority: Low\n", nil, "priority should be either", 2},
+		{"A9 token", "update_task: a\nrun_days: mo,xx\n", nil, "run_days attribute should be comma separated", 2},
+		{"A9 empty item", "update_task: a\nrun_days: mo,,tu\n", nil, "run_days attribute should be comma separated", 2},
+		{"A9 all mixed", "update_task: a\nrun_days: all,mo\n", nil, "run_days attribute should be comma separated", 2},
+		{"A10", "update_task: a\nrun_days: mo, MO\n", nil, "run_days attribute contains repeated days", 2},
+		{"A11 format", "update_task: a\nstart_times: 24:00\n", nil, "start_times attribute should be comma separated values of time in format hh:mm", 2},
+		{"A11 seconds", "update_task: a\nstart_times: 10:00:00\n", nil, "format hh:mm", 2},
+		{"A11 minute digits", "update_task: a\nstart_times: 10:5\n", nil, "format hh:mm", 2},
+		{"A12", "update_task: a\nstart_times: 9:00,09:00\n", nil, "start_times attribute contains repeated times", 2},
+		{"A13 format", "update_task: a\nrun_window: 04:00\nstart_mins: 10\n", nil, "run_window attribute should only have start and end time separated by '-'", 2},
+		{"A13 equal", "update_task: a\nrun_window: 04:00-4:00\nstart_mins: 10\n", nil, "run_window attribute should only have start and end time separated by '-'", 2},
+		{"A14", "update_task: a\nrun_window: 04:00-05:00\nstart_mins: 60\n", nil, "start_min attribute should be comma separated values of minutes", 3},
+		{"A14 digits", "update_task: a\nrun_window: 04:00-05:00\nstart_mins: 005\n", nil, "start_min attribute should be comma separated values of minutes", 3},
+		{"A15", "update_task: a\nrun_window: 04:00-05:00\nstart_mins: 5,05\n", nil, "start_mins attribute contains repeated minutes", 3},
+		{"A16", "update_task: a\nstart_times: 10:00\nrun_window: 04:00-05:00\nstart_mins: 5\n", nil, "task should not have both batch run and window run", 2},
+		{"A16 merged", "update_task: a\nstart_times: 10:00\n\nupdate_task: a\nrun_window: 04:00-05:00\nstart_mins: 5\n", nil, "task should not have both batch run and window run", 5},
+		{"A17", "update_task: a\nrun_window: 04:00-05:00\n", nil, "window run should have both 'run_window' and 'start_mins' attributes", 2},
+		{"A17 mins only", "update_task: a\nstart_mins: 5\n", nil, "window run should have both", 2},
+		{"A18", "delete_task: a\nlabel: x\n", nil, "delete task should not have other attributes", 2},
+		{"A19", "update_task: a\ncondition: su(b) &\n", nil, "invalid condition: expected a clause such as su(name) but the condition ended at position 8", 2},
+		{"A20", "update_task: kid\nstart_times: 10:00\n", nil, "scheduling attributes are not allowed on a task inside a bundle", 2},
+		{"A20 run_days", "update_task: kid\nrun_days: mo\n", nil, "scheduling attributes are not allowed on a task inside a bundle", 2},
+		{"G1", "update_task: a\nparent: nobox\n", nil, "parent task nobox not exist", 2},
+		{"G2", "update_task: a\nparent: b\n", nil, "parent task should be bundle type", 2},
+		{"G4", "update_task: a\ncondition: su(ghost)\n", nil, "condition refers to task ghost which does not exist", 2},
+		{"G5", "update_task: a\ncondition: su(a)\n", nil, "self reference is not allowed", 2},
+		{"G6", "update_task: a\ncondition: fa(b)\n", nil, "cyclic dependency: a -> b -> a", 2},
+		{"G6 via bundle", "update_task: a\ncondition: su(box)\n\nupdate_task: kid\ncondition: su(a)\n", nil, "cyclic dependency: a -> box -> kid -> a", 2},
+		{"G6b", "update_task: kid\ncondition: nr(box)\n", nil, "condition of a task inside a bundle cannot reference its own bundle", 2},
+		{"G7", "delete_task: a\n", nil, "task a is referenced in condition of b", 1},
+		{"G8", "delete_task: box\n", nil, "bundle box still has child tasks: kid", 1},
+		{"G9", "delete_task: a\n", []string{"a"}, "task a is active and cannot be deleted", 1},
+		{"G9 bundle child", "delete_task: kid\n\ndelete_task: box\n", []string{"kid"}, "task kid is active and cannot be deleted", 1},
+		{"timezone", "update_task: a\ntimezone: Mars/Olympus\n", nil, `timezone: unknown time zone "Mars/Olympus"`, 2},
+		{"start_delay", "update_task: a\nstart_delay: soon\n", nil, `start_delay: "soon" is not a duration`, 2},
+		{"cron not yet", "update_task: a\ncron: * * * * *\n", nil, "cron: cron triggers are not supported by this version", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cur := load(t, base)
+			before := fmt.Sprint(cur)
+			_, err := run(cur, tt.text, tt.active...)
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("err = %v, want Errors", err)
+			}
+			found := false
+			for _, e := range errs {
+				if strings.Contains(strings.ToLower(e.Msg), strings.ToLower(tt.want)) && e.Line == tt.line && e.File == "f.def" {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("errors:\n%v\nwant %q on line %d", err, tt.want, tt.line)
+			}
+			if fmt.Sprint(cur) != before {
+				t.Error("a rejected file changed the current definitions")
+			}
+		})
+	}
+}
+
+func TestValid(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, text string }{
+		{"comments and blank lines anywhere", "\n\n# c\ninsert_task: x\n# inside\n" + callable + "\n\n\n"},
+		{"crlf", strings.ReplaceAll("insert_task: x\n"+callable, "\n", "\r\n")},
+		{"insert then update", "insert_task: x\n" + callable + "update_task: x\nlabel: l\n"},
+		{"delete then insert", "delete_task: b\ninsert_task: b\n" + callable},
+		{"forward references", "insert_task: y\n" + callable + "condition: su(z)\ninsert_task: z\n" + callable},
+		{"nr mutual exclusion", "update_task: a\ncondition: nr(b)\n\nupdate_task: b\ncondition: nr(a)\n"},
+		{"delete referenced with referrer", "delete_task: b\ndelete_task: a\n"},
+		{"delete bundle with children", "delete_task: kid\ndelete_task: box\n"},
+		{"reparent then delete bundle", "update_task: kid\nparent:\n\ndelete_task: box\n"},
+		{"overnight window", "update_task: a\nrun_window: 23:00-01:00\nstart_mins: 0,30\nrun_days: fr\n"},
+		{"start_mins one digit", "update_task: a\nrun_window: 04:00-08:00\nstart_mins: 5,7,09\n"},
+		{"update clears schedule", "update_task: a\nstart_times: 10:00\n\nupdate_task: a\nstart_times:\nrun_window: 1:00-2:00\nstart_mins: 0\n"},
+		{"hash inside value", "update_task: a\ncommand: echo '#1'\n"},
+		{"value with colons", "update_task: a\ncommand: date +%H:%M\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := run(load(t, base), tt.text); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestNormalisation(t *testing.T) {
+	t.Parallel()
+	res, err := run(load(t, base), `update_task: a
+condition: SU(kid) & ( nr(b) )
+run_days: Sa, mo,su
+start_times: 9:05,08:00
+priority: critical
+command: date +%H:%M
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.Tasks["a"]
+	got := fmt.Sprintf("%s|%s|%s|%d|%s", a.Condition, a.RunDays, JoinClocks(a.StartTimes), a.Priority, a.Command)
+	if want := "su(kid)&(nr(b))|su,mo,sa|08:00,09:05|3|date +%H:%M"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if diff := cmp.Diff([]string{"a"}, res.Changed); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestAllErrorsReported(t *testing.T) {
+	t.Parallel()
+	_, err := run(load(t, base), "update_task: a\npriority: 9\n\ninsert_task: a-\n"+callable+"\nupdate_task: zz\n")
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 3 {
+		t.Fatalf("want 3 errors, got %v", err)
+	}
+	for i, l := range []int{2, 4, 10} {
+		if errs[i].Line != l {
+			t.Errorf("error %d on line %d, want %d", i, errs[i].Line, l)
+		}
+	}
+	if s := errs[0].Error(); s != "f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3)" {
+		t.Errorf("Error() = %q", s)
+	}
+}
+
+func TestFormatRoundTrip(t *testing.T) {
+	t.Parallel()
+	cur := load(t, base+`
+insert_task: full
+type: callable
+command: echo "a: b" | tr a b
+condition: su(a)|(fa(b)&nr(kid))
+out_log_file: /tmp/f.out
+err_log_file: /tmp/f.err
+label: every attribute
+machine: host1
+priority: important
+profile: /etc/profile.d/x.sh
+run_days: mo,fr
+run_window: 23:00-01:30
+start_mins: 0,15
+timezone: Asia/Kolkata
+start_delay: 1500ms
+overlap: skip
+`)
+	var list []*job.Task
+	for _, t := range cur {
+		list = append(list, t)
+	}
+	var b strings.Builder
+	if err := Format(&b, list); err != nil {
+		t.Fatal(err)
+	}
+	again, err := run(nil, b.String())
+	if err != nil {
+		t.Fatalf("formatted output does not apply: %v\n%s", err, b.String())
+	}
+	if diff := cmp.Diff(cur, again.Tasks); diff != "" {
+		t.Errorf("round trip changed the definitions (-want +got):\n%s", diff)
+	}
+}
+
+// FuzzParse checks that Parse and Apply never panic, that every error names
+// a line inside the file, and that whatever applies survives Format.
+func FuzzParse(f *testing.F) {
+	f.Add(base)
+	f.Add("insert_task: x\n" + callable + "condition: su(x)\n")
+	f.Add("update_task: a\nrun_window: 23:00-01:00\nstart_mins: 0,30\n")
+	f.Add("delete_task: a\n\ninsert_task:\nfoo\n:\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		acts, err := Parse("f", text)
+		nlines := strings.Count(text, "\n") + 1
+		checkLines := func(err error) {
+			var errs Errors
+			if !errors.As(err, &errs) || len(errs) == 0 {
+				t.Fatalf("error %v is not Errors", err)
+			}
+			for _, e := range errs {
+				if e.Line < 0 || e.Line > nlines {
+					t.Fatalf("error on line %d of a %d-line file: %v", e.Line, nlines, e)
+				}
+			}
+		}
+		if err != nil {
+			checkLines(err)
+			return
+		}
+		res, err := Apply("f", nil, acts, nil)
+		if err != nil {
+			checkLines(err)
+			return
+		}
+		var list []*job.Task
+		for _, t := range res.Tasks {
+			list = append(list, t)
+		}
+		var b strings.Builder
+		if err := Format(&b, list); err != nil {
+			t.Fatal(err)
+		}
+		acts2, err := Parse("g", b.String())
+		if err == nil {
+			_, err = Apply("g", nil, acts2, nil)
+		}
+		if err != nil && len(list) > 0 {
+			t.Fatalf("formatted definitions do not apply: %v\n%s", err, b.String())
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package defs
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Attrs returns a task's set attributes as (key, value) pairs in the
+// language's canonical order, as Format writes them.
+func Attrs(t *job.Task) [][2]string {
+	var out [][2]string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	add("type", string(t.Type))
+	add("parent", t.Parent)
+	add("machine", t.Machine)
+	add("command", t.Command)
+	add("condition", t.Condition)
+	add("out_log_file", t.OutLog)
+	add("err_log_file", t.ErrLog)
+	add("label", t.Label)
+	add("profile", t.Profile)
+	add("run_days", t.RunDays.String())
+	add("start_times", JoinClocks(t.StartTimes))
+	if t.Window != nil {
+		add("run_window", t.Window.Start.String()+"-"+t.Window.End.String())
+	}
+	add("start_mins", JoinMins(t.StartMins))
+	add("timezone", t.Timezone)
+	if t.StartDelay > 0 {
+		add("start_delay", time.Duration(t.StartDelay).String())
+	}
+	add("overlap", string(t.Overlap))
+	add("priority", strconv.Itoa(int(t.Priority)))
+	return out
+}
+
+// JoinClocks renders times as HH:MM, comma-joined.
+func JoinClocks(cs []job.Clock) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = c.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// JoinMins renders minutes as two digits, comma-joined.
+func JoinMins(ms []int) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = fmt.Sprintf("%02d", m)
+	}
+	return strings.Join(s, ",")
+}
+
+// Format writes tasks as insert_task actions, bundles before callables and
+// then by name, so that the output applied to an empty store recreates them.
+func Format(w io.Writer, tasks []*job.Task) error {
+	sorted := slices.Clone(tasks)
+	slices.SortFunc(sorted, func(a, b *job.Task) int {
+		if a.Type != b.Type {
+			if a.Type == job.Bundle {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	var b strings.Builder
+	for i, t := range sorted {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "insert_task: %s\n", t.Name)
+		for _, kv := range Attrs(t) {
+			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,190 @@
+package defs
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/gnomon-sched/gnomon/cond"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// children returns the sorted names of the tasks whose parent is bundle.
+func (a *applier) children(bundle string) []string {
+	var out []string
+	for name, t := range a.tasks {
+		if t.Parent == bundle {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// global checks the G-rules on the resulting set. Only tasks this file
+// touched can break G1-G6: every set the store holds passed these checks.
+func (a *applier) global(deleted map[string]bool) {
+	touched := make([]string, 0, len(a.lines))
+	for name := range a.lines {
+		if _, ok := a.tasks[name]; ok {
+			touched = append(touched, name)
+		}
+	}
+	slices.Sort(touched)
+	gone := func(name string) bool { _, ok := a.tasks[name]; return !ok && deleted[name] }
+
+	// G7, G8: what a deletion leaves dangling, reported at the delete.
+	for _, name := range sortedKeys(deleted) {
+		if !gone(name) {
+			continue
+		}
+		act := &Action{Kind: Delete, Name: name, Line: a.deleteLine(name)}
+		var users, kids []string
+		for other, t := range a.tasks {
+			if t.Parent == name {
+				kids = append(kids, other)
+			}
+			if t.Condition != "" && slices.Contains(cond.MustParse(t.Condition).Names(), name) {
+				users = append(users, other)
+			}
+		}
+		slices.Sort(users)
+		slices.Sort(kids)
+		for _, u := range users {
+			a.errorf(act, act.Line, "task %s is referenced in condition of %s", name, u)
+		}
+		if len(kids) > 0 {
+			a.errorf(act, act.Line, "bundle %s still has child tasks: %s", name, strings.Join(kids, ", "))
+		}
+	}
+
+	for _, name := range touched {
+		t := a.tasks[name]
+		act := &Action{Kind: a.kindOf(name), Name: name, Line: a.lines[name][""]}
+		line := func(key string) int {
+			if l, ok := a.lines[name][key]; ok {
+				return l
+			}
+			return act.Line
+		}
+		if t.Parent != "" && !gone(t.Parent) {
+			switch p, ok := a.tasks[t.Parent]; {
+			case !ok:
+				a.errorf(act, line("parent"), "parent task %s not exist", t.Parent)
+			case p.Type != job.Bundle:
+				a.errorf(act, line("parent"), "parent task should be bundle type")
+			}
+		}
+		if t.Condition == "" {
+			continue
+		}
+		e := cond.MustParse(t.Condition)
+		for _, ref := range e.Names() {
+			switch _, ok := a.tasks[ref]; {
+			case ref == name:
+				a.errorf(act, line("condition"), "self reference is not allowed")
+			case !ok && !gone(ref):
+				a.errorf(act, line("condition"), "condition refers to task %s which does not exist", ref)
+			case t.Parent != "" && ref == t.Parent:
+				a.errorf(act, line("condition"), "condition of a task inside a bundle cannot reference its own bundle")
+			}
+		}
+	}
+	a.cycles(touched)
+}
+
+// cycles reports dependency cycles (rule G6) through su/fa clauses and
+// bundle membership that involve a touched task, each cycle once.
+func (a *applier) cycles(touched []string) {
+	kids := map[string][]string{}
+	for name, t := range a.tasks {
+		if t.Parent != "" {
+			kids[t.Parent] = append(kids[t.Parent], name)
+		}
+	}
+	edges := func(name string) []string {
+		t := a.tasks[name]
+		var out []string
+		if t.Condition != "" {
+			for _, d := range cond.MustParse(t.Condition).Deps() {
+				if _, ok := a.tasks[d]; ok && d != name {
+					out = append(out, d)
+				}
+			}
+		}
+		out = append(out, kids[name]...)
+		slices.Sort(out)
+		return out
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	reported := map[string]bool{}
+	var visit func(string)
+	visit = func(n string) {
+		color[n] = grey
+		stack = append(stack, n)
+		for _, m := range edges(n) {
+			switch color[m] {
+			case white:
+				visit(m)
+			case grey:
+				i := slices.Index(stack, m)
+				cyc := append(slices.Clone(stack[i:]), m)
+				key := canonicalCycle(cyc)
+				if reported[key] {
+					continue
+				}
+				reported[key] = true
+				at := cyc[0]
+				for _, c := range cyc {
+					if _, ok := a.lines[c]; ok {
+						at = c
+						break
+					}
+				}
+				act := &Action{Kind: a.kindOf(at), Name: at, Line: a.lines[at][""]}
+				l := act.Line
+				if cl, ok := a.lines[at]["condition"]; ok {
+					l = cl
+				}
+				a.errorf(act, l, "cyclic dependency: %s", strings.Join(cyc, " -> "))
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[n] = black
+	}
+	for _, n := range touched {
+		if color[n] == white {
+			visit(n)
+		}
+	}
+}
+
+// canonicalCycle names a cycle independently of where it was entered.
+func canonicalCycle(cyc []string) string {
+	nodes := slices.Clone(cyc[:len(cyc)-1])
+	slices.Sort(nodes)
+	return strings.Join(nodes, ",")
+}
+
+func (a *applier) kindOf(name string) Kind {
+	if _, ok := a.lines[name]["type"]; ok {
+		return Insert
+	}
+	return Update
+}
+
+func (a *applier) deleteLine(name string) int { return a.deletes[name] }
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

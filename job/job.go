@@ -1,0 +1,142 @@
+// Package job is gnomon's shared vocabulary: task definitions, statuses, runs
+// and the actions operators send. It sits at the bottom of the import graph and
+// imports nothing of gnomon's own.
+package job
+
+import (
+	"fmt"
+	"time"
+)
+
+// Type is the kind of a task.
+type Type string
+
+// Task types.
+const (
+	Callable Type = "callable" // runs a command
+	Bundle   Type = "bundle"   // a container that starts its callable children
+)
+
+// Priority orders ready tasks: higher runs first.
+type Priority int
+
+// Priorities, as named in the definition language.
+const (
+	Low       Priority = 0
+	Normal    Priority = 1
+	Important Priority = 2
+	Critical  Priority = 3
+)
+
+// Days is a set of weekdays, bit i set for time.Weekday(i) (Sunday = 0).
+// The zero value means "every day".
+type Days uint8
+
+// AllDays has every weekday set.
+const AllDays Days = 0x7f
+
+// Has reports whether the weekday is in the set; an empty set holds every day.
+func (d Days) Has(w time.Weekday) bool { return d == 0 || d&(1<<uint(w)) != 0 }
+
+// DayNames are the two-letter weekday names in su..sa order.
+var DayNames = [7]string{"su", "mo", "tu", "we", "th", "fr", "sa"}
+
+// String renders the set as a comma-joined list in su..sa order.
+func (d Days) String() string {
+	s := ""
+	for i, n := range DayNames {
+		if d&(1<<uint(i)) != 0 {
+			if s != "" {
+				s += ","
+			}
+			s += n
+		}
+	}
+	return s
+}
+
+// Clock is a wall-clock time of day in minutes after midnight (0..1439).
+type Clock int
+
+// String renders the time as HH:MM.
+func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
+
+// Window is a daily run window. Start > End means it runs past midnight and
+// belongs to the day it opens.
+type Window struct {
+	Start, End Clock
+}
+
+// Task is one task definition. Optional string attributes are empty when
+// unset; the definition language treats an empty value as "not set".
+type Task struct {
+	Name      string   `json:"name"`
+	Type      Type     `json:"type"`
+	Command   string   `json:"command,omitempty"`
+	Condition string   `json:"condition,omitempty"` // canonical form (cond.Expr.String)
+	OutLog    string   `json:"out_log_file,omitempty"`
+	ErrLog    string   `json:"err_log_file,omitempty"`
+	Label     string   `json:"label,omitempty"`
+	Machine   string   `json:"machine,omitempty"`
+	Parent    string   `json:"parent,omitempty"`
+	Priority  Priority `json:"priority"`
+	Profile   string   `json:"profile,omitempty"`
+	RunDays   Days     `json:"run_days,omitempty"`
+	// StartTimes are ascending, without repeats.
+	StartTimes []Clock  `json:"start_times,omitempty"`
+	Window     *Window  `json:"run_window,omitempty"`
+	StartMins  []int    `json:"start_mins,omitempty"` // ascending, without repeats
+	Timezone   string   `json:"timezone,omitempty"`
+	StartDelay Duration `json:"start_delay,omitempty"`
+	Overlap    Overlap  `json:"overlap,omitempty"`
+}
+
+// HasTimeTrigger reports whether the task has a calendar of its own.
+func (t *Task) HasTimeTrigger() bool {
+	return len(t.StartTimes) > 0 || t.Window != nil
+}
+
+// ConditionTriggered reports whether the task starts on its own when its
+// condition turns true: a standalone callable with a condition and no time
+// trigger.
+func (t *Task) ConditionTriggered() bool {
+	return t.Type == Callable && t.Parent == "" && t.Condition != "" && !t.HasTimeTrigger()
+}
+
+// Clone returns a deep copy.
+func (t *Task) Clone() *Task {
+	c := *t
+	c.StartTimes = append([]Clock(nil), t.StartTimes...)
+	c.StartMins = append([]int(nil), t.StartMins...)
+	if t.Window != nil {
+		w := *t.Window
+		c.Window = &w
+	}
+	return &c
+}
+
+// Duration is a time.Duration that marshals as text ("10s").
+type Duration time.Duration
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Overlap says what happens when a trigger comes while the task is active.
+type Overlap string
+
+// Overlap policies. The empty value means Skip.
+const (
+	OverlapSkip  Overlap = "skip"
+	OverlapAllow Overlap = "allow"
+	OverlapQueue Overlap = "queue"
+)

@@ -1,0 +1,48 @@
+package job
+
+import "time"
+
+// Result says how a run ended, as the audit log names it.
+type Result string
+
+// Results of a finished run.
+const (
+	ResultNormal   Result = "normal"   // the command ran to completion
+	ResultKilled   Result = "killed"   // aborted by an operator or a shutdown
+	ResultLaunch   Result = "launch"   // it could not be started
+	ResultLost     Result = "lost"     // its supervisor died with the server
+	ResultInternal Result = "internal" // gnomon failed while running it
+)
+
+// Run is one execution of a task (or one run of a bundle).
+type Run struct {
+	ID        int64     `json:"id"`
+	Task      string    `json:"task"`
+	Status    Status    `json:"status"` // running, success, failure or aborted
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end,omitzero"`
+	ExitCode  int       `json:"exit_code"`
+	Result    Result    `json:"result,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	BundleRun int64     `json:"bundle_run,omitempty"` // the bundle run that started it, 0 if none
+	Trigger   string    `json:"trigger,omitempty"`    // what started it: "start", "bundle", "condition", ...
+	Scheduled time.Time `json:"scheduled,omitzero"`   // the occurrence it ran for, if any
+}
+
+// Done reports whether the run has ended.
+func (r *Run) Done() bool { return r.Status != Running }
+
+// State is the current, mutable state of one task.
+type State struct {
+	Status Status    `json:"status"`
+	Start  time.Time `json:"start,omitzero"`
+	End    time.Time `json:"end,omitzero"`
+	// ReadySeq orders ready tasks of equal priority: lower became ready first.
+	ReadySeq int64 `json:"ready_seq,omitempty"`
+	// RunID is the task's active run, 0 if none.
+	RunID int64 `json:"run_id,omitempty"`
+	// BundleRun is the bundle run this task takes part in, 0 if none.
+	BundleRun int64 `json:"bundle_run,omitempty"`
+	// DueAt is when a staged task (start_delay) becomes ready.
+	DueAt time.Time `json:"due_at,omitzero"`
+}
