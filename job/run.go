@@ -43,6 +43,10 @@ type State struct {
 	RunID int64 `json:"run_id,omitempty"`
 	// BundleRun is the bundle run this task takes part in, 0 if none.
 	BundleRun int64 `json:"bundle_run,omitempty"`
+	// BundleOutcome is the first settled status the task reached in that
+	// bundle run (Idle while it has not settled): it alone counts for the
+	// bundle.
+	BundleOutcome Status `json:"bundle_outcome,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt time.Time `json:"due_at,omitzero"`
 }

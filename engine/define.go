@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/gnomon-sched/gnomon/cond"
+	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// define validates a definition file against the current definitions and,
+// unless it is a check, applies it.
+func (e *Engine) define(ev Define) error {
+	acts, err := defs.Parse(ev.File, ev.Text)
+	if err != nil {
+		return err
+	}
+	res, err := defs.Apply(ev.File, e.defs, acts, func(name string) bool {
+		en := e.tasks[name]
+		return en != nil && (en.st.Status.Active() || en.st.RunID != 0)
+	})
+	if err != nil || ev.Check {
+		return err
+	}
+	for _, name := range res.Deleted {
+		e.index(name, e.defs[name], nil)
+		delete(e.tasks, name)
+		delete(e.defs, name)
+		delete(e.ready, name)
+		delete(e.staged, name)
+		e.out.Deleted = append(e.out.Deleted, name)
+	}
+	for _, name := range res.Changed {
+		def := res.Tasks[name]
+		en := e.tasks[name]
+		var old *job.Task
+		if en == nil {
+			en = &entry{}
+			e.tasks[name] = en
+		} else {
+			old = en.def
+			if old.Type != def.Type {
+				en.st = job.State{} // deleted and inserted again as another type
+			}
+		}
+		e.index(name, old, def)
+		en.def, en.cond = def, nil
+		if def.Condition != "" {
+			en.cond = cond.MustParse(def.Condition)
+		}
+		e.defs[name] = def
+		e.touch(name)
+		// A waiting task is re-evaluated when its own condition changes.
+		if en.st.Status == job.Waiting && e.evaluate(en) {
+			e.setStatus(name, job.Ready, false)
+		}
+	}
+	return nil
+}
+
+// index moves a task's entries in the dependency and bundle indexes from
+// its old definition to its new one (either may be nil).
+func (e *Engine) index(name string, old, def *job.Task) {
+	if old != nil {
+		for _, ref := range refs(old) {
+			delete(e.deps[ref], name)
+			if len(e.deps[ref]) == 0 {
+				delete(e.deps, ref)
+			}
+		}
+		if old.Parent != "" {
+			delete(e.kids[old.Parent], name)
+			if len(e.kids[old.Parent]) == 0 {
+				delete(e.kids, old.Parent)
+			}
+		}
+	}
+	if def != nil {
+		for _, ref := range refs(def) {
+			if e.deps[ref] == nil {
+				e.deps[ref] = map[string]struct{}{}
+			}
+			e.deps[ref][name] = struct{}{}
+		}
+		if def.Parent != "" {
+			if e.kids[def.Parent] == nil {
+				e.kids[def.Parent] = map[string]struct{}{}
+			}
+			e.kids[def.Parent][name] = struct{}{}
+		}
+	}
+}
+
+func refs(t *job.Task) []string {
+	if t.Condition == "" {
+		return nil
+	}
+	return cond.MustParse(t.Condition).Names()
+}
+
+func sortedSet[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

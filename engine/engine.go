@@ -1,0 +1,507 @@
+// Package engine is gnomon's deterministic core. Apply takes one event and
+// the current instant and returns what changed and the effects to perform;
+// it does no I/O, never reads the clock and iterates maps only in sorted
+// order, so replaying a journal of events rebuilds the same state.
+//
+// An Engine is not safe for concurrent use: one goroutine owns it.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/cond"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Config tunes an Engine.
+type Config struct {
+	// Workers is the most callable runs that may be running at once.
+	// Zero means 10.
+	Workers int
+}
+
+// Engine holds the definitions and the state of every task.
+type Engine struct {
+	workers int
+	tasks   map[string]*entry
+	defs    map[string]*job.Task           // the definitions, shared with entries
+	deps    map[string]map[string]struct{} // task → tasks whose condition names it
+	kids    map[string]map[string]struct{} // bundle → its children
+	ready   map[string]struct{}            // callables in Ready
+	staged  map[string]struct{}            // tasks in Staged, waiting for DueAt
+	runs    map[int64]*job.Run             // runs not yet ended
+	running int                            // callable runs holding a worker slot
+	lastRun int64                          // highest run id handed out
+	seq     int64                          // ready order
+
+	now time.Time
+	out *Output
+	// queue holds status changes whose dependents have not been visited.
+	queue []change
+}
+
+type entry struct {
+	def  *job.Task
+	cond *cond.Expr // nil without a condition
+	st   job.State
+}
+
+type change struct {
+	task     string
+	old, new job.Status
+	// completed is set when a run of task ended.
+	completed bool
+}
+
+// Output is what one Apply did.
+type Output struct {
+	// Tasks names the tasks whose definition or state changed, sorted.
+	Tasks []string
+	// Deleted names deleted tasks, sorted.
+	Deleted []string
+	// Runs holds the runs created or updated.
+	Runs []*job.Run
+	// Effects are to be performed in order once the output is durable.
+	Effects []Effect
+
+	tasks map[string]bool
+	runs  map[int64]bool
+}
+
+// Error kinds that callers branch on.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrRefused  = errors.New("refused")
+)
+
+// New returns an empty engine.
+func New(cfg Config) *Engine {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 10
+	}
+	return &Engine{
+		workers: cfg.Workers,
+		tasks:   map[string]*entry{},
+		defs:    map[string]*job.Task{},
+		deps:    map[string]map[string]struct{}{},
+		kids:    map[string]map[string]struct{}{},
+		ready:   map[string]struct{}{},
+		staged:  map[string]struct{}{},
+		runs:    map[int64]*job.Run{},
+	}
+}
+
+// Record is one task as stored: its definition and state.
+type Record struct {
+	Def   *job.Task
+	State job.State
+}
+
+// Restore loads stored tasks and the runs that had not ended. It must be
+// called on a new engine, before Apply. lastRun is the highest run id ever
+// handed out.
+func (e *Engine) Restore(recs []Record, active []*job.Run, lastRun int64) error {
+	for _, r := range recs {
+		en := &entry{def: r.Def, st: r.State}
+		if r.Def.Condition != "" {
+			c, err := cond.Parse(r.Def.Condition)
+			if err != nil {
+				return fmt.Errorf("restore %s: %w", r.Def.Name, err)
+			}
+			en.cond = c
+		}
+		e.tasks[r.Def.Name] = en
+		e.defs[r.Def.Name] = r.Def
+		e.index(r.Def.Name, nil, r.Def)
+		switch r.State.Status {
+		case job.Ready:
+			e.ready[r.Def.Name] = struct{}{}
+		case job.Staged:
+			e.staged[r.Def.Name] = struct{}{}
+		}
+		e.seq = max(e.seq, r.State.ReadySeq)
+	}
+	for _, r := range active {
+		e.runs[r.ID] = r
+		if t := e.tasks[r.Task]; t != nil && t.def.Type == job.Callable {
+			e.running++
+		}
+	}
+	e.lastRun = lastRun
+	return nil
+}
+
+// Task returns a task's definition and state.
+func (e *Engine) Task(name string) (job.Task, job.State, bool) {
+	en, ok := e.tasks[name]
+	if !ok {
+		return job.Task{}, job.State{}, false
+	}
+	return *en.def, en.st, true
+}
+
+// Children returns the names of a bundle's children, sorted.
+func (e *Engine) Children(bundle string) []string { return sortedSet(e.kids[bundle]) }
+
+// Names returns every task name, sorted.
+func (e *Engine) Names() []string { return slices.Sorted(maps.Keys(e.tasks)) }
+
+// Definitions returns the definitions. The caller must not modify them.
+func (e *Engine) Definitions() map[string]*job.Task { return e.defs }
+
+// ActiveRuns returns the runs that have not ended, by id.
+func (e *Engine) ActiveRuns() []*job.Run {
+	out := slices.Collect(maps.Values(e.runs))
+	slices.SortFunc(out, func(a, b *job.Run) int { return int(a.ID - b.ID) })
+	return out
+}
+
+// NextWake returns the earliest instant at which a Tick has work to do, or
+// the zero time if none.
+func (e *Engine) NextWake() time.Time {
+	var t time.Time
+	for name := range e.staged {
+		due := e.tasks[name].st.DueAt
+		if t.IsZero() || due.Before(t) {
+			t = due
+		}
+	}
+	return t
+}
+
+// Apply performs one event at instant now. A rejected event returns an
+// error and changes nothing.
+func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
+	e.now = now
+	e.out = &Output{tasks: map[string]bool{}, runs: map[int64]bool{}}
+	var err error
+	switch ev := ev.(type) {
+	case Define:
+		err = e.define(ev)
+	case Act:
+		err = e.act(ev)
+	case RunExited:
+		e.exited(ev)
+	case Tick:
+		e.tick()
+	default:
+		err = fmt.Errorf("unknown event %T", ev)
+	}
+	if err != nil {
+		e.out = nil
+		return nil, err
+	}
+	e.propagate()
+	e.dispatch()
+	out := e.out
+	e.out = nil
+	out.Tasks = slices.Sorted(maps.Keys(out.tasks))
+	return out, nil
+}
+
+func (e *Engine) touch(name string) { e.out.tasks[name] = true }
+
+func (e *Engine) touchRun(r *job.Run) {
+	if !e.out.runs[r.ID] {
+		e.out.runs[r.ID] = true
+		e.out.Runs = append(e.out.Runs, r)
+	}
+}
+
+// setStatus moves a task to a new status and queues its dependents.
+func (e *Engine) setStatus(name string, s job.Status, completed bool) {
+	en := e.tasks[name]
+	old := en.st.Status
+	en.st.Status = s
+	e.touch(name)
+	delete(e.ready, name)
+	delete(e.staged, name)
+	switch s {
+	case job.Ready:
+		e.seq++
+		en.st.ReadySeq = e.seq
+		if en.def.Type == job.Callable {
+			e.ready[name] = struct{}{}
+		}
+	case job.Staged:
+	default:
+		en.st.DueAt = time.Time{}
+	}
+	if s != job.Ready {
+		en.st.ReadySeq = 0
+	}
+	// The first settled status of a bundle member is its outcome for the run.
+	if en.st.BundleRun != 0 && en.st.BundleOutcome == job.Idle && s.Settled() && s != job.Idle {
+		en.st.BundleOutcome = s
+	}
+	if old != s || completed {
+		e.queue = append(e.queue, change{task: name, old: old, new: s, completed: completed})
+	}
+}
+
+// settle sets a status event's outcome: end time now, start kept.
+func (e *Engine) settleByEvent(name string, s job.Status) {
+	e.tasks[name].st.End = e.now
+	e.setStatus(name, s, false)
+}
+
+// evaluate reports whether a task's condition holds now.
+func (e *Engine) evaluate(en *entry) bool {
+	return en.cond == nil || en.cond.Eval(e.status)
+}
+
+func (e *Engine) status(name string) job.Status {
+	if en, ok := e.tasks[name]; ok {
+		return en.st.Status
+	}
+	return job.Idle
+}
+
+// release moves a queued task to ready or waiting by its condition.
+func (e *Engine) release(name string) {
+	if e.evaluate(e.tasks[name]) {
+		e.setStatus(name, job.Ready, false)
+	} else {
+		e.setStatus(name, job.Waiting, false)
+	}
+}
+
+// propagate visits the dependents of every queued status change, and the
+// bundle of every changed child, until nothing more changes.
+func (e *Engine) propagate() {
+	for len(e.queue) > 0 {
+		c := e.queue[0]
+		e.queue = e.queue[1:]
+		for _, d := range sortedSet(e.deps[c.task]) {
+			e.reconsider(d, c)
+		}
+		if en := e.tasks[c.task]; en != nil && en.def.Parent != "" {
+			e.checkBundle(en.def.Parent)
+		}
+	}
+}
+
+// reconsider re-evaluates dependent d after change c of a task it names.
+func (e *Engine) reconsider(d string, c change) {
+	en := e.tasks[d]
+	switch {
+	case en.st.Status == job.Waiting:
+		if e.evaluate(en) {
+			e.setStatus(d, job.Ready, false)
+		}
+	case en.def.ConditionTriggered() && en.st.Status != job.Frozen:
+		before := en.cond.Eval(func(n string) job.Status {
+			if n == c.task {
+				return c.old
+			}
+			return e.status(n)
+		})
+		after := e.evaluate(en)
+		switch {
+		case !before && after && en.st.Status.Active():
+			e.notStarted(d, fmt.Sprintf("condition became true after %s %s but the task is %s (overlap skip)", c.task, c.new, en.st.Status))
+		case !before && after:
+			e.trigger(d)
+		case c.completed && !after:
+			e.notStarted(d, fmt.Sprintf("%s ended %s and the condition %s is false", c.task, c.new, en.def.Condition))
+		}
+	}
+}
+
+func (e *Engine) notStarted(task, reason string) {
+	e.out.Effects = append(e.out.Effects, NotStarted{Task: task, Reason: reason})
+}
+
+// trigger starts a condition-triggered task: ready now, or staged until its
+// start delay has passed.
+func (e *Engine) trigger(name string) {
+	en := e.tasks[name]
+	if en.def.StartDelay > 0 {
+		en.st.DueAt = e.now.Add(time.Duration(en.def.StartDelay))
+		e.setStatus(name, job.Staged, false)
+		e.staged[name] = struct{}{}
+		return
+	}
+	e.setStatus(name, job.Queued, false)
+	e.release(name)
+}
+
+func (e *Engine) tick() {
+	for _, name := range sortedSet(e.staged) {
+		if en := e.tasks[name]; !en.st.DueAt.After(e.now) {
+			e.setStatus(name, job.Ready, false)
+		}
+	}
+}
+
+// dispatch starts ready callables while worker slots are free: higher
+// priority first, then earlier ready, then name.
+func (e *Engine) dispatch() {
+	if e.running >= e.workers || len(e.ready) == 0 {
+		return
+	}
+	names := sortedSet(e.ready)
+	slices.SortStableFunc(names, func(a, b string) int {
+		x, y := e.tasks[a], e.tasks[b]
+		if x.def.Priority != y.def.Priority {
+			return int(y.def.Priority) - int(x.def.Priority)
+		}
+		return int(x.st.ReadySeq - y.st.ReadySeq)
+	})
+	for _, name := range names {
+		if e.running >= e.workers {
+			break
+		}
+		e.startRun(name)
+	}
+	e.propagate()
+	if e.running < e.workers && len(e.ready) > 0 {
+		e.dispatch() // a start can make others ready (nr clauses do not, but be exact)
+	}
+}
+
+func (e *Engine) startRun(name string) {
+	en := e.tasks[name]
+	e.lastRun++
+	r := &job.Run{
+		ID:        e.lastRun,
+		Task:      name,
+		Status:    job.Running,
+		Start:     e.now,
+		BundleRun: en.st.BundleRun,
+	}
+	e.runs[r.ID] = r
+	e.running++
+	en.st.Start, en.st.End, en.st.RunID = e.now, time.Time{}, r.ID
+	e.setStatus(name, job.Running, false)
+	e.touchRun(r)
+	e.out.Effects = append(e.out.Effects, StartRun{Run: *r, Task: *en.def})
+}
+
+func (e *Engine) exited(ev RunExited) {
+	r, ok := e.runs[ev.RunID]
+	if !ok {
+		return // already recorded (a duplicate report after a restart)
+	}
+	delete(e.runs, ev.RunID)
+	end := ev.At
+	if end.IsZero() {
+		end = e.now
+	}
+	r.End, r.ExitCode, r.Result, r.Message = end, ev.ExitCode, ev.Result, ev.Message
+	en := e.tasks[r.Task]
+	if en == nil {
+		r.Status = job.Failure
+		e.touchRun(r)
+		return
+	}
+	if en.def.Type == job.Callable {
+		e.running--
+	}
+	switch {
+	case en.st.RunID == r.ID && en.st.Status == job.Aborted:
+		r.Status = job.Aborted
+		if r.Result == job.ResultNormal {
+			r.Result = job.ResultKilled
+		}
+	case ev.Result == job.ResultNormal && ev.ExitCode == 0:
+		r.Status = job.Success
+	default:
+		r.Status = job.Failure
+	}
+	e.touchRun(r)
+	if en.st.RunID != r.ID {
+		return
+	}
+	en.st.RunID = 0
+	if en.st.Status == job.Running {
+		en.st.End = end
+		e.setStatus(r.Task, r.Status, true)
+	} else {
+		e.touch(r.Task)
+	}
+}
+
+// Errors are wrapped so that callers can tell the kind with errors.Is.
+func refused(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+}
+
+func (e *Engine) act(ev Act) error {
+	en, ok := e.tasks[ev.Task]
+	if !ok {
+		return fmt.Errorf("%w: task %s not found", ErrNotFound, ev.Task)
+	}
+	s := en.st.Status
+	name := ev.Task
+	switch ev.Action {
+	case job.ActStart:
+		if s == job.Ready || s == job.Running {
+			return refused("event start is not effective on active task")
+		}
+		if en.def.Type == job.Bundle {
+			if s.Active() {
+				return refused("event start is not effective on active task")
+			}
+			e.startBundle(name)
+			return nil
+		}
+		// A start bypasses the condition; a child of a running bundle that
+		// was waiting stays a member of that bundle run.
+		e.setStatus(name, job.Ready, false)
+	case job.ActAbort:
+		if s.Settled() {
+			return refused("event abort is not effective on inactive task")
+		}
+		e.abort(name)
+	case job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed:
+		if s.Active() {
+			return refused("event %s is not effective on active task", ev.Action)
+		}
+		switch ev.Action {
+		case job.ActFreeze:
+			if s != job.Frozen {
+				e.settleByEvent(name, job.Frozen)
+			}
+		case job.ActReset:
+			e.settleByEvent(name, job.Idle)
+			if en.def.Type == job.Bundle {
+				for _, c := range sortedSet(e.kids[name]) {
+					if cs := e.tasks[c].st.Status; cs.Settled() && cs != job.Frozen {
+						e.settleByEvent(c, job.Idle)
+					}
+				}
+			}
+		case job.ActGreen:
+			e.settleByEvent(name, job.Success)
+		case job.ActRed:
+			e.settleByEvent(name, job.Failure)
+		}
+	default:
+		return refused("invalid send event %q", ev.Action)
+	}
+	return nil
+}
+
+// abort stops an active task: a running callable is killed, a running bundle
+// aborts every active child.
+func (e *Engine) abort(name string) {
+	en := e.tasks[name]
+	if en.def.Type == job.Bundle {
+		for _, c := range sortedSet(e.kids[name]) {
+			if ce := e.tasks[c]; ce.st.Status.Active() && ce.st.BundleRun == en.st.RunID {
+				e.abort(c)
+			}
+		}
+		e.finishBundle(name, job.Aborted)
+		return
+	}
+	if en.st.Status == job.Running && en.st.RunID != 0 {
+		e.out.Effects = append(e.out.Effects, KillRun{RunID: en.st.RunID})
+	}
+	e.settleByEvent(name, job.Aborted)
+}

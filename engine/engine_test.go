@@ -1,0 +1,414 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+type harness struct {
+	t       *testing.T
+	e       *Engine
+	now     time.Time
+	started map[string]int64 // task → run id of its last StartRun
+	effects []Effect
+	runs    map[int64]job.Run
+}
+
+func setup(t *testing.T, workers int, definitions string) *harness {
+	t.Helper()
+	h := &harness{t: t, e: New(Config{Workers: workers}), now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+		started: map[string]int64{}, runs: map[int64]job.Run{}}
+	h.apply(Define{File: "t.def", Text: definitions})
+	return h
+}
+
+func (h *harness) apply(ev Event) *Output {
+	h.t.Helper()
+	out, err := h.e.Apply(ev, h.now)
+	if err != nil {
+		h.t.Fatalf("Apply(%#v): %v", ev, err)
+	}
+	h.record(out)
+	return out
+}
+
+func (h *harness) record(out *Output) {
+	for _, r := range out.Runs {
+		h.runs[r.ID] = *r
+	}
+	for _, ef := range out.Effects {
+		h.effects = append(h.effects, ef)
+		if s, ok := ef.(StartRun); ok {
+			h.started[s.Run.Task] = s.Run.ID
+		}
+	}
+}
+
+func (h *harness) act(task string, a job.Action) { h.t.Helper(); h.apply(Act{Task: task, Action: a}) }
+
+// exit ends the running run of task with an exit code.
+func (h *harness) exit(task string, code int) {
+	h.t.Helper()
+	_, st, _ := h.e.Task(task)
+	if st.RunID == 0 {
+		h.t.Fatalf("%s has no run", task)
+	}
+	h.now = h.now.Add(time.Minute)
+	h.apply(RunExited{RunID: st.RunID, ExitCode: code, Result: job.ResultNormal})
+}
+
+func (h *harness) want(pairs ...string) {
+	h.t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		_, st, ok := h.e.Task(pairs[i])
+		if !ok {
+			h.t.Fatalf("no task %s", pairs[i])
+		}
+		if st.Status.String() != pairs[i+1] {
+			h.t.Errorf("%s is %s, want %s", pairs[i], st.Status, pairs[i+1])
+		}
+	}
+}
+
+func callable(name, extra string) string {
+	return fmt.Sprintf("insert_task: %s\ntype: callable\ncommand: run %s\nout_log_file: /tmp/o\nerr_log_file: /tmp/e\n%s\n", name, name, extra)
+}
+
+func TestRunLifecycle(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", ""))
+	h.want("a", "idle")
+	h.act("a", job.ActStart)
+	h.want("a", "running")
+	h.exit("a", 0)
+	h.want("a", "success")
+	h.act("a", job.ActStart)
+	h.exit("a", 3)
+	h.want("a", "failure")
+	r := h.runs[h.started["a"]]
+	if r.Status != job.Failure || r.ExitCode != 3 || !r.End.After(r.Start) {
+		t.Errorf("run = %+v", r)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", "")+callable("b", "condition: su(a)"))
+	refuse := func(task string, a job.Action, msg string) {
+		t.Helper()
+		_, err := h.e.Apply(Act{Task: task, Action: a}, h.now)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s %s: err = %v, want %q", a, task, err, msg)
+		}
+	}
+	refuse("a", job.ActAbort, "event abort is not effective on inactive task")
+	if _, err := h.e.Apply(Act{Task: "zz", Action: job.ActStart}, h.now); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown task: %v", err)
+	}
+	h.act("a", job.ActStart)
+	for _, a := range []job.Action{job.ActStart, job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed} {
+		refuse("a", a, fmt.Sprintf("event %s is not effective on active task", a))
+	}
+	h.act("a", job.ActAbort)
+	h.want("a", "aborted", "b", "idle")
+	if _, ok := h.effects[len(h.effects)-1].(KillRun); !ok {
+		t.Errorf("abort of a running task did not kill it: %v", h.effects)
+	}
+	h.exit("a", -1)
+	if r := h.runs[h.started["a"]]; r.Status != job.Aborted || r.Result != job.ResultKilled {
+		t.Errorf("aborted run recorded as %+v", r)
+	}
+	h.act("a", job.ActFreeze) // a frozen task satisfies su(a): b starts (AutoSys ON_ICE)
+	h.want("a", "frozen", "b", "running")
+	h.exit("b", 0)
+	h.act("a", job.ActFreeze) // no-op
+	h.act("a", job.ActReset)
+	h.want("a", "idle", "b", "success")
+	h.act("a", job.ActRed)
+	h.want("a", "failure", "b", "success")
+	h.act("a", job.ActGreen) // failure → success turns su(a) true: b is condition-triggered
+	h.want("a", "success", "b", "running")
+}
+
+func TestConditionTrigger(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", "")+callable("ok", "condition: su(a)")+callable("bad", "condition: fa(a)")+
+		callable("both", "condition: su(a) | fa(a)"))
+	h.act("a", job.ActStart)
+	h.exit("a", 0)
+	h.want("ok", "running", "bad", "idle", "both", "running")
+	var ns []string
+	for _, ef := range h.effects {
+		if n, ok := ef.(NotStarted); ok {
+			ns = append(ns, n.Task)
+		}
+	}
+	if !slices.Equal(ns, []string{"bad"}) {
+		t.Errorf("not started = %v, want [bad]", ns)
+	}
+	h.exit("ok", 0)
+	h.exit("both", 0)
+	// green on a task that is already success is no edge: nothing starts.
+	h.act("a", job.ActGreen)
+	h.want("ok", "success", "both", "success")
+	h.act("a", job.ActStart)
+	h.exit("a", 1)
+	h.want("ok", "success", "bad", "running", "both", "running")
+}
+
+func TestStartDelay(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", "")+callable("b", "condition: su(a)\nstart_delay: 10s"))
+	h.act("a", job.ActStart)
+	h.exit("a", 0)
+	h.want("b", "staged")
+	due := h.now.Add(10 * time.Second)
+	if w := h.e.NextWake(); !w.Equal(due) {
+		t.Fatalf("NextWake = %v, want %v", w, due)
+	}
+	h.now = due.Add(-time.Millisecond)
+	h.apply(Tick{})
+	h.want("b", "staged")
+	h.now = due
+	h.apply(Tick{})
+	h.want("b", "running")
+	if !h.e.NextWake().IsZero() {
+		t.Error("NextWake after the delay passed")
+	}
+}
+
+func TestPriorityDispatch(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 1, callable("blocker", "")+callable("low", "priority: low")+callable("crit", "priority: critical")+
+		callable("norm1", "priority: normal")+callable("norm2", "priority: normal"))
+	h.act("blocker", job.ActStart)
+	for _, n := range []string{"norm2", "low", "norm1", "crit"} {
+		h.act(n, job.ActStart)
+	}
+	h.want("low", "ready", "crit", "ready")
+	// One worker: each exit lets exactly the next in priority, then ready order, run.
+	for _, want := range []string{"blocker", "crit", "norm2", "norm1", "low"} {
+		h.want(want, "running")
+		h.exit(want, 0)
+	}
+}
+
+func TestWaitingReevaluatedOnAnyChange(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", "")+"insert_task: box\ntype: bundle\n\n"+callable("k", "parent: box\ncondition: su(a)"))
+	h.act("box", job.ActStart)
+	h.want("k", "waiting", "box", "running") // a is outside the bundle: box keeps running
+	h.act("a", job.ActGreen)                  // a status event wakes dependents
+	h.want("k", "running")
+	h.exit("k", 0)
+	h.want("box", "success")
+}
+
+const bundleDefs = `
+insert_task: box
+type: bundle
+` + "\n"
+
+func TestBundle(t *testing.T) {
+	t.Parallel()
+	defs := bundleDefs + callable("k1", "parent: box") + callable("k2", "parent: box\ncondition: su(k1)") +
+		callable("k3", "parent: box\ncondition: su(k1) & su(k2)")
+
+	t.Run("success", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("box", job.ActStart)
+		h.want("box", "running", "k1", "running", "k2", "waiting", "k3", "waiting")
+		h.exit("k1", 0)
+		h.want("k2", "running", "k3", "waiting")
+		h.exit("k2", 0)
+		h.exit("k3", 0)
+		h.want("box", "success")
+		box := h.runs[h.e.lastRun-3]
+		if box.Task != "box" || box.Status != job.Success {
+			t.Fatalf("bundle run = %+v", box)
+		}
+		for _, k := range []string{"k1", "k2", "k3"} {
+			if r := h.runs[h.started[k]]; r.BundleRun != box.ID {
+				t.Errorf("%s run belongs to bundle run %d, want %d", k, r.BundleRun, box.ID)
+			}
+		}
+	})
+	t.Run("stale statuses do not count", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("k1", job.ActGreen)
+		h.act("k2", job.ActGreen)
+		h.act("box", job.ActStart)
+		h.want("k1", "running", "k2", "waiting", "k3", "waiting")
+	})
+	t.Run("failure blocks dependents", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("box", job.ActStart)
+		h.exit("k1", 1)
+		h.want("box", "failure", "k1", "failure", "k2", "idle", "k3", "idle")
+	})
+	t.Run("failure is final", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, bundleDefs+callable("k1", "parent: box")+callable("k2", "parent: box\ncondition: su(k1) | fa(k1)"))
+		h.act("box", job.ActStart)
+		h.exit("k1", 1)
+		h.want("k2", "running")
+		h.act("k1", job.ActStart) // re-run while the bundle still runs
+		h.exit("k1", 0)
+		h.exit("k2", 0)
+		h.want("box", "failure")
+	})
+	t.Run("frozen child skipped", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("k1", job.ActFreeze)
+		h.act("box", job.ActStart)
+		h.want("k1", "frozen", "k2", "running", "k3", "waiting") // frozen satisfies su(k1)
+		h.exit("k2", 0)
+		h.want("k3", "running")
+		h.exit("k3", 0)
+		h.want("box", "success")
+	})
+	t.Run("empty bundle", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, bundleDefs)
+		h.act("box", job.ActStart)
+		h.want("box", "success")
+	})
+	t.Run("abort", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("box", job.ActStart)
+		h.act("box", job.ActAbort)
+		h.want("box", "aborted", "k1", "aborted", "k2", "aborted", "k3", "aborted")
+		h.exit("k1", -1)
+		h.want("k1", "aborted")
+	})
+	t.Run("reset", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("box", job.ActStart)
+		h.exit("k1", 1)
+		h.act("k3", job.ActFreeze)
+		h.act("box", job.ActReset)
+		h.want("box", "idle", "k1", "idle", "k2", "idle", "k3", "frozen")
+	})
+	t.Run("adopts an active child", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("k1", job.ActStart)
+		h.act("box", job.ActStart)
+		h.want("k1", "running", "k2", "waiting")
+		h.exit("k1", 0)
+		h.exit("k2", 0)
+		h.exit("k3", 0)
+		h.want("box", "success")
+		box := h.runs[h.runs[h.started["k2"]].BundleRun]
+		if r := h.runs[h.started["k1"]]; r.BundleRun != box.ID || box.Task != "box" {
+			t.Errorf("adopted run belongs to %d, want %d", r.BundleRun, box.ID)
+		}
+	})
+	t.Run("forced start of a waiting child counts", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, defs)
+		h.act("box", job.ActStart)
+		h.act("k3", job.ActStart)
+		h.want("k3", "running")
+		h.exit("k3", 1)
+		h.exit("k1", 0)
+		h.exit("k2", 0)
+		h.want("box", "failure")
+	})
+}
+
+func TestDefineRejectsDeletingActive(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", ""))
+	h.act("a", job.ActStart)
+	if _, err := h.e.Apply(Define{File: "d", Text: "delete_task: a\n"}, h.now); err == nil ||
+		!strings.Contains(err.Error(), "task a is active and cannot be deleted") {
+		t.Fatalf("err = %v", err)
+	}
+	h.want("a", "running")
+}
+
+// TestReplay drives random event streams and checks invariants after every
+// step, then replays the accepted events on a fresh engine and compares.
+func TestReplay(t *testing.T) {
+	t.Parallel()
+	defsText := bundleDefs + callable("k1", "parent: box\npriority: 2") + callable("k2", "parent: box\ncondition: su(k1) | nr(x)") +
+		callable("x", "") + callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s") + callable("z", "condition: fa(y) | su(k2)")
+	names := []string{"box", "k1", "k2", "x", "y", "z"}
+	actions := []job.Action{job.ActStart, job.ActAbort, job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed}
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		h := setup(t, 2, defsText)
+		log := []Event{Define{File: "t.def", Text: defsText}}
+		times := []time.Time{h.now}
+		for range 300 {
+			h.now = h.now.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
+			var ev Event
+			switch r := h.e.ActiveRuns(); {
+			case len(r) > 0 && rng.IntN(2) == 0:
+				ev = RunExited{RunID: r[rng.IntN(len(r))].ID, ExitCode: rng.IntN(2), Result: job.ResultNormal}
+			case rng.IntN(5) == 0:
+				ev = Tick{}
+			default:
+				ev = Act{Task: names[rng.IntN(len(names))], Action: actions[rng.IntN(len(actions))]}
+			}
+			out, err := h.e.Apply(ev, h.now)
+			if err != nil {
+				continue
+			}
+			h.record(out)
+			log, times = append(log, ev), append(times, h.now)
+			checkInvariants(t, h.e)
+		}
+		again := New(Config{Workers: 2})
+		for i, ev := range log {
+			if _, err := again.Apply(ev, times[i]); err != nil {
+				t.Fatalf("seed %d: replay of %#v: %v", seed, ev, err)
+			}
+		}
+		for _, n := range names {
+			_, s1, _ := h.e.Task(n)
+			_, s2, _ := again.Task(n)
+			if s1 != s2 {
+				t.Fatalf("seed %d: %s replayed to %+v, want %+v", seed, n, s2, s1)
+			}
+		}
+	}
+}
+
+func checkInvariants(t *testing.T, e *Engine) {
+	t.Helper()
+	running := 0
+	for _, r := range e.runs {
+		if e.tasks[r.Task].def.Type == job.Callable {
+			running++
+		}
+	}
+	if running != e.running || running > e.workers {
+		t.Fatalf("running = %d, counted %d, workers %d", running, e.running, e.workers)
+	}
+	for name, en := range e.tasks {
+		if en.st.Status == job.Running && (en.st.RunID == 0 || e.runs[en.st.RunID] == nil) {
+			t.Fatalf("%s is running without a run", name)
+		}
+		if _, ok := e.ready[name]; ok != (en.st.Status == job.Ready && en.def.Type == job.Callable) {
+			t.Fatalf("%s is %s but ready set says %v", name, en.st.Status, ok)
+		}
+		if en.st.Status == job.Ready && e.running < e.workers {
+			t.Fatalf("%s is ready with a free worker", name)
+		}
+	}
+}

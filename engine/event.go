@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Event is an input to the engine. Every event is journaled before its
+// effects are performed, so replaying the journal rebuilds the state.
+type Event interface{ kind() string }
+
+// Define applies (or with Check only validates) a definition file.
+type Define struct {
+	File  string `json:"file"`
+	Text  string `json:"text"`
+	Check bool   `json:"check,omitempty"`
+}
+
+// Act sends an operator action to a task.
+type Act struct {
+	Task   string     `json:"task"`
+	Action job.Action `json:"action"`
+}
+
+// RunExited reports that a run's process ended (or never started, or was
+// lost).
+type RunExited struct {
+	RunID    int64      `json:"run_id"`
+	ExitCode int        `json:"exit_code"`
+	Result   job.Result `json:"result"`
+	Message  string     `json:"message,omitempty"`
+	// At is when the run ended, as its supervisor recorded it; zero means
+	// the instant the event is applied.
+	At time.Time `json:"at,omitzero"`
+}
+
+// Tick moves staged tasks whose start delay has passed to ready. The loop
+// sends it when the instant NextWake returned has come.
+type Tick struct{}
+
+func (Define) kind() string    { return "define" }
+func (Act) kind() string       { return "act" }
+func (RunExited) kind() string { return "run_exited" }
+func (Tick) kind() string      { return "tick" }
+
+// Kind returns the journal name of an event.
+func Kind(e Event) string { return e.kind() }
+
+// Effect is something the loop must do after the output is committed.
+type Effect interface{ effect() }
+
+// StartRun starts a run of a callable task.
+type StartRun struct {
+	Run  job.Run
+	Task job.Task
+}
+
+// KillRun stops a run's process group: TERM, then KILL after a grace period.
+type KillRun struct{ RunID int64 }
+
+// NotStarted records that a condition-triggered task did not start when a
+// task its condition names completed.
+type NotStarted struct {
+	Task   string
+	Reason string
+}
+
+func (StartRun) effect()   {}
+func (KillRun) effect()    {}
+func (NotStarted) effect() {}
