@@ -95,16 +95,10 @@ func New(cfg Config) *Engine {
 	}
 }
 
-// Record is one task as stored: its definition and state.
-type Record struct {
-	Def   *job.Task
-	State job.State
-}
-
 // Restore loads stored tasks and the runs that had not ended. It must be
 // called on a new engine, before Apply. lastRun is the highest run id ever
 // handed out.
-func (e *Engine) Restore(recs []Record, active []*job.Run, lastRun int64) error {
+func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64) error {
 	for _, r := range recs {
 		en := &entry{def: r.Def, st: r.State}
 		if r.Def.Condition != "" {

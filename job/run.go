@@ -50,3 +50,9 @@ type State struct {
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt time.Time `json:"due_at,omitzero"`
 }
+
+// Record is one task as stored: its definition and its state.
+type Record struct {
+	Def   *Task
+	State State
+}

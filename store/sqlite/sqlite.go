@@ -1,0 +1,335 @@
+// Package sqlite is gnomon's embedded store: one SQLite database file in WAL
+// mode with synchronous=FULL, through the pure-Go modernc.org/sqlite driver.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a store.Store on one SQLite file. Writes go through a single
+// connection; reads use a separate pool and never block writers (WAL).
+type Store struct {
+	w, r *sql.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path and applies pending
+// migrations.
+func Open(ctx context.Context, path string) (*Store, error) {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", dsn+"&"+url.Values{"_pragma": {"query_only(1)"}}.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	s := &Store{w: w, r: r}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// migrate applies the embedded migrations not yet recorded, each in its own
+// transaction, in version order.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		base := strings.TrimPrefix(f, "migrations/")
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migrate: bad file name %s", f)
+		}
+		var n int
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// Commit writes the batch in one IMMEDIATE transaction.
+func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
+	if b.Empty() {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("commit: %w", err)
+		}
+	}()
+	if len(b.Entries) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO journal (at, kind, body) VALUES (?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for i := range b.Entries {
+			e := &b.Entries[i]
+			if !json.Valid(e.Body) {
+				return fmt.Errorf("journal entry %d (%s): body is not JSON", i, e.Kind)
+			}
+			res, err := st.ExecContext(ctx, nanos(e.At), e.Kind, string(e.Body))
+			if err != nil {
+				return err
+			}
+			if e.Seq, err = res.LastInsertId(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range b.Deleted {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tasks WHERE name = ?`, name); err != nil {
+			return err
+		}
+	}
+	if len(b.Tasks) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO tasks (name, type, parent, status, def, state) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET type = excluded.type, parent = excluded.parent, status = excluded.status,
+			def = excluded.def, state = excluded.state`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, t := range b.Tasks {
+			def, err := json.Marshal(t.Def)
+			if err != nil {
+				return err
+			}
+			state, err := json.Marshal(t.State)
+			if err != nil {
+				return err
+			}
+			if _, err := st.ExecContext(ctx, t.Def.Name, string(t.Def.Type), t.Def.Parent, t.State.Status.String(), string(def), string(state)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(b.Runs) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
+			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range b.Runs {
+			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
+				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled)); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// Load reads every task and the runs still running.
+func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
+	snap := &store.Snapshot{}
+	rows, err := s.w.QueryContext(ctx, `SELECT def, state FROM tasks ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("load tasks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var def, state string
+		if err := rows.Scan(&def, &state); err != nil {
+			return nil, fmt.Errorf("load tasks: %w", err)
+		}
+		rec := job.Record{Def: &job.Task{}}
+		if err := json.Unmarshal([]byte(def), rec.Def); err != nil {
+			return nil, fmt.Errorf("load tasks: definition: %w", err)
+		}
+		if err := json.Unmarshal([]byte(state), &rec.State); err != nil {
+			return nil, fmt.Errorf("load tasks: state of %s: %w", rec.Def.Name, err)
+		}
+		snap.Tasks = append(snap.Tasks, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load tasks: %w", err)
+	}
+	active, err := s.queryRuns(ctx, s.w, `SELECT `+runColumns+` FROM runs WHERE status = 'running' ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	for i := range active {
+		snap.Active = append(snap.Active, &active[i])
+	}
+	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM runs`).Scan(&snap.LastRun); err != nil {
+		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	return snap, nil
+}
+
+const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled`
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ...any) ([]job.Run, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []job.Run
+	for rows.Next() {
+		var (
+			r                     job.Run
+			status, result        string
+			start, end, scheduled int64
+		)
+		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled); err != nil {
+			return nil, err
+		}
+		if r.Status, err = job.ParseStatus(status); err != nil {
+			return nil, err
+		}
+		r.Result = job.Result(result)
+		r.Start, r.End, r.Scheduled = fromNanos(start), fromNanos(end), fromNanos(scheduled)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Runs returns run history, newest first.
+func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
+	query := `SELECT ` + runColumns + ` FROM runs WHERE task = ?`
+	args := []any{q.Task}
+	if q.BundleRun != 0 {
+		query += ` AND bundle_run = ?`
+		args = append(args, q.BundleRun)
+	}
+	if q.Done {
+		query += ` AND status != 'running'`
+	}
+	if !q.From.IsZero() {
+		query += ` AND start_at >= ?`
+		args = append(args, q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		query += ` AND start_at < ?`
+		args = append(args, q.To.UnixNano())
+	}
+	query += ` ORDER BY id DESC`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	runs, err := s.queryRuns(ctx, s.r, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("runs of %s: %w", q.Task, err)
+	}
+	return runs, nil
+}
+
+// Journal returns entries after a sequence number, oldest first.
+func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.Entry, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, at, kind, body FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Entry
+	for rows.Next() {
+		var (
+			e    store.Entry
+			at   int64
+			body string
+		)
+		if err := rows.Scan(&e.Seq, &at, &e.Kind, &body); err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		e.At, e.Body = fromNanos(at), json.RawMessage(body)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

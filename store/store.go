@@ -1,0 +1,79 @@
+// Package store defines how gnomon keeps its journal and state. The SQLite
+// implementation in store/sqlite is the embedded default; every
+// implementation must pass the conformance suite in store/storetest.
+//
+// The interface is owned by gnomon and may change between versions.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Store is durable storage for the journal, task state and run history.
+// Implementations are safe for concurrent use; Commit calls are serialised
+// by the caller.
+type Store interface {
+	// Load returns every task, the runs that have not ended and the highest
+	// run id ever stored.
+	Load(ctx context.Context) (*Snapshot, error)
+	// Commit writes a batch in one durable transaction: all of it or none.
+	// It assigns each entry's Seq. An entry whose body is not JSON fails
+	// the whole batch.
+	Commit(ctx context.Context, b *Batch) error
+	// Runs returns run history, newest first.
+	Runs(ctx context.Context, q RunQuery) ([]job.Run, error)
+	// Journal returns journal entries with a sequence number above after,
+	// oldest first, at most limit of them.
+	Journal(ctx context.Context, after int64, limit int) ([]Entry, error)
+	// Close releases the store.
+	Close() error
+}
+
+// Snapshot is the state Load returns.
+type Snapshot struct {
+	Tasks   []job.Record
+	Active  []*job.Run
+	LastRun int64
+}
+
+// Batch is what one group commit writes.
+type Batch struct {
+	Entries []Entry
+	Tasks   []job.Record // inserted or updated
+	Deleted []string
+	Runs    []job.Run // inserted or updated
+}
+
+// Empty reports whether the batch writes nothing.
+func (b *Batch) Empty() bool {
+	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0
+}
+
+// Entry is one journaled event.
+type Entry struct {
+	Seq  int64           `json:"seq"` // assigned by the store
+	At   time.Time       `json:"at"`
+	Kind string          `json:"kind"`
+	Body json.RawMessage `json:"body"`
+}
+
+// RunQuery selects run history.
+type RunQuery struct {
+	Task string // required
+	// Limit is the most runs returned; 0 means no limit.
+	Limit int
+	// From and To bound the start time: From <= start < To, when set.
+	From, To time.Time
+	// BundleRun selects the runs that belonged to one bundle run.
+	BundleRun int64
+	// Done leaves out runs that have not ended.
+	Done bool
+}
+
+// ErrClosed is returned by a store after Close.
+var ErrClosed = errors.New("store closed")

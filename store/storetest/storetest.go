@@ -1,0 +1,160 @@
+// Package storetest is the conformance suite every store.Store must pass.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// Open returns a fresh, empty store; reopen returns a new handle on the same
+// data (after the first was closed).
+type Open func(t *testing.T) (s store.Store, reopen func() store.Store)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+
+// Run runs the conformance suite.
+func Run(t *testing.T, open Open) {
+	ctx := context.Background()
+	t.Run("empty", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		snap, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Tasks) != 0 || len(snap.Active) != 0 || snap.LastRun != 0 {
+			t.Errorf("empty store loaded %+v", snap)
+		}
+		if err := s.Commit(ctx, &store.Batch{}); err != nil {
+			t.Errorf("empty commit: %v", err)
+		}
+	})
+	t.Run("round trip survives reopen", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		a := &job.Task{Name: "a", Type: job.Callable, Command: "echo 'x'", OutLog: "/o", ErrLog: "/e", Priority: job.Critical,
+			RunDays: 0x22, StartTimes: []job.Clock{60, 600}, Timezone: "Europe/Paris", StartDelay: job.Duration(time.Second)}
+		box := &job.Task{Name: "box", Type: job.Bundle, Window: &job.Window{Start: 23 * 60, End: 60}, StartMins: []int{0, 30}}
+		running := job.Run{ID: 7, Task: "a", Status: job.Running, Start: t0, BundleRun: 6, Trigger: "start"}
+		done := job.Run{ID: 6, Task: "box", Status: job.Failure, Start: t0, End: t0.Add(time.Second), ExitCode: 2,
+			Result: job.ResultNormal, Message: "m", Scheduled: t0.Add(-time.Hour)}
+		b := &store.Batch{
+			Entries: []store.Entry{{At: t0, Kind: "act", Body: json.RawMessage(`{"task":"a"}`)}, {At: t0, Kind: "define", Body: json.RawMessage(`{}`)}},
+			Tasks: []job.Record{
+				{Def: a, State: job.State{Status: job.Running, Start: t0, RunID: 7, BundleRun: 6}},
+				{Def: box, State: job.State{Status: job.Success, End: t0}},
+			},
+			Runs: []job.Run{running, done},
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Entries[0].Seq == 0 || b.Entries[1].Seq <= b.Entries[0].Seq {
+			t.Errorf("journal sequence numbers %d, %d", b.Entries[0].Seq, b.Entries[1].Seq)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = reopen()
+		snap, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &store.Snapshot{Tasks: b.Tasks, Active: []*job.Run{&running}, LastRun: 7}
+		if diff := cmp.Diff(want, snap); diff != "" {
+			t.Errorf("Load after reopen (-want +got):\n%s", diff)
+		}
+		j, err := s.Journal(ctx, 0, 10)
+		if err != nil || len(j) != 2 || j[0].Kind != "act" || string(j[0].Body) != `{"task":"a"}` || !j[0].At.Equal(t0) {
+			t.Errorf("Journal = %+v, %v", j, err)
+		}
+		if j, _ := s.Journal(ctx, j[0].Seq, 10); len(j) != 1 {
+			t.Errorf("Journal after first = %d entries", len(j))
+		}
+		// Update and delete.
+		running.Status, running.End, running.ExitCode, running.Result = job.Success, t0.Add(time.Minute), 0, job.ResultNormal
+		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{running}, Deleted: []string{"box"}}); err != nil {
+			t.Fatal(err)
+		}
+		snap, _ = s.Load(ctx)
+		if len(snap.Tasks) != 1 || len(snap.Active) != 0 {
+			t.Errorf("after update: %+v", snap)
+		}
+	})
+	t.Run("runs query", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		var runs []job.Run
+		for i := 1; i <= 6; i++ {
+			r := job.Run{ID: int64(i), Task: "a", Status: job.Success, Start: t0.Add(time.Duration(i) * 12 * time.Hour), End: t0.Add(time.Duration(i)*12*time.Hour + time.Second)}
+			if i == 6 {
+				r.Status, r.End = job.Running, time.Time{}
+			}
+			if i%2 == 0 {
+				r.BundleRun = 100
+			}
+			runs = append(runs, r)
+		}
+		runs = append(runs, job.Run{ID: 9, Task: "b", Status: job.Failure, Start: t0})
+		if err := s.Commit(ctx, &store.Batch{Runs: runs}); err != nil {
+			t.Fatal(err)
+		}
+		ids := func(q store.RunQuery) []int64 {
+			t.Helper()
+			rs, err := s.Runs(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		check := func(name string, got, want []int64) {
+			t.Helper()
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", name, diff)
+			}
+		}
+		check("all", ids(store.RunQuery{Task: "a"}), []int64{6, 5, 4, 3, 2, 1})
+		check("done, limit", ids(store.RunQuery{Task: "a", Done: true, Limit: 2}), []int64{5, 4})
+		day := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
+		check("one day", ids(store.RunQuery{Task: "a", From: day, To: day.AddDate(0, 0, 1)}), []int64{4, 3})
+		check("bundle run", ids(store.RunQuery{Task: "a", BundleRun: 100}), []int64{6, 4, 2})
+		check("other task", ids(store.RunQuery{Task: "b"}), []int64{9})
+	})
+	t.Run("failed commit changes nothing", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		ok := job.Run{ID: 1, Task: "a", Status: job.Success, Start: t0}
+		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{ok}}); err != nil {
+			t.Fatal(err)
+		}
+		// The second journal entry is not JSON: a store must refuse it, and
+		// with it everything else in the batch.
+		bad := &store.Batch{
+			Entries: []store.Entry{{At: t0, Kind: "act", Body: json.RawMessage(`{}`)}, {At: t0, Kind: "act", Body: json.RawMessage(`{"trunc`)}},
+			Tasks:   []job.Record{{Def: &job.Task{Name: "x", Type: job.Callable}}},
+			Runs:    []job.Run{{ID: 2, Task: "a", Status: job.Success, Start: t0}},
+		}
+		if err := s.Commit(ctx, bad); err == nil {
+			t.Fatal("a batch with a malformed journal entry was committed")
+		}
+		if rs, _ := s.Runs(ctx, store.RunQuery{Task: "a"}); len(rs) != 1 {
+			t.Errorf("a failed commit left %d runs, want 1", len(rs))
+		}
+		snap, _ := s.Load(ctx)
+		j, _ := s.Journal(ctx, 0, 10)
+		if len(snap.Tasks) != 0 || len(j) != 0 {
+			t.Errorf("a failed commit left %d tasks and %d journal entries", len(snap.Tasks), len(j))
+		}
+	})
+}
