@@ -1,0 +1,215 @@
+package executor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+func TestMain(m *testing.M) {
+	MaybeSupervise()
+	goleak.VerifyTestMain(m)
+}
+
+type fixture struct {
+	t    *testing.T
+	dir  string
+	x    *Executor
+	exit chan Exit
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{t: t, dir: t.TempDir(), exit: make(chan Exit, 16)}
+	f.x = f.executor()
+	return f
+}
+
+func (f *fixture) executor() *Executor {
+	x, err := New(Config{Dir: filepath.Join(f.dir, "runs"), Grace: 300 * time.Millisecond, Report: func(e Exit) { f.exit <- e }})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(x.Wait)
+	return x
+}
+
+func (f *fixture) spec(id int64, command string) Spec {
+	return Spec{RunID: id, Task: "t", Command: command, OutLog: filepath.Join(f.dir, "out.log"), ErrLog: filepath.Join(f.dir, "err.log"),
+		Scheduled: time.Date(2026, 3, 1, 4, 0, 0, 0, time.UTC)}
+}
+
+func (f *fixture) wait() Exit {
+	f.t.Helper()
+	select {
+	case e := <-f.exit:
+		return e
+	case <-time.After(20 * time.Second):
+		f.t.Fatal("no exit reported")
+		return Exit{}
+	}
+}
+
+func (f *fixture) read(name string) string {
+	b, _ := os.ReadFile(filepath.Join(f.dir, name))
+	return string(b)
+}
+
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	os.WriteFile(filepath.Join(f.dir, "out.log"), []byte("before\n"), 0o644)
+	f.x.Start(f.spec(42, `echo "$GNOMON_TASK $GNOMON_RUN_ID $GNOMON_SCHEDULED_TIME" | tr a-z A-Z; echo oops >&2; exit 3`))
+	e := f.wait()
+	if e.RunID != 42 || e.Code != 3 || e.Result != job.ResultNormal || e.End.IsZero() {
+		t.Errorf("exit = %+v", e)
+	}
+	if got := f.read("out.log"); got != "before\nT 42 2026-03-01T04:00:00Z\n" {
+		t.Errorf("out.log = %q (output must be appended)", got)
+	}
+	if got := f.read("err.log"); got != "oops\n" {
+		t.Errorf("err.log = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "runs", "42", "exit.json")); err != nil {
+		t.Errorf("exit not recorded: %v", err)
+	}
+	f.x.Forget(42)
+	if _, err := os.Stat(filepath.Join(f.dir, "runs", "42")); !os.IsNotExist(err) {
+		t.Errorf("Forget left the run directory: %v", err)
+	}
+}
+
+func TestProfile(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	good := filepath.Join(f.dir, "good.sh")
+	os.WriteFile(good, []byte("export GREETING=hello\n"), 0o644)
+	bad := filepath.Join(f.dir, "bad.sh")
+	os.WriteFile(bad, []byte("false\n"), 0o644)
+
+	s := f.spec(1, `echo "$GREETING"`)
+	s.Profile = good
+	f.x.Start(s)
+	if e := f.wait(); e.Code != 0 || f.read("out.log") != "hello\n" {
+		t.Errorf("profile not sourced: %+v, out %q", e, f.read("out.log"))
+	}
+
+	s = f.spec(2, `echo ran`)
+	s.Profile = bad
+	f.x.Start(s)
+	if e := f.wait(); e.Code == 0 || strings.Contains(f.read("out.log"), "ran") {
+		t.Errorf("command ran after a failing profile: %+v", e)
+	}
+
+	s = f.spec(3, `echo ran`)
+	s.Profile = filepath.Join(f.dir, "missing.sh")
+	f.x.Start(s)
+	if e := f.wait(); e.Result != job.ResultLaunch || !strings.Contains(e.Message, "missing.sh") {
+		t.Errorf("missing profile: %+v", e)
+	}
+}
+
+func TestLogFileCannotOpen(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	s := f.spec(1, "true")
+	s.ErrLog = filepath.Join(f.dir, "no", "such", "dir", "err.log")
+	f.x.Start(s)
+	if e := f.wait(); e.Result != job.ResultLaunch || !strings.Contains(e.Message, "err_log_file") {
+		t.Errorf("exit = %+v", e)
+	}
+}
+
+func TestKill(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	pidFile := filepath.Join(f.dir, "child.pid")
+	// The command ignores TERM and leaves a grandchild behind: both must go.
+	f.x.Start(f.spec(5, `trap '' TERM; sleep 60 & echo $! > `+pidFile+`; echo started; wait`))
+	waitFor(t, func() bool { return strings.Contains(f.read("out.log"), "started") })
+	f.x.Kill(5)
+	e := f.wait()
+	if e.Result != job.ResultKilled {
+		t.Errorf("exit = %+v", e)
+	}
+	b, _ := os.ReadFile(pidFile)
+	var pid int
+	for _, c := range strings.TrimSpace(string(b)) {
+		pid = pid*10 + int(c-'0')
+	}
+	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil })
+}
+
+func TestAttach(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	release := filepath.Join(f.dir, "release")
+	f.x.Start(f.spec(9, `while [ ! -e `+release+` ]; do sleep 0.05; done; exit 4`))
+	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(f.dir, "runs", "9", "pid.json")); return err == nil })
+
+	// A second executor on the same directory plays the restarted server.
+	other := make(chan Exit, 1)
+	y, err := New(Config{Dir: filepath.Join(f.dir, "runs"), Report: func(e Exit) { other <- e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y.Attach(9)
+	if y.Running() != 1 {
+		t.Fatalf("attached executor watches %d runs", y.Running())
+	}
+	os.WriteFile(release, nil, 0o644)
+	if e := f.wait(); e.Code != 4 {
+		t.Errorf("first executor: %+v", e)
+	}
+	select {
+	case e := <-other:
+		if e.Code != 4 || e.Result != job.ResultNormal {
+			t.Errorf("attached executor: %+v", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("attached executor reported nothing")
+	}
+	y.Wait()
+
+	// An ended run is reported at once on attach.
+	y.Attach(9)
+	if e := <-other; e.Code != 4 {
+		t.Errorf("attach after the end: %+v", e)
+	}
+}
+
+func TestAttachLost(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	// No directory at all: the server stopped before launching.
+	f.x.Attach(77)
+	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "never started") {
+		t.Errorf("exit = %+v", e)
+	}
+	// A directory whose lock is free and that has no exit: the supervisor died.
+	dir := filepath.Join(f.dir, "runs", "78")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
+	f.x.Attach(78)
+	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") {
+		t.Errorf("exit = %+v", e)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

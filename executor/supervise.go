@@ -1,0 +1,158 @@
+package executor
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// MaybeSupervise runs the supervisor and exits if the process was started
+// as one (EnvSupervise is set). Programs that start an Executor with the
+// default Command call it first thing in main (and tests in TestMain).
+func MaybeSupervise() {
+	if dir := os.Getenv(EnvSupervise); dir != "" {
+		os.Exit(Supervise(dir))
+	}
+}
+
+// script sources the profile, if any, in the shell that then runs the
+// command; a profile that fails stops the run before the command.
+const script = `if [ -n "$GNOMON_PROFILE" ]; then
+  . "$GNOMON_PROFILE" || { echo "gnomon: profile $GNOMON_PROFILE failed with status $?" >&2; exit 126; }
+fi
+eval "$GNOMON_COMMAND"`
+
+// Supervise runs the command described in dir/spec.json and records its
+// outcome in dir/exit.json. It returns the process exit status.
+func Supervise(dir string) int {
+	// The server handed over the locked run lock as fd 3; the command must
+	// not inherit it.
+	syscall.CloseOnExec(3)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+
+	var spec Spec
+	if err := readJSON(filepath.Join(dir, "spec.json"), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
+		return 1
+	}
+	record := func(e Exit) int {
+		e.RunID, e.End = spec.RunID, time.Now().UTC()
+		if err := writeJSON(filepath.Join(dir, "exit.json"), e); err != nil {
+			fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
+			return 1
+		}
+		return 0
+	}
+	launchFailed := func(format string, args ...any) int {
+		return record(Exit{Code: -1, Result: job.ResultLaunch, Message: fmt.Sprintf(format, args...)})
+	}
+
+	if spec.Profile != "" {
+		f, err := os.Open(spec.Profile)
+		if err != nil {
+			return launchFailed("profile: %v", err)
+		}
+		f.Close()
+	}
+	out, err := os.OpenFile(spec.OutLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return launchFailed("out_log_file: %v", err)
+	}
+	defer out.Close()
+	errf, err := os.OpenFile(spec.ErrLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return launchFailed("err_log_file: %v", err)
+	}
+	defer errf.Close()
+
+	scheduled := spec.Scheduled
+	if scheduled.IsZero() {
+		scheduled = time.Now()
+	}
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = out, errf
+	cmd.Env = append(os.Environ(),
+		"GNOMON_TASK="+spec.Task,
+		"GNOMON_RUN_ID="+strconv.FormatInt(spec.RunID, 10),
+		"GNOMON_SCHEDULED_TIME="+scheduled.UTC().Format(time.RFC3339),
+		"GNOMON_COMMAND="+spec.Command,
+		"GNOMON_PROFILE="+spec.Profile,
+	)
+	cmd.Env = without(cmd.Env, EnvSupervise)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return launchFailed("start /bin/sh: %v", err)
+	}
+	pgid := cmd.Process.Pid
+	if err := writeJSON(filepath.Join(dir, "pid.json"), pidFile{Pid: os.Getpid(), Pgid: pgid}); err != nil {
+		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	killed := false
+	var kill <-chan time.Time
+	for {
+		select {
+		case <-term:
+			if !killed {
+				killed = true
+				syscall.Kill(-pgid, syscall.SIGTERM)
+				kill = time.After(spec.Grace)
+			}
+		case <-kill:
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		case err := <-done:
+			e := Exit{Result: job.ResultNormal}
+			if killed {
+				e.Result = job.ResultKilled
+			}
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+			case asExit(err, &ee):
+				ws := ee.Sys().(syscall.WaitStatus)
+				if ws.Signaled() {
+					e.Code = 128 + int(ws.Signal())
+					e.Message = "killed by signal " + ws.Signal().String()
+				} else {
+					e.Code = ws.ExitStatus()
+					e.Message = fmt.Sprintf("exit status %d", e.Code)
+				}
+			default:
+				e.Code, e.Result, e.Message = -1, job.ResultInternal, err.Error()
+			}
+			// Whatever the shell left behind in its group goes too.
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			return record(e)
+		}
+	}
+}
+
+func asExit(err error, target **exec.ExitError) bool {
+	ee, ok := err.(*exec.ExitError)
+	if ok {
+		*target = ee
+	}
+	return ok
+}
+
+func without(env []string, key string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if len(kv) > len(key) && kv[:len(key)+1] == key+"=" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
