@@ -312,3 +312,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDeclarative(t *testing.T) {
+	t.Parallel()
+	cur := load(t, base)
+	text := callable2("a", "label: new") + callable2("fresh", "")
+	acts, err := Parse("f.def", text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Apply("f.def", cur, Declarative("f.def", cur, acts), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Tasks["a"]; a.Label != "new" || a.Command != "x" {
+		t.Errorf("a = %+v", a)
+	}
+	if diff := cmp.Diff([]string{"a", "fresh"}, res.Changed); diff != "" {
+		t.Error(diff)
+	}
+	// The same file again changes nothing.
+	acts2, _ := Parse("f.def", text)
+	if got := Declarative("f.def", res.Tasks, acts2); len(got) != 0 {
+		t.Errorf("re-applying the same file gives %d actions", len(got))
+	}
+}
+
+func callable2(name, extra string) string {
+	return "insert_task: " + name + "\n" + callable + extra + "\n"
+}

@@ -16,6 +16,9 @@ func (e *Engine) define(ev Define) error {
 	if err != nil {
 		return err
 	}
+	if ev.Declarative {
+		acts = defs.Declarative(ev.File, e.defs, acts)
+	}
 	res, err := defs.Apply(ev.File, e.defs, acts, func(name string) bool {
 		en := e.tasks[name]
 		return en != nil && (en.st.Status.Active() || en.st.RunID != 0)

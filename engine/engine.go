@@ -37,6 +37,8 @@ type Engine struct {
 	running int                            // callable runs holding a worker slot
 	lastRun int64                          // highest run id handed out
 	seq     int64                          // ready order
+	// draining stops dispatch: ready tasks stay ready.
+	draining bool
 
 	now time.Time
 	out *Output
@@ -153,6 +155,10 @@ func (e *Engine) ActiveRuns() []*job.Run {
 	slices.SortFunc(out, func(a, b *job.Run) int { return int(a.ID - b.ID) })
 	return out
 }
+
+// Drain stops (or with false, resumes) starting runs. Ready tasks stay
+// ready and are started when dispatch resumes, here or after a restart.
+func (e *Engine) Drain(on bool) { e.draining = on }
 
 // NextWake returns the earliest instant at which a Tick has work to do, or
 // the zero time if none.
@@ -335,7 +341,7 @@ func (e *Engine) tick() {
 // dispatch starts ready callables while worker slots are free: higher
 // priority first, then earlier ready, then name.
 func (e *Engine) dispatch() {
-	if e.running >= e.workers || len(e.ready) == 0 {
+	if e.draining || e.running >= e.workers || len(e.ready) == 0 {
 		return
 	}
 	names := sortedSet(e.ready)

@@ -15,6 +15,9 @@ type Define struct {
 	File  string `json:"file"`
 	Text  string `json:"text"`
 	Check bool   `json:"check,omitempty"`
+	// Declarative makes inserts of existing tasks replace them (see
+	// defs.Declarative), so that a file can be applied at every start.
+	Declarative bool `json:"declarative,omitempty"`
 }
 
 // Act sends an operator action to a task.

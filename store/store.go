@@ -64,7 +64,7 @@ type Entry struct {
 
 // RunQuery selects run history.
 type RunQuery struct {
-	Task string // required
+	Task string // empty means every task (only with BundleRun)
 	// Limit is the most runs returned; 0 means no limit.
 	Limit int
 	// From and To bound the start time: From <= start < To, when set.

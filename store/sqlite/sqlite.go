@@ -279,8 +279,12 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 
 // Runs returns run history, newest first.
 func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
-	query := `SELECT ` + runColumns + ` FROM runs WHERE task = ?`
-	args := []any{q.Task}
+	query := `SELECT ` + runColumns + ` FROM runs WHERE true`
+	var args []any
+	if q.Task != "" {
+		query += ` AND task = ?`
+		args = append(args, q.Task)
+	}
 	if q.BundleRun != 0 {
 		query += ` AND bundle_run = ?`
 		args = append(args, q.BundleRun)

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client calls a gnomon server's API.
+type Client struct {
+	// Base is the server's URL, such as http://127.0.0.1:8080.
+	Base string
+	// HTTP defaults to a client with a 60 s timeout.
+	HTTP *http.Client
+}
+
+// ErrUnreachable wraps failures to reach the server at all.
+var ErrUnreachable = errors.New("server unreachable")
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &http.Client{Timeout: 60 * time.Second}
+}
+
+// do sends a request and decodes a JSON answer into out (or copies a text
+// answer into an io.Writer out). A non-2xx answer is returned as *Error.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.Base, "/")+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, c.Base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		var er ErrorResponse
+		b, _ := io.ReadAll(resp.Body)
+		if json.Unmarshal(b, &er) != nil || er.Error == "" {
+			er.Error = fmt.Sprintf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+		}
+		return &Error{Status: resp.StatusCode, Message: er.Error, Errors: er.Errors}
+	}
+	switch out := out.(type) {
+	case nil:
+		return nil
+	case io.Writer:
+		_, err := io.Copy(out, resp.Body)
+		return err
+	default:
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+}
+
+// Define applies (or with check only validates) definition text.
+func (c *Client) Define(ctx context.Context, file, text string, check bool) (string, error) {
+	var resp DefineResponse
+	err := c.do(ctx, http.MethodPost, "/api/v1/definitions", DefineRequest{File: file, Text: text, Check: check}, &resp)
+	return resp.Message, err
+}
+
+// Event sends an action to a task.
+func (c *Client) Event(ctx context.Context, task, event string) error {
+	return c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/events", EventRequest{Event: event}, nil)
+}
+
+// Task returns a task's definition and state.
+func (c *Client) Task(ctx context.Context, name string) (*TaskView, error) {
+	var v TaskView
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name), nil, &v)
+}
+
+// Status returns the latest status of a task and, for a bundle, its children.
+func (c *Client) Status(ctx context.Context, name string) (*StatusResponse, error) {
+	var v StatusResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name)+"/status", nil, &v)
+}
+
+// Runs returns up to count past runs, newest first, optionally only those
+// that started on day (YYYY-MM-DD in the server's zone).
+func (c *Client) Runs(ctx context.Context, name string, count int, day string) (*RunsResponse, error) {
+	q := url.Values{"count": {strconv.Itoa(count)}}
+	if day != "" {
+		q.Set("date", day)
+	}
+	var v RunsResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name)+"/runs?"+q.Encode(), nil, &v)
+}
+
+// Export writes definitions (all, or one task and its children) in the
+// definition language.
+func (c *Client) Export(ctx context.Context, name string, w io.Writer) error {
+	path := "/api/v1/definitions"
+	if name != "" {
+		path += "?task=" + url.QueryEscape(name)
+	}
+	return c.do(ctx, http.MethodGet, path, nil, w)
+}
+
+// Health reports whether the server answers /healthz.
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/healthz", nil, nil)
+}

@@ -1,0 +1,388 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// Server serves the API of one scheduler.
+type Server struct {
+	sched   *scheduler.Scheduler
+	loc     *time.Location
+	version string
+	log     *slog.Logger
+	mux     *http.ServeMux
+}
+
+// NewServer returns the API handler. Times in answers are given in loc,
+// the server's time zone.
+func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := &Server{sched: s, loc: loc, version: version, log: log, mux: http.NewServeMux()}
+	srv.handle("GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	srv.handle("GET /api/v1/info", func(w http.ResponseWriter, r *http.Request) error {
+		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version})
+	})
+	srv.handle("POST /api/v1/definitions", srv.define)
+	srv.handle("GET /api/v1/definitions", srv.export)
+	srv.handle("GET /api/v1/tasks", srv.list)
+	srv.handle("GET /api/v1/tasks/{name}", srv.task)
+	srv.handle("POST /api/v1/tasks/{name}/events", srv.event)
+	srv.handle("GET /api/v1/tasks/{name}/status", srv.status)
+	srv.handle("GET /api/v1/tasks/{name}/runs", srv.runs)
+	srv.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &Error{Status: http.StatusNotFound, Message: "no such endpoint: " + r.URL.Path})
+	})
+	return srv
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
+}
+
+// jsonErrors turns the mux's own plain-text 405 answers into JSON.
+type jsonErrors struct {
+	http.ResponseWriter
+	swallow bool
+}
+
+func (j *jsonErrors) WriteHeader(code int) {
+	if code == http.StatusMethodNotAllowed && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+		j.Header().Set("Content-Type", "application/json")
+		j.Header().Del("X-Content-Type-Options")
+		j.ResponseWriter.WriteHeader(code)
+		json.NewEncoder(j.ResponseWriter).Encode(ErrorResponse{Error: "method not allowed; allowed: " + j.Header().Get("Allow")})
+		j.swallow = true
+		return
+	}
+	j.ResponseWriter.WriteHeader(code)
+}
+
+func (j *jsonErrors) Write(b []byte) (int, error) {
+	if j.swallow {
+		return len(b), nil
+	}
+	return j.ResponseWriter.Write(b)
+}
+
+type handlerFunc func(http.ResponseWriter, *http.Request) error
+
+// handle registers a handler whose error, if any, becomes the answer.
+func (s *Server) handle(pattern string, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			e := toError(err)
+			if e.Status >= 500 {
+				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, e)
+		}
+	})
+}
+
+// Error is an API error with its HTTP status.
+type Error struct {
+	Status  int
+	Message string
+	Errors  []string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func badRequest(format string, args ...any) error {
+	return &Error{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// toError maps error kinds to HTTP statuses, in one place.
+func toError(err error) *Error {
+	var (
+		ae   *Error
+		errs defs.Errors
+		mbe  *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &errs):
+		lines := make([]string, len(errs))
+		for i, e := range errs {
+			lines[i] = e.Error()
+		}
+		return &Error{Status: http.StatusUnprocessableEntity, Message: "definitions rejected", Errors: lines}
+	case errors.As(err, &mbe):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)}
+	case errors.Is(err, engine.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Message: strings.TrimPrefix(err.Error(), "not found: ")}
+	case errors.Is(err, engine.ErrRefused):
+		return &Error{Status: http.StatusConflict, Message: strings.TrimPrefix(err.Error(), "refused: ")}
+	case errors.Is(err, scheduler.ErrStopped):
+		return &Error{Status: http.StatusServiceUnavailable, Message: err.Error()}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &Error{Status: http.StatusServiceUnavailable, Message: err.Error()}
+	}
+	return &Error{Status: http.StatusInternalServerError, Message: "internal error: " + err.Error()}
+}
+
+func writeError(w http.ResponseWriter, e *Error) {
+	writeJSON(w, e.Status, ErrorResponse{Error: e.Message, Errors: e.Errors})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// maxBody bounds request bodies: a definition file and its JSON escaping.
+const maxBody = 2*defs.MaxFileSize + 4096
+
+// decode reads exactly one JSON object into v, refusing unknown fields.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return &Error{Status: http.StatusUnsupportedMediaType, Message: "Content-Type must be application/json"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return badRequest("empty request body")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return badRequest("truncated JSON body")
+		case errors.As(err, &te):
+			return badRequest("field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+		}
+		return badRequest("invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("invalid JSON body: data after the JSON value")
+	}
+	return nil
+}
+
+func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
+	var req DefineRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.File == "" {
+		req.File = "definitions"
+	}
+	if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: req.Text, Check: req.Check}); err != nil {
+		return err
+	}
+	msg := "Successfully processed"
+	if req.Check {
+		msg = "Successfully validated"
+	}
+	return writeJSON(w, http.StatusOK, DefineResponse{Message: msg})
+}
+
+func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
+	name := r.URL.Query().Get("task")
+	var list []*job.Task
+	var missing bool
+	err := s.sched.Read(r.Context(), func(e *engine.Engine) {
+		all := e.Definitions()
+		if name == "" {
+			for _, t := range all {
+				list = append(list, t.Clone())
+			}
+			return
+		}
+		t, ok := all[name]
+		if !ok {
+			missing = true
+			return
+		}
+		list = append(list, t.Clone())
+		for _, c := range e.Children(name) {
+			list = append(list, all[c].Clone())
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if missing {
+		return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	return defs.Format(w, list)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
+	var names []string
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { names = e.Names() }); err != nil {
+		return err
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return writeJSON(w, http.StatusOK, map[string][]string{"tasks": names})
+}
+
+func notFound(name string) error {
+	return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
+}
+
+func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
+	def, st, ok := e.Task(name)
+	if !ok {
+		return TaskView{}, false
+	}
+	v := TaskView{Task: def, State: s.localState(st)}
+	for _, c := range e.Children(name) {
+		cv, _ := s.view(e, c)
+		v.Children = append(v.Children, cv)
+	}
+	return v, true
+}
+
+func (s *Server) localState(st job.State) job.State {
+	st.Start, st.End, st.DueAt = s.local(st.Start), s.local(st.End), s.local(st.DueAt)
+	return st
+}
+
+func (s *Server) local(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.In(s.loc)
+}
+
+func (s *Server) task(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	var (
+		v  TaskView
+		ok bool
+	)
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { v, ok = s.view(e, name) }); err != nil {
+		return err
+	}
+	if !ok {
+		return notFound(name)
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) event(w http.ResponseWriter, r *http.Request) error {
+	var req EventRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	a, ok := job.ParseAction(req.Event)
+	if !ok {
+		return badRequest("invalid send event %q (want start, abort, freeze, reset, green or red)", req.Event)
+	}
+	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a}); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"message": "event " + req.Event + " sent to " + r.PathValue("name")})
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	var (
+		v  TaskView
+		ok bool
+	)
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { v, ok = s.view(e, name) }); err != nil {
+		return err
+	}
+	if !ok {
+		return notFound(name)
+	}
+	row := func(v TaskView, level int) StatusRow {
+		return StatusRow{Name: v.Task.Name, Level: level, Start: v.State.Start, End: v.State.End, Status: v.State.Status}
+	}
+	resp := StatusResponse{Rows: []StatusRow{row(v, 0)}}
+	for _, c := range v.Children {
+		resp.Rows = append(resp.Rows, row(c, 1))
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	q := store.RunQuery{Task: name, Limit: 1, Done: true}
+	if c := r.URL.Query().Get("count"); c != "" {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 {
+			return badRequest("count must be a whole number of at least 1, got %q", c)
+		}
+		q.Limit = n
+	}
+	if d := r.URL.Query().Get("date"); d != "" {
+		day, err := time.ParseInLocation(time.DateOnly, d, s.loc)
+		if err != nil {
+			return badRequest("date must be YYYY-MM-DD, got %q", d)
+		}
+		q.From, q.To = day, day.AddDate(0, 0, 1)
+	}
+	var (
+		exists bool
+		bundle bool
+	)
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
+		var def job.Task
+		def, _, exists = e.Task(name)
+		bundle = def.Type == job.Bundle
+	}); err != nil {
+		return err
+	}
+	if !exists {
+		return notFound(name)
+	}
+	st := s.sched.Store()
+	runs, err := st.Runs(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	resp := RunsResponse{Runs: []RunView{}}
+	for _, run := range runs {
+		v := RunView{Run: s.localRun(run)}
+		if bundle {
+			kids, err := st.Runs(r.Context(), store.RunQuery{BundleRun: run.ID, Done: true})
+			if err != nil {
+				return err
+			}
+			for i := len(kids) - 1; i >= 0; i-- { // oldest first under the bundle row
+				v.Children = append(v.Children, s.localRun(kids[i]))
+			}
+		}
+		resp.Runs = append(resp.Runs, v)
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) localRun(r job.Run) job.Run {
+	r.Start, r.End, r.Scheduled = s.local(r.Start), s.local(r.End), s.local(r.Scheduled)
+	return r
+}

@@ -1,0 +1,72 @@
+// Package api is gnomon's HTTP interface: the JSON API under /api/v1 that
+// the command line uses, and /healthz. See docs/api.md.
+package api
+
+import (
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// DefineRequest applies (or with Check only validates) a definition file.
+type DefineRequest struct {
+	File  string `json:"file"`
+	Text  string `json:"text"`
+	Check bool   `json:"check,omitempty"`
+}
+
+// DefineResponse answers a DefineRequest that was accepted.
+type DefineResponse struct {
+	Message string `json:"message"`
+}
+
+// EventRequest sends an action to a task.
+type EventRequest struct {
+	Event string `json:"event"`
+}
+
+// ErrorResponse is the body of every error answer.
+type ErrorResponse struct {
+	Error string `json:"error"`
+	// Errors lists every problem of a rejected definition file, one per
+	// line, each naming the file and line.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// TaskView is a task's definition and state; a bundle lists its children.
+type TaskView struct {
+	Task     job.Task   `json:"task"`
+	State    job.State  `json:"state"`
+	Children []TaskView `json:"children,omitempty"`
+}
+
+// StatusRow is one row of a status table.
+type StatusRow struct {
+	Name   string     `json:"name"`
+	Level  int        `json:"level"` // 0 for the task, 1 for a bundle's children
+	Start  time.Time  `json:"start,omitzero"`
+	End    time.Time  `json:"end,omitzero"`
+	Status job.Status `json:"status"`
+}
+
+// StatusResponse is the latest status of a task (and a bundle's children).
+type StatusResponse struct {
+	Rows []StatusRow `json:"rows"`
+}
+
+// RunView is one past run; a bundle run lists the runs of its children.
+type RunView struct {
+	job.Run
+	Children []job.Run `json:"children,omitempty"`
+}
+
+// RunsResponse lists past runs, newest first.
+type RunsResponse struct {
+	Runs []RunView `json:"runs"`
+}
+
+// Info describes the server.
+type Info struct {
+	Timezone string `json:"timezone"`
+	Version  string `json:"version"`
+}

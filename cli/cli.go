@@ -1,0 +1,339 @@
+// Package cli is gnomon's command line: the gnomon command with its
+// subcommands, and the seed names schd_def, schd_event, schd_task,
+// schd_status and schd_runs when the binary is called through a link of
+// that name.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitRejected    = 1 // rejected definition, refused event, unknown task
+	ExitUsage       = 2
+	ExitUnreachable = 3
+)
+
+// Env carries what a command reads from and writes to, so tests can run the
+// whole command line in-process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// Run runs the command line and returns the exit code. args[0] is the
+// program name: a link named schd_def (and so on) runs that command.
+func Run(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	root := newRoot(&env)
+	name := filepath.Base(args[0])
+	rest := args[1:]
+	if sub, ok := seedNames[name]; ok {
+		rest = append([]string{sub}, rest...)
+	}
+	root.SetArgs(rest)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SilenceErrors, root.SilenceUsage = true, true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code, lines := classify(err)
+	for _, l := range lines {
+		fmt.Fprintln(env.Stderr, "ERROR "+l)
+	}
+	return code
+}
+
+// seedNames maps the seed's command names to subcommands.
+var seedNames = map[string]string{
+	"schd_def": "def", "schd_event": "event", "schd_task": "task", "schd_status": "status", "schd_runs": "runs",
+}
+
+// classify maps an error to an exit code and the lines to print, in one
+// place.
+func classify(err error) (int, []string) {
+	var (
+		ee *exitError
+		ae *api.Error
+	)
+	switch {
+	case errors.As(err, &ee):
+		return ee.code, []string{ee.msg}
+	case errors.Is(err, api.ErrUnreachable):
+		return ExitUnreachable, []string{err.Error()}
+	case errors.As(err, &ae):
+		if len(ae.Errors) > 0 {
+			return ExitRejected, ae.Errors
+		}
+		if ae.Status == 400 {
+			return ExitUsage, []string{ae.Message}
+		}
+		if ae.Status >= 500 {
+			return ExitUnreachable, []string{ae.Message}
+		}
+		return ExitRejected, []string{ae.Message}
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "required flag") || strings.Contains(err.Error(), "accepts") {
+		return ExitUsage, []string{err.Error()}
+	}
+	return ExitRejected, []string{err.Error()}
+}
+
+func newRoot(env *Env) *cobra.Command {
+	var server string
+	root := &cobra.Command{
+		Use:   "gnomon",
+		Short: "gnomon is a workload-automation scheduler",
+		Long: `gnomon runs commands on calendars and after other tasks, from one binary
+with an embedded database. "gnomon server" runs the scheduler; the other
+commands are clients of its API (--server, $GNOMON_SERVER, or
+http://127.0.0.1:8080).`,
+	}
+	root.PersistentFlags().StringVar(&server, "server", "", "server URL (default $GNOMON_SERVER or http://127.0.0.1:8080)")
+	client := func() *api.Client {
+		base := server
+		if base == "" {
+			base = env.Getenv("GNOMON_SERVER")
+		}
+		if base == "" {
+			base = "http://127.0.0.1:8080"
+		}
+		return &api.Client{Base: base}
+	}
+	root.AddCommand(
+		serverCmd(env),
+		defCmd(env, client),
+		eventCmd(env, client),
+		taskCmd(env, client),
+		statusCmd(env, client),
+		runsCmd(env, client),
+		exportCmd(env, client),
+		linksCmd(env),
+	)
+	return root
+}
+
+func requireJob(name string) error {
+	if name == "" {
+		return usageErr("-j TASK is required")
+	}
+	return nil
+}
+
+func defCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var (
+		file  string
+		check bool
+	)
+	c := &cobra.Command{
+		Use:   "def [-c] -f FILE",
+		Short: "validate (-c) or validate and apply a definition file",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageErr("-f FILE is required")
+			}
+			text, err := readDefinitions(file)
+			if err != nil {
+				return err
+			}
+			msg, err := client().Define(cmd.Context(), file, text, check)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, msg)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&file, "file", "f", "", "definition file")
+	c.Flags().BoolVarP(&check, "check", "c", false, "validate only; change nothing")
+	return c
+}
+
+// readDefinitions reads a definition file, refusing what is not one.
+func readDefinitions(file string) (string, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return "", usageErr("cannot read %s: %v", file, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", usageErr("cannot read %s: not a regular file", file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usageErr("cannot read %s: %v", file, err)
+	}
+	return string(b), nil
+}
+
+func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var name, event string
+	c := &cobra.Command{
+		Use:   "event -j TASK -e EVENT",
+		Short: "send an event to a task: start, abort, freeze, reset, green, red",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireJob(name); err != nil {
+				return err
+			}
+			if _, ok := job.ParseAction(event); !ok {
+				return usageErr("invalid send event %q (want start, abort, freeze, reset, green or red)", event)
+			}
+			return client().Event(cmd.Context(), name, event)
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().StringVarP(&event, "event", "e", "", "event name")
+	return c
+}
+
+func taskCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var name string
+	c := &cobra.Command{
+		Use:   "task -j TASK",
+		Short: "print a task definition",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireJob(name); err != nil {
+				return err
+			}
+			v, err := client().Task(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			writeTask(env.Stdout, v)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	return c
+}
+
+func statusCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var name string
+	c := &cobra.Command{
+		Use:   "status -j TASK",
+		Short: "print the latest status of a task (a bundle with its children)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireJob(name); err != nil {
+				return err
+			}
+			s, err := client().Status(cmd.Context(), name)
+			if err != nil {
+				return err
+			}
+			writeStatus(env.Stdout, s)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	return c
+}
+
+func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var (
+		name, date string
+		count      int
+	)
+	c := &cobra.Command{
+		Use:   "runs -j TASK [-c N] [-d DD/MM/YYYY]",
+		Short: "print past runs, most recent first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireJob(name); err != nil {
+				return err
+			}
+			if count < 1 {
+				return usageErr("-c must be at least 1, got %d", count)
+			}
+			day := ""
+			if date != "" {
+				d, err := time.Parse("02/01/2006", date)
+				if err != nil {
+					return usageErr("-d must be a date as DD/MM/YYYY, got %q", date)
+				}
+				day = d.Format(time.DateOnly)
+			}
+			rs, err := client().Runs(cmd.Context(), name, count, day)
+			if err != nil {
+				return err
+			}
+			writeRuns(env.Stdout, rs)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().IntVarP(&count, "count", "c", 1, "number of runs")
+	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (DD/MM/YYYY, server time zone)")
+	return c
+}
+
+func exportCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var name string
+	c := &cobra.Command{
+		Use:   "export [-j TASK]",
+		Short: "print definitions in the definition language",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return client().Export(cmd.Context(), name, env.Stdout)
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "only this task (a bundle with its children)")
+	return c
+}
+
+func linksCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "links DIR",
+		Short: "create the schd_* links to this binary in DIR",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			for _, n := range []string{"schd_def", "schd_event", "schd_task", "schd_status", "schd_runs"} {
+				p := filepath.Join(args[0], n)
+				os.Remove(p)
+				if err := os.Symlink(self, p); err != nil {
+					return err
+				}
+				fmt.Fprintln(env.Stdout, p)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
+)
+
+// Version is gnomon's version.
+const Version = "0.1.0-dev"
+
+// ServerConfig configures a server.
+type ServerConfig struct {
+	Data        string        // data directory
+	Listen      string        // address to listen on
+	DB          string        // database: a SQLite file path; empty means Data/gnomon.db
+	Definitions string        // a file or directory applied before listening
+	Timezone    string        // IANA zone; empty means the host's
+	Workers     int           // concurrent runs
+	Grace       time.Duration // between TERM and KILL when a run is aborted
+	Drain       time.Duration // how long SIGTERM waits for running commands
+	Logger      *slog.Logger
+	// SupervisorCommand overrides how run supervisors are started (tests).
+	SupervisorCommand []string
+}
+
+// Server is a running gnomon server.
+type Server struct {
+	cfg   ServerConfig
+	sched *scheduler.Scheduler
+	store *sqlite.Store
+	http  *http.Server
+	ln    net.Listener
+	errc  chan error
+}
+
+// StartServer opens the store, loads the state, applies the definitions and
+// starts listening. It returns once /healthz would answer.
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	loc := time.Local
+	if cfg.Timezone != "" {
+		l, err := time.LoadLocation(cfg.Timezone)
+		if err != nil {
+			return nil, usageErr("--timezone: unknown time zone %q", cfg.Timezone)
+		}
+		loc = l
+	}
+	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	dbPath := cfg.DB
+	switch {
+	case dbPath == "":
+		dbPath = filepath.Join(cfg.Data, "gnomon.db")
+	case strings.HasPrefix(dbPath, "postgres://"), strings.HasPrefix(dbPath, "postgresql://"):
+		return nil, usageErr("--db: PostgreSQL is not supported by this version; give a SQLite file path")
+	default:
+		dbPath = strings.TrimPrefix(dbPath, "sqlite:")
+	}
+	st, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: st, errc: make(chan error, 1)}
+	s.sched, err = scheduler.New(ctx, scheduler.Config{
+		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace,
+		Logger: cfg.Logger, SupervisorCommand: cfg.SupervisorCommand,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.sched.Start()
+	if err := s.applyDefinitions(ctx); err != nil {
+		s.sched.Stop(ctx)
+		st.Close()
+		return nil, err
+	}
+	s.ln, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		s.sched.Stop(ctx)
+		st.Close()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s.http = &http.Server{
+		Handler:           api.NewServer(s.sched, loc, Version, cfg.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() { s.errc <- s.http.Serve(s.ln) }()
+	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", dbPath, "timezone", loc.String())
+	return s, nil
+}
+
+// applyDefinitions applies --definitions: one file, or every *.def file of a
+// directory in name order, each all or nothing. Inserts of tasks that
+// already exist replace them, so the same files apply at every start.
+func (s *Server) applyDefinitions(ctx context.Context) error {
+	if s.cfg.Definitions == "" {
+		return nil
+	}
+	files := []string{s.cfg.Definitions}
+	if st, err := os.Stat(s.cfg.Definitions); err != nil {
+		return usageErr("--definitions: %v", err)
+	} else if st.IsDir() {
+		files, _ = filepath.Glob(filepath.Join(s.cfg.Definitions, "*.def"))
+		slices.Sort(files)
+		if len(files) == 0 {
+			return usageErr("--definitions: no *.def files in %s", s.cfg.Definitions)
+		}
+	}
+	for _, f := range files {
+		text, err := readDefinitions(f)
+		if err != nil {
+			return err
+		}
+		if err := s.sched.Submit(ctx, engine.Define{File: f, Text: text, Declarative: true}); err != nil {
+			return fmt.Errorf("--definitions: %w", err)
+		}
+		s.cfg.Logger.Info("definitions applied", "file", f)
+	}
+	return nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Scheduler returns the server's scheduler.
+func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
+
+// Wait blocks until the HTTP server or the scheduler fails.
+func (s *Server) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-s.errc:
+		return err
+	case <-s.sched.Done():
+		return s.sched.Stop(context.Background())
+	}
+}
+
+// Stop stops accepting requests, drains the scheduler (running commands get
+// until ctx is done; those still running are re-attached at the next start)
+// and closes the store.
+func (s *Server) Stop(ctx context.Context) error {
+	herr := s.http.Shutdown(ctx)
+	serr := s.sched.Stop(ctx)
+	return errors.Join(herr, serr, s.store.Close())
+}
+
+func serverCmd(env *Env) *cobra.Command {
+	var cfg ServerConfig
+	c := &cobra.Command{
+		Use:   "server",
+		Short: "run the scheduler",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Data == "" {
+				cfg.Data = env.Getenv("GNOMON_DATA")
+			}
+			if cfg.Data == "" {
+				cfg.Data = "gnomon-data"
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			s, err := StartServer(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			werr := s.Wait(ctx)
+			cfg.Logger.Info("stopping: no new runs; waiting for running commands", "grace", cfg.Drain)
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.Drain)
+			defer cancel()
+			return errors.Join(werr, s.Stop(sctx))
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cfg.Data, "data", "", "data directory (default $GNOMON_DATA or ./gnomon-data)")
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
+	f.StringVar(&cfg.DB, "db", "", "database (default the SQLite file gnomon.db in the data directory)")
+	f.StringVar(&cfg.Definitions, "definitions", "", "definition file or directory of *.def files to apply before listening")
+	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
+	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once")
+	f.DurationVar(&cfg.Grace, "kill-grace", 10*time.Second, "time between TERM and KILL when a run is aborted")
+	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
+	return c
+}

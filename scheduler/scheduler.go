@@ -1,0 +1,378 @@
+// Package scheduler runs the engine: one goroutine owns it, applies events
+// in arrival order, writes each batch of accepted events to the journal
+// together with the state they change (group commit), answers the callers
+// once the batch is durable, and only then performs the effects.
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// Clock tells the time. The engine never reads the clock itself.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now returns the current time.
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// Config configures a Scheduler.
+type Config struct {
+	// Store keeps the journal and state. Required.
+	Store store.Store
+	// DataDir holds run directories (DataDir/runs). Required.
+	DataDir string
+	// Workers is the concurrency limit for runs; zero means 10.
+	Workers int
+	// Clock defaults to SystemClock.
+	Clock Clock
+	// Grace is the time an aborted command gets between TERM and KILL;
+	// zero means 10s.
+	Grace time.Duration
+	// SupervisorCommand starts a run supervisor; zero means this executable.
+	SupervisorCommand []string
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+}
+
+// ErrStopped is returned for requests made after Stop, or after the store
+// failed.
+var ErrStopped = errors.New("scheduler stopped")
+
+// Scheduler owns an engine. It is safe for concurrent use.
+type Scheduler struct {
+	cfg     Config
+	eng     *engine.Engine
+	x       *executor.Executor
+	in      chan *request
+	exits   chan executor.Exit
+	effects chan []any
+	quit    chan struct{}
+	done    chan struct{}
+	wg      sync.WaitGroup
+	log     *slog.Logger
+
+	stopOnce sync.Once
+	mu       sync.Mutex
+	err      error // why the loop stopped
+}
+
+type request struct {
+	ev    engine.Event
+	read  func(*engine.Engine)
+	reply chan error
+}
+
+// maxBatch bounds how many requests share one commit.
+const maxBatch = 512
+
+// New loads the stored state into a new engine.
+func New(ctx context.Context, cfg Config) (*Scheduler, error) {
+	if cfg.Store == nil || cfg.DataDir == "" {
+		return nil, errors.New("scheduler: Store and DataDir are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Scheduler{
+		cfg:     cfg,
+		eng:     engine.New(engine.Config{Workers: cfg.Workers}),
+		in:      make(chan *request, 1024),
+		exits:   make(chan executor.Exit, 1024),
+		effects: make(chan []any, 1024),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		log:     cfg.Logger,
+	}
+	snap, err := cfg.Store.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun); err != nil {
+		return nil, err
+	}
+	s.x, err = executor.New(executor.Config{
+		Dir:     filepath.Join(cfg.DataDir, "runs"),
+		Command: cfg.SupervisorCommand,
+		Grace:   cfg.Grace,
+		Logger:  cfg.Logger,
+		Report: func(e executor.Exit) {
+			select {
+			case s.exits <- e:
+			case <-s.quit:
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Start re-attaches to the runs that were in flight, then starts the loop.
+// It does not block.
+func (s *Scheduler) Start() {
+	keep := map[int64]bool{}
+	for _, r := range s.eng.ActiveRuns() {
+		if def, _, ok := s.eng.Task(r.Task); ok && def.Type == job.Bundle {
+			continue
+		}
+		keep[r.ID] = true
+		s.x.Attach(r.ID)
+	}
+	s.x.Sweep(keep)
+	s.wg.Add(2)
+	go s.loop()
+	go s.perform()
+	// Dispatch what was ready when the server stopped.
+	go s.Submit(context.Background(), engine.Tick{})
+}
+
+// Submit applies an event and returns once its outcome is durable. A
+// rejected event returns the engine's error and changes nothing.
+func (s *Scheduler) Submit(ctx context.Context, ev engine.Event) error {
+	return s.send(ctx, &request{ev: ev, reply: make(chan error, 1)})
+}
+
+// Read runs fn on the loop goroutine, where it may read the engine. What it
+// sees is durable: the loop answers only after committing.
+func (s *Scheduler) Read(ctx context.Context, fn func(*engine.Engine)) error {
+	return s.send(ctx, &request{read: fn, reply: make(chan error, 1)})
+}
+
+func (s *Scheduler) send(ctx context.Context, r *request) error {
+	select {
+	case s.in <- r:
+	case <-s.done:
+		return s.stopErr()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.reply:
+		return err
+	case <-s.done:
+		// The loop may have answered just before stopping.
+		select {
+		case err := <-r.reply:
+			return err
+		default:
+			return s.stopErr()
+		}
+	}
+}
+
+func (s *Scheduler) stopErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return ErrStopped
+}
+
+// Store returns the scheduler's store, for reading history.
+func (s *Scheduler) Store() store.Store { return s.cfg.Store }
+
+// Stop drains: no new run starts, running commands may finish until ctx is
+// done, then the loop stops. Commands still running keep running under
+// their supervisors and are re-attached at the next start. Stop may be
+// called more than once.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	var err error
+	s.stopOnce.Do(func() {
+		s.Read(ctx, func(e *engine.Engine) { e.Drain(true) })
+		for s.x.Running() > 0 && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		close(s.quit)
+		s.wg.Wait()
+		err = s.runErr()
+	})
+	return err
+}
+
+func (s *Scheduler) runErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Done returns a channel closed when the loop stops, by Stop or because the
+// store failed (Stop then returns why).
+func (s *Scheduler) Done() <-chan struct{} { return s.done }
+
+func (s *Scheduler) loop() {
+	defer s.wg.Done()
+	defer close(s.done)
+	defer close(s.effects)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		var batch []*request
+		select {
+		case r := <-s.in:
+			batch = append(batch, r)
+		case e := <-s.exits:
+			batch = append(batch, exitRequest(e))
+		case <-timer.C:
+			batch = append(batch, &request{ev: engine.Tick{}})
+		case <-s.quit:
+			return
+		}
+	collect:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.in:
+				batch = append(batch, r)
+			case e := <-s.exits:
+				batch = append(batch, exitRequest(e))
+			default:
+				break collect
+			}
+		}
+		if err := s.process(batch); err != nil {
+			s.mu.Lock()
+			s.err = fmt.Errorf("%w: %w", ErrStopped, err)
+			s.mu.Unlock()
+			s.log.Error("store failed; stopping the scheduler", "err", err)
+			for _, r := range batch {
+				if r.reply != nil {
+					r.reply <- s.err
+				}
+			}
+			return
+		}
+		timer.Stop()
+		if wake := s.eng.NextWake(); !wake.IsZero() {
+			timer.Reset(max(wake.Sub(s.cfg.Clock.Now()), 0))
+		}
+	}
+}
+
+func exitRequest(e executor.Exit) *request {
+	return &request{ev: engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, At: e.End}}
+}
+
+// process applies a batch, commits it and answers its callers.
+func (s *Scheduler) process(batch []*request) error {
+	var (
+		b       store.Batch
+		effects []any
+		replies = make([]error, len(batch))
+		tasks   = map[string]bool{}
+		deleted = map[string]bool{}
+		runs    = map[int64]job.Run{}
+		exited  []int64
+	)
+	for i, r := range batch {
+		if r.read != nil {
+			r.read(s.eng)
+			continue
+		}
+		now := s.cfg.Clock.Now()
+		out, err := s.eng.Apply(r.ev, now)
+		if err != nil {
+			replies[i] = err
+			continue
+		}
+		if d, ok := r.ev.(engine.Define); ok && d.Check {
+			continue
+		}
+		body, err := json.Marshal(r.ev)
+		if err != nil {
+			return fmt.Errorf("journal: %w", err)
+		}
+		b.Entries = append(b.Entries, store.Entry{At: now.UTC(), Kind: engine.Kind(r.ev), Body: body})
+		for _, n := range out.Tasks {
+			tasks[n] = true
+			delete(deleted, n)
+		}
+		for _, n := range out.Deleted {
+			deleted[n] = true
+			delete(tasks, n)
+		}
+		for _, run := range out.Runs {
+			runs[run.ID] = *run
+		}
+		if ex, ok := r.ev.(engine.RunExited); ok {
+			exited = append(exited, ex.RunID)
+		}
+		for _, ef := range out.Effects {
+			effects = append(effects, ef)
+		}
+	}
+	for n := range tasks {
+		def, st, ok := s.eng.Task(n)
+		if ok {
+			b.Tasks = append(b.Tasks, job.Record{Def: &def, State: st})
+		}
+	}
+	for n := range deleted {
+		b.Deleted = append(b.Deleted, n)
+	}
+	for _, r := range runs {
+		b.Runs = append(b.Runs, r)
+	}
+	if err := s.cfg.Store.Commit(context.Background(), &b); err != nil {
+		return err
+	}
+	for i, r := range batch {
+		if r.reply != nil {
+			r.reply <- replies[i]
+		}
+	}
+	for _, id := range exited {
+		effects = append(effects, forget{id})
+	}
+	if len(effects) > 0 {
+		s.effects <- effects
+	}
+	return nil
+}
+
+// forget removes a run directory once the run's end is durable.
+type forget struct{ id int64 }
+
+// perform carries out effects in order, off the loop goroutine.
+func (s *Scheduler) perform() {
+	defer s.wg.Done()
+	for list := range s.effects {
+		for _, ef := range list {
+			switch ef := ef.(type) {
+			case engine.StartRun:
+				s.log.Info("run started", "task", ef.Task.Name, "run", ef.Run.ID)
+				s.x.Start(executor.Spec{
+					RunID: ef.Run.ID, Task: ef.Task.Name, Command: ef.Task.Command, Profile: ef.Task.Profile,
+					OutLog: ef.Task.OutLog, ErrLog: ef.Task.ErrLog, Scheduled: ef.Run.Scheduled,
+				})
+			case engine.KillRun:
+				s.log.Info("run aborted", "run", ef.RunID)
+				s.x.Kill(ef.RunID)
+			case engine.NotStarted:
+				s.log.Info("not started", "task", ef.Task, "reason", ef.Reason)
+			case forget:
+				s.x.Forget(ef.id)
+			}
+		}
+	}
+}
