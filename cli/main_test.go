@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/executor"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// EnvServerProcess makes the test binary run the command line as its main
+// program, so crash tests can SIGKILL a real server process.
+const envServerProcess = "GNOMON_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	executor.MaybeSupervise()
+	if os.Getenv(envServerProcess) != "" {
+		os.Exit(Run(context.Background(), append([]string{"gnomon"}, os.Args[1:]...), Env{Stdout: os.Stdout, Stderr: os.Stderr}))
+	}
+	os.Exit(m.Run())
+}
+
+type fixture struct {
+	t      *testing.T
+	dir    string
+	srv    *Server
+	client *api.Client
+}
+
+// setup starts a server on a free port with its own data directory.
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{t: t, dir: t.TempDir()}
+	srv, err := StartServer(context.Background(), ServerConfig{
+		Data: filepath.Join(f.dir, "data"), Listen: "127.0.0.1:0", Timezone: "Europe/Paris",
+		Workers: 4, Grace: time.Second, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		srv.Stop(ctx)
+	})
+	f.srv = srv
+	f.client = &api.Client{Base: "http://" + srv.Addr()}
+	return f
+}
+
+// run runs a command line (args[0] is the program name) against the server.
+func (f *fixture) run(args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+		if k == "GNOMON_SERVER" {
+			return f.client.Base
+		}
+		return ""
+	}})
+	return out.String(), errb.String(), code
+}
+
+func (f *fixture) mustRun(args ...string) string {
+	f.t.Helper()
+	out, errs, code := f.run(args...)
+	if code != 0 {
+		f.t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+	}
+	return out
+}
+
+// file writes a file in the fixture directory, with @DIR@ replaced by it.
+func (f *fixture) file(name, text string) string {
+	p := filepath.Join(f.dir, name)
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, "@DIR@", f.dir)), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+// waitFor polls cond until it holds.
+func (f *fixture) waitFor(what string, cond func() bool) {
+	f.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitStatus waits until a task has a status.
+func (f *fixture) waitStatus(task, want string) {
+	f.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err := f.client.Status(context.Background(), task)
+		if err == nil && s.Rows[0].Status.String() == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%s did not become %s (%+v, %v)", task, want, s, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var stampRE = regexp.MustCompile(`\d{8} \d\d:\d\d:\d\d`)
+
+// golden compares output with testdata/NAME.golden, with time stamps and
+// the fixture directory masked.
+func (f *fixture) golden(name, got string) {
+	t := f.t
+	t.Helper()
+	got = stampRE.ReplaceAllString(strings.ReplaceAll(got, f.dir, "@DIR@"), "YYYYMMDD hh:mm:ss")
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s:\n--- got\n%s--- want\n%s", name, path, got, want)
+	}
+}
+
+func readFile(dir, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	return string(b), err
+}
