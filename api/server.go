@@ -50,40 +50,30 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("POST /api/v1/tasks/{name}/events", srv.event)
 	srv.handle("GET /api/v1/tasks/{name}/status", srv.status)
 	srv.handle("GET /api/v1/tasks/{name}/runs", srv.runs)
-	srv.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &Error{Status: http.StatusNotFound, Message: "no such endpoint: " + r.URL.Path})
-	})
+	srv.mux.HandleFunc("/", srv.unrouted)
 	return srv
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(&jsonErrors{ResponseWriter: w}, r)
-}
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// jsonErrors turns the mux's own plain-text 405 answers into JSON.
-type jsonErrors struct {
-	http.ResponseWriter
-	swallow bool
-}
-
-func (j *jsonErrors) WriteHeader(code int) {
-	if code == http.StatusMethodNotAllowed && strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
-		j.Header().Set("Content-Type", "application/json")
-		j.Header().Del("X-Content-Type-Options")
-		j.ResponseWriter.WriteHeader(code)
-		json.NewEncoder(j.ResponseWriter).Encode(ErrorResponse{Error: "method not allowed; allowed: " + j.Header().Get("Allow")})
-		j.swallow = true
+// unrouted answers requests no route takes: 405 with Allow when the path
+// exists for other methods, 404 otherwise, both as JSON.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, &Error{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf("method %s not allowed on %s; allowed: %s", r.Method, r.URL.Path, strings.Join(allow, ", "))})
 		return
 	}
-	j.ResponseWriter.WriteHeader(code)
-}
-
-func (j *jsonErrors) Write(b []byte) (int, error) {
-	if j.swallow {
-		return len(b), nil
-	}
-	return j.ResponseWriter.Write(b)
+	writeError(w, &Error{Status: http.StatusNotFound, Message: "no such endpoint: " + r.URL.Path})
 }
 
 type handlerFunc func(http.ResponseWriter, *http.Request) error

@@ -205,7 +205,7 @@ func TestWaitingReevaluatedOnAnyChange(t *testing.T) {
 	h := setup(t, 10, callable("a", "")+"insert_task: box\ntype: bundle\n\n"+callable("k", "parent: box\ncondition: su(a)"))
 	h.act("box", job.ActStart)
 	h.want("k", "waiting", "box", "running") // a is outside the bundle: box keeps running
-	h.act("a", job.ActGreen)                  // a status event wakes dependents
+	h.act("a", job.ActGreen)                 // a status event wakes dependents
 	h.want("k", "running")
 	h.exit("k", 0)
 	h.want("box", "success")
