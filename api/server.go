@@ -267,17 +267,26 @@ func (s *Server) local(t time.Time) time.Time {
 	return t.In(s.loc)
 }
 
-func (s *Server) task(w http.ResponseWriter, r *http.Request) error {
+// readView reads the view of the task named in the path.
+func (s *Server) readView(r *http.Request) (TaskView, error) {
 	name := r.PathValue("name")
 	var (
 		v  TaskView
 		ok bool
 	)
 	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { v, ok = s.view(e, name) }); err != nil {
-		return err
+		return v, err
 	}
 	if !ok {
-		return notFound(name)
+		return v, notFound(name)
+	}
+	return v, nil
+}
+
+func (s *Server) task(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.readView(r)
+	if err != nil {
+		return err
 	}
 	return writeJSON(w, http.StatusOK, v)
 }
@@ -298,16 +307,9 @@ func (s *Server) event(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	var (
-		v  TaskView
-		ok bool
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { v, ok = s.view(e, name) }); err != nil {
+	v, err := s.readView(r)
+	if err != nil {
 		return err
-	}
-	if !ok {
-		return notFound(name)
 	}
 	row := func(v TaskView, level int) StatusRow {
 		return StatusRow{Name: v.Task.Name, Level: level, Start: v.State.Start, End: v.State.End, Status: v.State.Status}

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,34 +24,19 @@ func writeTask(w io.Writer, v *api.TaskView) {
 	fmt.Fprintln(w)
 }
 
+// taskLabels are the schd_task labels of the definition attributes.
+var taskLabels = map[string]string{
+	"type": "Type", "parent": "Parent", "machine": "Machine", "command": "Command", "condition": "Condition",
+	"out_log_file": "OutLogFile", "err_log_file": "ErrLogFile", "label": "Label", "profile": "Profile",
+	"run_days": "RunDays", "start_times": "StartTimes", "run_window": "RunWindow", "start_mins": "StartMins",
+	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
+}
+
 func taskLines(w io.Writer, t *job.Task, indent string) {
-	line := func(label, value string) {
-		if value != "" {
-			fmt.Fprintf(w, "%s%s: %s\n", indent, label, value)
-		}
+	fmt.Fprintf(w, "%sTask Name: %s\n", indent, t.Name)
+	for _, kv := range defs.Attrs(t) {
+		fmt.Fprintf(w, "%s%s: %s\n", indent, taskLabels[kv[0]], kv[1])
 	}
-	line("Task Name", t.Name)
-	line("Type", string(t.Type))
-	line("Parent", t.Parent)
-	line("Machine", t.Machine)
-	line("Command", t.Command)
-	line("Condition", t.Condition)
-	line("OutLogFile", t.OutLog)
-	line("ErrLogFile", t.ErrLog)
-	line("Label", t.Label)
-	line("Profile", t.Profile)
-	line("RunDays", t.RunDays.String())
-	line("StartTimes", defs.JoinClocks(t.StartTimes))
-	if t.Window != nil {
-		line("RunWindow", t.Window.Start.String()+"-"+t.Window.End.String())
-	}
-	line("StartMins", defs.JoinMins(t.StartMins))
-	line("Timezone", t.Timezone)
-	if t.StartDelay > 0 {
-		line("StartDelay", time.Duration(t.StartDelay).String())
-	}
-	line("Overlap", string(t.Overlap))
-	line("Priority", strconv.Itoa(int(t.Priority)))
 }
 
 // Column widths of the status and runs tables.

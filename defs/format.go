@@ -12,7 +12,8 @@ import (
 )
 
 // Attrs returns a task's set attributes as (key, value) pairs in the
-// language's canonical order, as Format writes them.
+// language's canonical order (the order schd_task shows them in), as Format
+// writes them. Priority is always present.
 func Attrs(t *job.Task) [][2]string {
 	var out [][2]string
 	add := func(k, v string) {
