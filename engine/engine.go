@@ -224,6 +224,12 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	case job.Ready:
 		e.seq++
 		en.st.ReadySeq = e.seq
+		if en.st.Trigger == "" {
+			en.st.Trigger = "condition"
+			if en.st.BundleRun != 0 {
+				en.st.Trigger = "bundle"
+			}
+		}
 		if en.def.Type == job.Callable {
 			e.ready[name] = struct{}{}
 		}
@@ -234,6 +240,9 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	if s != job.Ready {
 		en.st.ReadySeq = 0
 	}
+	if !s.Active() || s == job.Running {
+		en.st.Trigger = ""
+	}
 	// The first settled status of a bundle member is its outcome for the run.
 	if en.st.BundleRun != 0 && en.st.BundleOutcome == job.Idle && s.Settled() && s != job.Idle {
 		en.st.BundleOutcome = s
@@ -243,7 +252,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	}
 }
 
-// settle sets a status event's outcome: end time now, start kept.
+// settleByEvent applies a status event's outcome: end time now, start kept.
 func (e *Engine) settleByEvent(name string, s job.Status) {
 	e.tasks[name].st.End = e.now
 	e.setStatus(name, s, false)
@@ -356,7 +365,7 @@ func (e *Engine) dispatch() {
 		if e.running >= e.workers {
 			break
 		}
-		e.startRun(name)
+		e.startRun(name, e.tasks[name].st.Trigger)
 	}
 	e.propagate()
 	if e.running < e.workers && len(e.ready) > 0 {
@@ -364,7 +373,7 @@ func (e *Engine) dispatch() {
 	}
 }
 
-func (e *Engine) startRun(name string) {
+func (e *Engine) startRun(name, trigger string) {
 	en := e.tasks[name]
 	e.lastRun++
 	r := &job.Run{
@@ -373,6 +382,7 @@ func (e *Engine) startRun(name string) {
 		Status:    job.Running,
 		Start:     e.now,
 		BundleRun: en.st.BundleRun,
+		Trigger:   trigger,
 	}
 	e.runs[r.ID] = r
 	e.running++
@@ -452,6 +462,7 @@ func (e *Engine) act(ev Act) error {
 		}
 		// A start bypasses the condition; a child of a running bundle that
 		// was waiting stays a member of that bundle run.
+		en.st.Trigger = "start"
 		e.setStatus(name, job.Ready, false)
 	case job.ActAbort:
 		if s.Settled() {

@@ -144,6 +144,9 @@ func TestConditionTrigger(t *testing.T) {
 	h.act("a", job.ActStart)
 	h.exit("a", 0)
 	h.want("ok", "running", "bad", "idle", "both", "running")
+	if a, ok := h.runs[h.started["a"]], h.runs[h.started["ok"]]; a.Trigger != "start" || ok.Trigger != "condition" {
+		t.Errorf("triggers: a %q, ok %q; want start, condition", a.Trigger, ok.Trigger)
+	}
 	var ns []string
 	for _, ef := range h.effects {
 		if n, ok := ef.(NotStarted); ok {
@@ -236,7 +239,7 @@ func TestBundle(t *testing.T) {
 			t.Fatalf("bundle run = %+v", box)
 		}
 		for _, k := range []string{"k1", "k2", "k3"} {
-			if r := h.runs[h.started[k]]; r.BundleRun != box.ID {
+			if r := h.runs[h.started[k]]; r.BundleRun != box.ID || r.Trigger != "bundle" {
 				t.Errorf("%s run belongs to bundle run %d, want %d", k, r.BundleRun, box.ID)
 			}
 		}

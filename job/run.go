@@ -47,6 +47,9 @@ type State struct {
 	// bundle run (Idle while it has not settled): it alone counts for the
 	// bundle.
 	BundleOutcome Status `json:"bundle_outcome,omitempty"`
+	// Trigger says what made an active task active ("start", "bundle",
+	// "condition"); its run records it.
+	Trigger string `json:"trigger,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt time.Time `json:"due_at,omitzero"`
 }
