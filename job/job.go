@@ -83,17 +83,25 @@ type Task struct {
 	Profile   string   `json:"profile,omitempty"`
 	RunDays   Days     `json:"run_days,omitempty"`
 	// StartTimes are ascending, without repeats.
-	StartTimes []Clock  `json:"start_times,omitempty"`
-	Window     *Window  `json:"run_window,omitempty"`
-	StartMins  []int    `json:"start_mins,omitempty"` // ascending, without repeats
-	Timezone   string   `json:"timezone,omitempty"`
+	StartTimes []Clock `json:"start_times,omitempty"`
+	Window     *Window `json:"run_window,omitempty"`
+	StartMins  []int   `json:"start_mins,omitempty"` // ascending, without repeats
+	Timezone   string  `json:"timezone,omitempty"`
+	// Cron is a cron expression, fields separated by single spaces.
+	Cron string `json:"cron,omitempty"`
+	// StartDate, EndDate and Interval are an interval trigger: wall-clock
+	// dates "YYYY-MM-DD HH:MM[:SS]" in the task's zone and "N unit(s)".
+	StartDate  string   `json:"start_date,omitempty"`
+	EndDate    string   `json:"end_date,omitempty"`
+	Interval   string   `json:"interval,omitempty"`
 	StartDelay Duration `json:"start_delay,omitempty"`
 	Overlap    Overlap  `json:"overlap,omitempty"`
 }
 
-// HasTimeTrigger reports whether the task has a calendar of its own.
+// HasTimeTrigger reports whether the task has a time trigger of its own: a
+// calendar, a cron expression or an interval.
 func (t *Task) HasTimeTrigger() bool {
-	return len(t.StartTimes) > 0 || t.Window != nil
+	return len(t.StartTimes) > 0 || t.Window != nil || t.Cron != "" || t.StartDate != ""
 }
 
 // ConditionTriggered reports whether the task starts on its own when its
