@@ -109,6 +109,51 @@ func (c *Client) Runs(ctx context.Context, name string, count int, day string) (
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name)+"/runs?"+q.Encode(), nil, &v)
 }
 
+// Fires returns up to count recorded occurrences of a task, newest first,
+// optionally of one day (YYYY-MM-DD in the server's zone).
+func (c *Client) Fires(ctx context.Context, name string, count int, day string) (*FiresResponse, error) {
+	q := url.Values{"count": {strconv.Itoa(count)}}
+	if day != "" {
+		q.Set("date", day)
+	}
+	var v FiresResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name)+"/fires?"+q.Encode(), nil, &v)
+}
+
+// Forecast returns the planned fires of one task (or all when task is
+// empty) between from and to (empty: the server's defaults).
+func (c *Client) Forecast(ctx context.Context, task, from, to string, limit int) (*ForecastResponse, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"task": task, "from": from, "to": to} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var v ForecastResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/forecast?"+q.Encode(), nil, &v)
+}
+
+// Clock returns the server's time.
+func (c *Client) Clock(ctx context.Context) (*ClockResponse, error) {
+	var v ClockResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/clock", nil, &v)
+}
+
+// Advance moves a simulating server's clock to an instant and returns once
+// the server has settled there. It may take long: give ctx a deadline, or
+// none.
+func (c *Client) Advance(ctx context.Context, to string) (*ClockResponse, error) {
+	var v ClockResponse
+	long := *c
+	if c.HTTP == nil {
+		long.HTTP = &http.Client{} // no timeout: a simulated week takes a while
+	}
+	return &v, long.do(ctx, http.MethodPost, "/api/v1/clock", ClockRequest{To: to}, &v)
+}
+
 // Export writes definitions (all, or one task and its children) in the
 // definition language.
 func (c *Client) Export(ctx context.Context, name string, w io.Writer) error {

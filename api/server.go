@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
@@ -50,6 +51,10 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("POST /api/v1/tasks/{name}/events", srv.event)
 	srv.handle("GET /api/v1/tasks/{name}/status", srv.status)
 	srv.handle("GET /api/v1/tasks/{name}/runs", srv.runs)
+	srv.handle("GET /api/v1/tasks/{name}/fires", srv.fires)
+	srv.handle("GET /api/v1/forecast", srv.forecast)
+	srv.handle("GET /api/v1/clock", srv.clock)
+	srv.handle("POST /api/v1/clock", srv.advance)
 	srv.mux.HandleFunc("/", srv.unrouted)
 	return srv
 }
@@ -126,6 +131,8 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusNotFound, Message: strings.TrimPrefix(err.Error(), "not found: ")}
 	case errors.Is(err, engine.ErrRefused):
 		return &Error{Status: http.StatusConflict, Message: strings.TrimPrefix(err.Error(), "refused: ")}
+	case errors.Is(err, scheduler.ErrNotSimulated):
+		return &Error{Status: http.StatusConflict, Message: err.Error()}
 	case errors.Is(err, scheduler.ErrStopped):
 		return &Error{Status: http.StatusServiceUnavailable, Message: err.Error()}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -257,6 +264,7 @@ func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
 
 func (s *Server) localState(st job.State) job.State {
 	st.Start, st.End, st.DueAt = s.local(st.Start), s.local(st.End), s.local(st.DueAt)
+	st.Scheduled, st.NextFire = s.local(st.Scheduled), s.local(st.NextFire)
 	return st
 }
 
@@ -321,37 +329,55 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	q := store.RunQuery{Task: name, Limit: 1, Done: true}
+// countAndDay reads the count and date query parameters of history
+// requests: at most count rows (default def), of one day in the server's
+// zone (zero times when not given).
+func (s *Server) countAndDay(r *http.Request, def int) (limit int, from, to time.Time, err error) {
+	limit = def
 	if c := r.URL.Query().Get("count"); c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 1 {
-			return badRequest("count must be a whole number of at least 1, got %q", c)
+			return 0, from, to, badRequest("count must be a whole number of at least 1, got %q", c)
 		}
-		q.Limit = n
+		limit = n
 	}
 	if d := r.URL.Query().Get("date"); d != "" {
 		day, err := time.ParseInLocation(time.DateOnly, d, s.loc)
 		if err != nil {
-			return badRequest("date must be YYYY-MM-DD, got %q", d)
+			return 0, from, to, badRequest("date must be YYYY-MM-DD, got %q", d)
 		}
-		q.From, q.To = day, day.AddDate(0, 0, 1)
+		from, to = day, day.AddDate(0, 0, 1)
 	}
+	return limit, from, to, nil
+}
+
+// taskDef reads a task's definition, or answers 404.
+func (s *Server) taskDef(r *http.Request, name string) (job.Task, error) {
 	var (
+		def    job.Task
 		exists bool
-		bundle bool
 	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		var def job.Task
-		def, _, exists = e.Task(name)
-		bundle = def.Type == job.Bundle
-	}); err != nil {
-		return err
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { def, _, exists = e.Task(name) }); err != nil {
+		return def, err
 	}
 	if !exists {
-		return notFound(name)
+		return def, notFound(name)
 	}
+	return def, nil
+}
+
+func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	q := store.RunQuery{Task: name, Done: true}
+	var err error
+	if q.Limit, q.From, q.To, err = s.countAndDay(r, 1); err != nil {
+		return err
+	}
+	def, err := s.taskDef(r, name)
+	if err != nil {
+		return err
+	}
+	bundle := def.Type == job.Bundle
 	st := s.sched.Store()
 	runs, err := st.Runs(r.Context(), q)
 	if err != nil {
@@ -377,4 +403,110 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) localRun(r job.Run) job.Run {
 	r.Start, r.End, r.Scheduled = s.local(r.Start), s.local(r.End), s.local(r.Scheduled)
 	return r
+}
+
+// fires lists what became of a task's planned occurrences.
+func (s *Server) fires(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	q := store.FireQuery{Task: name}
+	var err error
+	if q.Limit, q.From, q.To, err = s.countAndDay(r, 20); err != nil {
+		return err
+	}
+	if _, err := s.taskDef(r, name); err != nil {
+		return err
+	}
+	fires, err := s.sched.Store().Fires(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	resp := FiresResponse{Fires: []job.Fire{}}
+	for _, f := range fires {
+		f.Scheduled, f.At = s.local(f.Scheduled), s.local(f.At)
+		resp.Fires = append(resp.Fires, f)
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+// maxForecast bounds one forecast answer.
+const maxForecast = 100_000
+
+// forecast lists planned fires of one task (task=NAME) or all, in
+// [from, to): from defaults to now, to to a day after from.
+func (s *Server) forecast(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	from, to := s.sched.Now(), time.Time{}
+	var err error
+	if v := q.Get("from"); v != "" {
+		if from, err = calendar.ParseInstant(v, s.loc); err != nil {
+			return badRequest("from: %v", err)
+		}
+	}
+	to = from.Add(24 * time.Hour)
+	if v := q.Get("to"); v != "" {
+		if to, err = calendar.ParseInstant(v, s.loc); err != nil {
+			return badRequest("to: %v", err)
+		}
+	}
+	if to.Before(from) {
+		return badRequest("to: %s is before from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	limit := maxForecast
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxForecast {
+			return badRequest("limit must be a whole number from 1 to %d, got %q", maxForecast, v)
+		}
+	}
+	name := q.Get("task")
+	scheds := map[string]calendar.Schedule{}
+	found := true
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
+		if name != "" {
+			_, _, found = e.Task(name)
+			scheds[name] = e.Schedule(name)
+			return
+		}
+		for _, n := range e.Names() {
+			if sc := e.Schedule(n); sc != nil {
+				scheds[n] = sc
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if !found {
+		return notFound(name)
+	}
+	fires, more := calendar.Forecast(scheds, from, to, limit)
+	if fires == nil {
+		fires = []calendar.Planned{}
+	}
+	return writeJSON(w, http.StatusOK, ForecastResponse{From: from.UTC(), To: to.UTC(), Fires: fires, Truncated: more})
+}
+
+func (s *Server) clock(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, ClockResponse{Now: s.local(s.sched.Now()), Simulated: s.sched.Simulated()})
+}
+
+// advance moves a simulating server's clock and answers once the engine
+// has settled at the new time.
+func (s *Server) advance(w http.ResponseWriter, r *http.Request) error {
+	var req ClockRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if !s.sched.Simulated() {
+		return scheduler.ErrNotSimulated
+	}
+	to, err := calendar.ParseInstant(req.To, s.loc)
+	if err != nil {
+		return badRequest("to: %v", err)
+	}
+	if now := s.sched.Now(); to.Before(now) {
+		return badRequest("to: %s is before the clock's time %s; the clock cannot go back", to.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if err := s.sched.Advance(r.Context(), to); err != nil {
+		return err
+	}
+	return s.clock(w, r)
 }

@@ -5,6 +5,7 @@ package api
 import (
 	"time"
 
+	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -69,4 +70,32 @@ type RunsResponse struct {
 type Info struct {
 	Timezone string `json:"timezone"`
 	Version  string `json:"version"`
+}
+
+// FiresResponse lists the recorded fates of a task's occurrences, newest
+// first.
+type FiresResponse struct {
+	Fires []job.Fire `json:"fires"`
+}
+
+// ForecastResponse lists planned fires, sorted by instant then task.
+type ForecastResponse struct {
+	From  time.Time          `json:"from"`
+	To    time.Time          `json:"to"`
+	Fires []calendar.Planned `json:"fires"`
+	// Truncated is set when the limit left fires out.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ClockRequest moves a simulating server's clock.
+type ClockRequest struct {
+	// To is an RFC 3339 instant or a local date and time in the server's
+	// zone.
+	To string `json:"to"`
+}
+
+// ClockResponse tells the server's time.
+type ClockResponse struct {
+	Now       time.Time `json:"now"`
+	Simulated bool      `json:"simulated"`
 }

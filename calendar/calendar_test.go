@@ -337,3 +337,39 @@ func FuzzParseInterval(f *testing.F) {
 		}
 	})
 }
+
+func TestForecastMerges(t *testing.T) {
+	a, _ := ParseCron("0 * * * *", time.UTC)
+	b, _ := ParseCron("*/30 * * * *", time.UTC)
+	got, more := Forecast(map[string]Schedule{"b": b, "a": a, "none": nil}, utc("2026-06-01T00:00:00Z"), utc("2026-06-01T01:01:00Z"), 0)
+	var s []string
+	for _, p := range got {
+		s = append(s, p.At.Format("15:04")+" "+p.Task)
+	}
+	check(t, "merged", s, "00:00 a", "00:00 b", "00:30 b", "01:00 a", "01:00 b")
+	if more {
+		t.Error("more reported without a limit")
+	}
+	if got, more := Forecast(map[string]Schedule{"b": b}, utc("2026-06-01T00:00:00Z"), utc("2026-06-02T00:00:00Z"), 3); len(got) != 3 || !more {
+		t.Errorf("limit: %d, %v", len(got), more)
+	}
+}
+
+func TestParseInstant(t *testing.T) {
+	ny := mustLoad(t, "America/New_York")
+	for in, want := range map[string]string{
+		"2026-03-08T07:00:00Z":      "2026-03-08T07:00:00Z",
+		"2026-03-08T03:00:00+01:00": "2026-03-08T02:00:00Z",
+		"2026-03-08 02:30":          "2026-03-08T07:00:00Z", // in the gap: its end
+		"2026-11-01 01:30":          "2026-11-01T05:30:00Z", // twice: the first
+		"2026-06-01":                "2026-06-01T04:00:00Z",
+	} {
+		got, err := ParseInstant(in, ny)
+		if err != nil || got.Format(time.RFC3339) != want {
+			t.Errorf("%s: %s %v, want %s", in, got.Format(time.RFC3339), err, want)
+		}
+	}
+	if _, err := ParseInstant("tomorrow", ny); err == nil {
+		t.Error("tomorrow accepted")
+	}
+}

@@ -140,6 +140,8 @@ http://127.0.0.1:8080).`,
 		statusCmd(env, client),
 		runsCmd(env, client),
 		exportCmd(env, client),
+		forecastCmd(env, client),
+		clockCmd(env, client),
 		linksCmd(env),
 	)
 	return root
@@ -267,10 +269,11 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
 		name, date string
 		count      int
+		fires      bool
 	)
 	c := &cobra.Command{
-		Use:   "runs -j TASK [-c N] [-d DD/MM/YYYY]",
-		Short: "print past runs, most recent first",
+		Use:   "runs -j TASK [-c N] [-d DD/MM/YYYY] [--fires]",
+		Short: "print past runs, most recent first (--fires: what became of each planned occurrence)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireJob(name); err != nil {
@@ -287,6 +290,17 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 				}
 				day = d.Format(time.DateOnly)
 			}
+			if fires {
+				if !cmd.Flags().Changed("count") {
+					count = 20
+				}
+				fs, err := client().Fires(cmd.Context(), name, count, day)
+				if err != nil {
+					return err
+				}
+				writeFires(env.Stdout, fs)
+				return nil
+			}
 			rs, err := client().Runs(cmd.Context(), name, count, day)
 			if err != nil {
 				return err
@@ -298,6 +312,7 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
 	c.Flags().IntVarP(&count, "count", "c", 1, "number of runs")
 	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (DD/MM/YYYY, server time zone)")
+	c.Flags().BoolVar(&fires, "fires", false, "list the planned occurrences of the task's time trigger and their fate: ran, skipped (and why) or missed (default count 20)")
 	return c
 }
 

@@ -29,6 +29,7 @@ var taskLabels = map[string]string{
 	"type": "Type", "parent": "Parent", "machine": "Machine", "command": "Command", "condition": "Condition",
 	"out_log_file": "OutLogFile", "err_log_file": "ErrLogFile", "label": "Label", "profile": "Profile",
 	"run_days": "RunDays", "start_times": "StartTimes", "run_window": "RunWindow", "start_mins": "StartMins",
+	"cron": "Cron", "start_date": "StartDate", "end_date": "EndDate", "interval": "Interval",
 	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
 }
 
@@ -93,5 +94,26 @@ func writeRuns(w io.Writer, rs *api.RunsResponse) {
 		for _, c := range r.Children {
 			tableRow(w, c.Task, 1, c.Start, c.End, c.Status)
 		}
+	}
+}
+
+// writeFires prints what became of planned occurrences, newest first.
+func writeFires(w io.Writer, fs *api.FiresResponse) {
+	if len(fs.Fires) == 0 {
+		fmt.Fprintln(w)
+		return
+	}
+	line := func(sched, fate, run, reason string) {
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-7s %-8s %s", wTime, sched, fate, run, reason), " "))
+	}
+	u := strings.Repeat
+	line("Scheduled", "Fate", "Run", "Reason")
+	line(u("_", wTime), u("_", 7), u("_", 8), u("_", 6))
+	for _, f := range fs.Fires {
+		run := ""
+		if f.RunID != 0 {
+			run = fmt.Sprint(f.RunID)
+		}
+		line(stamp(f.Scheduled), string(f.Fate), run, f.Reason)
 	}
 }

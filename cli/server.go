@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
@@ -33,6 +34,9 @@ type ServerConfig struct {
 	DB          string        // database: a SQLite file path; empty means Data/gnomon.db
 	Definitions string        // a file or directory applied before listening
 	Timezone    string        // IANA zone; empty means the host's
+	// SimulateFrom starts a virtual clock at this instant (RFC 3339 or a
+	// local date and time); empty means the real clock.
+	SimulateFrom string
 	Workers     int           // concurrent runs
 	Grace       time.Duration // between TERM and KILL when a run is aborted
 	Drain       time.Duration // how long SIGTERM waits for running commands
@@ -57,13 +61,17 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	loc := time.Local
-	if cfg.Timezone != "" {
-		l, err := time.LoadLocation(cfg.Timezone)
+	loc, err := zoneFlag(cfg.Timezone, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	var clock scheduler.Clock = scheduler.SystemClock{}
+	if cfg.SimulateFrom != "" {
+		t, err := calendar.ParseInstant(cfg.SimulateFrom, loc)
 		if err != nil {
-			return nil, usageErr("--timezone: unknown time zone %q", cfg.Timezone)
+			return nil, usageErr("--simulate-from: %v", err)
 		}
-		loc = l
+		clock = scheduler.NewVirtualClock(t)
 	}
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -83,7 +91,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, errc: make(chan error, 1)}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
-		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace,
+		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace, Location: loc, Clock: clock,
 		Logger: cfg.Logger, SupervisorCommand: cfg.SupervisorCommand,
 	})
 	if err != nil {
@@ -107,8 +115,16 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { s.errc <- s.http.Serve(s.ln) }()
-	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", dbPath, "timezone", loc.String())
+	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", dbPath, "timezone", loc.String(),
+		"clock", clockName(clock))
 	return s, nil
+}
+
+func clockName(c scheduler.Clock) string {
+	if _, ok := c.(*scheduler.VirtualClock); ok {
+		return "simulated from " + c.Now().UTC().Format(time.RFC3339)
+	}
+	return "real"
 }
 
 // applyDefinitions applies --definitions: one file, or every *.def file of a
@@ -201,6 +217,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.DB, "db", "", "database (default the SQLite file gnomon.db in the data directory)")
 	f.StringVar(&cfg.Definitions, "definitions", "", "definition file or directory of *.def files to apply before listening")
 	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
+	f.StringVar(&cfg.SimulateFrom, "simulate-from", "", "run on a virtual clock starting at this instant, moved only by 'gnomon clock advance' (commands still run)")
 	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once")
 	f.DurationVar(&cfg.Grace, "kill-grace", 10*time.Second, "time between TERM and KILL when a run is aborted")
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -209,9 +210,10 @@ func (a *applier) action(act *Action) bool {
 	if (t.Window != nil) != (len(t.StartMins) > 0) {
 		a.errorf(act, at("run_window", "start_mins"), "window run should have both 'run_window' and 'start_mins' attributes")
 	}
-	if t.Parent != "" && (t.HasTimeTrigger() || len(t.StartMins) > 0 || t.RunDays != 0) {
-		a.errorf(act, at("start_times", "run_window", "start_mins", "run_days", "parent"), "scheduling attributes are not allowed on a task inside a bundle")
+	if t.Parent != "" && (t.HasTimeTrigger() || len(t.StartMins) > 0 || t.RunDays != 0 || t.EndDate != "" || t.Interval != "") {
+		a.errorf(act, at("start_times", "run_window", "start_mins", "run_days", "cron", "start_date", "end_date", "interval", "parent"), "scheduling attributes are not allowed on a task inside a bundle")
 	}
+	a.checkTimeTrigger(act, t, at)
 	if len(a.errs) > nerr {
 		return false
 	}
@@ -242,8 +244,7 @@ var callableRequired = map[string]bool{"command": true, "out_log_file": true, "e
 
 // unsupported attributes are part of the language but not of this version.
 var unsupported = map[string]string{
-	"start_date": "interval triggers", "end_date": "interval triggers", "interval": "interval triggers",
-	"cron": "cron triggers", "function": "function jobs",
+	"function": "function jobs",
 	"alert_on": "email alerts", "alert_to": "email alerts", "alert_template": "email alerts",
 }
 
@@ -278,6 +279,14 @@ func clear(t *job.Task, key string) {
 		t.StartMins = nil
 	case "timezone":
 		t.Timezone = ""
+	case "cron":
+		t.Cron = ""
+	case "start_date":
+		t.StartDate = ""
+	case "end_date":
+		t.EndDate = ""
+	case "interval":
+		t.Interval = ""
 	case "start_delay":
 		t.StartDelay = 0
 	case "overlap":
@@ -323,6 +332,24 @@ func set(t *job.Task, key, v string) error {
 			err = fmt.Errorf("timezone: unknown time zone %q (want an IANA name such as Europe/Paris)", v)
 		}
 		t.Timezone = v
+	case "cron":
+		if _, err = calendar.ParseCron(v, time.UTC); err == nil {
+			t.Cron = strings.Join(strings.Fields(v), " ")
+		}
+	case "start_date", "end_date":
+		var d calendar.DateTime
+		if d, err = calendar.ParseDateTime(v); err != nil {
+			err = fmt.Errorf("%s: %w", key, err)
+		} else if key == "start_date" {
+			t.StartDate = d.String()
+		} else {
+			t.EndDate = d.String()
+		}
+	case "interval":
+		var e calendar.Every
+		if e, err = calendar.ParseEvery(v); err == nil {
+			t.Interval = e.String()
+		}
 	case "start_delay":
 		var d time.Duration
 		d, err = time.ParseDuration(v)
@@ -442,4 +469,30 @@ func ParseStartMins(v string) ([]int, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// checkTimeTrigger applies the rules on time triggers: at most one of a
+// calendar, a cron expression and an interval; an interval needs its start;
+// run_days belongs to calendars.
+func (a *applier) checkTimeTrigger(act *Action, t *job.Task, at func(...string) int) {
+	kinds := 0
+	for _, has := range []bool{len(t.StartTimes) > 0 || t.Window != nil, t.Cron != "", t.StartDate != ""} {
+		if has {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		a.errorf(act, at("cron", "start_date", "start_times", "run_window"), "task should have only one time trigger: start_times or run_window, cron, or start_date")
+	}
+	if t.StartDate == "" && (t.EndDate != "" || t.Interval != "") {
+		a.errorf(act, at("interval", "end_date"), "start_date: field is required with interval and end_date")
+	}
+	if t.RunDays != 0 && (t.Cron != "" || t.StartDate != "") {
+		a.errorf(act, at("run_days"), "run_days applies to start_times and run_window only (a cron expression has its own day fields)")
+	}
+	if t.StartDate != "" && t.EndDate != "" {
+		if _, err := calendar.IntervalOf(t.StartDate, t.EndDate, t.Interval, time.UTC); err != nil {
+			a.errorf(act, at("end_date", "start_date"), "%v", err)
+		}
+	}
 }

@@ -133,7 +133,18 @@ func TestRules(t *testing.T) {
 		{"G9 bundle child", "delete_task: kid\n\ndelete_task: box\n", []string{"kid"}, "task kid is active and cannot be deleted", 1},
 		{"timezone", "update_task: a\ntimezone: Mars/Olympus\n", nil, `timezone: unknown time zone "Mars/Olympus"`, 2},
 		{"start_delay", "update_task: a\nstart_delay: soon\n", nil, `start_delay: "soon" is not a duration`, 2},
-		{"cron not yet", "update_task: a\ncron: * * * * *\n", nil, "cron: cron triggers are not supported by this version", 2},
+		{"cron field", "update_task: a\ncron: 0 25 * * *\n", nil, `cron: hour field "25": value 25 out of range 0-23`, 2},
+		{"cron fields", "update_task: a\ncron: 0 1 * *\n", nil, `cron: "0 1 * *" has 4 fields`, 2},
+		{"cron never", "update_task: a\ncron: 0 0 31 2 *\n", nil, "never fires", 2},
+		{"two triggers", "update_task: a\nstart_times: 10:00\ncron: 0 * * * *\n", nil, "task should have only one time trigger", 3},
+		{"two triggers merged", "update_task: a\ncron: 0 * * * *\n\nupdate_task: a\nstart_date: 2026-03-01 01:00\n", nil, "only one time trigger", 5},
+		{"interval alone", "update_task: a\ninterval: 1 hour\n", nil, "start_date: field is required with interval and end_date", 2},
+		{"interval zero", "update_task: a\nstart_date: 2026-03-01\ninterval: 0 hours\n", nil, "interval: 0 should be a positive number", 3},
+		{"interval unit", "update_task: a\nstart_date: 2026-03-01\ninterval: 2 fortnights\n", nil, `interval: unknown unit "fortnights"`, 3},
+		{"start after end", "update_task: a\nstart_date: 2026-03-02 00:00\nend_date: 2026-03-01 23:59\ninterval: 1 hour\n", nil, "end_date: 2026-03-01 23:59 is before start_date 2026-03-02 00:00", 3},
+		{"bad date", "update_task: a\nstart_date: 2026-02-30 10:00\n", nil, `start_date: "2026-02-30 10:00" is not a date`, 2},
+		{"run_days with cron", "update_task: a\ncron: 0 * * * *\nrun_days: mo\n", nil, "run_days applies to start_times and run_window only", 3},
+		{"cron in bundle", "update_task: kid\ncron: 0 * * * *\n", nil, "scheduling attributes are not allowed on a task inside a bundle", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,6 +189,11 @@ func TestValid(t *testing.T) {
 		{"update clears schedule", "update_task: a\nstart_times: 10:00\n\nupdate_task: a\nstart_times:\nrun_window: 1:00-2:00\nstart_mins: 0\n"},
 		{"hash inside value", "update_task: a\ncommand: echo '#1'\n"},
 		{"value with colons", "update_task: a\ncommand: date +%H:%M\n"},
+		{"cron shortcut", "update_task: a\ncron: @daily\ntimezone: Europe/Paris\n"},
+		{"six-field cron", "update_task: a\ncron: */10 * * * * *\n"},
+		{"start_date alone", "update_task: a\nstart_date: 2026-03-01 12:00\n"},
+		{"switch trigger", "update_task: a\nstart_times: 10:00\n\nupdate_task: a\nstart_times:\ncron: 0 10 * * *\n"},
+		{"bundle on cron", "update_task: box\ncron: 0 2 * * *\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,7 +263,35 @@ start_mins: 0,15
 timezone: Asia/Kolkata
 start_delay: 1500ms
 overlap: skip
+
+insert_task: cronned
+type: callable
+command: true
+out_log_file: /tmp/c.out
+err_log_file: /tmp/c.err
+cron:   */15  9-17 * *   mon-fri
+timezone: America/New_York
+
+insert_task: ticking
+type: callable
+command: true
+out_log_file: /tmp/t.out
+err_log_file: /tmp/t.err
+start_date: 2026-03-01T01:00
+end_date: 2026-12-31 23:59:30
+interval: 90 Minutes
+
+insert_task: nightly_box
+type: bundle
+start_date: 2026-01-31
+interval: 1 month
 `)
+	if c := cur["cronned"].Cron; c != "*/15 9-17 * * mon-fri" {
+		t.Errorf("cron kept as %q", c)
+	}
+	if iv := cur["ticking"]; iv.StartDate != "2026-03-01 01:00" || iv.EndDate != "2026-12-31 23:59:30" || iv.Interval != "90 minutes" {
+		t.Errorf("interval kept as %q %q %q", iv.StartDate, iv.EndDate, iv.Interval)
+	}
 	var list []*job.Task
 	for _, t := range cur {
 		list = append(list, t)
@@ -272,6 +316,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: x\n" + callable + "condition: su(x)\n")
 	f.Add("update_task: a\nrun_window: 23:00-01:00\nstart_mins: 0,30\n")
 	f.Add("delete_task: a\n\ninsert_task:\nfoo\n:\n")
+	f.Add("insert_task: x\n" + callable + "cron: */5 1-3 * jan mon\n")
+	f.Add("insert_task: x\n" + callable + "start_date: 2026-01-31 10:00\nend_date: 2027-01-01\ninterval: 1 month\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1

@@ -36,6 +36,10 @@ func Attrs(t *job.Task) [][2]string {
 		add("run_window", t.Window.Start.String()+"-"+t.Window.End.String())
 	}
 	add("start_mins", JoinMins(t.StartMins))
+	add("cron", t.Cron)
+	add("start_date", t.StartDate)
+	add("end_date", t.EndDate)
+	add("interval", t.Interval)
 	add("timezone", t.Timezone)
 	if t.StartDelay > 0 {
 		add("start_delay", time.Duration(t.StartDelay).String())

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 func (e *Engine) startBundle(name string) {
 	en := e.tasks[name]
 	e.lastRun++
-	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now}
+	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: cmp.Or(en.st.Trigger, "start"), Scheduled: en.st.Scheduled}
 	e.runs[r.ID] = r
 	e.touchRun(r)
 	en.st.Start, en.st.End, en.st.RunID = e.now, time.Time{}, r.ID
@@ -35,6 +36,7 @@ func (e *Engine) startBundle(name string) {
 			}
 		default:
 			queued = append(queued, c)
+			ce.st.Scheduled = en.st.Scheduled
 			e.setStatus(c, job.Queued, false)
 		}
 		ce.st.BundleRun, ce.st.BundleOutcome = r.ID, job.Idle

@@ -3,6 +3,7 @@ package engine
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/defs"
@@ -28,6 +29,7 @@ func (e *Engine) define(ev Define) error {
 	}
 	for _, name := range res.Deleted {
 		e.index(name, e.defs[name], nil)
+		e.arm(e.tasks[name], time.Time{}, false)
 		delete(e.tasks, name)
 		delete(e.defs, name)
 		delete(e.ready, name)
@@ -39,12 +41,12 @@ func (e *Engine) define(ev Define) error {
 		en := e.tasks[name]
 		var old *job.Task
 		if en == nil {
-			en = &entry{}
+			en = &entry{hidx: -1}
 			e.tasks[name] = en
 		} else {
 			old = en.def
 			if old.Type != def.Type {
-				en.st = job.State{} // deleted and inserted again as another type
+				en.st = job.State{NextFire: en.st.NextFire} // deleted and inserted again as another type
 			}
 		}
 		e.index(name, old, def)
@@ -54,6 +56,10 @@ func (e *Engine) define(ev Define) error {
 		}
 		e.defs[name] = def
 		e.touch(name)
+		if old == nil || !sameTrigger(old, def) {
+			e.plan(en)
+			e.replan(en)
+		}
 		// A waiting task is re-evaluated when its own condition changes.
 		if en.st.Status == job.Waiting && e.evaluate(en) {
 			e.setStatus(name, job.Ready, false)

@@ -7,12 +7,14 @@
 package engine
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -22,6 +24,13 @@ type Config struct {
 	// Workers is the most callable runs that may be running at once.
 	// Zero means 10.
 	Workers int
+	// Location is the time zone of calendars whose task names none. Nil
+	// means UTC.
+	Location *time.Location
+	// MisfireGrace is how late an occurrence may be handled and still
+	// start its task; an older one was missed (the scheduler was down).
+	// Zero means one minute.
+	MisfireGrace time.Duration
 }
 
 // Engine holds the definitions and the state of every task.
@@ -40,6 +49,14 @@ type Engine struct {
 	// draining stops dispatch: ready tasks stay ready.
 	draining bool
 
+	loc   *time.Location
+	grace time.Duration
+	fires fireHeap // tasks with a next occurrence, earliest first
+	// unplanned tasks get their next occurrence at the next Tick: restored
+	// without one, or with one their trigger no longer yields.
+	unplanned []*entry
+	problems  []string
+
 	now time.Time
 	out *Output
 	// queue holds status changes whose dependents have not been visited.
@@ -47,9 +64,11 @@ type Engine struct {
 }
 
 type entry struct {
-	def  *job.Task
-	cond *cond.Expr // nil without a condition
-	st   job.State
+	def   *job.Task
+	cond  *cond.Expr        // nil without a condition
+	sched calendar.Schedule // nil without a time trigger
+	hidx  int               // index in the fire heap, -1 when not in it
+	st    job.State
 }
 
 type change struct {
@@ -69,6 +88,8 @@ type Output struct {
 	Runs []*job.Run
 	// Effects are to be performed in order once the output is durable.
 	Effects []Effect
+	// Fires records the fate of each occurrence handled.
+	Fires []job.Fire
 
 	tasks map[string]bool
 	runs  map[int64]bool
@@ -85,8 +106,16 @@ func New(cfg Config) *Engine {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 10
 	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.MisfireGrace <= 0 {
+		cfg.MisfireGrace = time.Minute
+	}
 	return &Engine{
 		workers: cfg.Workers,
+		loc:     cfg.Location,
+		grace:   cfg.MisfireGrace,
 		tasks:   map[string]*entry{},
 		defs:    map[string]*job.Task{},
 		deps:    map[string]map[string]struct{}{},
@@ -102,13 +131,25 @@ func New(cfg Config) *Engine {
 // handed out.
 func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64) error {
 	for _, r := range recs {
-		en := &entry{def: r.Def, st: r.State}
+		en := &entry{def: r.Def, st: r.State, hidx: -1}
 		if r.Def.Condition != "" {
 			c, err := cond.Parse(r.Def.Condition)
 			if err != nil {
 				return fmt.Errorf("restore %s: %w", r.Def.Name, err)
 			}
 			en.cond = c
+		}
+		e.plan(en)
+		if next := en.st.NextFire; en.sched != nil && !next.IsZero() {
+			// Keep the occurrence only if the trigger still yields it (the
+			// default zone may have changed since).
+			if n, ok := en.sched.Next(next.Add(-time.Nanosecond)); ok && n.Equal(next) {
+				heap.Push(&e.fires, en)
+			} else {
+				e.unplanned = append(e.unplanned, en)
+			}
+		} else if en.sched != nil {
+			e.unplanned = append(e.unplanned, en)
 		}
 		e.tasks[r.Def.Name] = en
 		e.defs[r.Def.Name] = r.Def
@@ -156,14 +197,35 @@ func (e *Engine) ActiveRuns() []*job.Run {
 	return out
 }
 
+// Running returns the number of callable runs in flight.
+func (e *Engine) Running() int { return e.running }
+
 // Drain stops (or with false, resumes) starting runs. Ready tasks stay
 // ready and are started when dispatch resumes, here or after a restart.
 func (e *Engine) Drain(on bool) { e.draining = on }
+
+// Problems returns what went wrong while restoring, for the log.
+func (e *Engine) Problems() []string { return e.problems }
+
+// Schedule returns a task's compiled time trigger, nil if it has none. A
+// schedule is immutable and may be used on any goroutine.
+func (e *Engine) Schedule(name string) calendar.Schedule {
+	if en := e.tasks[name]; en != nil {
+		return en.sched
+	}
+	return nil
+}
+
+// Location returns the default time zone of calendars.
+func (e *Engine) Location() *time.Location { return e.loc }
 
 // NextWake returns the earliest instant at which a Tick has work to do, or
 // the zero time if none.
 func (e *Engine) NextWake() time.Time {
 	var t time.Time
+	if len(e.fires) > 0 {
+		t = e.fires[0].st.NextFire
+	}
 	for name := range e.staged {
 		due := e.tasks[name].st.DueAt
 		if t.IsZero() || due.Before(t) {
@@ -242,6 +304,9 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	}
 	if !s.Active() || s == job.Running {
 		en.st.Trigger = ""
+	}
+	if !s.Active() {
+		en.st.Scheduled = time.Time{}
 	}
 	// The first settled status of a bundle member is its outcome for the run.
 	if en.st.BundleRun != 0 && en.st.BundleOutcome == job.Idle && s.Settled() && s != job.Idle {
@@ -345,6 +410,7 @@ func (e *Engine) tick() {
 			e.setStatus(name, job.Ready, false)
 		}
 	}
+	e.fireDue()
 }
 
 // dispatch starts ready callables while worker slots are free: higher
@@ -383,6 +449,7 @@ func (e *Engine) startRun(name, trigger string) {
 		Start:     e.now,
 		BundleRun: en.st.BundleRun,
 		Trigger:   trigger,
+		Scheduled: en.st.Scheduled,
 	}
 	e.runs[r.ID] = r
 	e.running++

@@ -52,6 +52,34 @@ type State struct {
 	Trigger string `json:"trigger,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt time.Time `json:"due_at,omitzero"`
+	// Scheduled is the occurrence of the time trigger that made the task
+	// active, zero if something else did; its run records it.
+	Scheduled time.Time `json:"scheduled,omitzero"`
+	// NextFire is the next occurrence of the task's time trigger that has
+	// not been handled yet, zero if it has none.
+	NextFire time.Time `json:"next_fire,omitzero"`
+}
+
+// Fate is what became of one planned occurrence of a time trigger.
+type Fate string
+
+// Fates of an occurrence.
+const (
+	FateRan     Fate = "ran"     // it started the task (the run may wait for its condition or a worker)
+	FateSkipped Fate = "skipped" // the task was busy or frozen; it is not made up
+	FateMissed  Fate = "missed"  // the scheduler was not running; it is not made up
+)
+
+// Fire records the fate of one occurrence, keyed by (Task, Scheduled).
+type Fire struct {
+	Task      string    `json:"task"`
+	Scheduled time.Time `json:"scheduled"`
+	Fate      Fate      `json:"fate"`
+	Reason    string    `json:"reason,omitempty"`
+	// At is when the fate was decided.
+	At time.Time `json:"at"`
+	// RunID is the run the occurrence started, once known (0 if none).
+	RunID int64 `json:"run_id,omitempty"`
 }
 
 // Record is one task as stored: its definition and its state.

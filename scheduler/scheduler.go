@@ -29,6 +29,30 @@ type SystemClock struct{}
 // Now returns the current time.
 func (SystemClock) Now() time.Time { return time.Now() }
 
+// VirtualClock is a clock that moves only when a Scheduler is told to
+// advance it. A scheduler on a virtual clock arms no timers: Advance
+// delivers every due instant in order.
+type VirtualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewVirtualClock returns a virtual clock reading t.
+func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{t: t} }
+
+// Now returns the virtual time.
+func (c *VirtualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *VirtualClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
+
 // Config configures a Scheduler.
 type Config struct {
 	// Store keeps the journal and state. Required.
@@ -44,6 +68,8 @@ type Config struct {
 	Grace time.Duration
 	// SupervisorCommand starts a run supervisor; zero means this executable.
 	SupervisorCommand []string
+	// Location is the default time zone of calendars; nil means UTC.
+	Location *time.Location
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }
@@ -51,6 +77,9 @@ type Config struct {
 // ErrStopped is returned for requests made after Stop, or after the store
 // failed.
 var ErrStopped = errors.New("scheduler stopped")
+
+// ErrNotSimulated is returned by Advance on a scheduler with a real clock.
+var ErrNotSimulated = errors.New("the clock can only be moved on a server started with --simulate-from")
 
 // Scheduler owns an engine. It is safe for concurrent use.
 type Scheduler struct {
@@ -68,6 +97,12 @@ type Scheduler struct {
 	stopOnce sync.Once
 	mu       sync.Mutex
 	err      error // why the loop stopped
+
+	// virtual is the clock when simulating, nil otherwise.
+	virtual *VirtualClock
+	// changed gets a signal after every batch; Advance waits on it.
+	changed chan struct{}
+	advance sync.Mutex
 }
 
 type request struct {
@@ -92,7 +127,8 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg:     cfg,
-		eng:     engine.New(engine.Config{Workers: cfg.Workers}),
+		eng:     engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location}),
+		changed: make(chan struct{}, 1),
 		in:      make(chan *request, 1024),
 		exits:   make(chan executor.Exit, 1024),
 		effects: make(chan []any, 1024),
@@ -107,6 +143,10 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun); err != nil {
 		return nil, err
 	}
+	for _, p := range s.eng.Problems() {
+		s.log.Warn("time trigger not armed", "problem", p)
+	}
+	s.virtual, _ = cfg.Clock.(*VirtualClock)
 	s.x, err = executor.New(executor.Config{
 		Dir:     filepath.Join(cfg.DataDir, "runs"),
 		Command: cfg.SupervisorCommand,
@@ -233,7 +273,7 @@ func (s *Scheduler) loop() {
 		case r := <-s.in:
 			batch = append(batch, r)
 		case e := <-s.exits:
-			batch = append(batch, exitRequest(e))
+			batch = append(batch, s.exitRequest(e))
 		case <-timer.C:
 			batch = append(batch, &request{ev: engine.Tick{}})
 		case <-s.quit:
@@ -245,7 +285,7 @@ func (s *Scheduler) loop() {
 			case r := <-s.in:
 				batch = append(batch, r)
 			case e := <-s.exits:
-				batch = append(batch, exitRequest(e))
+				batch = append(batch, s.exitRequest(e))
 			default:
 				break collect
 			}
@@ -262,15 +302,28 @@ func (s *Scheduler) loop() {
 			}
 			return
 		}
+		for _, r := range batch {
+			if r.ev != nil { // reads change nothing
+				select {
+				case s.changed <- struct{}{}:
+				default:
+				}
+				break
+			}
+		}
 		timer.Stop()
-		if wake := s.eng.NextWake(); !wake.IsZero() {
+		if wake := s.eng.NextWake(); !wake.IsZero() && s.virtual == nil {
 			timer.Reset(max(wake.Sub(s.cfg.Clock.Now()), 0))
 		}
 	}
 }
 
-func exitRequest(e executor.Exit) *request {
-	return &request{ev: engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, At: e.End}}
+func (s *Scheduler) exitRequest(e executor.Exit) *request {
+	at := e.End
+	if s.virtual != nil {
+		at = time.Time{} // runs take no virtual time: they end when reported
+	}
+	return &request{ev: engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, At: at}}
 }
 
 // process applies a batch, commits it and answers its callers.
@@ -314,11 +367,17 @@ func (s *Scheduler) process(batch []*request) error {
 		for _, run := range out.Runs {
 			runs[run.ID] = *run
 		}
+		b.Fires = append(b.Fires, out.Fires...)
 		if ex, ok := r.ev.(engine.RunExited); ok {
 			exited = append(exited, ex.RunID)
 		}
 		for _, ef := range out.Effects {
 			effects = append(effects, ef)
+		}
+		for _, f := range out.Fires {
+			if f.Fate != job.FateRan {
+				effects = append(effects, f) // logged
+			}
 		}
 	}
 	for n := range tasks {
@@ -370,9 +429,81 @@ func (s *Scheduler) perform() {
 				s.x.Kill(ef.RunID)
 			case engine.NotStarted:
 				s.log.Info("not started", "task", ef.Task, "reason", ef.Reason)
+			case job.Fire:
+				s.log.Info("occurrence "+string(ef.Fate), "task", ef.Task, "scheduled", ef.Scheduled, "reason", ef.Reason)
 			case forget:
 				s.x.Forget(ef.id)
 			}
+		}
+	}
+}
+
+// Simulated reports whether the scheduler runs on a virtual clock.
+func (s *Scheduler) Simulated() bool { return s.virtual != nil }
+
+// Now returns the scheduler's clock reading.
+func (s *Scheduler) Now() time.Time { return s.cfg.Clock.Now() }
+
+// Advance moves a virtual clock to instant to. It stops at every instant
+// where something is due, in order, lets the engine fire it and waits until
+// every run started has ended (runs take no virtual time), so that when it
+// returns the scheduler has settled at the new time. It fails on a real
+// clock, and for an instant before the current one.
+func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
+	if s.virtual == nil {
+		return ErrNotSimulated
+	}
+	s.advance.Lock()
+	defer s.advance.Unlock()
+	if now := s.virtual.Now(); to.Before(now) {
+		return fmt.Errorf("the clock cannot go back: it reads %s", now.UTC().Format(time.RFC3339Nano))
+	}
+	var last time.Time
+	for {
+		if err := s.settle(ctx); err != nil {
+			return err
+		}
+		var wake time.Time
+		if err := s.Read(ctx, func(e *engine.Engine) { wake = e.NextWake() }); err != nil {
+			return err
+		}
+		if wake.IsZero() || wake.After(to) {
+			break
+		}
+		if !last.IsZero() && !wake.After(last) {
+			return fmt.Errorf("the engine is stuck at %s", wake.UTC().Format(time.RFC3339Nano))
+		}
+		last = wake
+		if wake.After(s.virtual.Now()) {
+			s.virtual.set(wake)
+		}
+		if err := s.Submit(ctx, engine.Tick{}); err != nil {
+			return err
+		}
+	}
+	s.virtual.set(to)
+	if err := s.Submit(ctx, engine.Tick{}); err != nil {
+		return err
+	}
+	return s.settle(ctx)
+}
+
+// settle waits until no callable run is in flight.
+func (s *Scheduler) settle(ctx context.Context) error {
+	for {
+		var busy bool
+		if err := s.Read(ctx, func(e *engine.Engine) { busy = e.Running() > 0 }); err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-s.changed:
+		case <-s.done:
+			return s.stopErr()
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

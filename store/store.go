@@ -27,6 +27,9 @@ type Store interface {
 	Commit(ctx context.Context, b *Batch) error
 	// Runs returns run history, newest first.
 	Runs(ctx context.Context, q RunQuery) ([]job.Run, error)
+	// Fires returns the recorded fates of occurrences, newest first, with
+	// the run each one started when there is one.
+	Fires(ctx context.Context, q FireQuery) ([]job.Fire, error)
 	// Journal returns journal entries with a sequence number above after,
 	// oldest first, at most limit of them.
 	Journal(ctx context.Context, after int64, limit int) ([]Entry, error)
@@ -47,11 +50,14 @@ type Batch struct {
 	Tasks   []job.Record // inserted or updated
 	Deleted []string
 	Runs    []job.Run // inserted or updated
+	// Fires are new fates of occurrences. An occurrence already recorded
+	// keeps its first fate.
+	Fires []job.Fire
 }
 
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
-	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0
+	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0
 }
 
 // Entry is one journaled event.
@@ -73,6 +79,15 @@ type RunQuery struct {
 	BundleRun int64
 	// Done leaves out runs that have not ended.
 	Done bool
+}
+
+// FireQuery selects recorded occurrences.
+type FireQuery struct {
+	Task string // empty means every task
+	// From and To bound the occurrence: From <= scheduled < To, when set.
+	From, To time.Time
+	// Limit is the most fires returned; 0 means no limit.
+	Limit int
 }
 
 // ErrClosed is returned by a store after Close.

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"os"
+	_ "time/tzdata" // time zones for hosts without a zoneinfo database
 
 	"github.com/gnomon-sched/gnomon/cli"
 	"github.com/gnomon-sched/gnomon/executor"

@@ -204,7 +204,67 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 		}
 	}
+	if len(b.Fires) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (task, scheduled) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, f := range b.Fires {
+			if _, err := st.ExecContext(ctx, f.Task, nanos(f.Scheduled), string(f.Fate), f.Reason, nanos(f.At)); err != nil {
+				return err
+			}
+		}
+	}
 	return tx.Commit()
+}
+
+// Fires returns recorded occurrences, newest first.
+func (s *Store) Fires(ctx context.Context, q store.FireQuery) ([]job.Fire, error) {
+	query := `SELECT f.task, f.scheduled, f.fate, f.reason, f.at,
+		coalesce((SELECT min(r.id) FROM runs r WHERE r.task = f.task AND r.scheduled = f.scheduled AND f.fate = 'ran'), 0)
+		FROM fires f WHERE true`
+	var args []any
+	if q.Task != "" {
+		query += ` AND f.task = ?`
+		args = append(args, q.Task)
+	}
+	if !q.From.IsZero() {
+		query += ` AND f.scheduled >= ?`
+		args = append(args, q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		query += ` AND f.scheduled < ?`
+		args = append(args, q.To.UnixNano())
+	}
+	query += ` ORDER BY f.scheduled DESC, f.task`
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, q.Limit)
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("fires: %w", err)
+	}
+	defer rows.Close()
+	var out []job.Fire
+	for rows.Next() {
+		var (
+			f             job.Fire
+			fate          string
+			scheduled, at int64
+		)
+		if err := rows.Scan(&f.Task, &scheduled, &fate, &f.Reason, &at, &f.RunID); err != nil {
+			return nil, fmt.Errorf("fires: %w", err)
+		}
+		f.Fate, f.Scheduled, f.At = job.Fate(fate), fromNanos(scheduled), fromNanos(at)
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fires: %w", err)
+	}
+	return out, nil
 }
 
 // Load reads every task and the runs still running.

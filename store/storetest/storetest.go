@@ -131,6 +131,43 @@ func Run(t *testing.T, open Open) {
 		check("bundle run", ids(store.RunQuery{Task: "a", BundleRun: 100}), []int64{6, 4, 2})
 		check("other task", ids(store.RunQuery{Task: "b"}), []int64{9})
 	})
+	t.Run("fires", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		at := func(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
+		b := &store.Batch{
+			Runs: []job.Run{{ID: 1, Task: "a", Status: job.Success, Start: at(1), Scheduled: at(1), Trigger: "schedule"}},
+			Fires: []job.Fire{
+				{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1)},
+				{Task: "a", Scheduled: at(2), Fate: job.FateSkipped, Reason: "the task is frozen", At: at(2)},
+				{Task: "b", Scheduled: at(2), Fate: job.FateMissed, Reason: "down", At: at(5)},
+			},
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		// An occurrence keeps its first fate.
+		again := &store.Batch{Fires: []job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateMissed, At: at(9)}}}
+		if err := s.Commit(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = reopen()
+		defer s.Close()
+		got, err := s.Fires(ctx, store.FireQuery{Task: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []job.Fire{b.Fires[1], b.Fires[0]}
+		want[1].RunID = 1
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("fires of a (-want +got):\n%s", diff)
+		}
+		all, _ := s.Fires(ctx, store.FireQuery{From: at(2), To: at(3), Limit: 5})
+		if len(all) != 2 || all[0].Task != "a" || all[1].Task != "b" {
+			t.Errorf("fires at 02:00: %+v", all)
+		}
+	})
 	t.Run("failed commit changes nothing", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)

@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/defs"
+)
+
+// hostZone returns the host's time zone under its IANA name when it can be
+// found ($TZ, then the /etc/localtime link), so that it prints as a name
+// rather than "Local".
+func hostZone(getenv func(string) string) *time.Location {
+	if tz := strings.TrimPrefix(getenv("TZ"), ":"); tz != "" {
+		if l, err := time.LoadLocation(tz); err == nil {
+			return l
+		}
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if _, name, ok := strings.Cut(filepath.ToSlash(target), "zoneinfo/"); ok {
+			if l, err := time.LoadLocation(name); err == nil {
+				return l
+			}
+		}
+	}
+	return time.Local
+}
+
+// zoneFlag resolves a --timezone value, empty meaning the host's zone.
+func zoneFlag(name string, getenv func(string) string) (*time.Location, error) {
+	if name == "" {
+		return hostZone(getenv), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil || name == "Local" {
+		return nil, usageErr("--timezone: unknown time zone %q (want an IANA name such as Europe/Paris)", name)
+	}
+	return l, nil
+}
+
+func forecastCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var (
+		name, from, to, file, zone string
+		asJSON                     bool
+		limit                      int
+	)
+	c := &cobra.Command{
+		Use:   "forecast [-j TASK] [--from TIME] [--to TIME] [-f FILE] [--json]",
+		Short: "list planned fire instants, from the server or offline from a definition file",
+		Long: `forecast lists the instants at which time triggers will fire, one line per
+fire: the instant in RFC 3339 UTC, then the task, sorted by instant then
+name. TIME is an RFC 3339 instant (2026-03-08T07:00:00Z) or a local date and
+time (2026-03-08 02:30, in the server's zone, or --timezone with -f).
+--from defaults to now and --to to a day later.
+
+With -f the file is read offline: no server is needed, and calendars without
+a timezone of their own use --timezone (default the host's zone).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var (
+				resp *api.ForecastResponse
+				err  error
+			)
+			if file != "" {
+				resp, err = offlineForecast(env, file, name, from, to, zone, limit)
+			} else {
+				if zone != "" {
+					return usageErr("--timezone applies to -f only: the server's zone applies to its tasks")
+				}
+				resp, err = client().Forecast(cmd.Context(), name, from, to, limit)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(resp)
+			}
+			var b strings.Builder
+			for _, p := range resp.Fires {
+				fmt.Fprintf(&b, "%s %s\n", p.At.UTC().Format(time.RFC3339), p.Task)
+			}
+			fmt.Fprint(env.Stdout, b.String())
+			if resp.Truncated {
+				fmt.Fprintf(env.Stderr, "forecast stopped after %d fires; narrow --from/--to or raise --limit\n", len(resp.Fires))
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&name, "job", "j", "", "only this task")
+	f.StringVar(&from, "from", "", "first instant (default now)")
+	f.StringVar(&to, "to", "", "end of the range, excluded (default a day after --from)")
+	f.StringVarP(&file, "file", "f", "", "forecast the definitions of this file, offline")
+	f.StringVar(&zone, "timezone", "", "with -f: time zone of calendars and local times (default the host's)")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.IntVar(&limit, "limit", 10000, "most fires listed")
+	return c
+}
+
+// offlineForecast forecasts a definition file without a server.
+func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*api.ForecastResponse, error) {
+	loc, err := zoneFlag(zone, env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	text, err := readDefinitions(file)
+	if err != nil {
+		return nil, err
+	}
+	acts, err := defs.Parse(file, text)
+	if err != nil {
+		return nil, rejected(err)
+	}
+	res, err := defs.Apply(file, nil, acts, nil)
+	if err != nil {
+		return nil, rejected(err)
+	}
+	start, end, err := forecastRange(from, to, loc)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 1 {
+		return nil, usageErr("--limit must be at least 1")
+	}
+	scheds := map[string]calendar.Schedule{}
+	for n, t := range res.Tasks {
+		if name != "" && n != name {
+			continue
+		}
+		if s, err := calendar.ForTask(t, loc); err == nil {
+			scheds[n] = s
+		}
+	}
+	if _, ok := res.Tasks[name]; name != "" && !ok {
+		return nil, &exitError{code: ExitRejected, msg: fmt.Sprintf("task %s not found in %s", name, file)}
+	}
+	fires, more := calendar.Forecast(scheds, start, end, limit)
+	if fires == nil {
+		fires = []calendar.Planned{}
+	}
+	return &api.ForecastResponse{From: start, To: end, Fires: fires, Truncated: more}, nil
+}
+
+func forecastRange(from, to string, loc *time.Location) (time.Time, time.Time, error) {
+	start := time.Now().UTC()
+	var err error
+	if from != "" {
+		if start, err = calendar.ParseInstant(from, loc); err != nil {
+			return start, start, usageErr("--from: %v", err)
+		}
+	}
+	end := start.Add(24 * time.Hour)
+	if to != "" {
+		if end, err = calendar.ParseInstant(to, loc); err != nil {
+			return start, end, usageErr("--to: %v", err)
+		}
+	}
+	if end.Before(start) {
+		return start, end, usageErr("--to is before --from")
+	}
+	return start, end, nil
+}
+
+// rejected turns definition errors into the rejected exit code, one line
+// per problem.
+func rejected(err error) error {
+	var errs defs.Errors
+	if e, ok := err.(defs.Errors); ok {
+		errs = e
+	}
+	if len(errs) == 0 {
+		return &exitError{code: ExitRejected, msg: err.Error()}
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = e.Error()
+	}
+	return &api.Error{Status: 422, Message: "definitions rejected", Errors: lines}
+}
+
+func clockCmd(env *Env, client func() *api.Client) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "clock",
+		Short: "print the server's clock; move a simulating server's clock",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := client().Clock(cmd.Context())
+			if err != nil {
+				return err
+			}
+			printClock(env, r)
+			return nil
+		},
+	}
+	var to string
+	adv := &cobra.Command{
+		Use:   "advance --to TIME",
+		Short: "move the virtual clock of a server started with --simulate-from",
+		Long: `advance moves the virtual clock of a server started with --simulate-from to
+TIME (RFC 3339, or a local date and time in the server's zone). Every
+occurrence due on the way fires in order and its commands run for real; the
+command returns once the server has settled at TIME.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if to == "" {
+				return usageErr("--to TIME is required")
+			}
+			r, err := client().Advance(cmd.Context(), to)
+			if err != nil {
+				return err
+			}
+			printClock(env, r)
+			return nil
+		},
+	}
+	adv.Flags().StringVar(&to, "to", "", "the instant to move to")
+	c.AddCommand(adv)
+	return c
+}
+
+func printClock(env *Env, r *api.ClockResponse) {
+	kind := "real"
+	if r.Simulated {
+		kind = "simulated"
+	}
+	fmt.Fprintf(env.Stdout, "%s (%s)\n", r.Now.Format(time.RFC3339), kind)
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// maxMissed bounds the missed occurrences listed one by one for a task
+// after a long stop; later ones are summed up in one record.
+const maxMissed = 1000
+
+// fireHeap orders the tasks with a time trigger by their next occurrence,
+// then by name. One timer, armed for the top, serves them all.
+type fireHeap []*entry
+
+func (h fireHeap) Len() int { return len(h) }
+func (h fireHeap) Less(i, j int) bool {
+	a, b := h[i].st.NextFire, h[j].st.NextFire
+	if !a.Equal(b) {
+		return a.Before(b)
+	}
+	return h[i].def.Name < h[j].def.Name
+}
+func (h fireHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+func (h *fireHeap) Push(x any) {
+	en := x.(*entry)
+	en.hidx = len(*h)
+	*h = append(*h, en)
+}
+func (h *fireHeap) Pop() any {
+	old := *h
+	en := old[len(old)-1]
+	*h = old[:len(old)-1]
+	en.hidx = -1
+	return en
+}
+
+// plan compiles a task's time trigger. A task whose trigger cannot be
+// compiled (a zone that vanished from the host) is reported and not armed.
+func (e *Engine) plan(en *entry) {
+	en.sched = nil
+	if !en.def.HasTimeTrigger() {
+		return
+	}
+	s, err := calendar.ForTask(en.def, e.loc)
+	if err != nil {
+		e.problems = append(e.problems, fmt.Sprintf("task %s: %v", en.def.Name, err))
+		return
+	}
+	en.sched = s
+}
+
+// arm sets the task's next occurrence and its place in the heap.
+func (e *Engine) arm(en *entry, next time.Time, ok bool) {
+	if !ok {
+		next = time.Time{}
+	}
+	en.st.NextFire = next
+	switch {
+	case next.IsZero() && en.hidx >= 0:
+		heap.Remove(&e.fires, en.hidx)
+	case next.IsZero():
+	case en.hidx >= 0:
+		heap.Fix(&e.fires, en.hidx)
+	default:
+		heap.Push(&e.fires, en)
+	}
+}
+
+// replan arms a task from now on: its first occurrence at or after now.
+// Occurrences before now are not its business: they belong to the
+// definition it replaced, or to no definition at all.
+func (e *Engine) replan(en *entry) {
+	if en.sched == nil {
+		e.arm(en, time.Time{}, false)
+		return
+	}
+	next, ok := en.sched.Next(e.now.Add(-time.Nanosecond))
+	e.arm(en, next, ok)
+	e.touch(en.def.Name)
+}
+
+// sameTrigger reports whether two definitions have the same time trigger.
+func sameTrigger(a, b *job.Task) bool {
+	return a.Type == b.Type && a.RunDays == b.RunDays && slices.Equal(a.StartTimes, b.StartTimes) &&
+		((a.Window == nil) == (b.Window == nil)) && (a.Window == nil || *a.Window == *b.Window) &&
+		slices.Equal(a.StartMins, b.StartMins) && a.Cron == b.Cron && a.StartDate == b.StartDate &&
+		a.EndDate == b.EndDate && a.Interval == b.Interval && a.Timezone == b.Timezone
+}
+
+// fireDue handles every occurrence due at or before now, in order of
+// instant. Occurrences due at the same instant are one tick: their tasks
+// are all queued first, then released in dispatch order.
+func (e *Engine) fireDue() {
+	for _, en := range e.unplanned {
+		if e.tasks[en.def.Name] == en {
+			e.replan(en)
+		}
+	}
+	e.unplanned = nil
+	for len(e.fires) > 0 && !e.fires[0].st.NextFire.After(e.now) {
+		at := e.fires[0].st.NextFire
+		var group []*entry
+		for len(e.fires) > 0 && e.fires[0].st.NextFire.Equal(at) {
+			en := e.fires[0]
+			if e.fate(en, at) {
+				group = append(group, en)
+			}
+			e.advance(en)
+		}
+		e.startGroup(group, at)
+	}
+}
+
+// fate records what becomes of an occurrence and reports whether it starts
+// the task.
+func (e *Engine) fate(en *entry, at time.Time) bool {
+	f := job.Fire{Task: en.def.Name, Scheduled: at, At: e.now, Fate: job.FateRan}
+	s := en.st.Status
+	switch {
+	case e.now.Sub(at) > e.grace:
+		f.Fate = job.FateMissed
+		f.Reason = fmt.Sprintf("the scheduler was not running at that time (it was noticed %s later)", roundAge(e.now.Sub(at)))
+	case s == job.Frozen:
+		f.Fate, f.Reason = job.FateSkipped, "the task is frozen"
+	case s.Active():
+		f.Fate = job.FateSkipped
+		f.Reason = fmt.Sprintf("the task is %s (overlap skip)", s)
+		if en.st.RunID != 0 {
+			f.Reason = fmt.Sprintf("the task is %s with run %d (overlap skip)", s, en.st.RunID)
+		}
+	}
+	e.out.Fires = append(e.out.Fires, f)
+	return f.Fate == job.FateRan
+}
+
+// advance moves a task past the occurrence at the top of the heap. After a
+// long stop the missed occurrences are listed up to maxMissed; the rest is
+// summed up in the last record.
+func (e *Engine) advance(en *entry) {
+	next, ok := en.sched.Next(en.st.NextFire)
+	missed := 0
+	for ok && e.now.Sub(next) > e.grace {
+		if missed++; missed == maxMissed {
+			last, _ := en.sched.Next(e.now.Add(-e.grace - time.Nanosecond))
+			e.out.Fires = append(e.out.Fires, job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed,
+				Reason: fmt.Sprintf("the scheduler was not running at that time; later occurrences before %s were missed too and are not listed", last.Format(time.RFC3339))})
+			next, ok = en.sched.Next(e.now.Add(-e.grace - time.Nanosecond))
+			break
+		}
+		e.out.Fires = append(e.out.Fires, job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed,
+			Reason: fmt.Sprintf("the scheduler was not running at that time (it was noticed %s later)", roundAge(e.now.Sub(next)))})
+		next, ok = en.sched.Next(next)
+	}
+	e.arm(en, next, ok)
+	e.touch(en.def.Name)
+}
+
+// startGroup starts the tasks whose occurrence at instant at fired.
+func (e *Engine) startGroup(group []*entry, at time.Time) {
+	names := make([]string, len(group))
+	for i, en := range group {
+		names[i] = en.def.Name
+	}
+	slices.Sort(names)
+	names = e.byDispatchOrder(names)
+	for _, n := range names {
+		en := e.tasks[n]
+		en.st.Trigger, en.st.Scheduled = "schedule", at
+		if en.def.Type == job.Callable {
+			e.setStatus(n, job.Queued, false)
+		}
+	}
+	for _, n := range names {
+		en := e.tasks[n]
+		if en.def.Type == job.Bundle {
+			e.startBundle(n)
+		} else if en.st.Status == job.Queued {
+			e.release(n)
+		}
+	}
+}
+
+func roundAge(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	return strings.TrimSuffix(strings.TrimSuffix(s, "0s"), "0m")
+}
