@@ -46,7 +46,7 @@ priority: critical
 
 func TestTour(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
+	f := setup(t, simulateFrom("2026-06-01T09:00:00Z")) // the clock stays put: the 22:00 bundle never fires by itself
 	defs := f.file("flow.def", flow)
 
 	if out := f.mustRun("schd_def", "-c", "-f", defs); out != "Successfully validated\n" {

@@ -37,25 +37,47 @@ type fixture struct {
 	client *api.Client
 }
 
-// setup starts a server on a free port with its own data directory.
-func setup(t *testing.T) *fixture {
+// setup starts a server on a free port with its own data directory. The
+// options adjust its configuration.
+func setup(t *testing.T, opts ...func(*ServerConfig)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir()}
-	srv, err := StartServer(context.Background(), ServerConfig{
+	f.start(opts...)
+	t.Cleanup(func() { f.stop() })
+	return f
+}
+
+func (f *fixture) start(opts ...func(*ServerConfig)) {
+	f.t.Helper()
+	cfg := ServerConfig{
 		Data: filepath.Join(f.dir, "data"), Listen: "127.0.0.1:0", Timezone: "Europe/Paris",
 		Workers: 4, Grace: time.Second, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		srv.Stop(ctx)
-	})
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := StartServer(context.Background(), cfg)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	f.srv = srv
 	f.client = &api.Client{Base: "http://" + srv.Addr()}
-	return f
+}
+
+// stop stops the server (again harmlessly).
+func (f *fixture) stop() {
+	if f.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f.srv.Stop(ctx)
+	f.srv = nil
+}
+
+// simulateFrom starts the server on a virtual clock.
+func simulateFrom(t string) func(*ServerConfig) {
+	return func(c *ServerConfig) { c.SimulateFrom = t }
 }
 
 // run runs a command line (args[0] is the program name) against the server.

@@ -29,18 +29,18 @@ const Version = "0.1.0-dev"
 
 // ServerConfig configures a server.
 type ServerConfig struct {
-	Data        string        // data directory
-	Listen      string        // address to listen on
-	DB          string        // database: a SQLite file path; empty means Data/gnomon.db
-	Definitions string        // a file or directory applied before listening
-	Timezone    string        // IANA zone; empty means the host's
+	Data        string // data directory
+	Listen      string // address to listen on
+	DB          string // database: a SQLite file path; empty means Data/gnomon.db
+	Definitions string // a file or directory applied before listening
+	Timezone    string // IANA zone; empty means the host's
 	// SimulateFrom starts a virtual clock at this instant (RFC 3339 or a
 	// local date and time); empty means the real clock.
 	SimulateFrom string
-	Workers     int           // concurrent runs
-	Grace       time.Duration // between TERM and KILL when a run is aborted
-	Drain       time.Duration // how long SIGTERM waits for running commands
-	Logger      *slog.Logger
+	Workers      int           // concurrent runs
+	Grace        time.Duration // between TERM and KILL when a run is aborted
+	Drain        time.Duration // how long SIGTERM waits for running commands
+	Logger       *slog.Logger
 	// SupervisorCommand overrides how run supervisors are started (tests).
 	SupervisorCommand []string
 }

@@ -190,7 +190,14 @@ func (e *Engine) startGroup(group []*entry, at time.Time) {
 	}
 }
 
+// roundAge renders a delay to the second without zero tails: 30m, 1h30m.
 func roundAge(d time.Duration) string {
 	s := d.Round(time.Second).String()
-	return strings.TrimSuffix(strings.TrimSuffix(s, "0s"), "0m")
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+)
+
+const week = `insert_task: batch
+type: callable
+command: echo "$GNOMON_SCHEDULED_TIME"
+out_log_file: @DIR@/batch.out
+err_log_file: @DIR@/batch.err
+run_days: mo,we
+start_times: 06:00,18:30
+
+insert_task: window
+type: callable
+command: true
+out_log_file: @DIR@/window.out
+err_log_file: @DIR@/window.err
+run_days: tu
+run_window: 04:00-05:00
+start_mins: 0,30
+
+insert_task: night
+type: callable
+command: true
+out_log_file: @DIR@/night.out
+err_log_file: @DIR@/night.err
+run_days: fr
+run_window: 23:00-01:00
+start_mins: 30
+
+insert_task: cold
+type: callable
+command: true
+out_log_file: @DIR@/cold.out
+err_log_file: @DIR@/cold.err
+start_times: 12:00
+
+insert_task: never
+type: callable
+command: true
+out_log_file: @DIR@/never.out
+err_log_file: @DIR@/never.err
+
+insert_task: gated
+type: callable
+command: true
+out_log_file: @DIR@/gated.out
+err_log_file: @DIR@/gated.err
+cron: 0 */6 * * *
+condition: su(never)
+
+insert_task: quarter
+type: callable
+command: echo "$GNOMON_SCHEDULED_TIME"
+out_log_file: @DIR@/quarter.out
+err_log_file: @DIR@/quarter.err
+cron: */15 * * * *
+`
+
+// A simulated week of seed-001 calendars, read back through the command
+// line: every occurrence ran once at its instant, frozen and busy ones were
+// skipped with a reason, and nothing else ran.
+func TestSimulatedWeek(t *testing.T) {
+	t.Parallel()
+	// Monday 1 June 2026, 00:00 in Paris (the fixture's zone).
+	f := setup(t, simulateFrom("2026-06-01 00:00"))
+	f.mustRun("schd_def", "-f", f.file("week.def", week))
+	f.mustRun("schd_event", "-j", "cold", "-e", "freeze")
+	if out := f.mustRun("gnomon", "clock"); out != "2026-06-01T00:00:00+02:00 (simulated)\n" {
+		t.Errorf("clock: %q", out)
+	}
+	if out := f.mustRun("gnomon", "clock", "advance", "--to", "2026-06-08 00:00"); out != "2026-06-08T00:00:00+02:00 (simulated)\n" {
+		t.Errorf("advance: %q", out)
+	}
+
+	// Batch: Monday and Wednesday at 06:00 and 18:30, local time.
+	out, _ := readFile(f.dir, "batch.out")
+	if want := "2026-06-01T04:00:00Z\n2026-06-01T16:30:00Z\n2026-06-03T04:00:00Z\n2026-06-03T16:30:00Z\n"; out != want {
+		t.Errorf("batch ran for:\n%s\nwant:\n%s", out, want)
+	}
+	runs := f.mustRun("schd_runs", "-j", "batch", "-c", "10")
+	if n := strings.Count(runs, "success"); n != 4 || !strings.Contains(runs, "20260603 18:30:00 20260603 18:30:00 success") {
+		t.Errorf("schd_runs batch:\n%s", runs)
+	}
+	// Window on Tuesday, both ends inclusive; overnight window of Friday.
+	for task, stamps := range map[string][]string{
+		"window": {"20260602 04:00:00", "20260602 04:30:00", "20260602 05:00:00"},
+		"night":  {"20260605 23:30:00", "20260606 00:30:00"},
+	} {
+		runs := f.mustRun("gnomon", "runs", "-j", task, "-c", "10")
+		if n := strings.Count(runs, "success"); n != len(stamps) {
+			t.Errorf("%s ran %d times:\n%s", task, n, runs)
+		}
+		for _, s := range stamps {
+			if !strings.Contains(runs, s+" "+s+" success") {
+				t.Errorf("%s did not run at %s:\n%s", task, s, runs)
+			}
+		}
+	}
+	// Frozen: seven occurrences skipped, no run.
+	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "cold", "--fires", "-c", "50"))
+	if n := strings.Count(fires, "skipped the task is frozen"); n != 7 {
+		t.Errorf("cold: %d skipped occurrences:\n%s", n, fires)
+	}
+	if runs := f.mustRun("schd_runs", "-j", "cold"); strings.TrimSpace(runs) != "" {
+		t.Errorf("a frozen task ran:\n%s", runs)
+	}
+	// Busy: the first occurrence left gated waiting on its condition; the
+	// 28 later ones (up to 8 June 00:00 included) found it waiting.
+	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "gated", "--fires", "-c", "50"))
+	if strings.Count(fires, " ran") != 1 || !strings.Contains(fires, "20260601 00:00:00 ran") || strings.Count(fires, "skipped the task is waiting (overlap skip)") != 28 {
+		t.Errorf("gated fires:\n%s", fires)
+	}
+	// Every quarter of an hour of the week, once each, in order.
+	out, _ = readFile(f.dir, "quarter.out")
+	lines := strings.Fields(out)
+	if len(lines) != 7*24*4+1 { // the clock stops at 00:00, which fires too
+		t.Fatalf("quarter ran %d times, want %d", len(lines), 7*24*4+1)
+	}
+	at := time.Date(2026, 5, 31, 22, 0, 0, 0, time.UTC)
+	for i, l := range lines {
+		if want := at.Add(time.Duration(i) * 15 * time.Minute).Format(time.RFC3339); l != want {
+			t.Fatalf("run %d was for %s, want %s", i, l, want)
+		}
+	}
+	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "quarter", "--fires", "-c", "1"))
+	if !strings.Contains(fires, "20260608 00:00:00 ran") {
+		t.Errorf("last quarter fire:\n%s", fires)
+	}
+}
+
+// The restart examples of seed 004, on the simulated clock, through the
+// command line.
+func TestSeedRestart(t *testing.T) {
+	t.Parallel()
+	utc := func(c *ServerConfig) { c.Timezone = "UTC" }
+	f := setup(t, utc, simulateFrom("2026-03-03T03:05:00Z"))
+	f.mustRun("gnomon", "def", "-f", f.file("a.def", `insert_task: job_a
+type: callable
+command: echo "$GNOMON_SCHEDULED_TIME"
+out_log_file: @DIR@/a.out
+err_log_file: @DIR@/a.err
+start_date: 2026-03-01 01:00
+interval: 1 hour
+`))
+	// Started 03 Mar 03:05: the next run is 04:00, nothing made up.
+	if out := f.mustRun("gnomon", "forecast", "-j", "job_a", "--to", "2026-03-03T06:00:00Z"); out != "2026-03-03T04:00:00Z job_a\n2026-03-03T05:00:00Z job_a\n" {
+		t.Errorf("forecast:\n%s", out)
+	}
+	f.mustRun("gnomon", "clock", "advance", "--to", "2026-03-04T04:05:00Z")
+	// Stopped at 04:05 after the 04:00 run, restarted at 07:30.
+	f.stop()
+	f.start(utc, simulateFrom("2026-03-04T07:30:00Z"))
+	f.mustRun("gnomon", "clock", "advance", "--to", "2026-03-04T08:30:00Z")
+	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "job_a", "--fires", "-c", "5"))
+	want := []string{
+		"20260304 08:00:00 ran",
+		"20260304 07:00:00 missed the scheduler was not running at that time (it was noticed 30m later)",
+		"20260304 06:00:00 missed the scheduler was not running at that time (it was noticed 1h30m later)",
+		"20260304 05:00:00 missed",
+		"20260304 04:00:00 ran",
+	}
+	rows := strings.Split(strings.TrimSpace(fires), "\n")[2:]
+	for i, w := range want {
+		if i >= len(rows) || !strings.HasPrefix(rows[i], w) {
+			t.Errorf("fire %d: want %q in\n%s", i, w, fires)
+		}
+	}
+	out, _ := readFile(f.dir, "a.out")
+	if !strings.HasSuffix(out, "2026-03-04T03:00:00Z\n2026-03-04T04:00:00Z\n2026-03-04T08:00:00Z\n") || strings.Count(out, "\n") != 26 {
+		t.Errorf("job_a ran for:\n%s", out)
+	}
+
+	// Changed offline from 30 minutes to 1 hour: the next fire comes from
+	// the definition.
+	f.mustRun("gnomon", "def", "-f", f.file("b.def", "insert_task: job_b\ntype: callable\ncommand: true\nout_log_file: @DIR@/b.out\nerr_log_file: @DIR@/b.err\nstart_date: 2026-03-01 02:00\ninterval: 30 minutes\n"))
+	f.stop()
+	f.start(utc, simulateFrom("2026-03-04T09:45:00Z"), func(c *ServerConfig) {
+		c.Definitions = f.file("b2.def", "insert_task: job_b\ntype: callable\ncommand: true\nout_log_file: @DIR@/b.out\nerr_log_file: @DIR@/b.err\nstart_date: 2026-03-01 02:00\ninterval: 1 hour\n")
+	})
+	if out := f.mustRun("gnomon", "forecast", "-j", "job_b", "--to", "2026-03-04T11:00:00Z"); out != "2026-03-04T10:00:00Z job_b\n" {
+		t.Errorf("forecast after the offline change:\n%s", out)
+	}
+}
+
+func TestForecastOffline(t *testing.T) {
+	t.Parallel()
+	f := &fixture{t: t, dir: t.TempDir()}
+	file := f.file("dst.def", `insert_task: gap
+type: callable
+command: true
+out_log_file: /tmp/o
+err_log_file: /tmp/e
+start_times: 02:30
+
+insert_task: every_half
+type: callable
+command: true
+out_log_file: /tmp/o
+err_log_file: /tmp/e
+cron: */30 1 * * *
+
+insert_task: monthly
+type: callable
+command: true
+out_log_file: /tmp/o
+err_log_file: /tmp/e
+start_date: 2026-01-31 09:00
+interval: 1 month
+timezone: Europe/Paris
+`)
+	// New York springs forward on 8 March and falls back on 1 November.
+	out, errs, code := f.run("gnomon", "forecast", "-f", file, "--timezone", "America/New_York", "--from", "2026-03-08", "--to", "2026-03-09")
+	if code != 0 || out != "2026-03-08T06:00:00Z every_half\n2026-03-08T06:30:00Z every_half\n2026-03-08T07:00:00Z gap\n" {
+		t.Errorf("spring: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, _ = f.run("gnomon", "forecast", "-f", file, "--timezone", "America/New_York", "--from", "2026-11-01", "--to", "2026-11-02", "-j", "every_half")
+	if out != "2026-11-01T05:00:00Z every_half\n2026-11-01T05:30:00Z every_half\n2026-11-01T06:00:00Z every_half\n2026-11-01T06:30:00Z every_half\n" {
+		t.Errorf("fall:\n%s", out)
+	}
+	out, _, _ = f.run("gnomon", "forecast", "-f", file, "-j", "monthly", "--from", "2026-01-01T00:00:00Z", "--to", "2026-05-01T00:00:00Z", "--json")
+	var resp api.ForecastResponse
+	if err := json.Unmarshal([]byte(out), &resp); err != nil || len(resp.Fires) != 4 || resp.Fires[1].At.Format(time.RFC3339) != "2026-02-28T08:00:00Z" {
+		t.Errorf("monthly json: %v\n%s", err, out)
+	}
+	// Bad input names the attribute and the line.
+	bad := f.file("bad.def", "insert_task: x\ntype: callable\ncommand: true\nout_log_file: /o\nerr_log_file: /e\ncron: 0 0 * * 9\n")
+	_, errs, code = f.run("gnomon", "forecast", "-f", bad)
+	if code != 1 || !strings.Contains(errs, `ERROR `+bad+`:6: insert_task x: cron: day-of-week field "9": value 9 out of range 0-7`) {
+		t.Errorf("bad cron: exit %d %q", code, errs)
+	}
+	_, errs, code = f.run("gnomon", "forecast", "-f", file, "--timezone", "Mars/Base")
+	if code != 2 || !strings.Contains(errs, `unknown time zone "Mars/Base"`) {
+		t.Errorf("bad zone: exit %d %q", code, errs)
+	}
+}
+
+func TestClockRefusedOnRealTime(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	_, errs, code := f.run("gnomon", "clock", "advance", "--to", "2030-01-01T00:00:00Z")
+	if code != 1 || !strings.Contains(errs, "only be moved on a server started with --simulate-from") {
+		t.Errorf("exit %d %q", code, errs)
+	}
+	g := setup(t, simulateFrom("2026-06-01T00:00:00Z"))
+	_, errs, code = g.run("gnomon", "clock", "advance", "--to", "2026-05-01T00:00:00Z")
+	if code != 2 || !strings.Contains(errs, "the clock cannot go back") {
+		t.Errorf("backwards: exit %d %q", code, errs)
+	}
+	if _, err := g.client.Advance(context.Background(), "soon"); err == nil || !strings.Contains(err.Error(), `to: "soon" is not an instant`) {
+		t.Errorf("bad instant: %v", err)
+	}
+}
+
+// squeeze collapses runs of blanks in each line, for tables.
+func squeeze(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(strings.Fields(l), " ")
+	}
+	return strings.Join(lines, "\n")
+}
