@@ -236,19 +236,23 @@ func (iv *Interval) estimate(from wall) int64 {
 	if from <= iv.start {
 		return 0
 	}
-	span := int64(from - iv.start)
-	var per int64 // a lower bound of one step's length in seconds
+	var k int64
 	switch iv.every.Unit {
-	case Day:
-		per = day
-	case Week:
-		per = 7 * day
-	case Month:
-		per = 28 * day
-	case Year:
-		per = 365 * day
+	case Day, Week:
+		per := int64(day)
+		if iv.every.Unit == Week {
+			per *= 7
+		}
+		k = int64(from-iv.start) / (per * int64(iv.every.N))
+	default: // months and years: count calendar months
+		y0, m0, _ := iv.start.date()
+		y1, m1, _ := from.date()
+		per := int64(iv.every.N)
+		if iv.every.Unit == Year {
+			per *= 12
+		}
+		k = (int64(y1-y0)*12+int64(m1-m0))/per + 1
 	}
-	k := span / (per * int64(iv.every.N))
 	for k > 0 && iv.at(k) > from {
 		k--
 	}

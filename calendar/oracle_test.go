@@ -86,11 +86,10 @@ func transitions(loc *time.Location, from, to time.Time) []time.Time {
 }
 
 type oracleCase struct {
-	name     string
-	sched    func(*time.Location) Schedule
-	nominal  func(time.Time) bool
-	elapsed  bool
-	seconds0 bool // every nominal time is a whole minute (always here)
+	name    string
+	sched   func(*time.Location) Schedule
+	nominal func(time.Time) bool
+	elapsed bool
 }
 
 func minuteOfDay(w time.Time) int { return w.Hour()*60 + w.Minute() }
@@ -268,6 +267,54 @@ func TestNextProperties(t *testing.T) {
 		mid := at.Add(n.Sub(at) / 2)
 		if m, _ := s.Next(mid); mid.Before(n) && !m.Equal(n) {
 			rt.Fatalf("Next(%s) = %s, but Next(%s) = %s", at, n, mid, m)
+		}
+	})
+}
+
+// Intervals against counting k = 0, 1, 2, ... from the start.
+func TestIntervalRandom(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		loc := mustLoad(rt, rapid.SampledFrom(zones).Draw(rt, "zone"))
+		start := DateTime{
+			Year: rapid.IntRange(2020, 2027).Draw(rt, "y"), Month: time.Month(rapid.IntRange(1, 12).Draw(rt, "m")),
+			Day: rapid.IntRange(1, 31).Draw(rt, "d"), Hour: rapid.IntRange(0, 23).Draw(rt, "h"), Min: rapid.IntRange(0, 59).Draw(rt, "min"),
+		}
+		start.Day = min(start.Day, daysIn(start.Year, start.Month))
+		every := Every{N: rapid.IntRange(1, 40).Draw(rt, "n"), Unit: Unit(rapid.IntRange(1, int(Year)).Draw(rt, "unit"))}
+		s := NewInterval(start, nil, &every, loc)
+		at := time.Unix(rapid.Int64Range(time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC).Unix()).Draw(rt, "at"), 0)
+		got, ok := s.Next(at)
+		// The k-th fire, counted the slow way with the time package.
+		var want time.Time
+		for k := 0; ; k++ {
+			var w time.Time
+			base := time.Date(start.Year, start.Month, start.Day, start.Hour, start.Min, 0, 0, time.UTC)
+			switch every.Unit {
+			case Minute, Hour:
+				first := time.Unix(resolve(start.wall(), loc), 0)
+				w = first.Add(time.Duration(k*every.N) * map[Unit]time.Duration{Minute: time.Minute, Hour: time.Hour}[every.Unit])
+			case Day, Week:
+				days := k * every.N
+				if every.Unit == Week {
+					days *= 7
+				}
+				w = time.Unix(resolve(wall(base.AddDate(0, 0, days).Unix()), loc), 0)
+			default:
+				months := k * every.N
+				if every.Unit == Year {
+					months *= 12
+				}
+				first := time.Date(start.Year, start.Month, 1, start.Hour, start.Min, 0, 0, time.UTC).AddDate(0, months, 0)
+				d := min(start.Day, daysIn(first.Year(), first.Month()))
+				w = time.Unix(resolve(wall(first.AddDate(0, 0, d-1).Unix()), loc), 0)
+			}
+			if w.After(at) {
+				want = w.UTC()
+				break
+			}
+		}
+		if !ok || !got.Equal(want) {
+			rt.Fatalf("every %s from %s in %s after %s: got %s, want %s", every, start, loc, at.UTC(), got, want)
 		}
 	})
 }

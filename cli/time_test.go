@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -57,12 +58,12 @@ err_log_file: @DIR@/gated.err
 cron: 0 */6 * * *
 condition: su(never)
 
-insert_task: quarter
+insert_task: every4h
 type: callable
 command: echo "$GNOMON_SCHEDULED_TIME"
-out_log_file: @DIR@/quarter.out
-err_log_file: @DIR@/quarter.err
-cron: */15 * * * *
+out_log_file: @DIR@/every4h.out
+err_log_file: @DIR@/every4h.err
+cron: 0 */4 * * *
 `
 
 // A simulated week of seed-001 calendars, read back through the command
@@ -119,19 +120,20 @@ func TestSimulatedWeek(t *testing.T) {
 	if strings.Count(fires, " ran") != 1 || !strings.Contains(fires, "20260601 00:00:00 ran") || strings.Count(fires, "skipped the task is waiting (overlap skip)") != 28 {
 		t.Errorf("gated fires:\n%s", fires)
 	}
-	// Every quarter of an hour of the week, once each, in order.
-	out, _ = readFile(f.dir, "quarter.out")
+	// Every four hours of the week, once each, in order (the engine tests
+	// run minute-level schedules for weeks; here every run is a process).
+	out, _ = readFile(f.dir, "every4h.out")
 	lines := strings.Fields(out)
-	if len(lines) != 7*24*4+1 { // the clock stops at 00:00, which fires too
-		t.Fatalf("quarter ran %d times, want %d", len(lines), 7*24*4+1)
+	if len(lines) != 7*6+1 { // the clock stops at 00:00, which fires too
+		t.Fatalf("every4h ran %d times, want %d", len(lines), 7*6+1)
 	}
 	at := time.Date(2026, 5, 31, 22, 0, 0, 0, time.UTC)
 	for i, l := range lines {
-		if want := at.Add(time.Duration(i) * 15 * time.Minute).Format(time.RFC3339); l != want {
+		if want := at.Add(time.Duration(i) * 4 * time.Hour).Format(time.RFC3339); l != want {
 			t.Fatalf("run %d was for %s, want %s", i, l, want)
 		}
 	}
-	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "quarter", "--fires", "-c", "1"))
+	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "every4h", "--fires", "-c", "1"))
 	if !strings.Contains(fires, "20260608 00:00:00 ran") {
 		t.Errorf("last quarter fire:\n%s", fires)
 	}
@@ -267,4 +269,45 @@ func squeeze(s string) string {
 		lines[i] = strings.Join(strings.Fields(l), " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// On the real clock a task starts at its due instant: the timer is armed
+// for the earliest occurrence, and the run's own clock reading confirms
+// it. The bound is loose for loaded test machines; BENCHMARKS.md has the
+// measured lateness.
+func TestRealTimeFiring(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.mustRun("gnomon", "def", "-f", f.file("tick.def", `insert_task: tick
+type: callable
+command: date +%s.%N
+out_log_file: @DIR@/tick.out
+err_log_file: @DIR@/tick.err
+cron: * * * * * *
+`))
+	f.waitFor("three runs", func() bool {
+		rs, err := f.client.Runs(context.Background(), "tick", 3, "")
+		return err == nil && len(rs.Runs) == 3
+	})
+	f.mustRun("schd_event", "-j", "tick", "-e", "freeze")
+	rs, _ := f.client.Runs(context.Background(), "tick", 3, "")
+	for _, r := range rs.Runs {
+		late := r.Start.Sub(r.Scheduled)
+		t.Logf("run %d scheduled %s started %v late", r.ID, r.Scheduled.Format(time.RFC3339), late)
+		if r.Scheduled.IsZero() || r.Scheduled.Nanosecond() != 0 || late < 0 || late > 250*time.Millisecond {
+			t.Errorf("run %d: scheduled %s, started %v after it", r.ID, r.Scheduled, late)
+		}
+	}
+	out, _ := readFile(f.dir, "tick.out")
+	for _, l := range strings.Fields(out) {
+		var sec, nsec int64
+		if _, err := fmt.Sscanf(strings.Replace(l, ".", " ", 1), "%d %d", &sec, &nsec); err != nil {
+			t.Fatalf("tick.out: %q", l)
+		}
+		t.Logf("command started %v after its due second", time.Duration(nsec))
+		// The command ran within the second it was due for.
+		if late := time.Duration(nsec); late > 500*time.Millisecond {
+			t.Errorf("a command ran %v after its second began", late)
+		}
+	}
 }

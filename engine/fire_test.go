@@ -295,3 +295,21 @@ func TestZones(t *testing.T) {
 		}
 	}
 }
+
+// A week of an every-minute schedule on the simulated clock: every minute
+// runs once, in order, and nothing is skipped.
+func TestMinuteWeek(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, "2026-10-20T00:00:00Z", callable("m", "cron: * * * * *\ntimezone: Europe/London"))
+	s.advance("2026-10-26T23:59:30Z") // over the end of British summer time
+	ran := 0
+	for i, f := range s.fires {
+		if f.Fate != job.FateRan || (i > 0 && f.Scheduled.Sub(s.fires[i-1].Scheduled) != time.Minute) {
+			t.Fatalf("fire %d: %+v", i, f)
+		}
+		ran++
+	}
+	if ran != 7*24*60 || len(s.runs) != ran {
+		t.Errorf("%d fires, %d runs, want %d", ran, len(s.runs), 7*24*60)
+	}
+}

@@ -74,12 +74,34 @@ type Config struct {
 }
 
 // Executor starts and watches supervisors. It is safe for concurrent use.
+//
+// Starting a supervisor means starting a process of a large binary, which
+// takes milliseconds; so the executor keeps a spare supervisor started
+// ahead of need, waiting on a socket, and hands each new run to it (the
+// run lock travels with it as SCM_RIGHTS, so it stays locked throughout).
 type Executor struct {
 	cfg Config
 	wg  sync.WaitGroup
 	mu  sync.Mutex
 	// pids holds the supervisor pid of each run being watched.
 	pids map[int64]int
+	// spares are idle supervisors; filling counts those being started.
+	spares  []*spare
+	filling int
+	closed  bool
+}
+
+// spares is how many idle supervisors the executor keeps ready, and
+// refillDelay how long after handing one over its replacement starts.
+const (
+	spares      = 1
+	refillDelay = 30 * time.Millisecond
+)
+
+// spare is a supervisor waiting for a run on its control socket.
+type spare struct {
+	cmd *exec.Cmd
+	ctl *os.File
 }
 
 // EnvSupervise names the environment variable that turns the gnomon binary
@@ -107,7 +129,96 @@ func New(cfg Config) (*Executor, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}
-	return &Executor{cfg: cfg, pids: map[int64]int{}}, nil
+	x := &Executor{cfg: cfg, pids: map[int64]int{}}
+	x.refill()
+	return x, nil
+}
+
+// startSpare starts a supervisor in spare mode.
+func (x *Executor) startSpare() (*spare, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "supervisor control"), os.NewFile(uintptr(fds[1]), "supervisor control")
+	defer theirs.Close()
+	cmd := exec.Command(x.cfg.Command[0], x.cfg.Command[1:]...)
+	cmd.Env = append(os.Environ(), EnvSupervise+"="+spareMode)
+	cmd.ExtraFiles = []*os.File{theirs}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	return &spare{cmd: cmd, ctl: ours}, nil
+}
+
+// hand gives a run to a spare supervisor: its directory and its locked
+// lock file.
+func (sp *spare) hand(dir string, lock *os.File) error {
+	defer sp.ctl.Close()
+	if err := syscall.Sendmsg(int(sp.ctl.Fd()), []byte(dir), syscall.UnixRights(int(lock.Fd())), nil, 0); err != nil {
+		sp.cmd.Wait()
+		return fmt.Errorf("hand the run to its supervisor: %w", err)
+	}
+	return nil
+}
+
+// discard stops an idle spare: it exits when its socket closes.
+func (sp *spare) discard() {
+	sp.ctl.Close()
+	sp.cmd.Wait()
+}
+
+// takeSpare returns an idle spare, or nil.
+func (x *Executor) takeSpare() *spare {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.spares) == 0 {
+		return nil
+	}
+	sp := x.spares[len(x.spares)-1]
+	x.spares = x.spares[:len(x.spares)-1]
+	return sp
+}
+
+// refill starts spares in the background up to the number kept.
+func (x *Executor) refill() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for !x.closed && len(x.spares)+x.filling < spares {
+		x.filling++
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			sp, err := x.startSpare()
+			x.mu.Lock()
+			x.filling--
+			keep := err == nil && !x.closed
+			if keep {
+				x.spares = append(x.spares, sp)
+			}
+			x.mu.Unlock()
+			if err != nil {
+				x.cfg.Logger.Warn("spare supervisor", "err", err)
+			} else if !keep {
+				sp.discard()
+			}
+		}()
+	}
+}
+
+// Close stops the idle spare supervisors and starts no more. Runs being
+// watched are not affected.
+func (x *Executor) Close() {
+	x.mu.Lock()
+	x.closed = true
+	idle := x.spares
+	x.spares = nil
+	x.mu.Unlock()
+	for _, sp := range idle {
+		sp.discard()
+	}
 }
 
 func (x *Executor) dir(id int64) string { return filepath.Join(x.cfg.Dir, strconv.FormatInt(id, 10)) }
@@ -126,7 +237,7 @@ func (x *Executor) Start(spec Spec) {
 		fail(fmt.Errorf("run directory: %w", err))
 		return
 	}
-	if err := writeJSON(filepath.Join(dir, "spec.json"), spec); err != nil {
+	if err := writeJSON(filepath.Join(dir, "spec.json"), spec, false); err != nil {
 		fail(fmt.Errorf("run directory: %w", err))
 		return
 	}
@@ -140,14 +251,28 @@ func (x *Executor) Start(spec Spec) {
 		fail(fmt.Errorf("run lock: %w", err))
 		return
 	}
-	cmd := exec.Command(x.cfg.Command[0], x.cfg.Command[1:]...)
-	cmd.Env = append(os.Environ(), EnvSupervise+"="+dir)
-	cmd.ExtraFiles = []*os.File{lock}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		fail(fmt.Errorf("start supervisor: %w", err))
-		return
+	sp := x.takeSpare()
+	if sp != nil {
+		if err := sp.hand(dir, lock); err != nil {
+			x.cfg.Logger.Warn("spare supervisor lost; starting another", "err", err)
+			sp = nil
+		}
 	}
+	if sp == nil {
+		if sp, err = x.startSpare(); err == nil {
+			err = sp.hand(dir, lock)
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
+	}
+	// The replacement starts a little later, so that starting a process
+	// of this large binary does not compete for the CPU with the command
+	// just handed over.
+	x.wg.Add(1)
+	time.AfterFunc(refillDelay, func() { defer x.wg.Done(); x.refill() })
+	cmd := sp.cmd
 	x.mu.Lock()
 	x.pids[spec.RunID] = cmd.Process.Pid
 	x.mu.Unlock()
@@ -259,9 +384,12 @@ type pidFile struct {
 	Pgid int `json:"pgid"`
 }
 
-// writeJSON writes v durably: a temporary file, fsync, rename, fsync of the
-// directory.
-func writeJSON(path string, v any) error {
+// writeJSON writes v atomically: a temporary file renamed into place, so a
+// reader sees all of it or nothing. When durable, the file and the
+// directory are synced too, so it survives a crash of the machine: only an
+// exit status needs that (a spec or a pid means nothing once the machine
+// has restarted and its processes are gone).
+func writeJSON(path string, v any, durable bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -275,14 +403,16 @@ func writeJSON(path string, v any) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.Rename(tmp, path); err != nil || !durable {
 		return err
 	}
 	d, err := os.Open(filepath.Dir(path))

@@ -17,9 +17,55 @@ import (
 // as one (EnvSupervise is set). Programs that start an Executor with the
 // default Command call it first thing in main (and tests in TestMain).
 func MaybeSupervise() {
-	if dir := os.Getenv(EnvSupervise); dir != "" {
+	switch dir := os.Getenv(EnvSupervise); dir {
+	case "":
+	case spareMode:
+		os.Exit(awaitRun())
+	default:
 		os.Exit(Supervise(dir))
 	}
+}
+
+// spareMode starts a spare supervisor: one that waits on fd 3, a socket, for
+// the directory of the run to supervise and the locked run lock.
+const spareMode = "-"
+
+// awaitRun is a spare supervisor: it receives its run and supervises it.
+// When the server closes the socket without sending a run, it exits.
+func awaitRun() int {
+	buf := make([]byte, 4096)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	var (
+		n, oobn int
+		err     error
+	)
+	for {
+		n, oobn, _, _, err = syscall.Recvmsg(3, buf, oob, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil || n == 0 {
+		return 0
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		fmt.Fprintln(os.Stderr, "gnomon supervise: no run lock received")
+		return 1
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		fmt.Fprintln(os.Stderr, "gnomon supervise: no run lock received")
+		return 1
+	}
+	// The lock takes the socket's place as fd 3, where a supervisor
+	// started for its run finds it.
+	if err := syscall.Dup3(fds[0], 3, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
+		return 1
+	}
+	syscall.Close(fds[0])
+	return Supervise(string(buf[:n]))
 }
 
 // script sources the profile, if any, in the shell that then runs the
@@ -46,7 +92,7 @@ func Supervise(dir string) int {
 	}
 	record := func(e Exit) int {
 		e.RunID, e.End = spec.RunID, time.Now().UTC()
-		if err := writeJSON(filepath.Join(dir, "exit.json"), e); err != nil {
+		if err := writeJSON(filepath.Join(dir, "exit.json"), e, true); err != nil {
 			fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 			return 1
 		}
@@ -93,7 +139,7 @@ func Supervise(dir string) int {
 		return launchFailed("start /bin/sh: %v", err)
 	}
 	pgid := cmd.Process.Pid
-	if err := writeJSON(filepath.Join(dir, "pid.json"), pidFile{Pid: os.Getpid(), Pgid: pgid}); err != nil {
+	if err := writeJSON(filepath.Join(dir, "pid.json"), pidFile{Pid: os.Getpid(), Pgid: pgid}, false); err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 	}
 

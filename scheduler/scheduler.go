@@ -246,6 +246,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		}
 		close(s.quit)
 		s.wg.Wait()
+		s.x.Close()
 		err = s.runErr()
 	})
 	return err
