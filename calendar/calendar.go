@@ -127,9 +127,6 @@ func (s *stepper) Next(t time.Time) (time.Time, bool) {
 	return time.Unix(best, 0).UTC(), true
 }
 
-// days is a run_days set with the empty set meaning every day.
-func hasDay(d job.Days, days int64) bool { return d.Has(weekdayOf(days)) }
-
 // NewBatch returns a seed-001 batch calendar: each start time on each run
 // day. Start times are fixed: a repeated wall time fires once.
 func NewBatch(days job.Days, times []job.Clock, loc *time.Location) Schedule {
@@ -173,7 +170,7 @@ func daily(days job.Days, offs []int64) func(wall) iter.Seq[wall] {
 			d0, _ := from.days()
 			// An overnight window of the day before may still be open.
 			for d := d0 - 1; d <= d0+8; d++ {
-				if !hasDay(days, d) {
+				if !days.Has(weekdayOf(d)) {
 					continue
 				}
 				for _, o := range offs {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -175,10 +176,7 @@ func forecastRange(from, to string, loc *time.Location) (time.Time, time.Time, e
 // per problem.
 func rejected(err error) error {
 	var errs defs.Errors
-	if e, ok := err.(defs.Errors); ok {
-		errs = e
-	}
-	if len(errs) == 0 {
+	if !errors.As(err, &errs) || len(errs) == 0 {
 		return &exitError{code: ExitRejected, msg: err.Error()}
 	}
 	lines := make([]string, len(errs))

@@ -216,9 +216,6 @@ func (e *Engine) Schedule(name string) calendar.Schedule {
 	return nil
 }
 
-// Location returns the default time zone of calendars.
-func (e *Engine) Location() *time.Location { return e.loc }
-
 // NextWake returns the earliest instant at which a Tick has work to do, or
 // the zero time if none.
 func (e *Engine) NextWake() time.Time {
