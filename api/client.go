@@ -164,6 +164,13 @@ func (c *Client) Export(ctx context.Context, name string, w io.Writer) error {
 	return c.do(ctx, http.MethodGet, path, nil, w)
 }
 
+// PostEvent sends one data event to /events (ts as the event's timestamp,
+// in the grammar the endpoint reads).
+func (c *Client) PostEvent(ctx context.Context, typ, resource, ts string) (*EventsResponse, error) {
+	var v EventsResponse
+	return &v, c.do(ctx, http.MethodPost, "/events", WireEvent{Type: typ, Timestamp: ts, Resource: resource}, &v)
+}
+
 // Health reports whether the server answers /healthz.
 func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/healthz", nil, nil)

@@ -24,6 +24,10 @@ import (
 
 // Server serves the API of one scheduler.
 type Server struct {
+	// MaxFutureSkew, when positive, makes POST /events refuse (422) events
+	// stamped further than this ahead of the scheduler's clock.
+	MaxFutureSkew time.Duration
+
 	sched   *scheduler.Scheduler
 	loc     *time.Location
 	version string
@@ -44,6 +48,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/info", func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version})
 	})
+	srv.handle("POST /events", srv.events)
 	srv.handle("POST /api/v1/definitions", srv.define)
 	srv.handle("GET /api/v1/definitions", srv.export)
 	srv.handle("GET /api/v1/tasks", srv.list)

@@ -142,6 +142,7 @@ http://127.0.0.1:8080).`,
 		exportCmd(env, client),
 		forecastCmd(env, client),
 		clockCmd(env, client),
+		postEventCmd(env, client, time.Now),
 		linksCmd(env),
 	)
 	return root

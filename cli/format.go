@@ -17,6 +17,9 @@ import (
 func writeTask(w io.Writer, v *api.TaskView) {
 	fmt.Fprintln(w)
 	taskLines(w, &v.Task, "")
+	if t := v.State.LastExec; !t.IsZero() {
+		fmt.Fprintf(w, "LastExecution: %s\n", t.UTC().Format(time.RFC3339Nano))
+	}
 	for _, c := range v.Children {
 		fmt.Fprintln(w)
 		taskLines(w, &c.Task, "  ")
@@ -36,6 +39,12 @@ var taskLabels = map[string]string{
 func taskLines(w io.Writer, t *job.Task, indent string) {
 	fmt.Fprintf(w, "%sTask Name: %s\n", indent, t.Name)
 	for _, kv := range defs.Attrs(t) {
+		if kv[0] == "dependencies" {
+			for _, d := range t.Deps {
+				fmt.Fprintf(w, "%sDependency: %s %s (life %ds)\n", indent, d.Type, d.Resource, d.Life)
+			}
+			continue
+		}
 		fmt.Fprintf(w, "%s%s: %s\n", indent, taskLabels[kv[0]], kv[1])
 	}
 }

@@ -40,7 +40,13 @@ type ServerConfig struct {
 	Workers      int           // concurrent runs
 	Grace        time.Duration // between TERM and KILL when a run is aborted
 	Drain        time.Duration // how long SIGTERM waits for running commands
-	Logger       *slog.Logger
+	// EventLateness bounds how late a data event may be (see
+	// engine.Config); zero means the default, negative no limit.
+	EventLateness time.Duration
+	// MaxFutureSkew, when positive, refuses data events stamped further
+	// ahead of the server's clock.
+	MaxFutureSkew time.Duration
+	Logger        *slog.Logger
 	// SupervisorCommand overrides how run supervisors are started (tests).
 	SupervisorCommand []string
 }
@@ -91,7 +97,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: st, errc: make(chan error, 1)}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
-		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace, Location: loc, Clock: clock,
+		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace, Location: loc, Clock: clock, EventLateness: cfg.EventLateness,
 		Logger: cfg.Logger, SupervisorCommand: cfg.SupervisorCommand,
 	})
 	if err != nil {
@@ -110,8 +116,10 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		st.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	handler := api.NewServer(s.sched, loc, Version, cfg.Logger)
+	handler.MaxFutureSkew = cfg.MaxFutureSkew
 	s.http = &http.Server{
-		Handler:           api.NewServer(s.sched, loc, Version, cfg.Logger),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { s.errc <- s.http.Serve(s.ln) }()
@@ -139,9 +147,11 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 		return usageErr("--definitions: %v", err)
 	} else if st.IsDir() {
 		files, _ = filepath.Glob(filepath.Join(s.cfg.Definitions, "*.def"))
+		js, _ := filepath.Glob(filepath.Join(s.cfg.Definitions, "*.json"))
+		files = append(files, js...)
 		slices.Sort(files)
 		if len(files) == 0 {
-			return usageErr("--definitions: no *.def files in %s", s.cfg.Definitions)
+			return usageErr("--definitions: no *.def or *.json files in %s", s.cfg.Definitions)
 		}
 	}
 	for _, f := range files {
@@ -215,11 +225,20 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.Data, "data", "", "data directory (default $GNOMON_DATA or ./gnomon-data)")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&cfg.DB, "db", "", "database (default the SQLite file gnomon.db in the data directory)")
-	f.StringVar(&cfg.Definitions, "definitions", "", "definition file or directory of *.def files to apply before listening")
+	f.StringVar(&cfg.Definitions, "definitions", "", "definition file, or directory of *.def and *.json files, to apply before listening")
 	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
 	f.StringVar(&cfg.SimulateFrom, "simulate-from", "", "run on a virtual clock starting at this instant, moved only by 'gnomon clock advance' (commands still run)")
 	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once")
 	f.DurationVar(&cfg.Grace, "kill-grace", 10*time.Second, "time between TERM and KILL when a run is aborted")
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
+	var lateness time.Duration
+	f.DurationVar(&lateness, "event-lateness", engine.DefaultEventLateness, "how much older than the newest event a configuration has accepted a data event may be and still count (0: no limit, memory grows with every event kept)")
+	f.DurationVar(&cfg.MaxFutureSkew, "max-future-skew", 0, "refuse (422) data events stamped further than this ahead of the server's clock (0: accept, with a warning beyond 5m)")
+	c.PreRun = func(*cobra.Command, []string) {
+		cfg.EventLateness = lateness
+		if lateness == 0 {
+			cfg.EventLateness = -1
+		}
+	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
+	"github.com/gnomon-sched/gnomon/eventdep"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -151,8 +152,8 @@ func (a *applier) action(act *Action) bool {
 		switch {
 		case !ok || typ.Value == "":
 			a.errorf(act, act.Line, "type: field is required")
-		case typ.Value != string(job.Callable) && typ.Value != string(job.Bundle):
-			a.errorf(act, typ.Line, "type attribute should be either bundle/callable")
+		case typ.Value != string(job.Callable) && typ.Value != string(job.Bundle) && typ.Value != string(job.Configuration):
+			a.errorf(act, typ.Line, "type attribute should be either bundle/callable/configuration")
 		default:
 			t.Type = job.Type(typ.Value)
 		}
@@ -171,6 +172,14 @@ func (a *applier) action(act *Action) bool {
 		lines[f.Key] = f.Line
 		if t.Type == job.Bundle && bundleForbidden[f.Key] {
 			a.errorf(act, f.Line, "%s: field is not allowed for bundle", f.Key)
+			continue
+		}
+		if t.Type == job.Configuration && configurationForbidden[f.Key] {
+			a.errorf(act, f.Line, "%s: field is not allowed for configuration (its dependencies trigger it)", f.Key)
+			continue
+		}
+		if t.Type != job.Configuration && f.Key == "dependencies" && t.Type != "" {
+			a.errorf(act, f.Line, "dependencies: field is only allowed for type configuration")
 			continue
 		}
 		if f.Value == "" {
@@ -203,6 +212,9 @@ func (a *applier) action(act *Action) bool {
 			}
 		}
 		return act.Line
+	}
+	if t.Type == job.Configuration {
+		a.checkConfiguration(act, t, at)
 	}
 	if len(t.StartTimes) > 0 && (t.Window != nil || len(t.StartMins) > 0) {
 		a.errorf(act, at("start_times", "run_window", "start_mins"), "task should not have both batch run and window run")
@@ -238,6 +250,28 @@ func field(act *Action, key string) (Field, bool) {
 var bundleForbidden = map[string]bool{
 	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "parent": true,
 	"start_delay": true,
+}
+
+var configurationForbidden = map[string]bool{
+	"condition": true, "parent": true, "run_days": true, "run_window": true, "start_mins": true, "start_times": true,
+	"timezone": true, "cron": true, "start_date": true, "end_date": true, "interval": true, "start_delay": true,
+}
+
+// checkConfiguration applies the rules of configurations: dependencies are
+// required, and a command comes with its log files.
+func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string) int) {
+	if len(t.Deps) == 0 {
+		a.errorf(act, at("dependencies"), "dependencies: field is required")
+	}
+	if t.Command != "" {
+		for _, k := range []string{"out_log_file", "err_log_file"} {
+			if (k == "out_log_file" && t.OutLog == "") || (k == "err_log_file" && t.ErrLog == "") {
+				a.errorf(act, at("command"), "%s: field is required with a command", k)
+			}
+		}
+	} else if t.OutLog != "" || t.ErrLog != "" {
+		a.errorf(act, at("out_log_file", "err_log_file"), "out_log_file and err_log_file need a command")
+	}
 }
 
 var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
@@ -291,6 +325,8 @@ func clear(t *job.Task, key string) {
 		t.StartDelay = 0
 	case "overlap":
 		t.Overlap = ""
+	case "dependencies":
+		t.Deps = nil
 	}
 }
 
@@ -365,6 +401,10 @@ func set(t *job.Task, key, v string) error {
 			err = fmt.Errorf("overlap: %q is not supported by this version (only skip)", v)
 		default:
 			err = fmt.Errorf("overlap: %q should be one of skip, allow, queue", v)
+		}
+	case "dependencies":
+		if t.Deps, err = eventdep.ParseDeps(v); err != nil {
+			err = fmt.Errorf("dependencies: %w", err)
 		}
 	default:
 		if what, ok := unsupported[key]; ok {

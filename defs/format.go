@@ -1,6 +1,7 @@
 package defs
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -45,6 +46,9 @@ func Attrs(t *job.Task) [][2]string {
 		add("start_delay", time.Duration(t.StartDelay).String())
 	}
 	add("overlap", string(t.Overlap))
+	if len(t.Deps) > 0 {
+		add("dependencies", DepsJSON(t.Deps))
+	}
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out
 }
@@ -92,4 +96,14 @@ func Format(w io.Writer, tasks []*job.Task) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// DepsJSON renders dependencies as the "dependencies" attribute holds them:
+// a one-line JSON array in the seed's shape.
+func DepsJSON(deps []job.DataDep) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(deps)
+	return strings.TrimSuffix(b.String(), "\n")
 }

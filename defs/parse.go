@@ -1,7 +1,8 @@
 // Package defs reads and checks task definition files.
 //
 // A file is a sequence of actions (insert_task, update_task, delete_task),
-// each followed by "key: value" attribute lines. Parse turns the text into
+// each followed by "key: value" attribute lines, or configurations in the
+// JSON shape of seed 000 (see ParseJSON). Parse turns the text into
 // actions; Apply validates them against the current definitions, all or
 // nothing, and returns the definitions that result. Format writes definitions
 // back in the same language.
@@ -10,6 +11,9 @@ package defs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // Kind is an action keyword.
@@ -76,6 +80,7 @@ var attributes = map[string]bool{
 	"timezone": true, "start_date": true, "end_date": true, "interval": true, "cron": true,
 	"start_delay": true, "overlap": true, "function": true,
 	"alert_on": true, "alert_to": true, "alert_template": true,
+	"dependencies": true,
 }
 
 // Action keywords the language reserves for job groups.
@@ -98,6 +103,9 @@ func Parse(file, src string) ([]Action, error) {
 	)
 	if len(src) > MaxFileSize {
 		return nil, Errors{{File: file, Msg: fmt.Sprintf("file larger than %d bytes", MaxFileSize)}}
+	}
+	if eventdep.IsJSON(src) {
+		return parseJSON(file, src)
 	}
 	for i, raw := range strings.Split(src, "\n") {
 		line := i + 1
@@ -164,3 +172,34 @@ func actionLike(key string) bool {
 	}
 	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group")
 }
+
+// parseJSON turns configurations in the seed-000 JSON shape into
+// insert_task actions of type configuration, one per object, at the line
+// where the object starts. Applied declaratively (see Declarative), a file
+// of configurations creates or replaces them.
+func parseJSON(file, src string) ([]Action, error) {
+	cfgs, cerrs := eventdep.ParseConfigs([]byte(src))
+	if len(cerrs) > 0 {
+		errs := make(Errors, len(cerrs))
+		for i, e := range cerrs {
+			errs[i] = &Error{File: file, Line: e.Line, Msg: e.Error()}
+		}
+		return nil, errs
+	}
+	acts := make([]Action, len(cfgs))
+	for i, c := range cfgs {
+		a := Action{Kind: Insert, Name: c.Name, Line: c.Line, Fields: []Field{
+			{Key: "type", Value: string(job.Configuration), Line: c.Line},
+			{Key: "dependencies", Value: DepsJSON(c.Deps), Line: c.Line},
+		}}
+		for _, kv := range c.Attrs {
+			a.Fields = append(a.Fields, Field{Key: kv[0], Value: kv[1], Line: c.Line})
+		}
+		acts[i] = a
+	}
+	return acts, nil
+}
+
+// IsJSON reports whether a definition text holds configurations in the
+// JSON shape, which are always applied declaratively.
+func IsJSON(src string) bool { return eventdep.IsJSON(src) }

@@ -17,7 +17,7 @@ func (e *Engine) define(ev Define) error {
 	if err != nil {
 		return err
 	}
-	if ev.Declarative {
+	if ev.Declarative || defs.IsJSON(ev.Text) {
 		acts = defs.Declarative(ev.File, e.defs, acts)
 	}
 	res, err := defs.Apply(ev.File, e.defs, acts, func(name string) bool {
@@ -29,6 +29,7 @@ func (e *Engine) define(ev Define) error {
 	}
 	for _, name := range res.Deleted {
 		e.index(name, e.defs[name], nil)
+		e.indexData(e.tasks[name], e.defs[name], nil)
 		e.arm(e.tasks[name], time.Time{}, false)
 		delete(e.tasks, name)
 		delete(e.defs, name)
@@ -50,6 +51,7 @@ func (e *Engine) define(ev Define) error {
 			}
 		}
 		e.index(name, old, def)
+		e.indexData(en, old, def)
 		en.def, en.cond = def, nil
 		if def.Condition != "" {
 			en.cond = cond.MustParse(def.Condition)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
+	"github.com/gnomon-sched/gnomon/eventdep"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -31,7 +32,16 @@ type Config struct {
 	// start its task; an older one was missed (the scheduler was down).
 	// Zero means one minute.
 	MisfireGrace time.Duration
+	// EventLateness is how much older than the newest event a
+	// configuration has accepted a data event may be and still count for
+	// it; older validations are dropped, which bounds the memory of a
+	// configuration that never triggers. Zero means DefaultEventLateness;
+	// a negative value keeps every validation.
+	EventLateness time.Duration
 }
+
+// DefaultEventLateness is the default Config.EventLateness.
+const DefaultEventLateness = 7 * 24 * time.Hour
 
 // Engine holds the definitions and the state of every task.
 type Engine struct {
@@ -57,6 +67,12 @@ type Engine struct {
 	unplanned []*entry
 	problems  []string
 
+	// dataIdx finds the configuration dependencies a data event
+	// validates; refBuf is reused by each match.
+	dataIdx  eventdep.Index
+	refBuf   []eventdep.Ref
+	lateness int64 // nanoseconds, 0 for no limit
+
 	now time.Time
 	out *Output
 	// queue holds status changes whose dependents have not been visited.
@@ -69,6 +85,12 @@ type entry struct {
 	sched calendar.Schedule // nil without a time trigger
 	hidx  int               // index in the fire heap, -1 when not in it
 	st    job.State
+	seen  eventdep.Seen // a configuration's accepted events, nil otherwise
+	// newest is the newest timestamp a configuration accepted (or its
+	// last execution), 0 with hasNewest false before any; pruned is the
+	// value of newest when late validations were last dropped.
+	newest, pruned int64
+	hasNewest      bool
 }
 
 type change struct {
@@ -88,8 +110,14 @@ type Output struct {
 	Runs []*job.Run
 	// Effects are to be performed in order once the output is durable.
 	Effects []Effect
-	// Fires records the fate of each occurrence handled.
+	// Fires records the fate of each occurrence handled, and of each
+	// trigger of a configuration.
 	Fires []job.Fire
+	// Data is the result of a data event, nil for other events.
+	Data *DataResult
+	// Validations are data events stored for configuration dependencies,
+	// and removals of those that can no longer count, in order.
+	Validations []job.Validation
 
 	tasks map[string]bool
 	runs  map[int64]bool
@@ -112,24 +140,31 @@ func New(cfg Config) *Engine {
 	if cfg.MisfireGrace <= 0 {
 		cfg.MisfireGrace = time.Minute
 	}
+	switch {
+	case cfg.EventLateness == 0:
+		cfg.EventLateness = DefaultEventLateness
+	case cfg.EventLateness < 0:
+		cfg.EventLateness = 0
+	}
 	return &Engine{
-		workers: cfg.Workers,
-		loc:     cfg.Location,
-		grace:   cfg.MisfireGrace,
-		tasks:   map[string]*entry{},
-		defs:    map[string]*job.Task{},
-		deps:    map[string]map[string]struct{}{},
-		kids:    map[string]map[string]struct{}{},
-		ready:   map[string]struct{}{},
-		staged:  map[string]struct{}{},
-		runs:    map[int64]*job.Run{},
+		workers:  cfg.Workers,
+		lateness: int64(cfg.EventLateness),
+		loc:      cfg.Location,
+		grace:    cfg.MisfireGrace,
+		tasks:    map[string]*entry{},
+		defs:     map[string]*job.Task{},
+		deps:     map[string]map[string]struct{}{},
+		kids:     map[string]map[string]struct{}{},
+		ready:    map[string]struct{}{},
+		staged:   map[string]struct{}{},
+		runs:     map[int64]*job.Run{},
 	}
 }
 
-// Restore loads stored tasks and the runs that had not ended. It must be
-// called on a new engine, before Apply. lastRun is the highest run id ever
-// handed out.
-func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64) error {
+// Restore loads stored tasks, the runs that had not ended and the stored
+// validations of configurations. It must be called on a new engine, before
+// Apply. lastRun is the highest run id ever handed out.
+func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, vals []job.Validation) error {
 	for _, r := range recs {
 		en := &entry{def: r.Def, st: r.State, hidx: -1}
 		if r.Def.Condition != "" {
@@ -154,6 +189,7 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64) er
 		e.tasks[r.Def.Name] = en
 		e.defs[r.Def.Name] = r.Def
 		e.index(r.Def.Name, nil, r.Def)
+		e.indexData(en, nil, r.Def)
 		switch r.State.Status {
 		case job.Ready:
 			e.ready[r.Def.Name] = struct{}{}
@@ -164,10 +200,11 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64) er
 	}
 	for _, r := range active {
 		e.runs[r.ID] = r
-		if t := e.tasks[r.Task]; t != nil && t.def.Type == job.Callable {
+		if t := e.tasks[r.Task]; t != nil && t.def.Type != job.Bundle {
 			e.running++
 		}
 	}
+	e.restoreValidations(vals)
 	e.lastRun = lastRun
 	return nil
 }
@@ -247,6 +284,8 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		e.exited(ev)
 	case Tick:
 		e.tick()
+	case Data:
+		err = e.data(ev)
 	default:
 		err = fmt.Errorf("unknown event %T", ev)
 	}
@@ -289,7 +328,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 				en.st.Trigger = "bundle"
 			}
 		}
-		if en.def.Type == job.Callable {
+		if en.def.Executes() {
 			e.ready[name] = struct{}{}
 		}
 	case job.Staged:
@@ -473,7 +512,7 @@ func (e *Engine) exited(ev RunExited) {
 		e.touchRun(r)
 		return
 	}
-	if en.def.Type == job.Callable {
+	if en.def.Type != job.Bundle {
 		e.running--
 	}
 	switch {

@@ -38,6 +38,16 @@ type RunExited struct {
 	At time.Time `json:"at,omitzero"`
 }
 
+// Data is a data event (seed 000): a resource of a type seen at instant
+// At, the event's own timestamp. It validates the dependencies of the
+// configurations it matches and triggers those whose dependencies are then
+// all met at At.
+type Data struct {
+	Type     job.DataType `json:"type"`
+	Resource string       `json:"resource"`
+	At       time.Time    `json:"ts"`
+}
+
 // Tick moves staged tasks whose start delay has passed to ready. The loop
 // sends it when the instant NextWake returned has come.
 type Tick struct{}
@@ -46,6 +56,7 @@ func (Define) kind() string    { return "define" }
 func (Act) kind() string       { return "act" }
 func (RunExited) kind() string { return "run_exited" }
 func (Tick) kind() string      { return "tick" }
+func (Data) kind() string      { return "data" }
 
 // Kind returns the journal name of an event.
 func Kind(e Event) string { return e.kind() }
@@ -69,6 +80,17 @@ type NotStarted struct {
 	Reason string
 }
 
+// Triggered records that a configuration triggered at instant At, for
+// the log.
+type Triggered struct {
+	Task     string
+	At       time.Time
+	Type     job.DataType
+	Resource string
+	RunID    int64 // the recorded run of a configuration without command
+}
+
+func (Triggered) effect()  {}
 func (StartRun) effect()   {}
 func (KillRun) effect()    {}
 func (NotStarted) effect() {}

@@ -5,6 +5,7 @@ package job
 
 import (
 	"fmt"
+	"path"
 	"time"
 )
 
@@ -15,6 +16,9 @@ type Type string
 const (
 	Callable Type = "callable" // runs a command
 	Bundle   Type = "bundle"   // a container that starts its callable children
+	// Configuration is triggered by data events (seed 000) when all its
+	// dependencies are met; its command is optional.
+	Configuration Type = "configuration"
 )
 
 // Priority orders ready tasks: higher runs first.
@@ -96,12 +100,63 @@ type Task struct {
 	Interval   string   `json:"interval,omitempty"`
 	StartDelay Duration `json:"start_delay,omitempty"`
 	Overlap    Overlap  `json:"overlap,omitempty"`
+	// Deps are a configuration's data dependencies, in definition order.
+	Deps []DataDep `json:"dependencies,omitempty"`
+}
+
+// DataDep is one dependency of a configuration: an event of this type and
+// resource validates it, and it stays met for Life seconds after the
+// event's timestamp.
+type DataDep struct {
+	Type     DataType `json:"type"`
+	Resource string   `json:"resourceId"`
+	Life     int64    `json:"lifeDuration"`
+}
+
+// Key identifies the dependency within its configuration: its type and
+// resource, a FILE directory cleaned as matching reads it.
+func (d DataDep) Key() string {
+	if d.Type == File {
+		return string(d.Type) + ":" + path.Clean(d.Resource)
+	}
+	return string(d.Type) + ":" + d.Resource
+}
+
+// DataType is the type of a data event and of the dependencies it
+// validates.
+type DataType string
+
+// Data event types. TIME_BASED_CRON is read as TIME_BASED.
+const (
+	File      DataType = "FILE"
+	Table     DataType = "TABLE"
+	TimeBased DataType = "TIME_BASED"
+)
+
+// ParseDataType reads an event or dependency type. Names are
+// case-sensitive; TIME_BASED_CRON is an alias of TIME_BASED.
+func ParseDataType(s string) (DataType, bool) {
+	switch s {
+	case "FILE":
+		return File, true
+	case "TABLE":
+		return Table, true
+	case "TIME_BASED", "TIME_BASED_CRON":
+		return TimeBased, true
+	}
+	return "", false
 }
 
 // HasTimeTrigger reports whether the task has a time trigger of its own: a
 // calendar, a cron expression or an interval.
 func (t *Task) HasTimeTrigger() bool {
 	return len(t.StartTimes) > 0 || t.Window != nil || t.Cron != "" || t.StartDate != ""
+}
+
+// Executes reports whether the task's runs execute a command: a callable,
+// or a configuration with a command. Such runs take a worker slot.
+func (t *Task) Executes() bool {
+	return t.Type == Callable || (t.Type == Configuration && t.Command != "")
 }
 
 // ConditionTriggered reports whether the task starts on its own when its
@@ -116,6 +171,7 @@ func (t *Task) Clone() *Task {
 	c := *t
 	c.StartTimes = append([]Clock(nil), t.StartTimes...)
 	c.StartMins = append([]int(nil), t.StartMins...)
+	c.Deps = append([]DataDep(nil), t.Deps...)
 	if t.Window != nil {
 		w := *t.Window
 		c.Window = &w

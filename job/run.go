@@ -58,6 +58,9 @@ type State struct {
 	// NextFire is the next occurrence of the task's time trigger that has
 	// not been handled yet, zero if it has none.
 	NextFire time.Time `json:"next_fire,omitzero"`
+	// LastExec is the timestamp of the data event that last triggered a
+	// configuration, zero if none has.
+	LastExec time.Time `json:"last_exec,omitzero"`
 }
 
 // Fate is what became of one planned occurrence of a time trigger.
@@ -80,6 +83,21 @@ type Fire struct {
 	At time.Time `json:"at"`
 	// RunID is the run the occurrence started, once known (0 if none).
 	RunID int64 `json:"run_id,omitempty"`
+}
+
+// Validation is a data event stored because it validated one dependency
+// of a configuration, or with Expire set, the removal of stored
+// validations that can no longer count: those of dependency Dep (every
+// dependency when empty) with a timestamp at or before TS (any timestamp
+// when zero).
+type Validation struct {
+	Task string `json:"task"`
+	// Dep is the dependency's Key.
+	Dep      string    `json:"dep"`
+	Resource string    `json:"resource"` // the event's resource
+	TS       time.Time `json:"ts"`       // the event's timestamp
+	Received time.Time `json:"received"`
+	Expire   bool      `json:"expire,omitempty"`
 }
 
 // Record is one task as stored: its definition and its state.

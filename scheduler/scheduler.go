@@ -70,6 +70,8 @@ type Config struct {
 	SupervisorCommand []string
 	// Location is the default time zone of calendars; nil means UTC.
 	Location *time.Location
+	// EventLateness is engine.Config.EventLateness.
+	EventLateness time.Duration
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 }
@@ -109,6 +111,8 @@ type request struct {
 	ev    engine.Event
 	read  func(*engine.Engine)
 	reply chan error
+	// data is what a data event did, set before the reply.
+	data *engine.DataResult
 }
 
 // maxBatch bounds how many requests share one commit.
@@ -127,7 +131,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg:     cfg,
-		eng:     engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location}),
+		eng:     engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness}),
 		changed: make(chan struct{}, 1),
 		in:      make(chan *request, 1024),
 		exits:   make(chan executor.Exit, 1024),
@@ -140,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun); err != nil {
+	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun, snap.Validations); err != nil {
 		return nil, err
 	}
 	for _, p := range s.eng.Problems() {
@@ -188,6 +192,16 @@ func (s *Scheduler) Start() {
 // rejected event returns the engine's error and changes nothing.
 func (s *Scheduler) Submit(ctx context.Context, ev engine.Event) error {
 	return s.send(ctx, &request{ev: ev, reply: make(chan error, 1)})
+}
+
+// Post applies a data event and returns, once it is durable, the
+// dependencies it validated and the configurations it triggered.
+func (s *Scheduler) Post(ctx context.Context, ev engine.Data) (*engine.DataResult, error) {
+	r := &request{ev: ev, reply: make(chan error, 1)}
+	if err := s.send(ctx, r); err != nil {
+		return nil, err
+	}
+	return r.data, nil
 }
 
 // Read runs fn on the loop goroutine, where it may read the engine. What it
@@ -369,6 +383,8 @@ func (s *Scheduler) process(batch []*request) error {
 			runs[run.ID] = *run
 		}
 		b.Fires = append(b.Fires, out.Fires...)
+		b.Validations = append(b.Validations, out.Validations...)
+		r.data = out.Data
 		if ex, ok := r.ev.(engine.RunExited); ok {
 			exited = append(exited, ex.RunID)
 		}
@@ -428,6 +444,9 @@ func (s *Scheduler) perform() {
 			case engine.KillRun:
 				s.log.Info("run aborted", "run", ef.RunID)
 				s.x.Kill(ef.RunID)
+			case engine.Triggered:
+				s.log.Info("job triggered", "configuration", ef.Task, "at", ef.At.UTC().Format(time.RFC3339Nano),
+					"event", string(ef.Type)+"/"+ef.Resource)
 			case engine.NotStarted:
 				s.log.Info("not started", "task", ef.Task, "reason", ef.Reason)
 			case job.Fire:

@@ -42,6 +42,8 @@ type Snapshot struct {
 	Tasks   []job.Record
 	Active  []*job.Run
 	LastRun int64
+	// Validations are the stored validations of configurations.
+	Validations []job.Validation
 }
 
 // Batch is what one group commit writes.
@@ -53,11 +55,13 @@ type Batch struct {
 	// Fires are new fates of occurrences. An occurrence already recorded
 	// keeps its first fate.
 	Fires []job.Fire
+	// Validations are stored (or, with Expire, removed) in order.
+	Validations []job.Validation
 }
 
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
-	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0
+	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && len(b.Validations) == 0
 }
 
 // Entry is one journaled event.

@@ -217,7 +217,39 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 		}
 	}
+	if err := commitValidations(ctx, tx, b.Validations); err != nil {
+		return err
+	}
 	return tx.Commit()
+}
+
+// commitValidations stores and removes validations in order.
+func commitValidations(ctx context.Context, tx *sql.Tx, vals []job.Validation) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO validations (task, dep, ts, resource, received) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, v := range vals {
+		switch {
+		case !v.Expire:
+			_, err = ins.ExecContext(ctx, v.Task, v.Dep, v.TS.UnixNano(), v.Resource, nanos(v.Received))
+		case v.Dep == "":
+			_, err = tx.ExecContext(ctx, `DELETE FROM validations WHERE task = ?`, v.Task)
+		case v.TS.IsZero():
+			_, err = tx.ExecContext(ctx, `DELETE FROM validations WHERE task = ? AND dep = ?`, v.Task, v.Dep)
+		default:
+			_, err = tx.ExecContext(ctx, `DELETE FROM validations WHERE task = ? AND dep = ? AND ts <= ?`, v.Task, v.Dep, v.TS.UnixNano())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Fires returns recorded occurrences, newest first.
@@ -301,6 +333,9 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	}
 	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM runs`).Scan(&snap.LastRun); err != nil {
 		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	if snap.Validations, err = s.loadValidations(ctx); err != nil {
+		return nil, fmt.Errorf("load validations: %w", err)
 	}
 	return snap, nil
 }
@@ -394,6 +429,27 @@ func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.En
 		}
 		e.At, e.Body = fromNanos(at), json.RawMessage(body)
 		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) loadValidations(ctx context.Context) ([]job.Validation, error) {
+	rows, err := s.w.QueryContext(ctx, `SELECT task, dep, ts, resource, received FROM validations ORDER BY task, dep, ts`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []job.Validation
+	for rows.Next() {
+		var (
+			v            job.Validation
+			ts, received int64
+		)
+		if err := rows.Scan(&v.Task, &v.Dep, &ts, &v.Resource, &received); err != nil {
+			return nil, err
+		}
+		v.TS, v.Received = time.Unix(0, ts).UTC(), fromNanos(received)
+		out = append(out, v)
 	}
 	return out, rows.Err()
 }

@@ -168,6 +168,42 @@ func Run(t *testing.T, open Open) {
 			t.Errorf("fires at 02:00: %+v", all)
 		}
 	})
+	t.Run("validations", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		v := func(task, dep string, sec int64, res string) job.Validation {
+			return job.Validation{Task: task, Dep: dep, Resource: res, TS: time.Unix(sec, 5).UTC(), Received: t0}
+		}
+		b := &store.Batch{Validations: []job.Validation{
+			v("A", "FILE:/in", 10, "/in/a"), v("A", "FILE:/in", 10, "/in/b"), v("A", "FILE:/in", 20, "/in/a"),
+			v("A", "TABLE:t", 0, "t"), v("A", "TABLE:t", -30, "t"), v("B", "TABLE:t", 5, "t"),
+			// Dropped in the same batch, after being stored.
+			v("B", "TABLE:u", 5, "u"), {Task: "B", Dep: "TABLE:u", Expire: true},
+		}}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		again := &store.Batch{Validations: []job.Validation{
+			v("A", "FILE:/in", 10, "/in/a"), // a duplicate is ignored
+			{Task: "A", Dep: "FILE:/in", TS: time.Unix(10, 5).UTC(), Expire: true},
+			{Task: "B", Expire: true},
+			v("B", "TABLE:t", 6, "t"),
+		}}
+		if err := s.Commit(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = reopen()
+		defer s.Close()
+		snap, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []job.Validation{v("A", "FILE:/in", 20, "/in/a"), v("A", "TABLE:t", -30, "t"), v("A", "TABLE:t", 0, "t"), v("B", "TABLE:t", 6, "t")}
+		if diff := cmp.Diff(want, snap.Validations); diff != "" {
+			t.Errorf("validations (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("failed commit changes nothing", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)

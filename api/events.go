@@ -1,0 +1,85 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/eventdep"
+)
+
+// MaxEventBody bounds the body of POST /events.
+const MaxEventBody = 1 << 20
+
+// EventsResponse is the 202 answer of POST /events.
+type EventsResponse struct {
+	Triggered []string           `json:"triggered"`
+	Validated []engine.Validated `json:"validated"`
+}
+
+// WireEvent is the body of POST /events, in the seed's shape.
+type WireEvent struct {
+	Type      string `json:"eventType"`
+	Timestamp string `json:"eventTimestamp"`
+	Resource  string `json:"eventResourceId"`
+}
+
+// futureSkew is how far ahead of the server's clock an event may be stamped
+// before its acceptance is logged as a warning.
+const futureSkew = 5 * time.Minute
+
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// events is the seed-000 endpoint (spec/events.md §7): one event per
+// request, durable before the 202.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		got := r.Header.Get("Content-Type")
+		if got == "" {
+			got = "none"
+		}
+		return &Error{Status: http.StatusUnsupportedMediaType, Message: "Content-Type must be application/json (got " + got + ")"}
+	}
+	buf := bodies.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer bodies.Put(buf)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxEventBody)); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body larger than 1 MiB"}
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return badRequest("truncated request body")
+		}
+		return err
+	}
+	ev, err := eventdep.DecodeEvent(buf.Bytes())
+	if err != nil {
+		var se *eventdep.SyntaxError
+		if errors.As(err, &se) {
+			return badRequest("%s", se.Msg)
+		}
+		return &Error{Status: http.StatusUnprocessableEntity, Message: "invalid event: " + err.Error()}
+	}
+	ahead := ev.At.Sub(s.sched.Now())
+	if s.MaxFutureSkew > 0 && ahead > s.MaxFutureSkew {
+		return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf("invalid event: eventTimestamp: %s is %s ahead of the server clock (at most %s with --max-future-skew)",
+			ev.At.Format(time.RFC3339Nano), ahead.Round(time.Second), s.MaxFutureSkew)}
+	}
+	if ahead > futureSkew {
+		s.log.Warn("event stamped ahead of the server clock", "type", ev.Type, "resource", ev.Resource,
+			"ts", ev.At.Format(time.RFC3339Nano), "ahead", ahead.Round(time.Second).String())
+	}
+	res, err := s.sched.Post(r.Context(), engine.Data{Type: ev.Type, Resource: ev.Resource, At: ev.At})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, EventsResponse{Triggered: res.Triggered, Validated: res.Validated})
+}

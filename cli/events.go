@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnomon-sched/gnomon/api"
+)
+
+func postEventCmd(env *Env, client func() *api.Client, now func() time.Time) *cobra.Command {
+	var (
+		typ, resource, ts string
+		asJSON            bool
+	)
+	c := &cobra.Command{
+		Use:   "post-event --type T --resource R [--timestamp TS]",
+		Short: "send a data event (FILE, TABLE, TIME_BASED) to the server's /events endpoint",
+		Long: `post-event sends one data event to /events, as a producer would, and prints
+the dependencies it validated and the configurations it triggered.
+
+The timestamp is YYYY-MM-DDThh:mm:ss[.fraction][Z|±hh:mm] (a space may
+replace the T; without a zone it is UTC). It defaults to now.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if typ == "" || resource == "" {
+				return usageErr("--type and --resource are required")
+			}
+			if ts == "" {
+				ts = now().UTC().Format(time.RFC3339Nano)
+			}
+			res, err := client().PostEvent(cmd.Context(), typ, resource, ts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			writePosted(env.Stdout, res)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&typ, "type", "", "event type: FILE, TABLE, TIME_BASED (or TIME_BASED_CRON)")
+	c.Flags().StringVar(&resource, "resource", "", "resource id: a file path, a table name, a cron name")
+	c.Flags().StringVar(&ts, "timestamp", "", "event timestamp (default now)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	return c
+}
+
+func writePosted(w io.Writer, res *api.EventsResponse) {
+	if len(res.Validated) == 0 {
+		fmt.Fprintln(w, "validated: nothing")
+	}
+	for _, v := range res.Validated {
+		fmt.Fprintf(w, "validated: %s %s %s\n", v.Configuration, v.Type, v.Resource)
+	}
+	if len(res.Triggered) == 0 {
+		fmt.Fprintln(w, "triggered: nothing")
+	}
+	for _, t := range res.Triggered {
+		fmt.Fprintf(w, "triggered: %s\n", t)
+	}
+}

@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// DataResult is what a data event did: the dependencies it validated and
+// the configurations it triggered.
+type DataResult struct {
+	// Triggered names the configurations that ran, sorted.
+	Triggered []string
+	// Validated lists the dependencies the event validated, by
+	// configuration then dependency order.
+	Validated []Validated
+}
+
+// Validated names one dependency an event validated, as its configuration
+// defines it.
+type Validated struct {
+	Configuration string       `json:"configuration"`
+	Type          job.DataType `json:"type"`
+	Resource      string       `json:"resourceId"`
+}
+
+var (
+	minInstant = time.Unix(0, math.MinInt64)
+	maxInstant = time.Unix(0, math.MaxInt64)
+)
+
+// data applies a data event (spec/events.md §2-§5). Configurations are
+// visited in name order; each one independently accepts the event for the
+// dependencies it matches when the event is newer than its last
+// execution, then is evaluated at the event's timestamp.
+func (e *Engine) data(ev Data) error {
+	if _, ok := job.ParseDataType(string(ev.Type)); !ok || ev.Type == "TIME_BASED_CRON" {
+		return refused("unknown data event type %q", ev.Type)
+	}
+	if ev.Resource == "" {
+		return refused("a data event needs a resource")
+	}
+	if ev.At.Before(minInstant) || ev.At.After(maxInstant) {
+		return refused("data event timestamp %s out of range", ev.At.Format(time.RFC3339Nano))
+	}
+	res := &DataResult{Triggered: []string{}, Validated: []Validated{}}
+	e.out.Data = res
+	refs := e.dataIdx.Match(ev.Type, ev.Resource, e.refBuf[:0])
+	defer func() { e.refBuf = refs[:0] }()
+	slices.SortFunc(refs, func(a, b eventdep.Ref) int {
+		return cmp.Or(cmp.Compare(a.Config, b.Config), a.Dep-b.Dep)
+	})
+	for i := 0; i < len(refs); {
+		j := i + 1
+		for j < len(refs) && refs[j].Config == refs[i].Config {
+			j++
+		}
+		e.accept(e.tasks[refs[i].Config], refs[i:j], ev, res)
+		i = j
+	}
+	return nil
+}
+
+// accept stores the event for the dependencies of one configuration it
+// validates and triggers the configuration if it is then met.
+func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult) {
+	r := ev.At.UnixNano()
+	if last := en.st.LastExec; !last.IsZero() && r <= last.UnixNano() {
+		return // not newer than the last execution: ignored for this configuration
+	}
+	if e.lateness > 0 && en.hasNewest && r < en.newest-e.lateness {
+		return // later than the lateness allowed after the newest event
+	}
+	name := en.def.Name
+	e.noteNewest(en, r)
+	for _, ref := range refs {
+		d := en.def.Deps[ref.Dep]
+		res.Validated = append(res.Validated, Validated{Configuration: name, Type: d.Type, Resource: d.Resource})
+		en.seen.Add(ref.Dep, r)
+		e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), Resource: ev.Resource, TS: ev.At, Received: e.now})
+	}
+	for i, d := range en.def.Deps {
+		if !en.seen.Met(i, r, d.Life) {
+			return
+		}
+	}
+	if e.dataFire(en, ev) {
+		res.Triggered = append(res.Triggered, name)
+	}
+}
+
+// dataFire triggers a configuration whose dependencies are met at the
+// event's timestamp, unless it is frozen or still running, and reports
+// whether it ran.
+func (e *Engine) dataFire(en *entry, ev Data) bool {
+	name := en.def.Name
+	f := job.Fire{Task: name, Scheduled: ev.At, At: e.now, Fate: job.FateRan}
+	switch s := en.st.Status; {
+	case s == job.Frozen:
+		f.Fate, f.Reason = job.FateSkipped, "the configuration is frozen"
+	case s.Active():
+		f.Fate = job.FateSkipped
+		f.Reason = fmt.Sprintf("the configuration is %s (overlap skip)", s)
+		if en.st.RunID != 0 {
+			f.Reason = fmt.Sprintf("the configuration is %s with run %d (overlap skip)", s, en.st.RunID)
+		}
+	}
+	e.out.Fires = append(e.out.Fires, f)
+	if f.Fate != job.FateRan {
+		return false
+	}
+	en.st.LastExec = ev.At
+	e.touch(name)
+	r := ev.At.UnixNano()
+	for i, d := range en.def.Deps {
+		upto := eventdep.Expired(r, d.Life)
+		if en.seen.Prune(i, upto) > 0 {
+			e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), TS: time.Unix(0, upto).UTC(), Expire: true})
+		}
+	}
+	trig := Triggered{Task: name, At: ev.At, Type: ev.Type, Resource: ev.Resource}
+	if en.def.Command != "" {
+		en.st.Trigger, en.st.Scheduled = "event", ev.At
+		e.out.Effects = append(e.out.Effects, trig)
+		e.setStatus(name, job.Queued, false)
+		e.release(name)
+		return true
+	}
+	// Without a command the execution is recorded as a run that ended
+	// when it started.
+	e.lastRun++
+	run := &job.Run{ID: e.lastRun, Task: name, Status: job.Success, Start: e.now, End: e.now, Result: job.ResultNormal,
+		Trigger: "event", Scheduled: ev.At, Message: fmt.Sprintf("event %s %s", ev.Type, ev.Resource)}
+	e.touchRun(run)
+	trig.RunID = run.ID
+	e.out.Effects = append(e.out.Effects, trig)
+	en.st.Start, en.st.End, en.st.RunID = e.now, e.now, 0
+	e.setStatus(name, job.Success, true)
+	return true
+}
+
+// noteNewest records an accepted timestamp and, once the newest one has
+// moved by an eighth of the allowed lateness, drops the validations that
+// are too old to count for any event still accepted. Dropping them later
+// than possible changes no outcome: they could not count anyway.
+func (e *Engine) noteNewest(en *entry, r int64) {
+	if en.hasNewest && r <= en.newest {
+		return
+	}
+	if !en.hasNewest {
+		en.pruned = r
+	}
+	en.newest, en.hasNewest = r, true
+	if e.lateness == 0 || r-en.pruned < e.lateness/8 || r-e.lateness > r {
+		return
+	}
+	en.pruned = r
+	oldest := r - e.lateness // the oldest instant still evaluated
+	for i, d := range en.def.Deps {
+		lo := eventdep.Before(oldest, d.Life)
+		if lo == math.MinInt64 {
+			continue
+		}
+		upto := lo - 1
+		if en.seen.Prune(i, upto) > 0 {
+			e.out.Validations = append(e.out.Validations, job.Validation{Task: en.def.Name, Dep: d.Key(), TS: time.Unix(0, upto).UTC(), Expire: true})
+		}
+	}
+}
+
+// indexData moves a configuration's dependencies in the data index and
+// carries its stored timestamps over to the new definition, dependency by
+// dependency (by type and resource). Validations of dependencies that are
+// gone are expired.
+func (e *Engine) indexData(en *entry, old, def *job.Task) {
+	var prev eventdep.Seen
+	if old != nil && old.Type == job.Configuration {
+		e.dataIdx.Remove(old.Name, old.Deps)
+		prev = en.seen
+	}
+	en.seen = nil
+	if def != nil && def.Type == job.Configuration {
+		e.dataIdx.Add(def.Name, def.Deps)
+		en.seen = eventdep.NewSeen(len(def.Deps))
+	}
+	if old == nil || prev == nil {
+		return
+	}
+	for i, d := range old.Deps {
+		j := -1
+		if def != nil && def.Type == job.Configuration {
+			j = slices.IndexFunc(def.Deps, func(n job.DataDep) bool { return n.Key() == d.Key() })
+		}
+		if j >= 0 {
+			en.seen[j] = prev[i]
+		} else if def != nil && prev.Len(i) > 0 {
+			e.out.Validations = append(e.out.Validations, job.Validation{Task: old.Name, Dep: d.Key(), Expire: true})
+		}
+	}
+	if def == nil {
+		e.out.Validations = append(e.out.Validations, job.Validation{Task: old.Name, Expire: true})
+	}
+}
+
+// restoreValidations puts stored validations back in their windows.
+// Validations of dependencies that no longer exist are ignored.
+func (e *Engine) restoreValidations(vals []job.Validation) {
+	for _, v := range vals {
+		en := e.tasks[v.Task]
+		if en == nil || en.seen == nil {
+			continue
+		}
+		for i, d := range en.def.Deps {
+			if d.Key() == v.Dep {
+				r := v.TS.UnixNano()
+				en.seen.Add(i, r)
+				if !en.hasNewest || r > en.newest {
+					en.newest, en.pruned, en.hasNewest = r, r, true
+				}
+				break
+			}
+		}
+	}
+	for _, en := range e.tasks {
+		if last := en.st.LastExec; en.seen != nil && !last.IsZero() && (!en.hasNewest || last.UnixNano() > en.newest) {
+			en.newest, en.pruned, en.hasNewest = last.UnixNano(), last.UnixNano(), true
+		}
+	}
+}

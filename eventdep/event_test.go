@@ -1,0 +1,85 @@
+package eventdep
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+func TestDecodeEvent(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2021, 1, 1, 12, 30, 0, 0, time.UTC)
+	good := map[string]Event{
+		`{"eventType":"TIME_BASED_CRON","eventTimestamp":"2021-01-01 12:30:00","eventResourceId":"cron"}`:        {job.TimeBased, "cron", at},
+		`{"eventType":"TIME_BASED","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceld":"cron"}`:            {job.TimeBased, "cron", at},
+		`{"eventType":"TABLE","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"T","x":[1,{}]}`:         {job.Table, "T", at},
+		" \n{\"eventType\":\"FILE\",\"eventTimestamp\":\"2021-01-01T12:30:00Z\",\"eventResourceId\":\"/a b\"}\n": {job.File, "/a b", at},
+	}
+	for in, want := range good {
+		got, err := DecodeEvent([]byte(in))
+		if err != nil || got != want {
+			t.Errorf("%s: got %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	syntax := []string{"", "  ", `{"eventType":`, `{"eventType":"FILE"} {}`, `{"eventType":"FILE"}x`, `{'a':1}`, `[1,]`}
+	for _, in := range syntax {
+		_, err := DecodeEvent([]byte(in))
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("%q: got %v, want a syntax error", in, err)
+		}
+	}
+	invalid := map[string]string{
+		`[]`:   "must be a JSON object, not array",
+		`"x"`:  "must be a JSON object, not string",
+		`null`: "must be a JSON object, not null",
+		`12`:   "must be a JSON object, not number",
+		`{"eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:                          "eventType: required",
+		`{"eventType":null,"eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:         "eventType: required",
+		`{"eventType":"FILE","eventResourceId":"c"}`:                                               "eventTimestamp: required",
+		`{"eventType":"FILE","eventTimestamp":"2021-01-01T12:30:00Z"}`:                             "eventResourceId: required",
+		`{"eventType":"file","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:       `eventType: "file" is not one of`,
+		`{"eventType":"TIME BASED","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`: `is not one of`,
+		`{"eventType":1,"eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:            "eventType: expected a string, got a number",
+		`{"eventType":"FILE","eventTimestamp":1609504200,"eventResourceId":"c"}`:                   "eventTimestamp: expected a string, got a number",
+		`{"eventType":"FILE","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":["c"]}`:     "eventResourceId: expected a string, got an array",
+		`{"eventType":"FILE","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":""}`:        "eventResourceId: must not be empty",
+		`{"eventType":"FILE","eventTimestamp":"2021-02-30T12:30:00Z","eventResourceId":"c"}`:       "eventTimestamp:",
+		`{"EventType":"FILE","eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:       "eventType: required",
+	}
+	for in, want := range invalid {
+		_, err := DecodeEvent([]byte(in))
+		var ie *InvalidError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an invalid-event error containing %q", in, err, want)
+		}
+	}
+}
+
+// FuzzDecodeEvent checks that any body gets exactly one of: an event that
+// is valid, a syntax error, an invalid-event error.
+func FuzzDecodeEvent(f *testing.F) {
+	f.Add([]byte(`{"eventType":"FILE","eventTimestamp":"2021-01-01 11:59:59","eventResourceId":"/a/b"}`))
+	f.Add([]byte(`{"eventType":"TIME_BASED_CRON","eventTimestamp":"2021-01-01T12:30:00.5+01:00","eventResourceld":"cron"}`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"eventType":`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ev, err := DecodeEvent(body)
+		var (
+			se *SyntaxError
+			ie *InvalidError
+		)
+		switch {
+		case err == nil:
+			if _, ok := job.ParseDataType(string(ev.Type)); !ok || ev.Resource == "" || ev.At.Location() != time.UTC {
+				t.Fatalf("accepted an invalid event %+v", ev)
+			}
+		case errors.As(err, &se), errors.As(err, &ie):
+		default:
+			t.Fatalf("unexpected error type %T: %v", err, err)
+		}
+	})
+}
