@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -42,40 +43,37 @@ func (e *InvalidError) Error() string {
 // lower-case L) is how the seed's own scenario spells the resource field
 // once: it is read when eventResourceId is absent.
 func DecodeEvent(body []byte) (Event, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil {
-		var (
-			se *json.SyntaxError
-			te *json.UnmarshalTypeError
-		)
+	if !json.Valid(body) {
+		var v any
+		err := json.Unmarshal(body, &v)
+		var se *json.SyntaxError
 		switch {
 		case isSpace(body):
 			return Event{}, &SyntaxError{Msg: "empty body: expected one JSON object"}
 		case errors.As(err, &se):
 			return Event{}, &SyntaxError{Msg: fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)}
-		case errors.As(err, &te):
-			return Event{}, &InvalidError{Msg: fmt.Sprintf("the event must be a JSON object, not %s", te.Value)}
+		case err != nil:
+			return Event{}, &SyntaxError{Msg: "invalid JSON: " + err.Error()}
 		}
-		return Event{}, &SyntaxError{Msg: "invalid JSON: " + err.Error()}
+		return Event{}, &SyntaxError{Msg: "invalid JSON"}
 	}
-	if obj == nil {
-		return Event{}, &InvalidError{Msg: "the event must be a JSON object, not null"}
+	raw, err := members(body, fields[:])
+	if err != nil {
+		return Event{}, err
 	}
-	if _, ok := obj["eventResourceId"]; !ok {
-		if v, ok := obj["eventResourceld"]; ok {
-			obj["eventResourceId"] = v
-		}
+	if raw[2] == nil {
+		raw[2] = raw[3] // eventResourceld
 	}
 	var vals [3]string
-	for i, f := range [3]string{"eventType", "eventTimestamp", "eventResourceId"} {
-		raw, ok := obj[f]
-		if !ok || string(raw) == "null" {
+	for i, f := range fields[:3] {
+		v := raw[i]
+		if v == nil || string(v) == "null" {
 			return Event{}, &InvalidError{Field: f, Msg: "required"}
 		}
-		if raw[0] != '"' {
-			return Event{}, &InvalidError{Field: f, Msg: "expected a string, got " + kindOf(raw)}
+		if v[0] != '"' {
+			return Event{}, &InvalidError{Field: f, Msg: "expected a string, got " + kindOf(v)}
 		}
-		if err := json.Unmarshal(raw, &vals[i]); err != nil {
+		if vals[i], err = unquote(v); err != nil {
 			return Event{}, &InvalidError{Field: f, Msg: err.Error()}
 		}
 	}
@@ -91,6 +89,101 @@ func DecodeEvent(body []byte) (Event, error) {
 		return Event{}, &InvalidError{Field: "eventTimestamp", Msg: err.Error()}
 	}
 	return Event{Type: typ, Resource: vals[2], At: at}, nil
+}
+
+// fields are the members DecodeEvent reads, by exact name.
+var fields = [4]string{"eventType", "eventTimestamp", "eventResourceId", "eventResourceld"}
+
+// members returns the raw values of the named members of the JSON object
+// in body, which must be valid JSON; a member given twice keeps its last
+// value, as encoding/json does. Other members are skipped.
+func members(body []byte, names []string) ([4][]byte, error) {
+	var out [4][]byte
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return out, &InvalidError{Msg: "the event must be a JSON object, not " + kindOf(body[i:])}
+	}
+	i = skipSpace(body, i+1)
+	for body[i] != '}' {
+		end := skipValue(body, i)
+		key := body[i:end]
+		i = skipSpace(body, end)
+		i = skipSpace(body, i+1) // ':'
+		vend := skipValue(body, i)
+		name := string(key[1 : len(key)-1])
+		if bytesContain(key, '\\') {
+			name, _ = unquote(key)
+		}
+		for k, n := range names {
+			if n == name {
+				out[k] = body[i:vend]
+			}
+		}
+		i = skipSpace(body, vend)
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return out, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value that starts at i.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		for i++; ; i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch b[i] {
+			case '"':
+				i = skipValue(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+func bytesContain(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// unquote decodes a JSON string token.
+func unquote(tok []byte) (string, error) {
+	if !bytesContain(tok, '\\') && utf8.Valid(tok) {
+		return string(tok[1 : len(tok)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(tok, &s)
+	return s, err
 }
 
 func isSpace(b []byte) bool {

@@ -1,6 +1,7 @@
 package eventdep
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -33,10 +34,10 @@ func TestDecodeEvent(t *testing.T) {
 		}
 	}
 	invalid := map[string]string{
-		`[]`:   "must be a JSON object, not array",
-		`"x"`:  "must be a JSON object, not string",
+		`[]`:   "must be a JSON object, not an array",
+		`"x"`:  "must be a JSON object, not a string",
 		`null`: "must be a JSON object, not null",
-		`12`:   "must be a JSON object, not number",
+		`12`:   "must be a JSON object, not a number",
 		`{"eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:                          "eventType: required",
 		`{"eventType":null,"eventTimestamp":"2021-01-01T12:30:00Z","eventResourceId":"c"}`:         "eventType: required",
 		`{"eventType":"FILE","eventResourceId":"c"}`:                                               "eventTimestamp: required",
@@ -81,5 +82,42 @@ func FuzzDecodeEvent(f *testing.F) {
 		default:
 			t.Fatalf("unexpected error type %T: %v", err, err)
 		}
+		// The scanner agrees with encoding/json.
+		want, werr := referenceDecode(body)
+		if (err == nil) != (werr == nil) || ev != want || (err != nil && errors.As(err, &se) != errors.As(werr, &se)) {
+			t.Fatalf("%q: got %+v, %v; encoding/json reads %+v, %v", body, ev, err, want, werr)
+		}
 	})
+}
+
+// referenceDecode is DecodeEvent written with encoding/json alone.
+func referenceDecode(body []byte) (Event, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return Event{}, &InvalidError{Msg: "not an object"}
+		}
+		return Event{}, &SyntaxError{Msg: err.Error()}
+	}
+	if obj == nil {
+		return Event{}, &InvalidError{Msg: "null"}
+	}
+	if _, ok := obj["eventResourceId"]; !ok {
+		if v, ok := obj["eventResourceld"]; ok {
+			obj["eventResourceId"] = v
+		}
+	}
+	var vals [3]string
+	for i, f := range []string{"eventType", "eventTimestamp", "eventResourceId"} {
+		if err := json.Unmarshal(obj[f], &vals[i]); err != nil || len(obj[f]) == 0 || obj[f][0] != '"' {
+			return Event{}, &InvalidError{Field: f}
+		}
+	}
+	typ, ok := job.ParseDataType(vals[0])
+	at, err := ParseTimestamp(vals[1])
+	if !ok || vals[2] == "" || err != nil {
+		return Event{}, &InvalidError{}
+	}
+	return Event{Type: typ, Resource: vals[2], At: at}, nil
 }

@@ -118,6 +118,10 @@ type request struct {
 // maxBatch bounds how many requests share one commit.
 const maxBatch = 512
 
+// linger is how long the loop waits for more requests before committing
+// when the previous batch held more than one: a group-commit delay.
+const linger = 250 * time.Microsecond
+
 // New loads the stored state into a new engine.
 func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if cfg.Store == nil || cfg.DataDir == "" {
@@ -282,6 +286,7 @@ func (s *Scheduler) loop() {
 	defer close(s.effects)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	last := 0
 	for {
 		var batch []*request
 		select {
@@ -305,6 +310,25 @@ func (s *Scheduler) loop() {
 				break collect
 			}
 		}
+		if last > 1 && len(batch) < maxBatch {
+			// Under concurrent load, wait a little for more requests so
+			// that one commit (one fsync, one write per page) serves
+			// more of them.
+			lt := time.NewTimer(linger)
+		linger:
+			for len(batch) < maxBatch {
+				select {
+				case r := <-s.in:
+					batch = append(batch, r)
+				case e := <-s.exits:
+					batch = append(batch, s.exitRequest(e))
+				case <-lt.C:
+					break linger
+				}
+			}
+			lt.Stop()
+		}
+		last = len(batch)
 		if err := s.process(batch); err != nil {
 			s.mu.Lock()
 			s.err = fmt.Errorf("%w: %w", ErrStopped, err)

@@ -29,6 +29,8 @@ var migrations embed.FS
 // connection; reads use a separate pool and never block writers (WAL).
 type Store struct {
 	w, r *sql.DB
+
+	stmts map[string]*sql.Stmt // prepared once on the writer, by query
 }
 
 var _ store.Store = (*Store)(nil)
@@ -54,6 +56,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(4)
 	s := &Store{w: w, r: r}
 	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := s.prepareAll(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -109,7 +115,50 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
 	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// prepare returns a statement of the writer, prepared once when the store
+// opened, for use in tx.
+func (s *Store) prepare(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, ok := s.stmts[query]
+	if !ok {
+		// Not one of the statements prepared at open: the writer's only
+		// connection is the transaction's, so prepare it there.
+		return tx.PrepareContext(ctx, query)
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// Statements of the commit path, prepared when the store opens.
+const (
+	insJournal = `INSERT INTO journal (at, kind, body) VALUES (?, ?, ?)`
+	upsTask    = `INSERT INTO tasks (name, type, parent, status, def, state) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET type = excluded.type, parent = excluded.parent, status = excluded.status,
+			def = excluded.def, state = excluded.state`
+	upsRun = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
+			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run`
+	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (task, scheduled) DO NOTHING`
+	insValidation = `INSERT INTO validations (task, dep, ts, resource, received) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`
+)
+
+func (s *Store) prepareAll(ctx context.Context) error {
+	s.stmts = map[string]*sql.Stmt{}
+	for _, q := range []string{insJournal, upsTask, upsRun, insFire, insValidation} {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		s.stmts[q] = st
+	}
+	return nil
 }
 
 func nanos(t time.Time) int64 {
@@ -142,7 +191,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 	}()
 	if len(b.Entries) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO journal (at, kind, body) VALUES (?, ?, ?)`)
+		st, err := s.prepare(ctx, tx, insJournal)
 		if err != nil {
 			return err
 		}
@@ -167,9 +216,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 	}
 	if len(b.Tasks) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO tasks (name, type, parent, status, def, state) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET type = excluded.type, parent = excluded.parent, status = excluded.status,
-			def = excluded.def, state = excluded.state`)
+		st, err := s.prepare(ctx, tx, upsTask)
 		if err != nil {
 			return err
 		}
@@ -189,10 +236,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 	}
 	if len(b.Runs) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
-			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run`)
+		st, err := s.prepare(ctx, tx, upsRun)
 		if err != nil {
 			return err
 		}
@@ -205,8 +249,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 	}
 	if len(b.Fires) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (task, scheduled) DO NOTHING`)
+		st, err := s.prepare(ctx, tx, insFire)
 		if err != nil {
 			return err
 		}
@@ -217,19 +260,18 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 		}
 	}
-	if err := commitValidations(ctx, tx, b.Validations); err != nil {
+	if err := s.commitValidations(ctx, tx, b.Validations); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
 // commitValidations stores and removes validations in order.
-func commitValidations(ctx context.Context, tx *sql.Tx, vals []job.Validation) error {
+func (s *Store) commitValidations(ctx context.Context, tx *sql.Tx, vals []job.Validation) error {
 	if len(vals) == 0 {
 		return nil
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO validations (task, dep, ts, resource, received) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`)
+	ins, err := s.prepare(ctx, tx, insValidation)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,251 @@
+// Command gnomon-bench measures gnomon against baselines taken in the same
+// run on the same machine. Everything runs on 127.0.0.1.
+//
+//	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
+//
+// events starts a real gnomon server for each number of configurations,
+// applies them through the API, and posts events over HTTP from -conns
+// keep-alive connections; the baseline is a no-op Go HTTP server (this
+// binary, in another process) that decodes the same JSON. Rounds
+// alternate baseline and gnomon, and each figure is the median of the
+// rounds with their min and max.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/bench"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench events [flags] | noop ADDR")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "events":
+		err = events(os.Args[2:])
+	case "noop":
+		err = noop(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ERROR", err)
+		os.Exit(1)
+	}
+}
+
+// noop serves the baseline on ADDR until killed.
+func noop(args []string) error {
+	s, err := bench.StartNoop(args[0])
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	<-ctx.Done()
+	return nil
+}
+
+func events(args []string) error {
+	fs := flag.NewFlagSet("events", flag.ExitOnError)
+	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
+	counts := fs.String("configs", "3,10000,1000000", "numbers of configurations, comma-separated")
+	conns := fs.Int("conns", 64, "concurrent connections")
+	dur := fs.Duration("duration", 10*time.Second, "length of each measured run")
+	rounds := fs.Int("rounds", 3, "runs of each side")
+	fs.Parse(args)
+
+	fmt.Printf("# durable event ingest over HTTP, %d connections, %s per run, %d rounds\n", *conns, *dur, *rounds)
+	fmt.Printf("# machine: %d CPUs, %s, %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	self, _ := os.Executable()
+	base, err := startProcess(self, []string{"noop"}, "")
+	if err != nil {
+		return err
+	}
+	defer base.stop()
+	for _, c := range strings.Split(*counts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-configs: bad count %q", c)
+		}
+		if err := eventsWith(*bin, base, n, *conns, *dur, *rounds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eventsWith(bin string, base *process, n, conns int, dur time.Duration, rounds int) error {
+	dir, err := os.MkdirTemp("", "gnomon-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	g, err := startProcess(bin, []string{"server", "--data", dir, "--timezone", "UTC"}, filepath.Join(dir, "server.log"))
+	if err != nil {
+		return err
+	}
+	defer g.stop()
+	client := &api.Client{Base: "http://" + g.addr, HTTP: &http.Client{Timeout: 10 * time.Minute}}
+	t0 := time.Now()
+	const chunk = 10000
+	for first := 0; first < n; first += chunk {
+		if _, err := client.Define(context.Background(), "bench.json", bench.Configurations(first, min(chunk, n-first)), false); err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) && len(ae.Errors) > 0 {
+				err = fmt.Errorf("%w: %s", err, ae.Errors[0])
+			}
+			return fmt.Errorf("define configurations: %w", err)
+		}
+	}
+	fmt.Printf("\n## %d configurations (applied in %s; server RSS %s)\n", n, time.Since(t0).Round(time.Millisecond), rss(g.cmd.Process.Pid))
+	body := func(i int64) []byte { return bench.EventBody(i, n) }
+	var offset int64
+	stream := func(i int64) []byte { return body(offset + i) }
+	ctx := context.Background()
+	// Warm both up.
+	bench.Post(ctx, "http://"+base.addr+"/events", conns, time.Second, http.StatusAccepted, body)
+	warm := bench.Post(ctx, "http://"+g.addr+"/events", conns, time.Second, http.StatusAccepted, stream)
+	offset += int64(warm.Requests + warm.Errors + conns)
+	var (
+		bs, gs       []bench.Result
+		bcpu, gcpu   time.Duration
+		bdone, gdone int
+	)
+	for range rounds {
+		c0 := cpu(base.cmd.Process.Pid)
+		r := bench.Post(ctx, "http://"+base.addr+"/events", conns, dur, http.StatusAccepted, body)
+		bcpu, bdone = bcpu+cpu(base.cmd.Process.Pid)-c0, bdone+r.Requests
+		bs = append(bs, r)
+		c0 = cpu(g.cmd.Process.Pid)
+		r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur, http.StatusAccepted, stream)
+		gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
+		offset += int64(r.Requests + r.Errors + conns)
+		gs = append(gs, r)
+	}
+	b, s := bench.Summarize(bs), bench.Summarize(gs)
+	fmt.Printf("baseline (no-op handler) median %s\n", b.Median)
+	fmt.Printf("                         min %8.0f  max %8.0f req/s\n", b.Min.Rate(), b.Max.Rate())
+	fmt.Printf("gnomon /events (durable) median %s\n", s.Median)
+	fmt.Printf("                         min %8.0f  max %8.0f req/s\n", s.Min.Rate(), s.Max.Rate())
+	fmt.Printf("server CPU per request   baseline %.0f µs, gnomon %.0f µs\n",
+		float64(bcpu.Microseconds())/float64(max(bdone, 1)), float64(gcpu.Microseconds())/float64(max(gdone, 1)))
+	fmt.Printf("ratio gnomon/baseline    %.2f  (server RSS after the load %s)\n", s.Median.Rate()/b.Median.Rate(), rss(g.cmd.Process.Pid))
+	return nil
+}
+
+// process is a server started for a benchmark.
+type process struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// startProcess starts bin with args and the listen address (as --listen
+// for gnomon, as the last argument for the baseline) and waits until it
+// answers.
+func startProcess(bin string, args []string, logPath string) (*process, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	if args[0] == "server" {
+		args = append(args, "--listen", addr)
+	} else {
+		args = append(args, addr)
+	}
+	cmd := exec.Command(bin, args...)
+	if logPath != "" {
+		f, err := os.Create(logPath)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = f, f
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &process{cmd: cmd, addr: addr}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return p, nil
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("%s did not start listening on %s", bin, addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *process) stop() {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// rss reads a process's resident set size.
+func rss(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// cpu reads the user and system CPU time a process has used.
+func cpu(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * time.Second / 100 // clock ticks at USER_HZ = 100
+}
