@@ -31,11 +31,21 @@ check: lint test ## everything CI runs
 
 FUZZTIME ?= 60s
 fuzz: ## fuzz every parser for FUZZTIME each
-	$(GO) test ./cond -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./defs -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
+	$(GO) test ./cond -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./defs -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseTimestamp$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)
 
-bench: ## run the benchmarks
+BENCH_CONFIGS ?= 3,10000,1000000
+BENCH_DURATION ?= 10s
+BENCH_ROUNDS ?= 3
+bench: build ## run the Go benchmarks, then the event-ingest load against a real server (see BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	CGO_ENABLED=0 $(GO) build -o bin/gnomon-bench ./cmd/gnomon-bench
+	./bin/gnomon-bench events -gnomon $(BIN) -configs $(BENCH_CONFIGS) -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS)
 
 clean: ## remove build output and the demo's data
 	rm -rf bin gnomon-data

@@ -67,6 +67,8 @@ func run(cur map[string]*job.Task, text string, active ...string) (*Result, erro
 
 const callable = "type: callable\ncommand: x\nout_log_file: o\nerr_log_file: e\n"
 
+const deps = `dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]` + "\n"
+
 func TestRules(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -145,6 +147,16 @@ func TestRules(t *testing.T) {
 		{"bad date", "update_task: a\nstart_date: 2026-02-30 10:00\n", nil, `start_date: "2026-02-30 10:00" is not a date`, 2},
 		{"run_days with cron", "update_task: a\ncron: 0 * * * *\nrun_days: mo\n", nil, "run_days applies to start_times and run_window only", 3},
 		{"cron in bundle", "update_task: kid\ncron: 0 * * * *\n", nil, "scheduling attributes are not allowed on a task inside a bundle", 2},
+		{"configuration without dependencies", "insert_task: c\ntype: configuration\n", nil, "dependencies: field is required", 1},
+		{"configuration bad dependencies", "insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"FILE\",\"resourceId\":\"\",\"lifeDuration\":1}]\n", nil, "dependencies: dependencies[0].resourceId: must not be empty", 3},
+		{"configuration with a condition", "insert_task: c\ntype: configuration\n" + deps + "condition: su(a)\n", nil, "condition: field is not allowed for configuration", 4},
+		{"configuration with a cron", "insert_task: c\ntype: configuration\n" + deps + "cron: * * * * *\n", nil, "cron: field is not allowed for configuration", 4},
+		{"configuration command without logs", "insert_task: c\ntype: configuration\n" + deps + "command: x\n", nil, "out_log_file: field is required with a command", 4},
+		{"configuration logs without command", "insert_task: c\ntype: configuration\n" + deps + "out_log_file: /o\n", nil, "out_log_file and err_log_file need a command", 4},
+		{"dependencies on a callable", "update_task: a\n" + deps, nil, "dependencies: field is only allowed for type configuration", 2},
+		{"json duplicate", `[{"name":"c","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]},` + "\n" + `{"name":"c","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]}]`, nil, "configuration c: defined more than once (first on line 1)", 2},
+		{"json name", `{"name":"a-b","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]}`, nil, "task name can only contain alpha numeric", 1},
+		{"json replaces a callable", `{"name":"a","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]}`, nil, "task already exist", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +330,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("delete_task: a\n\ninsert_task:\nfoo\n:\n")
 	f.Add("insert_task: x\n" + callable + "cron: */5 1-3 * jan mon\n")
 	f.Add("insert_task: x\n" + callable + "start_date: 2026-01-31 10:00\nend_date: 2027-01-01\ninterval: 1 month\n")
+	f.Add(`[{"name":"C","dependencies":[{"type":"FILE","resourceId":"/in/","lifeDuration":"3600"}],"command":"x","out_log_file":"/o","err_log_file":"/e"}]`)
+	f.Add("insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"TABLE\",\"resourceId\":\"t\",\"lifeDuration\":0}]\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1
