@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/eventdep"
@@ -116,13 +117,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	}
 	en.st.LastExec = ev.At
 	e.touch(name)
-	r := ev.At.UnixNano()
-	for i, d := range en.def.Deps {
-		upto := eventdep.Expired(r, d.Life)
-		if en.seen.Prune(i, upto) > 0 {
-			e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), TS: time.Unix(0, upto).UTC(), Expire: true})
-		}
-	}
+	e.pruneExecuted(en)
 	trig := Triggered{Task: name, At: ev.At, Type: ev.Type, Resource: ev.Resource}
 	if en.def.Command != "" {
 		en.st.Trigger, en.st.Scheduled = "event", ev.At
@@ -160,15 +155,31 @@ func (e *Engine) noteNewest(en *entry, r int64) {
 		return
 	}
 	en.pruned = r
-	oldest := r - e.lateness // the oldest instant still evaluated
+	e.pruneLate(en)
+}
+
+// pruneExecuted drops the stored timestamps that cannot count after the
+// configuration's last execution.
+func (e *Engine) pruneExecuted(en *entry) {
+	if en.st.LastExec.IsZero() {
+		return
+	}
+	last := en.st.LastExec.UnixNano()
 	for i, d := range en.def.Deps {
-		lo := eventdep.Before(oldest, d.Life)
-		if lo == math.MinInt64 {
-			continue
-		}
-		upto := lo - 1
-		if en.seen.Prune(i, upto) > 0 {
-			e.out.Validations = append(e.out.Validations, job.Validation{Task: en.def.Name, Dep: d.Key(), TS: time.Unix(0, upto).UTC(), Expire: true})
+		en.seen.Prune(i, eventdep.Expired(last, d.Life))
+	}
+}
+
+// pruneLate drops the stored timestamps too old to count for any event
+// still accepted under the allowed lateness.
+func (e *Engine) pruneLate(en *entry) {
+	if e.lateness == 0 || !en.hasNewest || en.newest-e.lateness > en.newest {
+		return
+	}
+	oldest := en.newest - e.lateness // the oldest instant still evaluated
+	for i, d := range en.def.Deps {
+		if lo := eventdep.Before(oldest, d.Life); lo != math.MinInt64 {
+			en.seen.Prune(i, lo-1)
 		}
 	}
 }
@@ -198,7 +209,7 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 		}
 		if j >= 0 {
 			en.seen[j] = prev[i]
-		} else if def != nil && prev.Len(i) > 0 {
+		} else if def != nil {
 			e.out.Validations = append(e.out.Validations, job.Validation{Task: old.Name, Dep: d.Key(), Expire: true})
 		}
 	}
@@ -207,28 +218,63 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 	}
 }
 
-// restoreValidations puts stored validations back in their windows.
-// Validations of dependencies that no longer exist are ignored.
-func (e *Engine) restoreValidations(vals []job.Validation) {
+// restoreWindows rebuilds the stored timestamps of configurations from
+// their last checkpoint and the journal after it, in order: a validation
+// adds a timestamp, an Expire record clears a dependency (or, without Dep,
+// a whole configuration) that a definition removed. Records of unknown
+// configurations or dependencies are ignored. What can no longer count is
+// then dropped, as it was in memory before the restart.
+func (e *Engine) restoreWindows(vals []job.Validation) {
+	var touched []*entry
 	for _, v := range vals {
 		en := e.tasks[v.Task]
 		if en == nil || en.seen == nil {
 			continue
 		}
 		for i, d := range en.def.Deps {
-			if d.Key() == v.Dep {
-				r := v.TS.UnixNano()
-				en.seen.Add(i, r)
-				if !en.hasNewest || r > en.newest {
-					en.newest, en.pruned, en.hasNewest = r, r, true
-				}
-				break
+			if v.Expire && (v.Dep == "" || v.Dep == d.Key()) {
+				en.seen[i] = nil
+			} else if !v.Expire && d.Key() == v.Dep {
+				en.seen.Add(i, v.TS.UnixNano())
+				touched = append(touched, en)
+			}
+		}
+	}
+	for _, en := range touched {
+		for i := range en.seen {
+			if n := len(en.seen[i]); n > 0 && (!en.hasNewest || en.seen[i][n-1] > en.newest) {
+				en.newest, en.hasNewest = en.seen[i][n-1], true
 			}
 		}
 	}
 	for _, en := range e.tasks {
-		if last := en.st.LastExec; en.seen != nil && !last.IsZero() && (!en.hasNewest || last.UnixNano() > en.newest) {
-			en.newest, en.pruned, en.hasNewest = last.UnixNano(), last.UnixNano(), true
+		if en.seen == nil {
+			continue
 		}
+		if last := en.st.LastExec; !last.IsZero() && (!en.hasNewest || last.UnixNano() > en.newest) {
+			en.newest, en.hasNewest = last.UnixNano(), true
+		}
+		en.pruned = en.newest
+		e.pruneExecuted(en)
+		e.pruneLate(en)
 	}
+}
+
+// Windows returns every stored timestamp of every configuration, for a
+// checkpoint, sorted by configuration, dependency and timestamp (the order
+// in which a store appends them fastest).
+func (e *Engine) Windows() []job.Validation {
+	var out []job.Validation
+	for _, name := range e.Names() {
+		en := e.tasks[name]
+		start := len(out)
+		for i, list := range en.seen {
+			dep := en.def.Deps[i].Key()
+			for _, ts := range list {
+				out = append(out, job.Validation{Task: en.def.Name, Dep: dep, TS: time.Unix(0, ts).UTC()})
+			}
+		}
+		slices.SortStableFunc(out[start:], func(a, b job.Validation) int { return strings.Compare(a.Dep, b.Dep) })
+	}
+	return out
 }

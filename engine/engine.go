@@ -115,8 +115,10 @@ type Output struct {
 	Fires []job.Fire
 	// Data is the result of a data event, nil for other events.
 	Data *DataResult
-	// Validations are data events stored for configuration dependencies,
-	// and removals of those that can no longer count, in order.
+	// Validations are the dependencies a data event validated, and (with
+	// Expire) the dependencies and configurations a definition removed,
+	// with what they had stored. The journal records them so that a
+	// restart rebuilds the windows.
 	Validations []job.Validation
 
 	tasks map[string]bool
@@ -161,9 +163,10 @@ func New(cfg Config) *Engine {
 	}
 }
 
-// Restore loads stored tasks, the runs that had not ended and the stored
-// validations of configurations. It must be called on a new engine, before
-// Apply. lastRun is the highest run id ever handed out.
+// Restore loads stored tasks, the runs that had not ended and the
+// accepted events of configurations (see restoreWindows). It must be called
+// on a new engine, before Apply. lastRun is the highest run id ever handed
+// out.
 func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, vals []job.Validation) error {
 	for _, r := range recs {
 		en := &entry{def: r.Def, st: r.State, hidx: -1}
@@ -204,7 +207,7 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, va
 			e.running++
 		}
 	}
-	e.restoreValidations(vals)
+	e.restoreWindows(vals)
 	e.lastRun = lastRun
 	return nil
 }

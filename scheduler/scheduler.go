@@ -6,7 +6,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -105,6 +104,8 @@ type Scheduler struct {
 	// changed gets a signal after every batch; Advance waits on it.
 	changed chan struct{}
 	advance sync.Mutex
+
+	ckpt checkpointer // owned by the loop
 }
 
 type request struct {
@@ -148,9 +149,14 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun, snap.Validations); err != nil {
+	vals, data, last, err := windows(ctx, cfg.Store, snap)
+	if err != nil {
 		return nil, err
 	}
+	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun, vals); err != nil {
+		return nil, err
+	}
+	s.ckpt = checkpointer{gen: snap.WindowsGen, seq: last, since: data, live: len(snap.Windows)}
 	for _, p := range s.eng.Problems() {
 		s.log.Warn("time trigger not armed", "problem", p)
 	}
@@ -390,7 +396,7 @@ func (s *Scheduler) process(batch []*request) error {
 		if d, ok := r.ev.(engine.Define); ok && d.Check {
 			continue
 		}
-		body, err := json.Marshal(r.ev)
+		body, err := journalBody(r.ev, out)
 		if err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
@@ -407,7 +413,6 @@ func (s *Scheduler) process(batch []*request) error {
 			runs[run.ID] = *run
 		}
 		b.Fires = append(b.Fires, out.Fires...)
-		b.Validations = append(b.Validations, out.Validations...)
 		r.data = out.Data
 		if ex, ok := r.ev.(engine.RunExited); ok {
 			exited = append(exited, ex.RunID)
@@ -433,9 +438,11 @@ func (s *Scheduler) process(batch []*request) error {
 	for _, r := range runs {
 		b.Runs = append(b.Runs, r)
 	}
+	b.Checkpoint = s.ckpt.part()
 	if err := s.cfg.Store.Commit(context.Background(), &b); err != nil {
 		return err
 	}
+	s.ckpt.committed(&b, s.eng)
 	for i, r := range batch {
 		if r.reply != nil {
 			r.reply <- replies[i]

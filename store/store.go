@@ -42,8 +42,12 @@ type Snapshot struct {
 	Tasks   []job.Record
 	Active  []*job.Run
 	LastRun int64
-	// Validations are the stored validations of configurations.
-	Validations []job.Validation
+	// Windows is the current checkpoint of the events configurations
+	// have accepted, as of journal entry WindowsSeq; WindowsGen is its
+	// generation.
+	Windows    []job.Validation
+	WindowsSeq int64
+	WindowsGen int64
 }
 
 // Batch is what one group commit writes.
@@ -55,13 +59,24 @@ type Batch struct {
 	// Fires are new fates of occurrences. An occurrence already recorded
 	// keeps its first fate.
 	Fires []job.Fire
-	// Validations are stored (or, with Expire, removed) in order.
-	Validations []job.Validation
+	// Checkpoint writes part of a checkpoint of the windows, if not nil.
+	Checkpoint *Checkpoint
+}
+
+// Checkpoint is one part of a checkpoint of the events configurations
+// have accepted. A checkpoint is written in parts, as rows of a new
+// generation; the last part (Done) makes the generation current as of
+// journal entry Seq and deletes the previous one.
+type Checkpoint struct {
+	Gen  int64
+	Rows []job.Validation // Task, Dep and TS
+	Done bool
+	Seq  int64
 }
 
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
-	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && len(b.Validations) == 0
+	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil
 }
 
 // Entry is one journaled event.

@@ -145,8 +145,7 @@ const (
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run`
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
-	insValidation = `INSERT INTO validations (task, dep, ts, resource, received) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`
+	insValidation = `INSERT INTO validations (gen, task, dep, ts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 )
 
 func (s *Store) prepareAll(ctx context.Context) error {
@@ -260,38 +259,36 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 		}
 	}
-	if err := s.commitValidations(ctx, tx, b.Validations); err != nil {
+	if err := s.commitCheckpoint(ctx, tx, b.Checkpoint); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// commitValidations stores and removes validations in order.
-func (s *Store) commitValidations(ctx context.Context, tx *sql.Tx, vals []job.Validation) error {
-	if len(vals) == 0 {
+// commitCheckpoint writes part of a checkpoint.
+func (s *Store) commitCheckpoint(ctx context.Context, tx *sql.Tx, c *store.Checkpoint) error {
+	if c == nil {
 		return nil
 	}
-	ins, err := s.prepare(ctx, tx, insValidation)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for _, v := range vals {
-		switch {
-		case !v.Expire:
-			_, err = ins.ExecContext(ctx, v.Task, v.Dep, v.TS.UnixNano(), v.Resource, nanos(v.Received))
-		case v.Dep == "":
-			_, err = tx.ExecContext(ctx, `DELETE FROM validations WHERE task = ?`, v.Task)
-		case v.TS.IsZero():
-			_, err = tx.ExecContext(ctx, `DELETE FROM validations WHERE task = ? AND dep = ?`, v.Task, v.Dep)
-		default:
-			_, err = tx.ExecContext(ctx, `DELETE FROM validations WHERE task = ? AND dep = ? AND ts <= ?`, v.Task, v.Dep, v.TS.UnixNano())
-		}
+	if len(c.Rows) > 0 {
+		ins, err := s.prepare(ctx, tx, insValidation)
 		if err != nil {
 			return err
 		}
+		for _, v := range c.Rows {
+			if _, err := ins.ExecContext(ctx, c.Gen, v.Task, v.Dep, v.TS.UnixNano()); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	if !c.Done {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE checkpoint SET gen = ?, seq = ? WHERE id = 1`, c.Gen, c.Seq); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `DELETE FROM validations WHERE gen < ?`, c.Gen)
+	return err
 }
 
 // Fires returns recorded occurrences, newest first.
@@ -376,8 +373,8 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM runs`).Scan(&snap.LastRun); err != nil {
 		return nil, fmt.Errorf("load runs: %w", err)
 	}
-	if snap.Validations, err = s.loadValidations(ctx); err != nil {
-		return nil, fmt.Errorf("load validations: %w", err)
+	if err := s.loadWindows(ctx, snap); err != nil {
+		return nil, fmt.Errorf("load checkpoint: %w", err)
 	}
 	return snap, nil
 }
@@ -475,23 +472,30 @@ func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.En
 	return out, rows.Err()
 }
 
-func (s *Store) loadValidations(ctx context.Context) ([]job.Validation, error) {
-	rows, err := s.w.QueryContext(ctx, `SELECT task, dep, ts, resource, received FROM validations ORDER BY task, dep, ts`)
+// loadWindows reads the current checkpoint, after deleting the rows of a
+// checkpoint that a stop interrupted.
+func (s *Store) loadWindows(ctx context.Context, snap *store.Snapshot) error {
+	if err := s.w.QueryRowContext(ctx, `SELECT gen, seq FROM checkpoint WHERE id = 1`).Scan(&snap.WindowsGen, &snap.WindowsSeq); err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM validations WHERE gen != ?`, snap.WindowsGen); err != nil {
+		return err
+	}
+	rows, err := s.w.QueryContext(ctx, `SELECT task, dep, ts FROM validations WHERE gen = ? ORDER BY task, dep, ts`, snap.WindowsGen)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []job.Validation
 	for rows.Next() {
 		var (
-			v            job.Validation
-			ts, received int64
+			v  job.Validation
+			ts int64
 		)
-		if err := rows.Scan(&v.Task, &v.Dep, &ts, &v.Resource, &received); err != nil {
-			return nil, err
+		if err := rows.Scan(&v.Task, &v.Dep, &ts); err != nil {
+			return err
 		}
-		v.TS, v.Received = time.Unix(0, ts).UTC(), fromNanos(received)
-		out = append(out, v)
+		v.TS = time.Unix(0, ts).UTC()
+		snap.Windows = append(snap.Windows, v)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }

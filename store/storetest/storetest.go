@@ -168,40 +168,50 @@ func Run(t *testing.T, open Open) {
 			t.Errorf("fires at 02:00: %+v", all)
 		}
 	})
-	t.Run("validations", func(t *testing.T) {
+	t.Run("checkpoints", func(t *testing.T) {
 		t.Parallel()
 		s, reopen := open(t)
-		v := func(task, dep string, sec int64, res string) job.Validation {
-			return job.Validation{Task: task, Dep: dep, Resource: res, TS: time.Unix(sec, 5).UTC(), Received: t0}
+		v := func(task, dep string, sec int64) job.Validation {
+			return job.Validation{Task: task, Dep: dep, TS: time.Unix(sec, 5).UTC()}
 		}
-		b := &store.Batch{Validations: []job.Validation{
-			v("A", "FILE:/in", 10, "/in/a"), v("A", "FILE:/in", 10, "/in/b"), v("A", "FILE:/in", 20, "/in/a"),
-			v("A", "TABLE:t", 0, "t"), v("A", "TABLE:t", -30, "t"), v("B", "TABLE:t", 5, "t"),
-			// Dropped in the same batch, after being stored.
-			v("B", "TABLE:u", 5, "u"), {Task: "B", Dep: "TABLE:u", Expire: true},
-		}}
-		if err := s.Commit(ctx, b); err != nil {
+		load := func() *store.Snapshot {
+			t.Helper()
+			s.Close()
+			s = reopen()
+			snap, err := s.Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return snap
+		}
+		// An interrupted checkpoint is not current, and its rows go.
+		if err := s.Commit(ctx, &store.Batch{Checkpoint: &store.Checkpoint{Gen: 1, Rows: []job.Validation{v("A", "TABLE:t", 1)}}}); err != nil {
 			t.Fatal(err)
 		}
-		again := &store.Batch{Validations: []job.Validation{
-			v("A", "FILE:/in", 10, "/in/a"), // a duplicate is ignored
-			{Task: "A", Dep: "FILE:/in", TS: time.Unix(10, 5).UTC(), Expire: true},
-			{Task: "B", Expire: true},
-			v("B", "TABLE:t", 6, "t"),
-		}}
-		if err := s.Commit(ctx, again); err != nil {
+		if snap := load(); len(snap.Windows) != 0 || snap.WindowsGen != 0 || snap.WindowsSeq != 0 {
+			t.Errorf("after an interrupted checkpoint: %+v gen %d seq %d", snap.Windows, snap.WindowsGen, snap.WindowsSeq)
+		}
+		// A checkpoint in two parts.
+		first := []job.Validation{v("B", "TABLE:t", 5), v("A", "FILE:/in", 10), v("A", "FILE:/in", -30)}
+		second := []job.Validation{v("A", "TABLE:t", 0)}
+		for _, c := range []*store.Checkpoint{{Gen: 1, Rows: first}, {Gen: 1, Rows: second, Done: true, Seq: 42}} {
+			if err := s.Commit(ctx, &store.Batch{Checkpoint: c}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		snap := load()
+		want := []job.Validation{v("A", "FILE:/in", -30), v("A", "FILE:/in", 10), v("A", "TABLE:t", 0), v("B", "TABLE:t", 5)}
+		if diff := cmp.Diff(want, snap.Windows); diff != "" || snap.WindowsGen != 1 || snap.WindowsSeq != 42 {
+			t.Errorf("checkpoint gen %d seq %d (-want +got):\n%s", snap.WindowsGen, snap.WindowsSeq, diff)
+		}
+		// The next generation replaces it.
+		if err := s.Commit(ctx, &store.Batch{Checkpoint: &store.Checkpoint{Gen: 2, Rows: first[:1], Done: true, Seq: 50}}); err != nil {
 			t.Fatal(err)
 		}
-		s.Close()
-		s = reopen()
+		snap = load()
 		defer s.Close()
-		snap, err := s.Load(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []job.Validation{v("A", "FILE:/in", 20, "/in/a"), v("A", "TABLE:t", -30, "t"), v("A", "TABLE:t", 0, "t"), v("B", "TABLE:t", 6, "t")}
-		if diff := cmp.Diff(want, snap.Validations); diff != "" {
-			t.Errorf("validations (-want +got):\n%s", diff)
+		if diff := cmp.Diff(first[:1], snap.Windows); diff != "" || snap.WindowsGen != 2 || snap.WindowsSeq != 50 {
+			t.Errorf("second checkpoint gen %d seq %d (-want +got):\n%s", snap.WindowsGen, snap.WindowsSeq, diff)
 		}
 	})
 	t.Run("failed commit changes nothing", func(t *testing.T) {

@@ -1,10 +1,20 @@
--- Validations: data events stored because they validated a dependency of a
--- configuration (seed 000), until they can no longer count.
+-- Checkpoints of the events configurations have accepted (seed 000). The
+-- journal records every accepted event with the dependencies it validated;
+-- a checkpoint holds the live timestamps of every dependency as of one
+-- journal entry, so that a restart reads the checkpoint and replays only
+-- the journal after it. Checkpoints are written in generations: rows of
+-- the generation being written are ignored until it becomes current.
 CREATE TABLE validations (
-    task     TEXT    NOT NULL,
-    dep      TEXT    NOT NULL,      -- the dependency: "TYPE:resource"
-    ts       INTEGER NOT NULL,      -- the event's timestamp, unix nanoseconds
-    resource TEXT    NOT NULL,      -- the event's resource
-    received INTEGER NOT NULL,      -- when it was accepted
-    PRIMARY KEY (task, dep, ts, resource)
+    gen  INTEGER NOT NULL,
+    task TEXT    NOT NULL,
+    dep  TEXT    NOT NULL,      -- the dependency: "TYPE:resource"
+    ts   INTEGER NOT NULL,      -- the event's timestamp, unix nanoseconds
+    PRIMARY KEY (gen, task, dep, ts)
 ) WITHOUT ROWID;
+
+CREATE TABLE checkpoint (
+    id  INTEGER PRIMARY KEY CHECK (id = 1),
+    gen INTEGER NOT NULL,       -- the current generation of validations
+    seq INTEGER NOT NULL        -- the last journal entry it reflects
+);
+INSERT INTO checkpoint (id, gen, seq) VALUES (1, 0, 0);

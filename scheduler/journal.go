@@ -1,0 +1,149 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// dataEntry is the journal body of a data event: the event and the
+// dependencies it validated, as (configuration, dependency key) pairs.
+// The journal is where accepted events are stored: a checkpoint of the
+// windows plus the data entries after it rebuild them at a restart.
+type dataEntry struct {
+	engine.Data
+	Accepted [][2]string `json:"accepted,omitempty"`
+}
+
+// defineEntry is the journal body of a definition change, with the
+// dependencies it removed (a configuration's key empty: all of them).
+type defineEntry struct {
+	engine.Define
+	Cleared [][2]string `json:"cleared,omitempty"`
+}
+
+// journalBody returns what the journal records of an applied event.
+func journalBody(ev engine.Event, out *engine.Output) ([]byte, error) {
+	switch ev := ev.(type) {
+	case engine.Data:
+		e := dataEntry{Data: ev}
+		for _, v := range out.Validations {
+			e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
+		}
+		return json.Marshal(e)
+	case engine.Define:
+		e := defineEntry{Define: ev}
+		for _, v := range out.Validations {
+			if v.Expire {
+				e.Cleared = append(e.Cleared, [2]string{v.Task, v.Dep})
+			}
+		}
+		return json.Marshal(e)
+	}
+	return json.Marshal(ev)
+}
+
+// windows returns the events configurations had accepted when the store
+// was last written: the checkpoint, then what the journal after it adds
+// and clears, in order. It also counts the data entries after the
+// checkpoint and returns the last journal sequence number.
+func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []job.Validation, data int, last int64, err error) {
+	vals, last = snap.Windows, snap.WindowsSeq
+	for {
+		entries, err := st.Journal(ctx, last, 10_000)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if len(entries) == 0 {
+			return vals, data, last, nil
+		}
+		for _, en := range entries {
+			last = en.Seq
+			switch en.Kind {
+			case "data":
+				var d dataEntry
+				if err := json.Unmarshal(en.Body, &d); err != nil {
+					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
+				}
+				data++
+				for _, a := range d.Accepted {
+					vals = append(vals, job.Validation{Task: a[0], Dep: a[1], Resource: d.Resource, TS: d.At, Received: en.At})
+				}
+			case "define":
+				var d defineEntry
+				if err := json.Unmarshal(en.Body, &d); err != nil {
+					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
+				}
+				for _, c := range d.Cleared {
+					vals = append(vals, job.Validation{Task: c[0], Dep: c[1], Expire: true})
+				}
+			}
+		}
+	}
+}
+
+// Checkpoints are written when this many data events were journaled since
+// the last one, or as many as it holds if that is more, in parts of
+// checkpointPart rows per commit: a restart then replays at most about
+// that many entries, and writing one costs a bounded share of each event.
+const (
+	checkpointEvery = 50_000
+	checkpointPart  = 1_000
+)
+
+// checkpointer tracks the checkpoints of the windows; the loop goroutine
+// owns it.
+type checkpointer struct {
+	gen     int64 // current generation
+	seq     int64 // last journal entry committed
+	since   int   // data entries since the current checkpoint
+	live    int   // rows of the current checkpoint
+	writing *store.Checkpoint
+	rows    []job.Validation // rows of the checkpoint being written, not yet committed
+	total   int
+	// every and size override checkpointEvery and checkpointPart (tests).
+	every, size int
+}
+
+// part returns the next part of the checkpoint being written, if any.
+func (c *checkpointer) part() *store.Checkpoint {
+	if c.writing == nil {
+		return nil
+	}
+	size := checkpointPart
+	if c.size > 0 {
+		size = c.size
+	}
+	n := min(size, len(c.rows))
+	return &store.Checkpoint{Gen: c.writing.Gen, Rows: c.rows[:n], Done: n == len(c.rows), Seq: c.writing.Seq}
+}
+
+// committed records a durable batch and starts a checkpoint when one is
+// due, taking the windows from eng.
+func (c *checkpointer) committed(b *store.Batch, eng *engine.Engine) {
+	if p := b.Checkpoint; p != nil {
+		c.rows = c.rows[len(p.Rows):]
+		if p.Done {
+			c.gen, c.live, c.writing, c.rows = p.Gen, c.total, nil, nil
+		}
+	}
+	for _, e := range b.Entries {
+		c.seq = e.Seq
+		if e.Kind == "data" {
+			c.since++
+		}
+	}
+	every := checkpointEvery
+	if c.every > 0 {
+		every = c.every
+	}
+	if c.writing == nil && c.since >= max(every, c.live) {
+		c.rows = eng.Windows()
+		c.total, c.since = len(c.rows), 0
+		c.writing = &store.Checkpoint{Gen: c.gen + 1, Seq: c.seq}
+	}
+}

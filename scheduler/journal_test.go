@@ -1,0 +1,110 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
+)
+
+// windowsOf returns a scheduler's windows, sorted.
+func windowsOf(t *testing.T, s *Scheduler) []string {
+	t.Helper()
+	var out []string
+	if err := s.Read(context.Background(), func(e *engine.Engine) {
+		for _, v := range e.Windows() {
+			out = append(out, fmt.Sprintf("%s %s %s", v.Task, v.Dep, v.TS.Format(time.RFC3339Nano)))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestWindowsSurviveRestart posts events across several checkpoints and a
+// redefinition, and checks that a restart rebuilds exactly the windows the
+// scheduler had in memory: from the last checkpoint and the journal after
+// it.
+func TestWindowsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	every := 7
+	open := func() (*Scheduler, func()) {
+		st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(ctx, Config{Store: st, DataDir: dir, Clock: NewVirtualClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ckpt.every, s.ckpt.size = every, 3 // checkpoints in parts, often
+		s.Start()
+		return s, func() { s.Stop(ctx); st.Close() }
+	}
+	s, stop := open()
+	define := func(text string) {
+		t.Helper()
+		if err := s.Submit(ctx, engine.Define{File: "c.json", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	define(`[{"name":"A","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":60},{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0}]},
+		{"name":"B","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":3600},{"type":"TABLE","resourceId":"u","lifeDuration":3600}]}]`)
+	start := time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
+	post := func(typ job.DataType, res string, sec int) {
+		t.Helper()
+		if _, err := s.Post(ctx, engine.Data{Type: typ, Resource: res, At: start.Add(time.Duration(sec) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		before := windowsOf(t, s)
+		stop()
+		s, stop = open()
+		if diff := cmp.Diff(before, windowsOf(t, s)); diff != "" {
+			t.Errorf("%s: windows after a restart (-before +after):\n%s", when, diff)
+		}
+	}
+	for i := range 40 {
+		post(job.Table, "t", i*10)
+		post(job.File, fmt.Sprintf("/in/f%d", i), i*10+1)
+		if i%9 == 0 {
+			post(job.TimeBased, "cron", i*10+5) // A triggers and drops what it no longer needs
+		}
+	}
+	check("after 90 events")
+	if s.ckpt.gen < 2 {
+		t.Errorf("only %d checkpoints written", s.ckpt.gen)
+	}
+	// No more checkpoints: what follows is only in the journal. B loses a
+	// dependency; A is deleted and created again, and forgets what it had.
+	every = 1000
+	stop()
+	s, stop = open()
+	post(job.Table, "t", 2000)
+	post(job.Table, "t", 2010)
+	post(job.Table, "u", 2000)
+	define(`{"name":"B","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":3600}]}`)
+	if err := s.Submit(ctx, engine.Define{File: "d.def", Text: "delete_task: A\n"}); err != nil {
+		t.Fatal(err)
+	}
+	define(`{"name":"A","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":60}]}`)
+	post(job.Table, "t", 1000)
+	post(job.File, "/in/late", 5)
+	check("after a redefinition")
+	if got := windowsOf(t, s); !slices.Contains(got, "A TABLE:t 2021-01-01T00:16:40Z") || slices.Contains(got, "A TABLE:t 2021-01-01T00:33:20Z") {
+		t.Errorf("windows after the redefinition: %v", got)
+	}
+	stop()
+}
