@@ -83,6 +83,7 @@ func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult
 		d := en.def.Deps[ref.Dep]
 		res.Validated = append(res.Validated, Validated{Configuration: name, Type: d.Type, Resource: d.Resource})
 		en.seen.Add(ref.Dep, r)
+		e.hold(en)
 		e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), Resource: ev.Resource, TS: ev.At, Received: e.now})
 	}
 	for i, d := range en.def.Deps {
@@ -218,6 +219,16 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 	}
 }
 
+// hold notes that a configuration stores timestamps, for Windows.
+func (e *Engine) hold(en *entry) {
+	if e.holders == nil {
+		e.holders = map[string]*entry{}
+	}
+	if e.holders[en.def.Name] != en {
+		e.holders[en.def.Name] = en
+	}
+}
+
 // restoreWindows rebuilds the stored timestamps of configurations from
 // their last checkpoint and the journal after it, in order: a validation
 // adds a timestamp, an Expire record clears a dependency (or, without Dep,
@@ -236,6 +247,7 @@ func (e *Engine) restoreWindows(vals []job.Validation) {
 				en.seen[i] = nil
 			} else if !v.Expire && d.Key() == v.Dep {
 				en.seen.Add(i, v.TS.UnixNano())
+				e.hold(en)
 				touched = append(touched, en)
 			}
 		}
@@ -260,21 +272,37 @@ func (e *Engine) restoreWindows(vals []job.Validation) {
 	}
 }
 
-// Windows returns every stored timestamp of every configuration, for a
-// checkpoint, sorted by configuration, dependency and timestamp (the order
-// in which a store appends them fastest).
-func (e *Engine) Windows() []job.Validation {
-	var out []job.Validation
-	for _, name := range e.Names() {
-		en := e.tasks[name]
-		start := len(out)
+// WindowSet is a copy of the stored timestamps of one configuration,
+// dependency by dependency.
+type WindowSet struct {
+	Task string
+	Deps []string  // dependency keys
+	TS   [][]int64 // Unix nanoseconds, ascending, for each dependency
+}
+
+// Windows returns a copy of the stored timestamps of every configuration
+// that holds some, sorted by configuration, for a checkpoint. It costs
+// O(stored timestamps), not O(configurations).
+func (e *Engine) Windows() []WindowSet {
+	var out []WindowSet
+	for name, en := range e.holders {
+		if e.tasks[name] != en || en.seen == nil {
+			delete(e.holders, name)
+			continue
+		}
+		set := WindowSet{Task: name}
 		for i, list := range en.seen {
-			dep := en.def.Deps[i].Key()
-			for _, ts := range list {
-				out = append(out, job.Validation{Task: en.def.Name, Dep: dep, TS: time.Unix(0, ts).UTC()})
+			if len(list) > 0 {
+				set.Deps = append(set.Deps, en.def.Deps[i].Key())
+				set.TS = append(set.TS, slices.Clone(list))
 			}
 		}
-		slices.SortStableFunc(out[start:], func(a, b job.Validation) int { return strings.Compare(a.Dep, b.Dep) })
+		if len(set.Deps) == 0 {
+			delete(e.holders, name)
+			continue
+		}
+		out = append(out, set)
 	}
+	slices.SortFunc(out, func(a, b WindowSet) int { return strings.Compare(a.Task, b.Task) })
 	return out
 }

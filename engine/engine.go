@@ -72,6 +72,8 @@ type Engine struct {
 	dataIdx  eventdep.Index
 	refBuf   []eventdep.Ref
 	lateness int64 // nanoseconds, 0 for no limit
+	// holders are the configurations that may hold stored timestamps.
+	holders map[string]*entry
 
 	now time.Time
 	out *Output

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
@@ -49,9 +50,9 @@ func journalBody(ev engine.Event, out *engine.Output) ([]byte, error) {
 
 // windows returns the events configurations had accepted when the store
 // was last written: the checkpoint, then what the journal after it adds
-// and clears, in order. It also counts the data entries after the
+// and clears, in order. It also counts the journal entries after the
 // checkpoint and returns the last journal sequence number.
-func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []job.Validation, data int, last int64, err error) {
+func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []job.Validation, tail int, last int64, err error) {
 	vals, last = snap.Windows, snap.WindowsSeq
 	for {
 		entries, err := st.Journal(ctx, last, 10_000)
@@ -59,17 +60,17 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 			return nil, 0, 0, err
 		}
 		if len(entries) == 0 {
-			return vals, data, last, nil
+			return vals, tail, last, nil
 		}
 		for _, en := range entries {
 			last = en.Seq
+			tail++
 			switch en.Kind {
 			case "data":
 				var d dataEntry
 				if err := json.Unmarshal(en.Body, &d); err != nil {
 					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
 				}
-				data++
 				for _, a := range d.Accepted {
 					vals = append(vals, job.Validation{Task: a[0], Dep: a[1], Resource: d.Resource, TS: d.At, Received: en.At})
 				}
@@ -86,8 +87,8 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 	}
 }
 
-// Checkpoints are written when this many data events were journaled since
-// the last one, or as many as it holds if that is more, in parts of
+// Checkpoints are written when this many events were journaled since the
+// last one (or as many as it holds, if that is more), in parts of
 // checkpointPart rows per commit: a restart then replays at most about
 // that many entries, and writing one costs a bounded share of each event.
 const (
@@ -98,12 +99,16 @@ const (
 // checkpointer tracks the checkpoints of the windows; the loop goroutine
 // owns it.
 type checkpointer struct {
-	gen     int64 // current generation
-	seq     int64 // last journal entry committed
-	since   int   // data entries since the current checkpoint
-	live    int   // rows of the current checkpoint
+	gen   int64 // current generation
+	seq   int64 // last journal entry committed
+	since int   // journal entries since the current checkpoint
+	live  int   // rows of the current checkpoint
+	// writing is the checkpoint being written: its windows as of journal
+	// entry Seq, and where the next part starts.
 	writing *store.Checkpoint
-	rows    []job.Validation // rows of the checkpoint being written, not yet committed
+	sets    []engine.WindowSet
+	set     int // position in sets: set, dependency, timestamp
+	dep, ts int
 	total   int
 	// every and size override checkpointEvery and checkpointPart (tests).
 	every, size int
@@ -118,32 +123,57 @@ func (c *checkpointer) part() *store.Checkpoint {
 	if c.size > 0 {
 		size = c.size
 	}
-	n := min(size, len(c.rows))
-	return &store.Checkpoint{Gen: c.writing.Gen, Rows: c.rows[:n], Done: n == len(c.rows), Seq: c.writing.Seq}
+	p := &store.Checkpoint{Gen: c.writing.Gen, Seq: c.writing.Seq}
+	set, dep, ts := c.set, c.dep, c.ts
+	for len(p.Rows) < size && set < len(c.sets) {
+		w := c.sets[set]
+		p.Rows = append(p.Rows, job.Validation{Task: w.Task, Dep: w.Deps[dep], TS: time.Unix(0, w.TS[dep][ts]).UTC()})
+		if ts++; ts == len(w.TS[dep]) {
+			ts = 0
+			if dep++; dep == len(w.Deps) {
+				dep = 0
+				set++
+			}
+		}
+	}
+	p.Done = set == len(c.sets)
+	return p
 }
 
 // committed records a durable batch and starts a checkpoint when one is
 // due, taking the windows from eng.
 func (c *checkpointer) committed(b *store.Batch, eng *engine.Engine) {
 	if p := b.Checkpoint; p != nil {
-		c.rows = c.rows[len(p.Rows):]
+		for range p.Rows { // move past the rows written
+			w := c.sets[c.set]
+			if c.ts++; c.ts == len(w.TS[c.dep]) {
+				c.ts = 0
+				if c.dep++; c.dep == len(w.Deps) {
+					c.dep = 0
+					c.set++
+				}
+			}
+		}
 		if p.Done {
-			c.gen, c.live, c.writing, c.rows = p.Gen, c.total, nil, nil
+			c.gen, c.live, c.writing, c.sets = p.Gen, c.total, nil, nil
 		}
 	}
 	for _, e := range b.Entries {
 		c.seq = e.Seq
-		if e.Kind == "data" {
-			c.since++
-		}
+		c.since++
 	}
 	every := checkpointEvery
 	if c.every > 0 {
 		every = c.every
 	}
 	if c.writing == nil && c.since >= max(every, c.live) {
-		c.rows = eng.Windows()
-		c.total, c.since = len(c.rows), 0
+		c.sets = eng.Windows()
+		c.set, c.dep, c.ts, c.total, c.since = 0, 0, 0, 0, 0
+		for _, w := range c.sets {
+			for _, l := range w.TS {
+				c.total += len(l)
+			}
+		}
 		c.writing = &store.Checkpoint{Gen: c.gen + 1, Seq: c.seq}
 	}
 }

@@ -20,8 +20,12 @@ func windowsOf(t *testing.T, s *Scheduler) []string {
 	t.Helper()
 	var out []string
 	if err := s.Read(context.Background(), func(e *engine.Engine) {
-		for _, v := range e.Windows() {
-			out = append(out, fmt.Sprintf("%s %s %s", v.Task, v.Dep, v.TS.Format(time.RFC3339Nano)))
+		for _, w := range e.Windows() {
+			for i, dep := range w.Deps {
+				for _, ts := range w.TS[i] {
+					out = append(out, fmt.Sprintf("%s %s %s", w.Task, dep, time.Unix(0, ts).UTC().Format(time.RFC3339Nano)))
+				}
+			}
 		}
 	}); err != nil {
 		t.Fatal(err)
