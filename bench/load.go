@@ -85,6 +85,7 @@ func Post(ctx context.Context, url string, conns int, d time.Duration, want int,
 				default:
 				}
 				if c == nil {
+					var err error
 					if c, err = dial(host); err != nil {
 						bad++
 						time.Sleep(10 * time.Millisecond)

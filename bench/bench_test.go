@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/eventdep"
+)
+
+// TestEventBody checks that the stream is valid, deterministic and spread
+// over the configurations.
+func TestEventBody(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range int64(200) {
+		b := EventBody(i, 10)
+		if string(b) != string(EventBody(i, 10)) {
+			t.Fatalf("event %d differs between calls", i)
+		}
+		ev, err := eventdep.DecodeEvent(b)
+		if err != nil {
+			t.Fatalf("event %d: %v: %s", i, err, b)
+		}
+		seen[string(ev.Type)] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("types %v, want all three", seen)
+	}
+}
+
+// TestPost runs the load client against the baseline server and against a
+// handler that answers with chunked bodies and errors.
+func TestPost(t *testing.T) {
+	s, err := StartNoop("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := Post(context.Background(), s.URL, 4, 300*time.Millisecond, http.StatusAccepted, func(i int64) []byte { return EventBody(i, 3) })
+	if r.Requests < 10 || r.Errors != 0 || r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 {
+		t.Errorf("against the baseline: %+v", r)
+	}
+	chunked := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength%2 == 0 {
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		w.(http.Flusher).Flush() // forces chunked encoding
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer chunked.Close()
+	r = Post(context.Background(), chunked.URL+"/events", 2, 200*time.Millisecond, http.StatusAccepted, func(i int64) []byte {
+		if i%2 == 0 {
+			return []byte(`{}`) // even length: refused
+		}
+		return []byte(`{ }`)
+	})
+	if r.Requests == 0 || r.Errors == 0 {
+		t.Errorf("against a chunked, sometimes failing server: %+v", r)
+	}
+}
