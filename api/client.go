@@ -171,6 +171,17 @@ func (c *Client) PostEvent(ctx context.Context, typ, resource, ts string) (*Even
 	return &v, c.do(ctx, http.MethodPost, "/events", WireEvent{Type: typ, Timestamp: ts, Resource: resource}, &v)
 }
 
+// Received lists the data events the server accepted, newest first, at
+// most count, only those configuration stored when it is not empty.
+func (c *Client) Received(ctx context.Context, configuration string, count int) (*ReceivedResponse, error) {
+	q := url.Values{"count": {strconv.Itoa(count)}}
+	if configuration != "" {
+		q.Set("configuration", configuration)
+	}
+	var v ReceivedResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/events?"+q.Encode(), nil, &v)
+}
+
 // Health reports whether the server answers /healthz.
 func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/healthz", nil, nil)

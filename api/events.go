@@ -12,6 +12,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // MaxEventBody bounds the body of POST /events.
@@ -82,4 +83,35 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusAccepted, EventsResponse{Triggered: res.Triggered, Validated: res.Validated})
+}
+
+// ReceivedResponse lists data events the server accepted.
+type ReceivedResponse struct {
+	Events []scheduler.Received `json:"events"`
+}
+
+// receivedScan bounds how far back a listing of received events reads.
+const receivedScan = 100_000
+
+// received lists the data events the journal holds, newest first
+// (count=N, default 20), optionally only those a configuration stored.
+func (s *Server) received(w http.ResponseWriter, r *http.Request) error {
+	limit, _, _, err := s.countAndDay(r, 20)
+	if err != nil {
+		return err
+	}
+	cfg := r.URL.Query().Get("configuration")
+	if cfg != "" {
+		if _, err := s.taskDef(r, cfg); err != nil {
+			return err
+		}
+	}
+	evs, err := scheduler.ReceivedEvents(r.Context(), s.sched.Store(), cfg, min(limit, 10_000), receivedScan)
+	if err != nil {
+		return err
+	}
+	for i := range evs {
+		evs[i].At = s.local(evs[i].At)
+	}
+	return writeJSON(w, http.StatusOK, ReceivedResponse{Events: evs})
 }

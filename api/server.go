@@ -49,6 +49,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version})
 	})
 	srv.handle("POST /events", srv.events)
+	srv.handle("GET /api/v1/events", srv.received)
 	srv.handle("POST /api/v1/definitions", srv.define)
 	srv.handle("GET /api/v1/definitions", srv.export)
 	srv.handle("GET /api/v1/tasks", srv.list)
@@ -259,7 +260,7 @@ func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
 	if !ok {
 		return TaskView{}, false
 	}
-	v := TaskView{Task: def, State: s.localState(st)}
+	v := TaskView{Task: def, State: s.localState(st), Stored: e.StoredEvents(name)}
 	for _, c := range e.Children(name) {
 		cv, _ := s.view(e, c)
 		v.Children = append(v.Children, cv)

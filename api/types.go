@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -39,6 +40,9 @@ type TaskView struct {
 	Task     job.Task   `json:"task"`
 	State    job.State  `json:"state"`
 	Children []TaskView `json:"children,omitempty"`
+	// Stored summarises, for a configuration, the events each dependency
+	// holds.
+	Stored []engine.Stored `json:"stored,omitempty"`
 }
 
 // StatusRow is one row of a status table.

@@ -143,6 +143,7 @@ http://127.0.0.1:8080).`,
 		forecastCmd(env, client),
 		clockCmd(env, client),
 		postEventCmd(env, client, time.Now),
+		eventsCmd(env, client),
 		linksCmd(env),
 	)
 	return root

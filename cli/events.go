@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,4 +66,44 @@ func writePosted(w io.Writer, res *api.EventsResponse) {
 	for _, t := range res.Triggered {
 		fmt.Fprintf(w, "triggered: %s\n", t)
 	}
+}
+
+func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var (
+		name   string
+		count  int
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "events [-j CONFIGURATION] [-c N]",
+		Short: "list the data events the server accepted, newest first, and the configurations that stored them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if count < 1 {
+				return usageErr("-c must be at least 1, got %d", count)
+			}
+			res, err := client().Received(cmd.Context(), name, count)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
+			for _, e := range res.Events {
+				by := strings.Join(e.Accepted, ", ")
+				if by == "" {
+					by = "nothing"
+				}
+				fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s -> %s\n", stamp(e.At), e.TS.UTC().Format(time.RFC3339Nano), e.Type, e.Resource, by)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "only the events this configuration stored")
+	c.Flags().IntVarP(&count, "count", "c", 20, "number of events")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	return c
 }

@@ -92,10 +92,24 @@ func TestSeedTableOverHTTP(t *testing.T) {
 		t.Errorf("runs lists %d executions, want 2:\n%s", n, out)
 	}
 	out = f.mustRun("gnomon", "task", "-j", "SCHEDULING_CONFIGURATION_1")
-	for _, want := range []string{"Type: configuration", "Dependency: FILE " + dir + "path/ (life 3600s)", "LastExecution: 2021-01-01T13:10:00Z"} {
+	for _, want := range []string{"Type: configuration", "Dependency: FILE " + dir + "path/ (life 3600s)", "LastExecution: 2021-01-01T13:10:00Z",
+		// 12:14:50 is the only file still able to count after 13:10.
+		"Stored: FILE " + dir + "path/: 1 event, 2021-01-01T12:14:50Z to 2021-01-01T12:14:50Z", "Stored: TIME_BASED cron: 1 event, 2021-01-01T13:30:00Z"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("task output lacks %q:\n%s", want, out)
 		}
+	}
+	// The journal answers "why": every event received, and what stored it.
+	out = f.mustRun("gnomon", "events", "-c", "3")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), "2021-01-01T13:30:00Z TIME_BASED cron -> SCHEDULING_CONFIGURATION_1, SCHEDULING_CONFIGURATION_2") {
+		t.Errorf("events:\n%s", out)
+	}
+	out = f.mustRun("gnomon", "events", "-c", "10", "-j", "SCHEDULING_CONFIGURATION_1")
+	if strings.Contains(out, "an_other_path") || strings.Count(out, "SCHEDULING_CONFIGURATION_1") != 6 {
+		t.Errorf("events of configuration 1:\n%s", out)
+	}
+	if out := f.mustRun("gnomon", "events", "-c", "10"); !strings.Contains(out, "an_other_path/file_3.txt -> nothing") {
+		t.Errorf("an event that matched nothing is not listed:\n%s", out)
 	}
 	// post-event from the shell, seed configuration 3.
 	f.mustRun("gnomon", "post-event", "--type", "TABLE", "--resource", "BIGQUERY_TABLE_NAME_3", "--timestamp", "2021-01-01 13:00:00")

@@ -20,6 +20,18 @@ func writeTask(w io.Writer, v *api.TaskView) {
 	if t := v.State.LastExec; !t.IsZero() {
 		fmt.Fprintf(w, "LastExecution: %s\n", t.UTC().Format(time.RFC3339Nano))
 	}
+	for _, d := range v.Stored {
+		if d.Count == 0 {
+			fmt.Fprintf(w, "Stored: %s %s: no events\n", d.Type, d.Resource)
+			continue
+		}
+		noun := "events"
+		if d.Count == 1 {
+			noun = "event"
+		}
+		fmt.Fprintf(w, "Stored: %s %s: %d %s, %s to %s\n", d.Type, d.Resource, d.Count, noun,
+			d.Oldest.Format(time.RFC3339Nano), d.Newest.Format(time.RFC3339Nano))
+	}
 	for _, c := range v.Children {
 		fmt.Fprintln(w)
 		taskLines(w, &c.Task, "  ")

@@ -306,3 +306,29 @@ func (e *Engine) Windows() []WindowSet {
 	slices.SortFunc(out, func(a, b WindowSet) int { return strings.Compare(a.Task, b.Task) })
 	return out
 }
+
+// Stored summarises what one dependency of a configuration holds.
+type Stored struct {
+	Type     job.DataType `json:"type"`
+	Resource string       `json:"resourceId"`
+	Count    int          `json:"count"`
+	Oldest   time.Time    `json:"oldest,omitzero"`
+	Newest   time.Time    `json:"newest,omitzero"`
+}
+
+// StoredEvents summarises the events a configuration holds, dependency by
+// dependency, nil for other tasks: what answers "why did it not trigger".
+func (e *Engine) StoredEvents(name string) []Stored {
+	en := e.tasks[name]
+	if en == nil || en.seen == nil {
+		return nil
+	}
+	out := make([]Stored, len(en.def.Deps))
+	for i, d := range en.def.Deps {
+		out[i] = Stored{Type: d.Type, Resource: d.Resource, Count: len(en.seen[i])}
+		if n := len(en.seen[i]); n > 0 {
+			out[i].Oldest, out[i].Newest = time.Unix(0, en.seen[i][0]).UTC(), time.Unix(0, en.seen[i][n-1]).UTC()
+		}
+	}
+	return out
+}

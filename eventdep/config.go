@@ -67,11 +67,19 @@ func ParseConfigs(src []byte) ([]Config, []*ConfigError) {
 		errs []*ConfigError
 	)
 	dec := json.NewDecoder(bytes.NewReader(src))
+	// lineAt counts lines incrementally: offsets only grow, except for a
+	// syntax error's, which ends the parse.
+	var lastOff, lastLine = int64(0), 1
 	lineAt := func(off int64) int {
 		for off < int64(len(src)) && strings.IndexByte(" \t\r\n,", src[off]) >= 0 {
 			off++
 		}
-		return 1 + bytes.Count(src[:off], []byte{'\n'})
+		if off < lastOff {
+			return 1 + bytes.Count(src[:off], []byte{'\n'})
+		}
+		lastLine += bytes.Count(src[lastOff:off], []byte{'\n'})
+		lastOff = off
+		return lastLine
 	}
 	syntax := func(err error) []*ConfigError {
 		var se *json.SyntaxError

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -446,15 +447,23 @@ func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
 	return runs, nil
 }
 
-// Journal returns entries after a sequence number, oldest first.
-func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.Entry, error) {
+// JournalBefore returns entries of one kind before a sequence number,
+// newest first.
+func (s *Store) JournalBefore(ctx context.Context, kind string, before int64, limit int) ([]store.Entry, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, at, kind, body FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if before <= 0 {
+		before = math.MaxInt64
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, at, kind, body FROM journal WHERE seq < ? AND kind = ? ORDER BY seq DESC LIMIT ?`, before, kind, limit)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	return scanEntries(rows)
+}
+
+func scanEntries(rows *sql.Rows) ([]store.Entry, error) {
 	defer rows.Close()
 	var out []store.Entry
 	for rows.Next() {
@@ -470,6 +479,18 @@ func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.En
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// Journal returns entries after a sequence number, oldest first.
+func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.Entry, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, at, kind, body FROM journal WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return scanEntries(rows)
 }
 
 // loadWindows reads the current checkpoint, after deleting the rows of a

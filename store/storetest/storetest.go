@@ -4,6 +4,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -166,6 +167,40 @@ func Run(t *testing.T, open Open) {
 		all, _ := s.Fires(ctx, store.FireQuery{From: at(2), To: at(3), Limit: 5})
 		if len(all) != 2 || all[0].Task != "a" || all[1].Task != "b" {
 			t.Errorf("fires at 02:00: %+v", all)
+		}
+	})
+	t.Run("journal before", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		defer s.Close()
+		b := &store.Batch{}
+		for i := range 5 {
+			kind := "data"
+			if i == 2 {
+				kind = "act"
+			}
+			b.Entries = append(b.Entries, store.Entry{At: t0, Kind: kind, Body: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		seqs := func(es []store.Entry) (out []int64) {
+			for _, e := range es {
+				out = append(out, e.Seq)
+			}
+			return out
+		}
+		all, err := s.JournalBefore(ctx, "data", 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []int64{b.Entries[4].Seq, b.Entries[3].Seq, b.Entries[1].Seq, b.Entries[0].Seq}
+		if diff := cmp.Diff(want, seqs(all)); diff != "" {
+			t.Errorf("data entries, newest first (-want +got):\n%s", diff)
+		}
+		page, _ := s.JournalBefore(ctx, "data", b.Entries[3].Seq, 1)
+		if diff := cmp.Diff(want[2:3], seqs(page)); diff != "" || string(page[0].Body) != `{"i":1}` {
+			t.Errorf("a page before entry 3: %+v", page)
 		}
 	})
 	t.Run("checkpoints", func(t *testing.T) {
