@@ -219,6 +219,16 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 	}
 }
 
+// resetData forgets a configuration's last execution and stored events:
+// the remedy when an event stamped far in the future has muted it.
+func (e *Engine) resetData(en *entry) {
+	en.st.LastExec = time.Time{}
+	en.seen = eventdep.NewSeen(len(en.def.Deps))
+	en.newest, en.pruned, en.hasNewest = 0, 0, false
+	e.out.Validations = append(e.out.Validations, job.Validation{Task: en.def.Name, Expire: true})
+	e.touch(en.def.Name)
+}
+
 // hold notes that a configuration stores timestamps, for Windows.
 func (e *Engine) hold(en *entry) {
 	if e.holders == nil {

@@ -198,6 +198,16 @@ func TestEdgeCases(t *testing.T) {
 		h.expect(job.Table, "a", "2021-01-01 10:00:00")
 		h.expect(job.Table, "b", "2021-01-01 10:00:00", "C")
 	})
+	t.Run("far future, then reset", func(t *testing.T) {
+		h := dataSetup(t, two)
+		h.expect(job.TimeBased, "cron", "2099-01-01 00:00:00", "B") // a producer with a broken clock
+		h.expect(job.TimeBased, "cron", "2021-01-01 10:00:00")      // muted
+		h.act("B", job.ActReset)
+		if _, st, _ := h.e.Task("B"); !st.LastExec.IsZero() || st.Status != job.Idle || h.e.tasks["B"].seen.Len(0) != 0 {
+			t.Errorf("after reset: %+v", st)
+		}
+		h.expect(job.TimeBased, "cron", "2021-01-01 10:00:01", "B")
+	})
 	t.Run("matches nothing", func(t *testing.T) {
 		h := dataSetup(t, two)
 		out := h.apply(Data{Type: job.File, Resource: "/x", At: ts("2021-01-01 10:00:00")})

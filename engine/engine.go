@@ -588,6 +588,9 @@ func (e *Engine) act(ev Act) error {
 			}
 		case job.ActReset:
 			e.settleByEvent(name, job.Idle)
+			if en.def.Type == job.Configuration {
+				e.resetData(en)
+			}
 			if en.def.Type == job.Bundle {
 				for _, c := range sortedSet(e.kids[name]) {
 					if cs := e.tasks[c].st.Status; cs.Settled() && cs != job.Frozen {

@@ -28,6 +28,24 @@ type defineEntry struct {
 	Cleared [][2]string `json:"cleared,omitempty"`
 }
 
+// actEntry is the journal body of an operator action, with the
+// configurations a reset emptied.
+type actEntry struct {
+	engine.Act
+	Cleared [][2]string `json:"cleared,omitempty"`
+}
+
+// cleared lists the dependencies an output emptied.
+func cleared(out *engine.Output) [][2]string {
+	var c [][2]string
+	for _, v := range out.Validations {
+		if v.Expire {
+			c = append(c, [2]string{v.Task, v.Dep})
+		}
+	}
+	return c
+}
+
 // journalBody returns what the journal records of an applied event.
 func journalBody(ev engine.Event, out *engine.Output) ([]byte, error) {
 	switch ev := ev.(type) {
@@ -38,13 +56,9 @@ func journalBody(ev engine.Event, out *engine.Output) ([]byte, error) {
 		}
 		return json.Marshal(e)
 	case engine.Define:
-		e := defineEntry{Define: ev}
-		for _, v := range out.Validations {
-			if v.Expire {
-				e.Cleared = append(e.Cleared, [2]string{v.Task, v.Dep})
-			}
-		}
-		return json.Marshal(e)
+		return json.Marshal(defineEntry{Define: ev, Cleared: cleared(out)})
+	case engine.Act:
+		return json.Marshal(actEntry{Act: ev, Cleared: cleared(out)})
 	}
 	return json.Marshal(ev)
 }
@@ -75,8 +89,10 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 				for _, a := range d.Accepted {
 					vals = append(vals, job.Validation{Task: a[0], Dep: a[1], Resource: d.Resource, TS: d.At, Received: en.At})
 				}
-			case "define":
-				var d defineEntry
+			case "define", "act":
+				var d struct {
+					Cleared [][2]string `json:"cleared"`
+				}
 				if err := json.Unmarshal(en.Body, &d); err != nil {
 					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
 				}

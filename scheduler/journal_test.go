@@ -107,8 +107,14 @@ func TestWindowsSurviveRestart(t *testing.T) {
 	post(job.Table, "t", 1000)
 	post(job.File, "/in/late", 5)
 	check("after a redefinition")
-	if got := windowsOf(t, s); !slices.Contains(got, "A TABLE:t 2021-01-01T00:16:40Z") || slices.Contains(got, "A TABLE:t 2021-01-01T00:33:20Z") {
-		t.Errorf("windows after the redefinition: %v", got)
+	// A reset empties B.
+	if err := s.Submit(ctx, engine.Act{Task: "B", Action: job.ActReset}); err != nil {
+		t.Fatal(err)
+	}
+	post(job.File, "/in/after", 7)
+	check("after a reset")
+	if got := windowsOf(t, s); !slices.Equal(got, []string{"A TABLE:t 2021-01-01T00:16:40Z", "B FILE:/in 2021-01-01T00:00:07Z"}) {
+		t.Errorf("windows after the redefinition and the reset: %v", got)
 	}
 	stop()
 }
