@@ -17,7 +17,7 @@ import (
 
 // Result is what a definition file does when applied.
 type Result struct {
-	// Tasks is the complete set of definitions after the file.
+	// Tasks holds the definitions of the Changed tasks.
 	Tasks map[string]*job.Task
 	// Changed lists inserted or updated tasks, sorted.
 	Changed []string
@@ -32,13 +32,10 @@ type Result struct {
 func Apply(file string, cur map[string]*job.Task, acts []Action, active func(name string) bool) (*Result, error) {
 	a := applier{
 		file:    file,
-		tasks:   maps.Clone(cur),
+		tasks:   overlay{base: cur, over: map[string]*job.Task{}},
 		lines:   map[string]map[string]int{},
 		active:  active,
 		deletes: map[string]int{},
-	}
-	if a.tasks == nil {
-		a.tasks = map[string]*job.Task{}
 	}
 	if a.active == nil {
 		a.active = func(string) bool { return false }
@@ -55,14 +52,15 @@ func Apply(file string, cur map[string]*job.Task, acts []Action, active func(nam
 		slices.SortStableFunc(a.errs, func(x, y *Error) int { return x.Line - y.Line })
 		return nil, a.errs
 	}
-	res := &Result{Tasks: a.tasks}
+	res := &Result{Tasks: map[string]*job.Task{}}
 	for name := range a.lines {
-		if _, ok := a.tasks[name]; ok {
+		if t, ok := a.tasks.get(name); ok {
 			res.Changed = append(res.Changed, name)
+			res.Tasks[name] = t
 		}
 	}
 	for name := range deleted {
-		if _, ok := a.tasks[name]; !ok {
+		if _, ok := a.tasks.get(name); !ok {
 			res.Deleted = append(res.Deleted, name)
 		}
 	}
@@ -71,9 +69,41 @@ func Apply(file string, cur map[string]*job.Task, acts []Action, active func(nam
 	return res, nil
 }
 
+// overlay is the working copy of the definitions: the current ones, which
+// it never modifies, under the file's changes (nil: deleted). Applying a
+// file costs what the file touches, not the size of the current set.
+type overlay struct {
+	base, over map[string]*job.Task
+}
+
+func (o *overlay) get(name string) (*job.Task, bool) {
+	if t, ok := o.over[name]; ok {
+		return t, t != nil
+	}
+	t, ok := o.base[name]
+	return t, ok
+}
+
+func (o *overlay) put(name string, t *job.Task) { o.over[name] = t }
+func (o *overlay) del(name string)              { o.over[name] = nil }
+
+// each calls fn for every definition, in no order.
+func (o *overlay) each(fn func(name string, t *job.Task)) {
+	for n, t := range o.base {
+		if _, ok := o.over[n]; !ok {
+			fn(n, t)
+		}
+	}
+	for n, t := range o.over {
+		if t != nil {
+			fn(n, t)
+		}
+	}
+}
+
 type applier struct {
 	file   string
-	tasks  map[string]*job.Task
+	tasks  overlay
 	lines  map[string]map[string]int // task → attribute ("" = action) → line that last set it
 	active func(string) bool
 	errs   Errors
@@ -109,7 +139,7 @@ func (a *applier) action(act *Action) bool {
 		a.errorf(act, act.Line, "%s", msg)
 		return false
 	}
-	old, exists := a.tasks[act.Name]
+	old, exists := a.tasks.get(act.Name)
 	switch act.Kind {
 	case Insert:
 		if exists {
@@ -139,7 +169,7 @@ func (a *applier) action(act *Action) bool {
 		if len(a.errs) > nerr {
 			return false
 		}
-		delete(a.tasks, act.Name)
+		a.tasks.del(act.Name)
 		delete(a.lines, act.Name)
 		a.deletes[act.Name] = act.Line
 		return true
@@ -229,7 +259,7 @@ func (a *applier) action(act *Action) bool {
 	if len(a.errs) > nerr {
 		return false
 	}
-	a.tasks[act.Name] = t
+	a.tasks.put(act.Name, t)
 	if a.lines[act.Name] == nil || act.Kind == Insert {
 		a.lines[act.Name] = lines
 	} else {

@@ -11,11 +11,11 @@ import (
 // children returns the sorted names of the tasks whose parent is bundle.
 func (a *applier) children(bundle string) []string {
 	var out []string
-	for name, t := range a.tasks {
+	a.tasks.each(func(name string, t *job.Task) {
 		if t.Parent == bundle {
 			out = append(out, name)
 		}
-	}
+	})
 	slices.Sort(out)
 	return out
 }
@@ -25,12 +25,12 @@ func (a *applier) children(bundle string) []string {
 func (a *applier) global(deleted map[string]bool) {
 	touched := make([]string, 0, len(a.lines))
 	for name := range a.lines {
-		if _, ok := a.tasks[name]; ok {
+		if _, ok := a.tasks.get(name); ok {
 			touched = append(touched, name)
 		}
 	}
 	slices.Sort(touched)
-	gone := func(name string) bool { _, ok := a.tasks[name]; return !ok && deleted[name] }
+	gone := func(name string) bool { _, ok := a.tasks.get(name); return !ok && deleted[name] }
 
 	// G7, G8: what a deletion leaves dangling, reported at the delete.
 	for _, name := range sortedKeys(deleted) {
@@ -39,14 +39,14 @@ func (a *applier) global(deleted map[string]bool) {
 		}
 		act := &Action{Kind: Delete, Name: name, Line: a.deleteLine(name)}
 		var users, kids []string
-		for other, t := range a.tasks {
+		a.tasks.each(func(other string, t *job.Task) {
 			if t.Parent == name {
 				kids = append(kids, other)
 			}
 			if t.Condition != "" && slices.Contains(cond.MustParse(t.Condition).Names(), name) {
 				users = append(users, other)
 			}
-		}
+		})
 		slices.Sort(users)
 		slices.Sort(kids)
 		for _, u := range users {
@@ -58,7 +58,7 @@ func (a *applier) global(deleted map[string]bool) {
 	}
 
 	for _, name := range touched {
-		t := a.tasks[name]
+		t, _ := a.tasks.get(name)
 		act := &Action{Kind: a.kindOf(name), Name: name, Line: a.lines[name][""]}
 		line := func(key string) int {
 			if l, ok := a.lines[name][key]; ok {
@@ -67,7 +67,7 @@ func (a *applier) global(deleted map[string]bool) {
 			return act.Line
 		}
 		if t.Parent != "" && !gone(t.Parent) {
-			switch p, ok := a.tasks[t.Parent]; {
+			switch p, ok := a.tasks.get(t.Parent); {
 			case !ok:
 				a.errorf(act, line("parent"), "parent task %s not exist", t.Parent)
 			case p.Type != job.Bundle:
@@ -79,7 +79,7 @@ func (a *applier) global(deleted map[string]bool) {
 		}
 		e := cond.MustParse(t.Condition)
 		for _, ref := range e.Names() {
-			switch _, ok := a.tasks[ref]; {
+			switch _, ok := a.tasks.get(ref); {
 			case ref == name:
 				a.errorf(act, line("condition"), "self reference is not allowed")
 			case !ok && !gone(ref):
@@ -95,23 +95,31 @@ func (a *applier) global(deleted map[string]bool) {
 // cycles reports dependency cycles (rule G6) through su/fa clauses and
 // bundle membership that involve a touched task, each cycle once.
 func (a *applier) cycles(touched []string) {
-	kids := map[string][]string{}
-	for name, t := range a.tasks {
-		if t.Parent != "" {
-			kids[t.Parent] = append(kids[t.Parent], name)
-		}
-	}
+	// Bundle membership is an edge from a bundle to its children; the
+	// children are found (in one pass over every task) only if the search
+	// reaches a bundle.
+	var kids map[string][]string
 	edges := func(name string) []string {
-		t := a.tasks[name]
+		t, _ := a.tasks.get(name)
 		var out []string
 		if t.Condition != "" {
 			for _, d := range cond.MustParse(t.Condition).Deps() {
-				if _, ok := a.tasks[d]; ok && d != name {
+				if _, ok := a.tasks.get(d); ok && d != name {
 					out = append(out, d)
 				}
 			}
 		}
-		out = append(out, kids[name]...)
+		if t.Type == job.Bundle {
+			if kids == nil {
+				kids = map[string][]string{}
+				a.tasks.each(func(n string, t *job.Task) {
+					if t.Parent != "" {
+						kids[t.Parent] = append(kids[t.Parent], n)
+					}
+				})
+			}
+			out = append(out, kids[name]...)
+		}
 		slices.Sort(out)
 		return out
 	}
