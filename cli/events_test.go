@@ -181,8 +181,9 @@ func TestEventsContract(t *testing.T) {
 	}
 	n := 0
 	for _, e := range runs {
-		if e.Kind == "data" {
-			n++
+		var evs []engine.Data
+		if e.Kind == "data" && json.Unmarshal(e.Body, &evs) == nil {
+			n += len(evs)
 		}
 	}
 	if n != 2 {
@@ -321,9 +322,11 @@ func TestEventsSurviveKill(t *testing.T) {
 		}
 		for _, e := range entries {
 			after = e.Seq
-			var d engine.Data
-			if e.Kind == "data" && json.Unmarshal(e.Body, &d) == nil {
-				stored[d.At] = true
+			var evs []engine.Data
+			if e.Kind == "data" && json.Unmarshal(e.Body, &evs) == nil {
+				for _, d := range evs {
+					stored[d.At] = true
+				}
 			}
 		}
 	}

@@ -12,13 +12,40 @@ import (
 	"github.com/gnomon-sched/gnomon/store"
 )
 
-// dataEntry is the journal body of a data event: the event and the
-// dependencies it validated, as (configuration, dependency key) pairs.
-// The journal is where accepted events are stored: a checkpoint of the
-// windows plus the data entries after it rebuild them at a restart.
+// dataEntry is how the journal records a data event: the event, when it
+// was received and the dependencies it validated, as (configuration,
+// dependency key) pairs. The journal is where accepted events are stored:
+// a checkpoint of the windows plus the data entries after it rebuild them
+// at a restart. Consecutive data events of one commit share one journal
+// entry of kind "data", a JSON array of them.
 type dataEntry struct {
 	engine.Data
+	Received time.Time   `json:"received"`
 	Accepted [][2]string `json:"accepted,omitempty"`
+}
+
+// dataRun gathers consecutive data events into one journal entry.
+type dataRun struct {
+	body []byte
+	at   time.Time
+}
+
+func (d *dataRun) add(body []byte, at time.Time) {
+	if d.body == nil {
+		d.body, d.at = append(make([]byte, 0, 4096), '['), at
+	} else {
+		d.body = append(d.body, ',')
+	}
+	d.body = append(d.body, body...)
+}
+
+// flush appends the gathered events to the batch as one entry.
+func (d *dataRun) flush(b *store.Batch) {
+	if d.body == nil {
+		return
+	}
+	b.Entries = append(b.Entries, store.Entry{At: d.at, Kind: "data", Body: append(d.body, ']')})
+	d.body = nil
 }
 
 // defineEntry is the journal body of a definition change, with the
@@ -47,10 +74,10 @@ func cleared(out *engine.Output) [][2]string {
 }
 
 // journalBody returns what the journal records of an applied event.
-func journalBody(ev engine.Event, out *engine.Output) ([]byte, error) {
+func journalBody(ev engine.Event, out *engine.Output, now time.Time) ([]byte, error) {
 	switch ev := ev.(type) {
 	case engine.Data:
-		e := dataEntry{Data: ev}
+		e := dataEntry{Data: ev, Received: now}
 		for _, v := range out.Validations {
 			e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
 		}
@@ -82,12 +109,15 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 			tail++
 			switch en.Kind {
 			case "data":
-				var d dataEntry
-				if err := json.Unmarshal(en.Body, &d); err != nil {
+				var ds []dataEntry
+				if err := json.Unmarshal(en.Body, &ds); err != nil {
 					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
 				}
-				for _, a := range d.Accepted {
-					vals = append(vals, job.Validation{Task: a[0], Dep: a[1], Resource: d.Resource, TS: d.At, Received: en.At})
+				tail += len(ds) - 1
+				for _, d := range ds {
+					for _, a := range d.Accepted {
+						vals = append(vals, job.Validation{Task: a[0], Dep: a[1], Resource: d.Resource, TS: d.At, Received: d.Received})
+					}
 				}
 			case "define", "act":
 				var d struct {
@@ -118,7 +148,7 @@ const (
 type checkpointer struct {
 	gen   int64 // current generation
 	seq   int64 // last journal entry committed
-	since int   // journal entries since the current checkpoint
+	since int   // events journaled since the current checkpoint
 	live  int   // rows of the current checkpoint
 	// writing is the checkpoint being written: its windows as of journal
 	// entry Seq, and where the next part starts.
@@ -157,9 +187,9 @@ func (c *checkpointer) part() *store.Checkpoint {
 	return p
 }
 
-// committed records a durable batch and starts a checkpoint when one is
-// due, taking the windows from eng.
-func (c *checkpointer) committed(b *store.Batch, eng *engine.Engine) {
+// committed records a durable batch, which journaled that many events,
+// and starts a checkpoint when one is due, taking the windows from eng.
+func (c *checkpointer) committed(b *store.Batch, journaled int, eng *engine.Engine) {
 	if p := b.Checkpoint; p != nil {
 		for range p.Rows { // move past the rows written
 			w := c.sets[c.set]
@@ -175,10 +205,10 @@ func (c *checkpointer) committed(b *store.Batch, eng *engine.Engine) {
 			c.gen, c.live, c.writing, c.sets = p.Gen, c.total, nil, nil
 		}
 	}
-	for _, e := range b.Entries {
-		c.seq = e.Seq
-		c.since++
+	if n := len(b.Entries); n > 0 {
+		c.seq = b.Entries[n-1].Seq
 	}
+	c.since += journaled
 	every := checkpointEvery
 	if c.every > 0 {
 		every = c.every
@@ -197,7 +227,7 @@ func (c *checkpointer) committed(b *store.Batch, eng *engine.Engine) {
 
 // Received is a data event as the journal recorded it.
 type Received struct {
-	Seq      int64        `json:"seq"`
+	Seq      int64        `json:"seq"` // of the journal entry that holds it
 	At       time.Time    `json:"received"`
 	Type     job.DataType `json:"type"`
 	Resource string       `json:"resourceId"`
@@ -222,21 +252,24 @@ func ReceivedEvents(ctx context.Context, st store.Store, configuration string, l
 		}
 		for _, en := range entries {
 			before = en.Seq
-			scanned++
-			var d dataEntry
-			if err := json.Unmarshal(en.Body, &d); err != nil {
+			var ds []dataEntry
+			if err := json.Unmarshal(en.Body, &ds); err != nil {
 				return nil, fmt.Errorf("journal entry %d: %w", en.Seq, err)
 			}
-			r := Received{Seq: en.Seq, At: en.At, Type: d.Type, Resource: d.Resource, TS: d.At, Accepted: []string{}}
-			for _, a := range d.Accepted {
-				if len(r.Accepted) == 0 || r.Accepted[len(r.Accepted)-1] != a[0] {
-					r.Accepted = append(r.Accepted, a[0])
+			scanned += len(ds)
+			for i := len(ds) - 1; i >= 0 && len(out) < limit; i-- {
+				d := ds[i]
+				r := Received{Seq: en.Seq, At: d.Received, Type: d.Type, Resource: d.Resource, TS: d.At, Accepted: []string{}}
+				for _, a := range d.Accepted {
+					if len(r.Accepted) == 0 || r.Accepted[len(r.Accepted)-1] != a[0] {
+						r.Accepted = append(r.Accepted, a[0])
+					}
+				}
+				if configuration == "" || slices.Contains(r.Accepted, configuration) {
+					out = append(out, r)
 				}
 			}
-			if configuration != "" && !slices.Contains(r.Accepted, configuration) {
-				continue
-			}
-			if out = append(out, r); len(out) == limit {
+			if len(out) == limit {
 				break
 			}
 		}

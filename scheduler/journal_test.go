@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,6 +89,25 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		}
 	}
 	check("after 90 events")
+	// Concurrent posts share journal entries.
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				if _, err := s.Post(ctx, engine.Data{Type: job.File, Resource: "/in/c", At: start.Add(time.Duration(500+g*20+i) * time.Second)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	entries, _ := s.Store().JournalBefore(ctx, "data", 0, 1000)
+	if len(entries) >= 90+160 {
+		t.Errorf("%d data entries for 250 events: concurrent events did not share entries", len(entries))
+	}
+	check("after concurrent events")
 	if s.ckpt.gen < 2 {
 		t.Errorf("only %d checkpoints written", s.ckpt.gen)
 	}

@@ -381,6 +381,9 @@ func (s *Scheduler) process(batch []*request) error {
 		deleted = map[string]bool{}
 		runs    = map[int64]job.Run{}
 		exited  []int64
+		// Consecutive data events share one journal entry.
+		data      dataRun
+		journaled int
 	)
 	for i, r := range batch {
 		if r.read != nil {
@@ -396,11 +399,17 @@ func (s *Scheduler) process(batch []*request) error {
 		if d, ok := r.ev.(engine.Define); ok && d.Check {
 			continue
 		}
-		body, err := journalBody(r.ev, out)
+		body, err := journalBody(r.ev, out, now.UTC())
 		if err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
-		b.Entries = append(b.Entries, store.Entry{At: now.UTC(), Kind: engine.Kind(r.ev), Body: body})
+		journaled++
+		if _, ok := r.ev.(engine.Data); ok {
+			data.add(body, now.UTC())
+		} else {
+			data.flush(&b)
+			b.Entries = append(b.Entries, store.Entry{At: now.UTC(), Kind: engine.Kind(r.ev), Body: body})
+		}
 		for _, n := range out.Tasks {
 			tasks[n] = true
 			delete(deleted, n)
@@ -438,11 +447,12 @@ func (s *Scheduler) process(batch []*request) error {
 	for _, r := range runs {
 		b.Runs = append(b.Runs, r)
 	}
+	data.flush(&b)
 	b.Checkpoint = s.ckpt.part()
 	if err := s.cfg.Store.Commit(context.Background(), &b); err != nil {
 		return err
 	}
-	s.ckpt.committed(&b, s.eng)
+	s.ckpt.committed(&b, journaled, s.eng)
 	for i, r := range batch {
 		if r.reply != nil {
 			r.reply <- replies[i]
