@@ -135,7 +135,7 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 }
 
 // Checkpoints are written when this many events were journaled since the
-// last one (or as many as it holds, if that is more), in parts of
+// last one (or twice as many as it holds, if that is more), in parts of
 // checkpointPart rows per commit: a restart then replays at most about
 // that many entries, and writing one costs a bounded share of each event.
 const (
@@ -213,7 +213,7 @@ func (c *checkpointer) committed(b *store.Batch, journaled int, eng *engine.Engi
 	if c.every > 0 {
 		every = c.every
 	}
-	if c.writing == nil && c.since >= max(every, c.live) {
+	if c.writing == nil && c.since >= max(every, 2*c.live) {
 		c.sets = eng.Windows()
 		c.set, c.dep, c.ts, c.total, c.since = 0, 0, 0, 0, 0
 		for _, w := range c.sets {
