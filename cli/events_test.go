@@ -350,3 +350,23 @@ func TestEventsSurviveKill(t *testing.T) {
 }
 
 func nopLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestMaxFutureSkew refuses events stamped too far ahead of the server's
+// clock only when asked to.
+func TestMaxFutureSkew(t *testing.T) {
+	t.Parallel()
+	f := setup(t, simulateFrom("2026-06-01T12:00:00Z"), func(c *ServerConfig) { c.MaxFutureSkew = time.Hour })
+	f.mustRun("gnomon", "def", "-f", f.file("c.json", `{"name":"C","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]}`))
+	code, v, _ := postRaw(t, f.client.Base, "POST", "/events", "application/json", event("TABLE", "2026-06-01T14:00:00Z", "t"))
+	if msg, _ := v["error"].(string); code != 422 || !strings.Contains(msg, "ahead of the server clock") {
+		t.Errorf("two hours ahead: %d %v", code, v)
+	}
+	if code, v, _ := postRaw(t, f.client.Base, "POST", "/events", "application/json", event("TABLE", "2026-06-01T12:30:00Z", "t")); code != 202 {
+		t.Errorf("half an hour ahead: %d %v", code, v)
+	}
+	g := setup(t, simulateFrom("2026-06-01T12:00:00Z"))
+	g.mustRun("gnomon", "def", "-f", g.file("c.json", `{"name":"C","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]}`))
+	if code, v, _ := postRaw(t, g.client.Base, "POST", "/events", "application/json", event("TABLE", "2099-01-01T00:00:00Z", "t")); code != 202 {
+		t.Errorf("far ahead without the flag: %d %v", code, v)
+	}
+}
