@@ -314,7 +314,7 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
 	c.Flags().IntVarP(&count, "count", "c", 1, "number of runs")
 	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (DD/MM/YYYY, server time zone)")
-	c.Flags().BoolVar(&fires, "fires", false, "list the planned occurrences of the task's time trigger and their fate: ran, skipped (and why) or missed (default count 20)")
+	c.Flags().BoolVar(&fires, "fires", false, "list the planned occurrences of the task's time trigger (or a configuration's triggers, at their events' instants) and their fate: ran, skipped (and why) or missed (default count 20)")
 	return c
 }
 
