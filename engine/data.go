@@ -84,7 +84,7 @@ func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult
 		res.Validated = append(res.Validated, Validated{Configuration: name, Type: d.Type, Resource: d.Resource})
 		en.seen.Add(ref.Dep, r)
 		e.hold(en)
-		e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), Resource: ev.Resource, TS: ev.At, Received: e.now})
+		e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), TS: ev.At})
 	}
 	for i, d := range en.def.Deps {
 		if !en.seen.Met(i, r, d.Life) {
@@ -102,15 +102,8 @@ func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult
 func (e *Engine) dataFire(en *entry, ev Data) bool {
 	name := en.def.Name
 	f := job.Fire{Task: name, Scheduled: ev.At, At: e.now, Fate: job.FateRan}
-	switch s := en.st.Status; {
-	case s == job.Frozen:
-		f.Fate, f.Reason = job.FateSkipped, "the configuration is frozen"
-	case s.Active():
-		f.Fate = job.FateSkipped
-		f.Reason = fmt.Sprintf("the configuration is %s (overlap skip)", s)
-		if en.st.RunID != 0 {
-			f.Reason = fmt.Sprintf("the configuration is %s with run %d (overlap skip)", s, en.st.RunID)
-		}
+	if why := busy(en, "configuration"); why != "" {
+		f.Fate, f.Reason = job.FateSkipped, why
 	}
 	e.out.Fires = append(e.out.Fires, f)
 	if f.Fate != job.FateRan {

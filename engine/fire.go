@@ -125,22 +125,29 @@ func (e *Engine) fireDue() {
 // the task.
 func (e *Engine) fate(en *entry, at time.Time) bool {
 	f := job.Fire{Task: en.def.Name, Scheduled: at, At: e.now, Fate: job.FateRan}
-	s := en.st.Status
-	switch {
-	case e.now.Sub(at) > e.grace:
+	if e.now.Sub(at) > e.grace {
 		f.Fate = job.FateMissed
 		f.Reason = fmt.Sprintf("the scheduler was not running at that time (it was noticed %s later)", roundAge(e.now.Sub(at)))
-	case s == job.Frozen:
-		f.Fate, f.Reason = job.FateSkipped, "the task is frozen"
-	case s.Active():
-		f.Fate = job.FateSkipped
-		f.Reason = fmt.Sprintf("the task is %s (overlap skip)", s)
-		if en.st.RunID != 0 {
-			f.Reason = fmt.Sprintf("the task is %s with run %d (overlap skip)", s, en.st.RunID)
-		}
+	} else if why := busy(en, "task"); why != "" {
+		f.Fate, f.Reason = job.FateSkipped, why
 	}
 	e.out.Fires = append(e.out.Fires, f)
 	return f.Fate == job.FateRan
+}
+
+// busy says why a trigger of a task (what names its kind) is skipped, or
+// returns "" if it is not: the task is frozen, or still active (overlap
+// skip).
+func busy(en *entry, what string) string {
+	switch s := en.st.Status; {
+	case s == job.Frozen:
+		return fmt.Sprintf("the %s is frozen", what)
+	case s.Active() && en.st.RunID != 0:
+		return fmt.Sprintf("the %s is %s with run %d (overlap skip)", what, s, en.st.RunID)
+	case s.Active():
+		return fmt.Sprintf("the %s is %s (overlap skip)", what, s)
+	}
+	return ""
 }
 
 // advance moves a task past the occurrence at the top of the heap. After a

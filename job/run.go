@@ -85,19 +85,15 @@ type Fire struct {
 	RunID int64 `json:"run_id,omitempty"`
 }
 
-// Validation is a data event stored because it validated one dependency
-// of a configuration, or with Expire set, the removal of stored
-// validations that can no longer count: those of dependency Dep (every
-// dependency when empty) with a timestamp at or before TS (any timestamp
-// when zero).
+// Validation is the timestamp of a data event stored because it validated
+// one dependency of a configuration, or with Expire set, the clearing of
+// what dependency Dep stores (every dependency of Task when Dep is empty).
 type Validation struct {
 	Task string `json:"task"`
 	// Dep is the dependency's Key.
-	Dep      string    `json:"dep"`
-	Resource string    `json:"resource"` // the event's resource
-	TS       time.Time `json:"ts"`       // the event's timestamp
-	Received time.Time `json:"received"`
-	Expire   bool      `json:"expire,omitempty"`
+	Dep    string    `json:"dep"`
+	TS     time.Time `json:"ts"` // the event's timestamp
+	Expire bool      `json:"expire,omitempty"`
 }
 
 // Record is one task as stored: its definition and its state.

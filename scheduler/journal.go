@@ -116,7 +116,7 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 				tail += len(ds) - 1
 				for _, d := range ds {
 					for _, a := range d.Accepted {
-						vals = append(vals, job.Validation{Task: a[0], Dep: a[1], Resource: d.Resource, TS: d.At, Received: d.Received})
+						vals = append(vals, job.Validation{Task: a[0], Dep: a[1], TS: d.At})
 					}
 				}
 			case "define", "act":

@@ -88,7 +88,6 @@ type Scheduler struct {
 	eng     *engine.Engine
 	x       *executor.Executor
 	in      chan *request
-	exits   chan executor.Exit
 	effects chan []any
 	quit    chan struct{}
 	done    chan struct{}
@@ -139,7 +138,6 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		eng:     engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness}),
 		changed: make(chan struct{}, 1),
 		in:      make(chan *request, 1024),
-		exits:   make(chan executor.Exit, 1024),
 		effects: make(chan []any, 1024),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
@@ -168,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		Logger:  cfg.Logger,
 		Report: func(e executor.Exit) {
 			select {
-			case s.exits <- e:
+			case s.in <- s.exitRequest(e):
 			case <-s.quit:
 			}
 		},
@@ -298,8 +296,6 @@ func (s *Scheduler) loop() {
 		select {
 		case r := <-s.in:
 			batch = append(batch, r)
-		case e := <-s.exits:
-			batch = append(batch, s.exitRequest(e))
 		case <-timer.C:
 			batch = append(batch, &request{ev: engine.Tick{}})
 		case <-s.quit:
@@ -310,8 +306,6 @@ func (s *Scheduler) loop() {
 			select {
 			case r := <-s.in:
 				batch = append(batch, r)
-			case e := <-s.exits:
-				batch = append(batch, s.exitRequest(e))
 			default:
 				break collect
 			}
@@ -326,8 +320,6 @@ func (s *Scheduler) loop() {
 				select {
 				case r := <-s.in:
 					batch = append(batch, r)
-				case e := <-s.exits:
-					batch = append(batch, s.exitRequest(e))
 				case <-lt.C:
 					break linger
 				}
