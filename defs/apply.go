@@ -3,6 +3,7 @@ package defs
 import (
 	"fmt"
 	"maps"
+	"net/mail"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,25 +26,39 @@ type Result struct {
 	Deleted []string
 }
 
+// Env is what Apply needs to know beyond the definitions. A nil Env, or a
+// nil field, means nothing is active and every function name is accepted
+// (an offline check cannot know which functions a server registers).
+type Env struct {
+	// Active reports whether a task is currently active.
+	Active func(name string) bool
+	// Function reports whether a function name is registered.
+	Function func(name string) bool
+}
+
 // Apply validates actions against the current definitions, in file order on
 // a working copy, then checks the whole resulting set. It is all or nothing:
-// on any error it returns Errors and cur is untouched. active reports whether
-// a task is currently active (it may be nil when nothing is).
-func Apply(file string, cur map[string]*job.Task, acts []Action, active func(name string) bool) (*Result, error) {
+// on any error it returns Errors and cur is untouched.
+func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Result, error) {
 	a := applier{
 		file:    file,
 		tasks:   overlay{base: cur, over: map[string]*job.Task{}},
 		lines:   map[string]map[string]int{},
-		active:  active,
 		deletes: map[string]int{},
 	}
-	if a.active == nil {
-		a.active = func(string) bool { return false }
+	if env != nil {
+		a.env = *env
+	}
+	if a.env.Active == nil {
+		a.env.Active = func(string) bool { return false }
+	}
+	if a.env.Function == nil {
+		a.env.Function = func(string) bool { return true }
 	}
 	deleted := map[string]bool{}
 	for i := range acts {
 		act := &acts[i]
-		if a.action(act) && act.Kind == Delete {
+		if a.action(act) && act.Kind.base() == Delete {
 			deleted[act.Name] = true
 		}
 	}
@@ -105,7 +120,7 @@ type applier struct {
 	file   string
 	tasks  overlay
 	lines  map[string]map[string]int // task → attribute ("" = action) → line that last set it
-	active func(string) bool
+	env    Env
 	errs   Errors
 	// deletes holds the line of the last delete of each task.
 	deletes map[string]int
@@ -140,28 +155,37 @@ func (a *applier) action(act *Action) bool {
 		return false
 	}
 	old, exists := a.tasks.get(act.Name)
-	switch act.Kind {
-	case Insert:
-		if exists {
-			a.errorf(act, act.Line, "task already exist")
-			return false
-		}
-	case Update, Delete:
-		if !exists {
-			a.errorf(act, act.Line, "task not exist")
-			return false
-		}
+	kind := act.Kind.base()
+	switch {
+	case kind == Insert && exists && act.Kind.IsGroup() != (old.Type == job.Group):
+		a.errorf(act, act.Line, "name %s is already taken by a %s", act.Name, noun(old))
+		return false
+	case kind == Insert && exists:
+		a.errorf(act, act.Line, "%s already exist", noun(old))
+		return false
+	case kind != Insert && !exists && act.Kind.IsGroup():
+		a.errorf(act, act.Line, "group not exist")
+		return false
+	case kind != Insert && !exists:
+		a.errorf(act, act.Line, "task not exist")
+		return false
+	case kind != Insert && act.Kind.IsGroup() && old.Type != job.Group:
+		a.errorf(act, act.Line, "%s is a task, not a group (use %s)", act.Name, strings.Replace(string(act.Kind), "group", "task", 1))
+		return false
+	case kind != Insert && !act.Kind.IsGroup() && old.Type == job.Group:
+		a.errorf(act, act.Line, "%s is a group, not a task (use %s)", act.Name, strings.Replace(string(act.Kind), "task", "group", 1))
+		return false
 	}
-	if act.Kind == Delete {
+	if kind == Delete {
 		for _, f := range act.Fields {
-			a.errorf(act, f.Line, "delete task should not have other attributes")
+			a.errorf(act, f.Line, "%s should not have other attributes", strings.Replace(string(act.Kind), "_", " ", 1))
 		}
-		if a.active(act.Name) {
+		if old.Type != job.Group && a.env.Active(act.Name) {
 			a.errorf(act, act.Line, "task %s is active and cannot be deleted", act.Name)
 		}
 		if old.Type == job.Bundle {
 			for _, c := range a.children(act.Name) {
-				if a.active(c) {
+				if a.env.Active(c) {
 					a.errorf(act, act.Line, "task %s is active and cannot be deleted (bundle %s is running it)", c, act.Name)
 				}
 			}
@@ -176,7 +200,10 @@ func (a *applier) action(act *Action) bool {
 	}
 
 	var t *job.Task
-	if act.Kind == Insert {
+	switch {
+	case act.Kind == InsertGroup:
+		t = &job.Task{Name: act.Name, Type: job.Group}
+	case kind == Insert:
 		t = &job.Task{Name: act.Name}
 		typ, ok := field(act, "type")
 		switch {
@@ -187,11 +214,22 @@ func (a *applier) action(act *Action) bool {
 		default:
 			t.Type = job.Type(typ.Value)
 		}
-	} else {
+	default:
 		t = old.Clone()
 	}
 	lines := map[string]int{"": act.Line}
+	if act.Kind == InsertGroup {
+		lines["type"] = act.Line
+	}
 	for _, f := range act.Fields {
+		if t.Type == job.Group && !groupAttrs[f.Key] {
+			a.errorf(act, f.Line, "%s: field is not allowed for a group (a group has jobs, label and alert_* fields)", f.Key)
+			continue
+		}
+		if t.Type != job.Group && f.Key == "jobs" {
+			a.errorf(act, f.Line, "jobs: field is only allowed for a group")
+			continue
+		}
 		if f.Key == "type" {
 			if act.Kind == Update {
 				a.errorf(act, f.Line, "type attribute cannot be changed")
@@ -213,7 +251,7 @@ func (a *applier) action(act *Action) bool {
 			continue
 		}
 		if f.Value == "" {
-			if act.Kind == Update && callableRequired[f.Key] && t.Type == job.Callable {
+			if act.Kind == Update && callableRequired[f.Key] && t.Type == job.Callable && t.Function == "" {
 				a.errorf(act, f.Line, "%s: value is empty", f.Key)
 				continue
 			}
@@ -228,7 +266,7 @@ func (a *applier) action(act *Action) bool {
 		return false
 	}
 	// Rules on the resulting definition.
-	if t.Type == job.Callable && act.Kind == Insert {
+	if t.Type == job.Callable && act.Kind == Insert && t.Function == "" {
 		for _, k := range []string{"command", "out_log_file", "err_log_file"} {
 			if f, ok := field(act, k); !ok || f.Value == "" {
 				a.errorf(act, act.Line, "%s: field is required", k)
@@ -245,6 +283,16 @@ func (a *applier) action(act *Action) bool {
 	}
 	if t.Type == job.Configuration {
 		a.checkConfiguration(act, t, at)
+	}
+	a.checkRunner(act, t, at)
+	if t.Type == job.Group && len(t.Jobs) == 0 {
+		a.errorf(act, at("jobs"), "jobs: a group should contain at least one job")
+	}
+	if (len(t.AlertOn) > 0) != (len(t.AlertTo) > 0) {
+		a.errorf(act, at("alert_on", "alert_to"), "alerts need both alert_on and alert_to")
+	}
+	if t.AlertTemplate != "" && len(t.AlertTo) == 0 {
+		a.errorf(act, at("alert_template"), "alert_template needs alert_on and alert_to")
 	}
 	if len(t.StartTimes) > 0 && (t.Window != nil || len(t.StartMins) > 0) {
 		a.errorf(act, at("start_times", "run_window", "start_mins"), "task should not have both batch run and window run")
@@ -306,10 +354,32 @@ func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string
 
 var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
 
-// unsupported attributes are part of the language but not of this version.
-var unsupported = map[string]string{
-	"function": "function jobs",
-	"alert_on": "email alerts", "alert_to": "email alerts", "alert_template": "email alerts",
+// groupAttrs are the attributes of a group.
+var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true}
+
+// checkRunner applies the rules on what a run executes: a command or a
+// registered function, not both; log files go with a command (a function
+// may have them too: its run writes to them).
+func (a *applier) checkRunner(act *Action, t *job.Task, at func(...string) int) {
+	if t.Function == "" {
+		return
+	}
+	switch {
+	case t.Type == job.Bundle:
+		a.errorf(act, at("function"), "function: field is not allowed for bundle")
+	case t.Command != "":
+		a.errorf(act, at("function", "command"), "a task runs either a command or a function, not both")
+	case !a.env.Function(t.Function):
+		a.errorf(act, at("function"), "function: %s is not registered with this scheduler", t.Function)
+	}
+}
+
+// noun names what a definition is.
+func noun(t *job.Task) string {
+	if t.Type == job.Group {
+		return "group"
+	}
+	return "task"
 }
 
 // clear resets an attribute to its default (an empty value on update).
@@ -357,6 +427,16 @@ func clear(t *job.Task, key string) {
 		t.Overlap = ""
 	case "dependencies":
 		t.Deps = nil
+	case "function":
+		t.Function = ""
+	case "alert_on":
+		t.AlertOn = nil
+	case "alert_to":
+		t.AlertTo = nil
+	case "alert_template":
+		t.AlertTemplate = ""
+	case "jobs":
+		t.Jobs = nil
 	}
 }
 
@@ -425,10 +505,8 @@ func set(t *job.Task, key, v string) error {
 		t.StartDelay = job.Duration(d)
 	case "overlap":
 		switch job.Overlap(v) {
-		case job.OverlapSkip:
-			t.Overlap = job.OverlapSkip
-		case job.OverlapAllow, job.OverlapQueue:
-			err = fmt.Errorf("overlap: %q is not supported by this version (only skip)", v)
+		case job.OverlapSkip, job.OverlapAllow, job.OverlapQueue:
+			t.Overlap = job.Overlap(v)
 		default:
 			err = fmt.Errorf("overlap: %q should be one of skip, allow, queue", v)
 		}
@@ -436,12 +514,74 @@ func set(t *job.Task, key, v string) error {
 		if t.Deps, err = eventdep.ParseDeps(v); err != nil {
 			err = fmt.Errorf("dependencies: %w", err)
 		}
-	default:
-		if what, ok := unsupported[key]; ok {
-			err = fmt.Errorf("%s: %s are not supported by this version", key, what)
+	case "function":
+		if !nameRE.MatchString(v) {
+			err = fmt.Errorf("function: %q is not a function name (letters, digits and underscores)", v)
 		}
+		t.Function = v
+	case "alert_on":
+		t.AlertOn, err = ParseAlertOn(v)
+	case "alert_to":
+		t.AlertTo, err = ParseAddresses(v)
+	case "alert_template":
+		t.AlertTemplate = v
+	case "jobs":
+		t.Jobs, err = ParseJobs(v)
 	}
 	return err
+}
+
+// ParseAlertOn reads a comma list of success, failure and not_started.
+func ParseAlertOn(v string) ([]job.Outcome, error) {
+	var out []job.Outcome
+	for item := range strings.SplitSeq(v, ",") {
+		o := job.Outcome(strings.ToLower(strings.TrimSpace(item)))
+		switch o {
+		case job.OutcomeSuccess, job.OutcomeFailure, job.OutcomeNotStarted:
+		default:
+			return nil, fmt.Errorf("alert_on: %q should be a comma list of success, failure, not_started", strings.TrimSpace(item))
+		}
+		if slices.Contains(out, o) {
+			return nil, fmt.Errorf("alert_on: %s given more than once", o)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// ParseAddresses reads a comma list of email addresses (user@host, without
+// display names).
+func ParseAddresses(v string) ([]string, error) {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		item = strings.TrimSpace(item)
+		a, err := mail.ParseAddress(item)
+		if err != nil || a.Name != "" || a.Address != item {
+			return nil, fmt.Errorf("alert_to: %q is not an email address such as ops@example.com", item)
+		}
+		if slices.Contains(out, item) {
+			return nil, fmt.Errorf("alert_to: %s given more than once", item)
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
+
+// ParseJobs reads a group's comma list of task names, sorted.
+func ParseJobs(v string) ([]string, error) {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		item = strings.TrimSpace(item)
+		if msg := checkName(item); msg != "" {
+			return nil, fmt.Errorf("jobs: %q: %s", item, msg)
+		}
+		if slices.Contains(out, item) {
+			return nil, fmt.Errorf("jobs: %s given more than once", item)
+		}
+		out = append(out, item)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // ParsePriority reads a priority: 0-3 or low, normal, important, critical.

@@ -55,14 +55,14 @@ func run(cur map[string]*job.Task, text string, active ...string) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	return Apply("f.def", cur, acts, func(n string) bool {
+	return Apply("f.def", cur, acts, &Env{Active: func(n string) bool {
 		for _, a := range active {
 			if a == n {
 				return true
 			}
 		}
 		return false
-	})
+	}, Function: func(n string) bool { return n == "log" || n == "report" }})
 }
 
 const callable = "type: callable\ncommand: x\nout_log_file: o\nerr_log_file: e\n"
@@ -84,7 +84,31 @@ func TestRules(t *testing.T) {
 		{"syntax/empty target", "insert_task:\n" + callable, nil, "target name is empty", 1},
 		{"syntax/repeated attribute", "update_task: a\nlabel: x\nlabel: y\n", nil, "attribute label given more than once", 3},
 		{"syntax/no actions", "# nothing\n\n", nil, "no task actions found", 0},
-		{"syntax/groups", "insert_group: g\n", nil, "not supported", 1},
+		{"group without jobs", "insert_group: g\nlabel: x\n", nil, "jobs: a group should contain at least one job", 1},
+		{"group unknown job", "insert_group: g\njobs: a,ghost\n", nil, "jobs: task ghost does not exist", 2},
+		{"group duplicate", "insert_group: g\njobs: a\n\ninsert_group: g\njobs: b\n", nil, "group already exist", 4},
+		{"group named like a task", "insert_group: a\njobs: b\n", nil, "name a is already taken by a task", 1},
+		{"task named like a group", "insert_group: g\njobs: b\n\ninsert_task: g\n" + callable, nil, "name g is already taken by a group", 4},
+		{"group task field", "insert_group: g\njobs: a\ncommand: x\n", nil, "command: field is not allowed for a group", 3},
+		{"group type field", "insert_group: g\njobs: a\ntype: callable\n", nil, "type: field is not allowed for a group", 3},
+		{"jobs on a task", "update_task: a\njobs: b\n", nil, "jobs: field is only allowed for a group", 2},
+		{"group repeated job", "insert_group: g\njobs: a,b,a\n", nil, "jobs: a given more than once", 2},
+		{"group nested", "insert_group: g\njobs: a\n\ninsert_group: h\njobs: g\n", nil, "jobs: g is a group (groups do not nest)", 5},
+		{"update_group of a task", "update_group: a\nlabel: x\n", nil, "a is a task, not a group (use update_task)", 1},
+		{"update_task of a group", "insert_group: g\njobs: a\n\nupdate_task: g\nlabel: x\n", nil, "g is a group, not a task (use update_group)", 4},
+		{"delete_group missing", "delete_group: g\n", nil, "group not exist", 1},
+		{"delete a grouped task", "insert_group: g\njobs: kid\n\ndelete_task: kid\n", nil, "task kid belongs to group g", 4},
+		{"condition names a group", "insert_group: g\njobs: a\n\nupdate_task: kid\ncondition: su(g)\n", nil, "condition refers to g, which is a group, not a task", 5},
+		{"alert_on value", "update_task: a\nalert_on: failed\nalert_to: ops@example.com\n", nil, `alert_on: "failed" should be a comma list of success, failure, not_started`, 2},
+		{"alert_to address", "update_task: a\nalert_on: failure\nalert_to: ops at example\n", nil, `alert_to: "ops at example" is not an email address`, 3},
+		{"alert_to display name", "update_task: a\nalert_on: failure\nalert_to: Ops <ops@example.com>\n", nil, "is not an email address", 3},
+		{"alert_on alone", "update_task: a\nalert_on: failure\n", nil, "alerts need both alert_on and alert_to", 2},
+		{"alert_template alone", "update_task: a\nalert_template: /t.tmpl\n", nil, "alert_template needs alert_on and alert_to", 2},
+		{"function and command", "update_task: a\nfunction: log\n", nil, "a task runs either a command or a function, not both", 2},
+		{"function unknown", "insert_task: f\ntype: callable\nfunction: nope\n", nil, "function: nope is not registered with this scheduler", 3},
+		{"function name", "insert_task: f\ntype: callable\nfunction: a.b\n", nil, `function: "a.b" is not a function name`, 3},
+		{"function on a bundle", "update_task: box\nfunction: log\n", nil, "function: field is not allowed for bundle", 2},
+		{"overlap value", "update_task: a\noverlap: parallel\n", nil, `overlap: "parallel" should be one of skip, allow, queue`, 2},
 		{"A1 characters", "insert_task: a-b\n" + callable, nil, "task name can only contain alpha numeric and underscore chars", 1},
 		{"A1 length", "insert_task: " + strings.Repeat("x", 65) + "\n" + callable, nil, "task name can only have 64 characters", 1},
 		{"A2", "insert_task: a\n" + callable, nil, "task already exist", 1},
@@ -275,6 +299,22 @@ start_mins: 0,15
 timezone: Asia/Kolkata
 start_delay: 1500ms
 overlap: skip
+alert_on: failure,not_started
+alert_to: ops@example.com,dev@example.org
+alert_template: /etc/gnomon/failure.tmpl
+
+insert_task: fn
+type: callable
+function: log
+overlap: allow
+condition: su(a)
+start_delay: 10s
+
+insert_group: nightly
+jobs: fn, a,full
+label: the night shift
+alert_on: success
+alert_to: boss@example.com
 
 insert_task: cronned
 type: callable

@@ -22,10 +22,17 @@ func Attrs(t *job.Task) [][2]string {
 			out = append(out, [2]string{k, v})
 		}
 	}
+	if t.Type == job.Group {
+		add("jobs", strings.Join(t.Jobs, ","))
+		add("label", t.Label)
+		addAlerts(add, t)
+		return out
+	}
 	add("type", string(t.Type))
 	add("parent", t.Parent)
 	add("machine", t.Machine)
 	add("command", t.Command)
+	add("function", t.Function)
 	add("condition", t.Condition)
 	add("out_log_file", t.OutLog)
 	add("err_log_file", t.ErrLog)
@@ -49,8 +56,19 @@ func Attrs(t *job.Task) [][2]string {
 	if len(t.Deps) > 0 {
 		add("dependencies", DepsJSON(t.Deps))
 	}
+	addAlerts(add, t)
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out
+}
+
+func addAlerts(add func(k, v string), t *job.Task) {
+	on := make([]string, len(t.AlertOn))
+	for i, o := range t.AlertOn {
+		on[i] = string(o)
+	}
+	add("alert_on", strings.Join(on, ","))
+	add("alert_to", strings.Join(t.AlertTo, ","))
+	add("alert_template", t.AlertTemplate)
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.
@@ -71,16 +89,23 @@ func JoinMins(ms []int) string {
 	return strings.Join(s, ",")
 }
 
-// Format writes tasks as insert_task actions, bundles before callables and
-// then by name, so that the output applied to an empty store recreates them.
+// Format writes tasks as insert_task actions (groups as insert_group),
+// bundles first, groups last and otherwise by name, so that the output
+// applied to an empty store recreates them.
 func Format(w io.Writer, tasks []*job.Task) error {
 	sorted := slices.Clone(tasks)
+	rank := func(t *job.Task) int {
+		switch t.Type {
+		case job.Bundle:
+			return 0
+		case job.Group:
+			return 2
+		}
+		return 1
+	}
 	slices.SortFunc(sorted, func(a, b *job.Task) int {
-		if a.Type != b.Type {
-			if a.Type == job.Bundle {
-				return -1
-			}
-			return 1
+		if d := rank(a) - rank(b); d != 0 {
+			return d
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
@@ -89,7 +114,11 @@ func Format(w io.Writer, tasks []*job.Task) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "insert_task: %s\n", t.Name)
+		kind := Insert
+		if t.Type == job.Group {
+			kind = InsertGroup
+		}
+		fmt.Fprintf(&b, "%s: %s\n", kind, t.Name)
 		for _, kv := range Attrs(t) {
 			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
 		}

@@ -38,10 +38,13 @@ func (a *applier) global(deleted map[string]bool) {
 			continue
 		}
 		act := &Action{Kind: Delete, Name: name, Line: a.deleteLine(name)}
-		var users, kids []string
+		var users, kids, groups []string
 		a.tasks.each(func(other string, t *job.Task) {
 			if t.Parent == name {
 				kids = append(kids, other)
+			}
+			if t.Type == job.Group && slices.Contains(t.Jobs, name) {
+				groups = append(groups, other)
 			}
 			if t.Condition != "" && slices.Contains(cond.MustParse(t.Condition).Names(), name) {
 				users = append(users, other)
@@ -49,8 +52,12 @@ func (a *applier) global(deleted map[string]bool) {
 		})
 		slices.Sort(users)
 		slices.Sort(kids)
+		slices.Sort(groups)
 		for _, u := range users {
 			a.errorf(act, act.Line, "task %s is referenced in condition of %s", name, u)
+		}
+		for _, g := range groups {
+			a.errorf(act, act.Line, "task %s belongs to group %s (remove it from the group's jobs first)", name, g)
 		}
 		if len(kids) > 0 {
 			a.errorf(act, act.Line, "bundle %s still has child tasks: %s", name, strings.Join(kids, ", "))
@@ -66,6 +73,14 @@ func (a *applier) global(deleted map[string]bool) {
 			}
 			return act.Line
 		}
+		for _, j := range t.Jobs {
+			switch m, ok := a.tasks.get(j); {
+			case !ok:
+				a.errorf(act, line("jobs"), "jobs: task %s does not exist", j)
+			case m.Type == job.Group:
+				a.errorf(act, line("jobs"), "jobs: %s is a group (groups do not nest)", j)
+			}
+		}
 		if t.Parent != "" && !gone(t.Parent) {
 			switch p, ok := a.tasks.get(t.Parent); {
 			case !ok:
@@ -79,7 +94,9 @@ func (a *applier) global(deleted map[string]bool) {
 		}
 		e := cond.MustParse(t.Condition)
 		for _, ref := range e.Names() {
-			switch _, ok := a.tasks.get(ref); {
+			switch rt, ok := a.tasks.get(ref); {
+			case ok && rt.Type == job.Group:
+				a.errorf(act, line("condition"), "condition refers to %s, which is a group, not a task", ref)
 			case ref == name:
 				a.errorf(act, line("condition"), "self reference is not allowed")
 			case !ok && !gone(ref):
@@ -180,7 +197,14 @@ func canonicalCycle(cyc []string) string {
 }
 
 func (a *applier) kindOf(name string) Kind {
-	if _, ok := a.lines[name]["type"]; ok {
+	_, inserted := a.lines[name]["type"]
+	t, _ := a.tasks.get(name)
+	switch {
+	case t != nil && t.Type == job.Group && inserted:
+		return InsertGroup
+	case t != nil && t.Type == job.Group:
+		return UpdateGroup
+	case inserted:
 		return Insert
 	}
 	return Update

@@ -1,7 +1,8 @@
 // Package defs reads and checks task definition files.
 //
-// A file is a sequence of actions (insert_task, update_task, delete_task),
-// each followed by "key: value" attribute lines, or configurations in the
+// A file is a sequence of actions (insert_task, update_task, delete_task,
+// and insert_group, update_group, delete_group for job groups), each
+// followed by "key: value" attribute lines, or configurations in the
 // JSON shape of seed 000 (see ParseJSON). Parse turns the text into
 // actions; Apply validates them against the current definitions, all or
 // nothing, and returns the definitions that result. Format writes definitions
@@ -24,7 +25,27 @@ const (
 	Insert Kind = "insert_task"
 	Update Kind = "update_task"
 	Delete Kind = "delete_task"
+	// Job groups (seed 004).
+	InsertGroup Kind = "insert_group"
+	UpdateGroup Kind = "update_group"
+	DeleteGroup Kind = "delete_group"
 )
+
+// IsGroup reports whether the action is on a job group.
+func (k Kind) IsGroup() bool { return k == InsertGroup || k == UpdateGroup || k == DeleteGroup }
+
+// base returns the task action the kind corresponds to.
+func (k Kind) base() Kind {
+	switch k {
+	case InsertGroup:
+		return Insert
+	case UpdateGroup:
+		return Update
+	case DeleteGroup:
+		return Delete
+	}
+	return k
+}
 
 // Field is one "key: value" line.
 type Field struct {
@@ -80,11 +101,8 @@ var attributes = map[string]bool{
 	"timezone": true, "start_date": true, "end_date": true, "interval": true, "cron": true,
 	"start_delay": true, "overlap": true, "function": true,
 	"alert_on": true, "alert_to": true, "alert_template": true,
-	"dependencies": true,
+	"dependencies": true, "jobs": true,
 }
-
-// Action keywords the language reserves for job groups.
-var groupKinds = map[string]bool{"insert_group": true, "update_group": true, "delete_group": true}
 
 // MaxFileSize bounds a definition file.
 const MaxFileSize = 4 << 20
@@ -120,15 +138,12 @@ func Parse(file, src string) ([]Action, error) {
 		}
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		switch k := Kind(key); {
-		case k == Insert || k == Update || k == Delete:
+		case k == Insert || k == Update || k == Delete || k.IsGroup():
 			acts = append(acts, Action{Kind: k, Name: value, Line: line})
 			cur, seen, skipping = &acts[len(acts)-1], map[string]int{}, false
 			if value == "" {
 				errs = append(errs, &Error{File: file, Line: line, Kind: k, Msg: "target name is empty"})
 			}
-		case groupKinds[key]:
-			errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid action %q: job groups are not supported by this version", key)})
-			cur, skipping = nil, true
 		case actionLike(key):
 			errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid action %q", key)})
 			cur, skipping = nil, true

@@ -17,7 +17,10 @@ func Declarative(file string, cur map[string]*job.Task, acts []Action) []Action 
 	for _, a := range acts {
 		old, ok := cur[a.Name]
 		typ, _ := field(&a, "type")
-		if a.Kind != Insert || !ok || string(old.Type) != typ.Value {
+		if a.Kind == InsertGroup {
+			typ.Value = string(job.Group)
+		}
+		if (a.Kind != Insert && a.Kind != InsertGroup) || !ok || string(old.Type) != typ.Value {
 			out = append(out, a)
 			continue
 		}
@@ -27,6 +30,9 @@ func Declarative(file string, cur map[string]*job.Task, acts []Action) []Action 
 			continue
 		}
 		up := Action{Kind: Update, Name: a.Name, Line: a.Line}
+		if a.Kind == InsertGroup {
+			up.Kind = UpdateGroup
+		}
 		given := map[string]bool{}
 		for _, f := range a.Fields {
 			given[f.Key] = true

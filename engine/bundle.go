@@ -122,16 +122,17 @@ func (e *Engine) blocked(bundle, c string, blocked map[string]bool) bool {
 }
 
 // finishBundle ends a bundle run with an outcome and releases its members.
-func (e *Engine) finishBundle(name string, outcome job.Status) {
+func (e *Engine) finishBundle(name string, result job.Status) {
 	en := e.tasks[name]
 	run := en.st.RunID
 	if r := e.runs[run]; r != nil {
 		delete(e.runs, run)
-		r.Status, r.End, r.Result = outcome, e.now, job.ResultNormal
-		if outcome == job.Aborted {
+		r.Status, r.End, r.Result = result, e.now, job.ResultNormal
+		if result == job.Aborted {
 			r.Result = job.ResultKilled
 		}
 		e.touchRun(r)
+		e.alert(en, outcome(result), r, "")
 	}
 	for _, c := range sortedSet(e.kids[name]) {
 		if ce := e.tasks[c]; ce.st.BundleRun == run {
@@ -140,5 +141,5 @@ func (e *Engine) finishBundle(name string, outcome job.Status) {
 		}
 	}
 	en.st.RunID, en.st.End = 0, e.now
-	e.setStatus(name, outcome, true)
+	e.setStatus(name, result, true)
 }

@@ -126,6 +126,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	run := &job.Run{ID: e.lastRun, Task: name, Status: job.Success, Start: e.now, End: e.now, Result: job.ResultNormal,
 		Trigger: "event", Scheduled: ev.At, Message: fmt.Sprintf("event %s %s", ev.Type, ev.Resource)}
 	e.touchRun(run)
+	e.alert(en, job.OutcomeSuccess, run, "")
 	trig.RunID = run.ID
 	e.out.Effects = append(e.out.Effects, trig)
 	en.st.Start, en.st.End, en.st.RunID = e.now, e.now, 0

@@ -20,9 +20,12 @@ func (e *Engine) define(ev Define) error {
 	if ev.Declarative || defs.IsJSON(ev.Text) {
 		acts = defs.Declarative(ev.File, e.defs, acts)
 	}
-	res, err := defs.Apply(ev.File, e.defs, acts, func(name string) bool {
-		en := e.tasks[name]
-		return en != nil && (en.st.Status.Active() || en.st.RunID != 0)
+	res, err := defs.Apply(ev.File, e.defs, acts, &defs.Env{
+		Active: func(name string) bool {
+			en := e.tasks[name]
+			return en != nil && (en.st.Status.Active() || en.st.RunID != 0)
+		},
+		Function: e.functions,
 	})
 	if err != nil || ev.Check {
 		return err
@@ -80,6 +83,12 @@ func (e *Engine) index(name string, old, def *job.Task) {
 				delete(e.deps, ref)
 			}
 		}
+		for _, j := range old.Jobs {
+			delete(e.memberOf[j], name)
+			if len(e.memberOf[j]) == 0 {
+				delete(e.memberOf, j)
+			}
+		}
 		if old.Parent != "" {
 			delete(e.kids[old.Parent], name)
 			if len(e.kids[old.Parent]) == 0 {
@@ -93,6 +102,12 @@ func (e *Engine) index(name string, old, def *job.Task) {
 				e.deps[ref] = map[string]struct{}{}
 			}
 			e.deps[ref][name] = struct{}{}
+		}
+		for _, j := range def.Jobs {
+			if e.memberOf[j] == nil {
+				e.memberOf[j] = map[string]struct{}{}
+			}
+			e.memberOf[j][name] = struct{}{}
 		}
 		if def.Parent != "" {
 			if e.kids[def.Parent] == nil {

@@ -38,7 +38,14 @@ type Config struct {
 	// configuration that never triggers. Zero means DefaultEventLateness;
 	// a negative value keeps every validation.
 	EventLateness time.Duration
+	// Functions reports whether a function name is registered, for the
+	// validation of definitions. Nil accepts only the built-in "log".
+	Functions func(name string) bool
 }
+
+// BuiltinLog is the function every scheduler provides: it writes a log
+// line for each run.
+const BuiltinLog = "log"
 
 // DefaultEventLateness is the default Config.EventLateness.
 const DefaultEventLateness = 7 * 24 * time.Hour
@@ -50,18 +57,21 @@ type Engine struct {
 	defs    map[string]*job.Task           // the definitions, shared with entries
 	deps    map[string]map[string]struct{} // task → tasks whose condition names it
 	kids    map[string]map[string]struct{} // bundle → its children
-	ready   map[string]struct{}            // callables in Ready
-	staged  map[string]struct{}            // tasks in Staged, waiting for DueAt
-	runs    map[int64]*job.Run             // runs not yet ended
-	running int                            // callable runs holding a worker slot
-	lastRun int64                          // highest run id handed out
-	seq     int64                          // ready order
+	// memberOf maps a task to the groups it belongs to.
+	memberOf map[string]map[string]struct{}
+	ready    map[string]struct{} // callables in Ready
+	staged   map[string]struct{} // tasks in Staged, waiting for DueAt
+	runs     map[int64]*job.Run  // runs not yet ended
+	running  int                 // callable runs holding a worker slot
+	lastRun  int64               // highest run id handed out
+	seq      int64               // ready order
 	// draining stops dispatch: ready tasks stay ready.
 	draining bool
 
-	loc   *time.Location
-	grace time.Duration
-	fires fireHeap // tasks with a next occurrence, earliest first
+	loc       *time.Location
+	grace     time.Duration
+	functions func(string) bool
+	fires     fireHeap // tasks with a next occurrence, earliest first
 	// unplanned tasks get their next occurrence at the next Tick: restored
 	// without one, or with one their trigger no longer yields.
 	unplanned []*entry
@@ -122,6 +132,8 @@ type Output struct {
 	// with what they had stored. The journal records them so that a
 	// restart rebuilds the windows.
 	Validations []job.Validation
+	// Alerts are the email alerts the outcomes of this event ask for.
+	Alerts []job.Alert
 
 	tasks map[string]bool
 	runs  map[int64]bool
@@ -150,18 +162,22 @@ func New(cfg Config) *Engine {
 	case cfg.EventLateness < 0:
 		cfg.EventLateness = 0
 	}
+	if cfg.Functions == nil {
+		cfg.Functions = func(name string) bool { return name == BuiltinLog }
+	}
 	return &Engine{
-		workers:  cfg.Workers,
-		lateness: int64(cfg.EventLateness),
-		loc:      cfg.Location,
-		grace:    cfg.MisfireGrace,
-		tasks:    map[string]*entry{},
-		defs:     map[string]*job.Task{},
-		deps:     map[string]map[string]struct{}{},
-		kids:     map[string]map[string]struct{}{},
-		ready:    map[string]struct{}{},
-		staged:   map[string]struct{}{},
-		runs:     map[int64]*job.Run{},
+		functions: cfg.Functions,
+		workers:   cfg.Workers,
+		lateness:  int64(cfg.EventLateness),
+		loc:       cfg.Location,
+		grace:     cfg.MisfireGrace,
+		tasks:     map[string]*entry{},
+		defs:      map[string]*job.Task{},
+		deps:      map[string]map[string]struct{}{},
+		kids:      map[string]map[string]struct{}{},
+		ready:     map[string]struct{}{},
+		staged:    map[string]struct{}{},
+		runs:      map[int64]*job.Run{},
 	}
 }
 
@@ -429,6 +445,7 @@ func (e *Engine) reconsider(d string, c change) {
 
 func (e *Engine) notStarted(task, reason string) {
 	e.out.Effects = append(e.out.Effects, NotStarted{Task: task, Reason: reason})
+	e.alert(e.tasks[task], job.OutcomeNotStarted, nil, reason)
 }
 
 // trigger starts a condition-triggered task: ready now, or staged until its
@@ -510,7 +527,7 @@ func (e *Engine) exited(ev RunExited) {
 	if end.IsZero() {
 		end = e.now
 	}
-	r.End, r.ExitCode, r.Result, r.Message = end, ev.ExitCode, ev.Result, ev.Message
+	r.End, r.ExitCode, r.Result, r.Message, r.Data = end, ev.ExitCode, ev.Result, ev.Message, ev.Data
 	en := e.tasks[r.Task]
 	if en == nil {
 		r.Status = job.Failure
@@ -532,6 +549,7 @@ func (e *Engine) exited(ev RunExited) {
 		r.Status = job.Failure
 	}
 	e.touchRun(r)
+	e.alert(en, outcome(r.Status), r, "")
 	if en.st.RunID != r.ID {
 		return
 	}
@@ -553,6 +571,9 @@ func (e *Engine) act(ev Act) error {
 	en, ok := e.tasks[ev.Task]
 	if !ok {
 		return fmt.Errorf("%w: task %s not found", ErrNotFound, ev.Task)
+	}
+	if en.def.Type == job.Group {
+		return refused("%s is a group: events go to its jobs", ev.Task)
 	}
 	s := en.st.Status
 	name := ev.Task

@@ -33,6 +33,8 @@ type RunExited struct {
 	ExitCode int        `json:"exit_code"`
 	Result   job.Result `json:"result"`
 	Message  string     `json:"message,omitempty"`
+	// Data is the message data a function run reported.
+	Data map[string]string `json:"data,omitempty"`
 	// At is when the run ended, as its supervisor recorded it; zero means
 	// the instant the event is applied.
 	At time.Time `json:"at,omitzero"`

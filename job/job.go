@@ -6,6 +6,7 @@ package job
 import (
 	"fmt"
 	"path"
+	"slices"
 	"time"
 )
 
@@ -19,6 +20,9 @@ const (
 	// Configuration is triggered by data events (seed 000) when all its
 	// dependencies are met; its command is optional.
 	Configuration Type = "configuration"
+	// Group is a job group (seed 004): a named set of tasks that share
+	// alert settings. It never runs.
+	Group Type = "group"
 )
 
 // Priority orders ready tasks: higher runs first.
@@ -102,7 +106,32 @@ type Task struct {
 	Overlap    Overlap  `json:"overlap,omitempty"`
 	// Deps are a configuration's data dependencies, in definition order.
 	Deps []DataDep `json:"dependencies,omitempty"`
+	// Function names a Go function registered with the scheduler that a
+	// run calls instead of a command.
+	Function string `json:"function,omitempty"`
+	// AlertOn, AlertTo and AlertTemplate configure email alerts: on which
+	// outcomes, to whom (addresses, in definition order), and the path of
+	// a text/template file (empty: the default template).
+	AlertOn       []Outcome `json:"alert_on,omitempty"`
+	AlertTo       []string  `json:"alert_to,omitempty"`
+	AlertTemplate string    `json:"alert_template,omitempty"`
+	// Jobs are a group's members, sorted.
+	Jobs []string `json:"jobs,omitempty"`
 }
+
+// Outcome is what a run of a task, or a trigger of it, came to, as alerts
+// and listeners name it.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeSuccess    Outcome = "success"
+	OutcomeFailure    Outcome = "failure"
+	OutcomeNotStarted Outcome = "not_started"
+)
+
+// Alerts reports whether the task (or group) alerts on outcome o.
+func (t *Task) Alerts(o Outcome) bool { return len(t.AlertTo) > 0 && slices.Contains(t.AlertOn, o) }
 
 // DataDep is one dependency of a configuration: an event of this type and
 // resource validates it, and it stays met for Life seconds after the
@@ -153,10 +182,11 @@ func (t *Task) HasTimeTrigger() bool {
 	return len(t.StartTimes) > 0 || t.Window != nil || t.Cron != "" || t.StartDate != ""
 }
 
-// Executes reports whether the task's runs execute a command: a callable,
-// or a configuration with a command. Such runs take a worker slot.
+// Executes reports whether the task's runs execute something: a callable,
+// or a configuration with a command or a function. Such runs take a worker
+// slot.
 func (t *Task) Executes() bool {
-	return t.Type == Callable || (t.Type == Configuration && t.Command != "")
+	return t.Type == Callable || (t.Type == Configuration && (t.Command != "" || t.Function != ""))
 }
 
 // ConditionTriggered reports whether the task starts on its own when its
@@ -172,6 +202,9 @@ func (t *Task) Clone() *Task {
 	c.StartTimes = append([]Clock(nil), t.StartTimes...)
 	c.StartMins = append([]int(nil), t.StartMins...)
 	c.Deps = append([]DataDep(nil), t.Deps...)
+	c.AlertOn = slices.Clone(t.AlertOn)
+	c.AlertTo = slices.Clone(t.AlertTo)
+	c.Jobs = slices.Clone(t.Jobs)
 	if t.Window != nil {
 		w := *t.Window
 		c.Window = &w

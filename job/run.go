@@ -16,17 +16,19 @@ const (
 
 // Run is one execution of a task (or one run of a bundle).
 type Run struct {
-	ID        int64     `json:"id"`
-	Task      string    `json:"task"`
-	Status    Status    `json:"status"` // running, success, failure or aborted
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end,omitzero"`
-	ExitCode  int       `json:"exit_code"`
-	Result    Result    `json:"result,omitempty"`
-	Message   string    `json:"message,omitempty"`
-	BundleRun int64     `json:"bundle_run,omitempty"` // the bundle run that started it, 0 if none
-	Trigger   string    `json:"trigger,omitempty"`    // what started it: "start", "bundle", "condition", ...
-	Scheduled time.Time `json:"scheduled,omitzero"`   // the occurrence it ran for, if any
+	ID       int64     `json:"id"`
+	Task     string    `json:"task"`
+	Status   Status    `json:"status"` // running, success, failure or aborted
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end,omitzero"`
+	ExitCode int       `json:"exit_code"`
+	Result   Result    `json:"result,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	// Data is the message data a function run reported, by field name.
+	Data      map[string]string `json:"data,omitempty"`
+	BundleRun int64             `json:"bundle_run,omitempty"` // the bundle run that started it, 0 if none
+	Trigger   string            `json:"trigger,omitempty"`    // what started it: "start", "bundle", "condition", ...
+	Scheduled time.Time         `json:"scheduled,omitzero"`   // the occurrence it ran for, if any
 }
 
 // Done reports whether the run has ended.

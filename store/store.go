@@ -37,8 +37,31 @@ type Store interface {
 	// number below before (0: from the last), newest first, at most limit
 	// of them.
 	JournalBefore(ctx context.Context, kind string, before int64, limit int) ([]Entry, error)
+	// Alerts returns alerts, newest first.
+	Alerts(ctx context.Context, q AlertQuery) ([]job.Alert, error)
+	// PendingAlerts returns the pending alerts whose next attempt is due at
+	// or before now, oldest first, at most limit of them.
+	PendingAlerts(ctx context.Context, now time.Time, limit int) ([]job.Alert, error)
+	// RecordAttempt records one attempt at sending alert a, and a's
+	// delivery fields as they are after it (State, Attempts, LastError,
+	// NextAt, SentAt), in one transaction.
+	RecordAttempt(ctx context.Context, a *job.Alert, at job.Attempt) error
+	// Attempts returns the attempts at sending an alert, oldest first.
+	Attempts(ctx context.Context, alert int64) ([]job.Attempt, error)
+	// Audit returns audit records with a sequence number above after,
+	// oldest first, at most limit of them.
+	Audit(ctx context.Context, after int64, limit int) ([]job.AuditRecord, error)
+	// Cursor returns a named position (0 if never set); SetCursor sets it.
+	Cursor(ctx context.Context, name string) (int64, error)
+	SetCursor(ctx context.Context, name string, value int64) error
 	// Close releases the store.
 	Close() error
+}
+
+// AlertQuery selects alerts.
+type AlertQuery struct {
+	Task  string // empty means every task
+	Limit int    // 0 means no limit
 }
 
 // Snapshot is the state Load returns.
@@ -65,6 +88,10 @@ type Batch struct {
 	Fires []job.Fire
 	// Checkpoint writes part of a checkpoint of the windows, if not nil.
 	Checkpoint *Checkpoint
+	// Alerts are new alerts; Commit assigns their ID.
+	Alerts []job.Alert
+	// Audit are new audit records; Commit assigns their Seq.
+	Audit []job.AuditRecord
 }
 
 // Checkpoint is one part of a checkpoint of the events configurations
@@ -80,7 +107,8 @@ type Checkpoint struct {
 
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
-	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil
+	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil &&
+		len(b.Alerts) == 0 && len(b.Audit) == 0
 }
 
 // Entry is one journaled event.

@@ -140,18 +140,20 @@ const (
 	upsTask    = `INSERT INTO tasks (name, type, parent, status, def, state) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET type = excluded.type, parent = excluded.parent, status = excluded.status,
 			def = excluded.def, state = excluded.state`
-	upsRun = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	upsRun = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
-			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run`
+			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data`
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
 	insValidation = `INSERT INTO validations (gen, task, dep, ts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	insAlert      = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
+	insAudit      = `INSERT INTO audit (task, run, launch, stop, result, status, message) VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
 
 func (s *Store) prepareAll(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{insJournal, upsTask, upsRun, insFire, insValidation} {
+	for _, q := range []string{insJournal, upsTask, upsRun, insFire, insValidation, insAlert, insAudit} {
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return err
@@ -242,8 +244,16 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 		defer st.Close()
 		for _, r := range b.Runs {
+			data := ""
+			if len(r.Data) > 0 {
+				d, err := json.Marshal(r.Data)
+				if err != nil {
+					return err
+				}
+				data = string(d)
+			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
-				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled)); err != nil {
+				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data); err != nil {
 				return err
 			}
 		}
@@ -261,6 +271,9 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 	}
 	if err := s.commitCheckpoint(ctx, tx, b.Checkpoint); err != nil {
+		return err
+	}
+	if err := s.commitNotices(ctx, tx, b); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -380,7 +393,7 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	return snap, nil
 }
 
-const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled`
+const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -398,9 +411,15 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 			r                     job.Run
 			status, result        string
 			start, end, scheduled int64
+			data                  string
 		)
-		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled); err != nil {
+		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data); err != nil {
 			return nil, err
+		}
+		if data != "" {
+			if err := json.Unmarshal([]byte(data), &r.Data); err != nil {
+				return nil, fmt.Errorf("run %d: data: %w", r.ID, err)
+			}
 		}
 		if r.Status, err = job.ParseStatus(status); err != nil {
 			return nil, err

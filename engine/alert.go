@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// outcome is what a settled run status means to alerts and listeners.
+func outcome(s job.Status) job.Outcome {
+	if s == job.Success {
+		return job.OutcomeSuccess
+	}
+	return job.OutcomeFailure // failure, aborted, lost, failed to launch
+}
+
+// alert records the alerts that an outcome of task en asks for: the
+// task's own, then those of every group it belongs to, in name order. A
+// recipient named by several gets one mail, through the first that names
+// it; recipients reached through the same template share one alert.
+func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
+	name := en.def.Name
+	sources := []*job.Task{en.def}
+	for _, g := range sortedSet(e.memberOf[name]) {
+		sources = append(sources, e.defs[g])
+	}
+	var out []job.Alert
+	seen := map[string]bool{}
+	for _, src := range sources {
+		if !src.Alerts(o) {
+			continue
+		}
+		for _, to := range src.AlertTo {
+			if seen[to] {
+				continue
+			}
+			seen[to] = true
+			i := slices.IndexFunc(out, func(a job.Alert) bool { return a.Template == src.AlertTemplate })
+			if i < 0 {
+				a := job.Alert{Task: name, Outcome: o, Created: e.now, Template: src.AlertTemplate, State: job.AlertPending, Message: reason}
+				if r != nil {
+					a.RunID, a.Start, a.End, a.ExitCode, a.Message, a.Data = r.ID, r.Start, r.End, r.ExitCode, r.Message, r.Data
+				}
+				out = append(out, a)
+				i = len(out) - 1
+			}
+			out[i].To = append(out[i].To, to)
+			if !slices.Contains(out[i].Sources, src.Name) {
+				out[i].Sources = append(out[i].Sources, src.Name)
+			}
+		}
+	}
+	e.out.Alerts = append(e.out.Alerts, out...)
+}

@@ -1,0 +1,50 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// AuditRecord is the audit trail's record of one ended run (seed 004):
+// finished, killed, lost or failed to launch.
+type AuditRecord struct {
+	Seq     int64     `json:"seq"` // assigned by the store, in commit order
+	Task    string    `json:"task"`
+	RunID   int64     `json:"run_id"`
+	Launch  time.Time `json:"launch"`
+	Stop    time.Time `json:"stop"`
+	Result  Result    `json:"result"`
+	Status  Status    `json:"status"`
+	Message string    `json:"message,omitempty"`
+}
+
+// AuditOf returns the audit record of an ended run.
+func AuditOf(r *Run) AuditRecord {
+	return AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: r.Result, Status: r.Status, Message: r.Message}
+}
+
+// Normal reports whether the run completed by itself: the scheduler result
+// "normal" of the audit line, as opposed to "abnormal" (killed, shut down,
+// lost, failed to launch, internal error).
+func (a AuditRecord) Normal() bool { return a.Result == ResultNormal || a.Result == "" }
+
+// Line renders the record as a line of audit.log, without the newline:
+//
+//	NAME : LAUNCH : STOP : RESULT : STATUS
+//
+// with instants in RFC 3339 in loc, RESULT normal or abnormal, and STATUS
+// the run's status, then its message after a colon when it has one. Line
+// breaks in the message are written as spaces, so that a record is a line.
+func (a AuditRecord) Line(loc *time.Location) string {
+	result := "normal"
+	if !a.Normal() {
+		result = "abnormal"
+	}
+	status := a.Status.String()
+	if a.Message != "" {
+		status += ": " + strings.Join(strings.Fields(a.Message), " ")
+	}
+	const layout = "2006-01-02T15:04:05Z07:00"
+	return fmt.Sprintf("%s : %s : %s : %s : %s", a.Task, a.Launch.In(loc).Format(layout), a.Stop.In(loc).Format(layout), result, status)
+}
