@@ -117,11 +117,11 @@ func (o *overlay) each(fn func(name string, t *job.Task)) {
 }
 
 type applier struct {
-	file   string
-	tasks  overlay
-	lines  map[string]map[string]int // task → attribute ("" = action) → line that last set it
-	env    Env
-	errs   Errors
+	file  string
+	tasks overlay
+	lines map[string]map[string]int // task → attribute ("" = action) → line that last set it
+	env   Env
+	errs  Errors
 	// deletes holds the line of the last delete of each task.
 	deletes map[string]int
 }
