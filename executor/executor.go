@@ -55,6 +55,8 @@ type Exit struct {
 	Result  job.Result `json:"result"`
 	Message string     `json:"message,omitempty"`
 	End     time.Time  `json:"end"`
+	// Data is the message data of a function run.
+	Data map[string]string `json:"data,omitempty"`
 }
 
 // Config configures an Executor.

@@ -23,11 +23,13 @@ type Alert struct {
 	Data     map[string]string `json:"data,omitempty"`
 
 	// Delivery, kept by the sender.
-	State     AlertState `json:"state"`
-	Attempts  int        `json:"attempts"`
-	LastError string     `json:"last_error,omitempty"`
-	NextAt    time.Time  `json:"next_at,omitzero"`
-	SentAt    time.Time  `json:"sent_at,omitzero"`
+	State    AlertState `json:"state"`
+	Attempts int        `json:"attempts"`
+	// FirstAttempt is when sending was first tried.
+	FirstAttempt time.Time `json:"first_attempt,omitzero"`
+	LastError    string    `json:"last_error,omitempty"`
+	NextAt       time.Time `json:"next_at,omitzero"`
+	SentAt       time.Time `json:"sent_at,omitzero"`
 }
 
 // AlertState is where an alert is in its delivery.

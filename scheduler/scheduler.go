@@ -73,7 +73,41 @@ type Config struct {
 	EventLateness time.Duration
 	// Logger defaults to discarding.
 	Logger *slog.Logger
+	// Functions finds the Go functions that function jobs run; nil has
+	// none. The built-in "log" is always there.
+	Functions func(name string) executor.Func
+	// Mailer sends alerts; nil records each alert as failed ("no SMTP
+	// server is configured").
+	Mailer Mailer
+	// RetryAlertsFor is how long an alert that cannot be sent is retried
+	// after its first attempt; zero means 24h.
+	RetryAlertsFor time.Duration
+	// Listener, if set, is told of every run started and ended and every
+	// not-started outcome, in commit order, once each is durable. It is
+	// called on one goroutine and should return quickly.
+	Listener func(Notice)
 }
+
+// Notice is what a Listener is told.
+type Notice struct {
+	Kind NoticeKind
+	Task string
+	// Run is the run started or ended (zero for NotStarted).
+	Run job.Run
+	// Reason says why a task did not start.
+	Reason string
+}
+
+// NoticeKind is the kind of a Notice.
+type NoticeKind string
+
+// Notice kinds.
+const (
+	Started    NoticeKind = "started"
+	Succeeded  NoticeKind = "succeeded"
+	Failed     NoticeKind = "failed" // failed, aborted, lost or failed to launch
+	NotStarted NoticeKind = "not_started"
+)
 
 // ErrStopped is returned for requests made after Stop, or after the store
 // failed.
@@ -87,6 +121,7 @@ type Scheduler struct {
 	cfg     Config
 	eng     *engine.Engine
 	x       *executor.Executor
+	fx      *executor.Funcs
 	in      chan *request
 	effects chan []any
 	quit    chan struct{}
@@ -105,6 +140,10 @@ type Scheduler struct {
 	advance sync.Mutex
 
 	ckpt checkpointer // owned by the loop
+
+	// alertWake and auditWake tell the alert deliverer and the audit log
+	// writer that a commit gave them work.
+	alertWake, auditWake chan struct{}
 }
 
 type request struct {
@@ -133,16 +172,22 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Scheduler{
-		cfg:     cfg,
-		eng:     engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness}),
-		changed: make(chan struct{}, 1),
-		in:      make(chan *request, 1024),
-		effects: make(chan []any, 1024),
-		quit:    make(chan struct{}),
-		done:    make(chan struct{}),
-		log:     cfg.Logger,
+	if cfg.RetryAlertsFor <= 0 {
+		cfg.RetryAlertsFor = 24 * time.Hour
 	}
+	s := &Scheduler{
+		cfg:       cfg,
+		alertWake: make(chan struct{}, 1),
+		auditWake: make(chan struct{}, 1),
+		changed:   make(chan struct{}, 1),
+		in:        make(chan *request, 1024),
+		effects:   make(chan []any, 1024),
+		quit:      make(chan struct{}),
+		done:      make(chan struct{}),
+		log:       cfg.Logger,
+	}
+	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness,
+		Functions: func(name string) bool { return s.function(name) != nil }})
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -159,17 +204,19 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		s.log.Warn("time trigger not armed", "problem", p)
 	}
 	s.virtual, _ = cfg.Clock.(*VirtualClock)
+	report := func(e executor.Exit) {
+		select {
+		case s.in <- s.exitRequest(e):
+		case <-s.quit:
+		}
+	}
+	s.fx = executor.NewFuncs(report, cfg.Logger)
 	s.x, err = executor.New(executor.Config{
 		Dir:     filepath.Join(cfg.DataDir, "runs"),
 		Command: cfg.SupervisorCommand,
 		Grace:   cfg.Grace,
 		Logger:  cfg.Logger,
-		Report: func(e executor.Exit) {
-			select {
-			case s.in <- s.exitRequest(e):
-			case <-s.quit:
-			}
-		},
+		Report:  report,
 	})
 	if err != nil {
 		return nil, err
@@ -181,17 +228,30 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 // It does not block.
 func (s *Scheduler) Start() {
 	keep := map[int64]bool{}
+	var lost []executor.Exit
 	for _, r := range s.eng.ActiveRuns() {
-		if def, _, ok := s.eng.Task(r.Task); ok && def.Type == job.Bundle {
+		def, _, ok := s.eng.Task(r.Task)
+		switch {
+		case ok && def.Type == job.Bundle:
+			continue
+		case ok && def.Function != "":
+			// A function run lives in the process: it died with it.
+			lost = append(lost, executor.Exit{RunID: r.ID, Code: -1, Result: job.ResultLost,
+				Message: "run lost: the scheduler stopped while its function ran", End: s.cfg.Clock.Now().UTC()})
 			continue
 		}
 		keep[r.ID] = true
 		s.x.Attach(r.ID)
 	}
 	s.x.Sweep(keep)
-	s.wg.Add(2)
+	s.wg.Add(4)
 	go s.loop()
 	go s.perform()
+	go s.deliver()
+	go s.writeAudit()
+	for _, e := range lost {
+		go func() { s.in <- s.exitRequest(e) }()
+	}
 	// Dispatch what was ready when the server stopped.
 	go s.Submit(context.Background(), engine.Tick{})
 }
@@ -260,11 +320,23 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
 		s.Read(ctx, func(e *engine.Engine) { e.Drain(true) })
-		for s.x.Running() > 0 && ctx.Err() == nil {
+		for s.x.Running()+s.fx.Running() > 0 && ctx.Err() == nil {
 			select {
 			case <-ctx.Done():
 			case <-time.After(50 * time.Millisecond):
 			}
+		}
+		// Function runs cannot outlive the process: cancel them, and give
+		// them the kill grace to return and be recorded.
+		if s.fx.Running() > 0 {
+			s.fx.CancelAll()
+			done := make(chan struct{})
+			go func() { s.fx.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(s.grace()):
+			}
+			s.settleExits()
 		}
 		close(s.quit)
 		s.wg.Wait()
@@ -360,7 +432,7 @@ func (s *Scheduler) exitRequest(e executor.Exit) *request {
 	if s.virtual != nil {
 		at = time.Time{} // runs take no virtual time: they end when reported
 	}
-	return &request{ev: engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, At: at}}
+	return &request{ev: engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, Data: e.Data, At: at}}
 }
 
 // process applies a batch, commits it and answers its callers.
@@ -369,6 +441,7 @@ func (s *Scheduler) process(batch []*request) error {
 		b       store.Batch
 		effects []any
 		replies = make([]error, len(batch))
+		notices []any
 		tasks   = map[string]bool{}
 		deleted = map[string]bool{}
 		runs    = map[int64]job.Run{}
@@ -421,6 +494,10 @@ func (s *Scheduler) process(batch []*request) error {
 		for _, ef := range out.Effects {
 			effects = append(effects, ef)
 		}
+		b.Alerts = append(b.Alerts, out.Alerts...)
+		if s.cfg.Listener != nil {
+			notices = appendNotices(notices, out)
+		}
 		for _, f := range out.Fires {
 			if f.Fate != job.FateRan {
 				effects = append(effects, f) // logged
@@ -439,6 +516,7 @@ func (s *Scheduler) process(batch []*request) error {
 	for _, r := range runs {
 		b.Runs = append(b.Runs, r)
 	}
+	b.Audit = auditOf(runs)
 	data.flush(&b)
 	b.Checkpoint = s.ckpt.part()
 	if err := s.cfg.Store.Commit(context.Background(), &b); err != nil {
@@ -453,10 +531,38 @@ func (s *Scheduler) process(batch []*request) error {
 	for _, id := range exited {
 		effects = append(effects, forget{id})
 	}
+	effects = append(effects, notices...)
 	if len(effects) > 0 {
 		s.effects <- effects
 	}
+	if len(b.Alerts) > 0 {
+		s.wakeAlerts()
+	}
+	if len(b.Audit) > 0 {
+		s.wakeAudit()
+	}
 	return nil
+}
+
+// appendNotices adds what an output tells listeners.
+func appendNotices(notices []any, out *engine.Output) []any {
+	for _, ef := range out.Effects {
+		switch ef := ef.(type) {
+		case engine.StartRun:
+			notices = append(notices, Notice{Kind: Started, Task: ef.Task.Name, Run: ef.Run})
+		case engine.NotStarted:
+			notices = append(notices, Notice{Kind: NotStarted, Task: ef.Task, Reason: ef.Reason})
+		}
+	}
+	for _, r := range out.Runs {
+		switch {
+		case r.Status == job.Success:
+			notices = append(notices, Notice{Kind: Succeeded, Task: r.Task, Run: *r})
+		case r.Done():
+			notices = append(notices, Notice{Kind: Failed, Task: r.Task, Run: *r})
+		}
+	}
+	return notices
 }
 
 // forget removes a run directory once the run's end is durable.
@@ -470,13 +576,22 @@ func (s *Scheduler) perform() {
 			switch ef := ef.(type) {
 			case engine.StartRun:
 				s.log.Info("run started", "task", ef.Task.Name, "run", ef.Run.ID)
-				s.x.Start(executor.Spec{
+				spec := executor.Spec{
 					RunID: ef.Run.ID, Task: ef.Task.Name, Command: ef.Task.Command, Profile: ef.Task.Profile,
 					OutLog: ef.Task.OutLog, ErrLog: ef.Task.ErrLog, Scheduled: ef.Run.Scheduled,
-				})
+				}
+				if ef.Task.Function != "" {
+					s.fx.Start(spec, ef.Task.Function, s.function(ef.Task.Function))
+				} else {
+					s.x.Start(spec)
+				}
 			case engine.KillRun:
 				s.log.Info("run aborted", "run", ef.RunID)
-				s.x.Kill(ef.RunID)
+				if !s.fx.Kill(ef.RunID) {
+					s.x.Kill(ef.RunID)
+				}
+			case Notice:
+				s.cfg.Listener(ef)
 			case engine.Triggered:
 				s.log.Info("job triggered", "configuration", ef.Task, "at", ef.At.UTC().Format(time.RFC3339Nano),
 					"event", string(ef.Type)+"/"+ef.Resource)
@@ -488,6 +603,52 @@ func (s *Scheduler) perform() {
 				s.x.Forget(ef.id)
 			}
 		}
+	}
+}
+
+// function returns the registered function of a name, nil if none.
+func (s *Scheduler) function(name string) executor.Func {
+	if s.cfg.Functions != nil {
+		if fn := s.cfg.Functions(name); fn != nil {
+			return fn
+		}
+	}
+	if name == engine.BuiltinLog {
+		return s.logFunc
+	}
+	return nil
+}
+
+// logFunc is the built-in function "log": it writes a log line.
+func (s *Scheduler) logFunc(_ context.Context, c *executor.Call) error {
+	s.log.Info("job triggered", "task", c.Task, "run", c.RunID, "scheduled", c.Scheduled)
+	return nil
+}
+
+// Progress returns a running function run's status and message data; ok is
+// false when the run is not a function run in flight.
+func (s *Scheduler) Progress(run int64) (status string, data map[string]string, ok bool) {
+	c := s.fx.Call(run)
+	if c == nil {
+		return "", nil, false
+	}
+	status, data = c.Progress()
+	return status, data, true
+}
+
+func (s *Scheduler) grace() time.Duration {
+	if s.cfg.Grace > 0 {
+		return s.cfg.Grace
+	}
+	return 10 * time.Second
+}
+
+// settleExits waits (briefly) until the exits reported so far are applied.
+func (s *Scheduler) settleExits() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for ctx.Err() == nil && len(s.in) > 0 {
+		s.Read(ctx, func(*engine.Engine) {})
 	}
 }
 

@@ -51,9 +51,10 @@ type Store interface {
 	// Audit returns audit records with a sequence number above after,
 	// oldest first, at most limit of them.
 	Audit(ctx context.Context, after int64, limit int) ([]job.AuditRecord, error)
-	// Cursor returns a named position (0 if never set); SetCursor sets it.
+	// Cursor returns a named position (0 if never set); SetCursors sets
+	// several in one transaction.
 	Cursor(ctx context.Context, name string) (int64, error)
-	SetCursor(ctx context.Context, name string, value int64) error
+	SetCursors(ctx context.Context, values map[string]int64) error
 	// Close releases the store.
 	Close() error
 }

@@ -208,11 +208,22 @@ func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	return v, nil
 }
 
-// SetCursor sets a named position.
-func (s *Store) SetCursor(ctx context.Context, name string, value int64) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO cursors (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
+// SetCursors sets named positions in one transaction.
+func (s *Store) SetCursors(ctx context.Context, values map[string]int64) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("cursor %s: %w", name, err)
+		return fmt.Errorf("cursors: %w", err)
 	}
-	return nil
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			err = fmt.Errorf("cursors: %w", err)
+		}
+	}()
+	for name, v := range values {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cursors (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, v); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

@@ -372,12 +372,15 @@ func Run(t *testing.T, open Open) {
 			t.Errorf("unset cursor = %d, %v", v, err)
 		}
 		for _, v := range []int64{5, 9} {
-			if err := s.SetCursor(ctx, "audit.log", v); err != nil {
+			if err := s.SetCursors(ctx, map[string]int64{"audit.log": v, "audit.log size": v * 100}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if v, err := s.Cursor(ctx, "audit.log"); err != nil || v != 9 {
 			t.Errorf("cursor = %d, %v; want 9", v, err)
+		}
+		if v, err := s.Cursor(ctx, "audit.log size"); err != nil || v != 900 {
+			t.Errorf("cursor = %d, %v; want 900", v, err)
 		}
 	})
 }

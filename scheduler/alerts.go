@@ -1,0 +1,130 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/notify"
+)
+
+// Alert delivery: alerts are committed with the outcome that asks for them,
+// then sent here, off the engine's path. A failed attempt is retried with
+// exponential backoff (from retryMin, doubling, capped at retryMax) until
+// RetryAlertsFor has passed since the first attempt; a permanent refusal
+// ends it at once. Every attempt is recorded. An alert is marked sent only
+// after the SMTP server accepted it, so a crash between the two sends it
+// again: delivery is at least once.
+const (
+	retryMin = time.Second
+	retryMax = 5 * time.Minute
+)
+
+// Mailer sends one alert; *notify.Mailer is one.
+type Mailer interface {
+	Send(ctx context.Context, a *job.Alert) error
+}
+
+// deliver sends pending alerts until the scheduler stops.
+func (s *Scheduler) deliver() {
+	defer s.wg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.quit
+		cancel()
+	}()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-s.alertWake:
+		case <-timer.C:
+		}
+		next := s.sendDue(ctx)
+		timer.Stop()
+		if !next.IsZero() {
+			timer.Reset(max(time.Until(next), 0))
+		}
+	}
+}
+
+// sendDue sends every alert due now and returns when the next retry is
+// due (zero if none is waiting).
+func (s *Scheduler) sendDue(ctx context.Context) time.Time {
+	for ctx.Err() == nil {
+		due, err := s.cfg.Store.PendingAlerts(ctx, time.Now(), 50)
+		if err != nil {
+			s.log.Error("reading pending alerts", "err", err)
+			return time.Now().Add(retryMax)
+		}
+		if len(due) == 0 {
+			break
+		}
+		for i := range due {
+			if ctx.Err() != nil {
+				return time.Time{}
+			}
+			s.attempt(ctx, &due[i])
+		}
+	}
+	later, err := s.cfg.Store.PendingAlerts(ctx, time.Now().Add(100*365*24*time.Hour), 1)
+	if err != nil || len(later) == 0 {
+		return time.Time{}
+	}
+	return later[0].NextAt
+}
+
+// attempt tries to send one alert and records the outcome.
+func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
+	now := time.Now().UTC()
+	var err error
+	if s.cfg.Mailer == nil {
+		err = notify.Permanent{Err: errors.New("no SMTP server is configured (--smtp-addr)")}
+	} else {
+		err = s.cfg.Mailer.Send(ctx, a)
+	}
+	if ctx.Err() != nil {
+		return // stopping: the attempt did not finish, and is not recorded
+	}
+	if a.Attempts == 0 {
+		a.FirstAttempt = now
+	}
+	a.Attempts++
+	at := job.Attempt{Alert: a.ID, At: now}
+	var perm notify.Permanent
+	switch {
+	case err == nil:
+		a.State, a.SentAt, a.NextAt, a.LastError = job.AlertSent, now, time.Time{}, ""
+		s.log.Info("alert sent", "alert", a.ID, "task", a.Task, "outcome", a.Outcome, "to", a.To)
+	case errors.As(err, &perm):
+		at.Error, a.LastError = err.Error(), err.Error()
+		a.State, a.NextAt = job.AlertFailed, time.Time{}
+		s.log.Error("alert not sent", "alert", a.ID, "task", a.Task, "err", err)
+	default:
+		at.Error, a.LastError = err.Error(), err.Error()
+		wait := min(retryMin<<min(a.Attempts-1, 20), retryMax)
+		if now.Add(wait).Sub(a.FirstAttempt) > s.cfg.RetryAlertsFor {
+			a.State, a.NextAt = job.AlertFailed, time.Time{}
+			a.LastError += " (given up after " + now.Sub(a.FirstAttempt).Round(time.Second).String() + ")"
+			s.log.Error("alert given up", "alert", a.ID, "task", a.Task, "attempts", a.Attempts, "err", err)
+		} else {
+			a.NextAt = now.Add(wait)
+			s.log.Warn("alert not sent; will retry", "alert", a.ID, "task", a.Task, "retry_in", wait, "err", err)
+		}
+	}
+	if err := s.cfg.Store.RecordAttempt(context.Background(), a, at); err != nil {
+		s.log.Error("recording an alert attempt", "alert", a.ID, "err", err)
+	}
+}
+
+// wakeAlerts tells the deliverer that new alerts were committed.
+func (s *Scheduler) wakeAlerts() {
+	select {
+	case s.alertWake <- struct{}{}:
+	default:
+	}
+}
