@@ -175,6 +175,7 @@ func New(cfg Config) *Engine {
 		defs:      map[string]*job.Task{},
 		deps:      map[string]map[string]struct{}{},
 		kids:      map[string]map[string]struct{}{},
+		memberOf:  map[string]map[string]struct{}{},
 		ready:     map[string]struct{}{},
 		staged:    map[string]struct{}{},
 		runs:      map[int64]*job.Run{},

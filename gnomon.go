@@ -1,0 +1,304 @@
+// Package gnomon embeds the gnomon scheduler in a Go program.
+//
+// A Scheduler runs jobs: Go functions registered with Register, or shell
+// commands. A job runs on a time trigger (an interval with start and end
+// dates, a cron expression, or a calendar written in the definition
+// language), or after other jobs: a job whose Condition is OnSuccess("A")
+// starts when A succeeds, after its Delay. Jobs may alert by email on
+// success, failure or not starting, alone or through the groups they belong
+// to. Every ended run is written to the audit log (DataDir/audit.log).
+//
+// State lives in an embedded SQLite database in DataDir: definitions, run
+// history, alerts and the journal of every event. A Scheduler started
+// again on the same DataDir carries on where it stopped; missed time-trigger
+// occurrences are not made up, and function runs that were in flight are
+// recorded as lost.
+//
+// A minimal program:
+//
+//	s, err := gnomon.New(gnomon.Config{DataDir: "state"})
+//	if err != nil { ... }
+//	s.Register("report", func(ctx context.Context, run *gnomon.Run) error {
+//		run.SetStatus("building the report")
+//		...
+//		run.Set("rows", "1200")
+//		return nil
+//	})
+//	s.Start(ctx)
+//	defer s.Stop(ctx)
+//	s.AddJob(ctx, gnomon.Job{Name: "nightly", Function: "report", Cron: "0 2 * * *"})
+//
+// # Commands and the run supervisor
+//
+// A command job runs under a supervisor process, so that it survives a
+// restart of the program and its outcome is still recorded. The supervisor
+// is the program itself, started again with the environment variable
+// GNOMON_SUPERVISE set: this package's init function recognises it and
+// supervises the run instead of letting main start. Programs that only run
+// Go functions never start one.
+//
+// All methods of Scheduler are safe for concurrent use.
+package gnomon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/notify"
+	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
+)
+
+func init() { executor.MaybeSupervise() }
+
+// Config configures a Scheduler.
+type Config struct {
+	// DataDir holds the database (gnomon.db), the audit log (audit.log)
+	// and the directories of running commands. Required; created if
+	// missing.
+	DataDir string
+	// Location is the time zone of calendars, cron expressions and
+	// interval dates of jobs that name none, and of the times in the
+	// audit log and alerts. Nil means time.Local.
+	Location *time.Location
+	// Workers is the most runs at once; zero means 10.
+	Workers int
+	// KillGrace is how long an aborted command has between TERM and KILL,
+	// and how long function runs have to return when the scheduler stops.
+	// Zero means 10s.
+	KillGrace time.Duration
+	// SMTP sends email alerts; nil records every alert as not sent.
+	SMTP *SMTP
+	// SimulateFrom, when set, runs the scheduler on a virtual clock that
+	// starts at this instant and moves only through Advance. Runs still
+	// execute for real, and take no virtual time.
+	SimulateFrom time.Time
+	// Logger receives the scheduler's log; nil discards it.
+	Logger *slog.Logger
+}
+
+// SMTP is how alerts are sent.
+type SMTP struct {
+	// Addr is the server's host:port.
+	Addr string
+	// From is the sender address.
+	From string
+	// Subject is a text/template of the subject line (the fields of the
+	// body template); empty means "gnomon: {{.JobName}} {{.JobStatus}}".
+	Subject string
+	// TLS is "opportunistic" (STARTTLS when offered; the default),
+	// "mandatory" or "none".
+	TLS string
+	// Username and Password authenticate when Username is set.
+	Username, Password string
+}
+
+// Func is a Go function run as a job. It should return when ctx is
+// cancelled: the run was aborted, or the scheduler is stopping. A nil
+// error is a success; an error, or a panic, is a failure whose message is
+// the error's text.
+type Func func(ctx context.Context, run *Run) error
+
+// Run is one run of a Func, as the function sees it. Its methods are safe
+// for concurrent use.
+type Run struct{ c *executor.Call }
+
+// ID returns the run's id.
+func (r *Run) ID() int64 { return r.c.RunID }
+
+// Job returns the name of the job the run belongs to.
+func (r *Run) Job() string { return r.c.Task }
+
+// Scheduled returns the time-trigger occurrence the run is for, or the
+// zero time when something else started it.
+func (r *Run) Scheduled() time.Time { return r.c.Scheduled }
+
+// SetStatus reports the run's running status: a short message that
+// Running and the status listings show while it runs, and that becomes
+// the run's message (in run history, alerts and the audit log) when it
+// succeeds.
+func (r *Run) SetStatus(msg string) { r.c.SetStatus(msg) }
+
+// Set records a field of the run's message data. Alert templates see each
+// field by name (and all of them as .Data); run history keeps them.
+func (r *Run) Set(key, value string) { r.c.Set(key, value) }
+
+// Logf appends a line to the job's out_log_file, if it has one.
+func (r *Run) Logf(format string, args ...any) {
+	fmt.Fprintf(r.c.Stdout, format+"\n", args...)
+}
+
+// Scheduler is an embedded gnomon scheduler.
+type Scheduler struct {
+	cfg   Config
+	store *sqlite.Store
+	sched *scheduler.Scheduler
+
+	mu        sync.RWMutex
+	funcs     map[string]executor.Func
+	listeners map[int]func(Event)
+	nextID    int
+	started   bool
+	stopped   bool
+}
+
+// New opens (or creates) the scheduler's state in cfg.DataDir. Register
+// functions, then Start it.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("gnomon: Config.DataDir is required")
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	var mailer scheduler.Mailer
+	if cfg.SMTP != nil {
+		m, err := notify.New(notify.Config{Addr: cfg.SMTP.Addr, From: cfg.SMTP.From, Subject: cfg.SMTP.Subject, TLS: cfg.SMTP.TLS,
+			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, Location: cfg.Location})
+		if err != nil {
+			return nil, fmt.Errorf("gnomon: %w", err)
+		}
+		mailer = m
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "gnomon.db"))
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	s := &Scheduler{cfg: cfg, store: st, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
+	var clock scheduler.Clock = scheduler.SystemClock{}
+	if !cfg.SimulateFrom.IsZero() {
+		clock = scheduler.NewVirtualClock(cfg.SimulateFrom)
+	}
+	s.sched, err = scheduler.New(ctx, scheduler.Config{
+		Store: st, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Grace: cfg.KillGrace, Location: cfg.Location,
+		Logger: cfg.Logger, Functions: s.function, Mailer: mailer, Listener: s.notify,
+	})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return s, nil
+}
+
+var funcName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+
+// Register makes fn available to jobs as function name (letters, digits
+// and underscores). Registering a name again replaces its function for
+// later runs. The name "log" is the built-in function that writes a log
+// line; registering it replaces it.
+func (s *Scheduler) Register(name string, fn Func) error {
+	if !funcName.MatchString(name) {
+		return fmt.Errorf("gnomon: function name %q: use 1 to 64 letters, digits and underscores", name)
+	}
+	if fn == nil {
+		return fmt.Errorf("gnomon: function %s is nil", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.funcs[name] = func(ctx context.Context, c *executor.Call) error { return fn(ctx, &Run{c: c}) }
+	return nil
+}
+
+func (s *Scheduler) function(name string) executor.Func {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.funcs[name]
+}
+
+// Start starts scheduling: runs that were in flight are re-attached (or
+// recorded as lost), and what was ready starts. It does not block.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.stopped:
+		return errors.New("gnomon: Start after Stop (make a new Scheduler)")
+	case s.started:
+		return errors.New("gnomon: already started")
+	}
+	s.started = true
+	s.sched.Start()
+	return nil
+}
+
+// Stop stops scheduling: no new run starts; running commands may finish
+// until ctx is done, then keep running under their supervisors and are
+// re-attached by the next Start on the same DataDir. Function runs are
+// cancelled and get Config.KillGrace to return. Stop then closes the
+// database. It may be called more than once.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return nil
+	}
+	s.stopped = true
+	started := s.started
+	s.mu.Unlock()
+	var err error
+	if started {
+		err = s.sched.Stop(ctx)
+	}
+	return errors.Join(err, s.store.Close())
+}
+
+// Apply validates and applies definitions in gnomon's definition language
+// (insert_task, update_task, delete_task, insert_group, ...) or seed-000
+// JSON configurations, all or nothing. file names the text in errors. The
+// scheduler must be started.
+func (s *Scheduler) Apply(ctx context.Context, file, text string) error {
+	return s.submit(ctx, engine.Define{File: file, Text: text})
+}
+
+// Check validates definitions as Apply would, without applying them.
+func (s *Scheduler) Check(ctx context.Context, file, text string) error {
+	return s.submit(ctx, engine.Define{File: file, Text: text, Check: true})
+}
+
+// Send sends an operator action to a job: start (now, bypassing its
+// condition), abort, freeze, reset, green (mark succeeded) or red (mark
+// failed).
+func (s *Scheduler) Send(ctx context.Context, name string, a Action) error {
+	return s.submit(ctx, engine.Act{Task: name, Action: a})
+}
+
+func (s *Scheduler) submit(ctx context.Context, ev engine.Event) error {
+	if err := s.sched.Submit(ctx, ev); err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
+	return nil
+}
+
+// Now returns the scheduler's clock: the virtual one when simulating.
+func (s *Scheduler) Now() time.Time { return s.sched.Now() }
+
+// Advance moves a simulating scheduler's virtual clock to t, firing every
+// occurrence and delay due on the way, in order, and waiting for the runs
+// they start to end. It fails unless Config.SimulateFrom was set.
+func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
+	if err := s.sched.Advance(ctx, t); err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
+	return nil
+}
+
+// Store returns the scheduler's store, for reading history beyond what
+// the methods here offer.
+func (s *Scheduler) Store() store.Store { return s.store }

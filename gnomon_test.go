@@ -1,0 +1,387 @@
+package gnomon_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/gnomon-sched/gnomon"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// recorder collects listener events.
+type recorder struct {
+	mu     sync.Mutex
+	events []gnomon.Event
+	ch     chan gnomon.Event
+}
+
+func listen(s *gnomon.Scheduler) *recorder {
+	r := &recorder{ch: make(chan gnomon.Event, 1000)}
+	s.Listen(func(e gnomon.Event) {
+		r.mu.Lock()
+		r.events = append(r.events, e)
+		r.mu.Unlock()
+		r.ch <- e
+	})
+	return r
+}
+
+// await waits for an event of a kind for a job, returning the first one
+// recorded.
+func (r *recorder) await(t *testing.T, kind gnomon.EventKind, job string) gnomon.Event {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		r.mu.Lock()
+		for _, e := range r.events {
+			if e.Kind == kind && e.Job == job {
+				r.mu.Unlock()
+				return e
+			}
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.ch:
+		case <-timeout:
+			t.Fatalf("no %s event for %s within 20s; got %v", kind, job, r.list())
+		}
+	}
+}
+
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		out = append(out, string(e.Kind)+" "+e.Job)
+	}
+	return out
+}
+
+func start(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	s, err := gnomon.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestChainWithDelayAndAlerts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mb := startMailbox(t, "127.0.0.1:0")
+	s := start(t, gnomon.Config{SMTP: &gnomon.SMTP{Addr: mb.addr, From: "gnomon@example.com"}})
+	rec := listen(s)
+	var mu sync.Mutex
+	var order []string
+	step := func(name string, fail bool) gnomon.Func {
+		return func(ctx context.Context, run *gnomon.Run) error {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			run.SetStatus(name + " done")
+			run.Set("rows", "42")
+			if fail {
+				return errors.New("the disk is full")
+			}
+			return nil
+		}
+	}
+	for _, f := range []struct {
+		name string
+		fail bool
+	}{{"extract", false}, {"load", false}, {"check", true}} {
+		if err := s.Register(f.name, step(f.name, f.fail)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	jobs := []gnomon.Job{
+		{Name: "A", Function: "extract"},
+		{Name: "B", Function: "load", Condition: gnomon.OnSuccess("A"), Delay: 200 * time.Millisecond},
+		{Name: "C", Function: "check", Condition: gnomon.OnSuccess("B"),
+			AlertOn: []gnomon.Outcome{gnomon.Failure}, AlertTo: []string{"oncall@example.com"}},
+		{Name: "D", Function: "log", Condition: gnomon.OnFailure("B")},
+	}
+	for _, j := range jobs {
+		if err := s.AddJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddGroup(ctx, gnomon.Group{Name: "etl", Jobs: []string{"A", "B", "C"},
+		AlertOn: []gnomon.Outcome{gnomon.Success}, AlertTo: []string{"boss@example.com", "oncall@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(ctx, "A", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	c := rec.await(t, gnomon.EventFailed, "C")
+	rec.await(t, gnomon.EventNotStarted, "D")
+	if c.Run.Message != "the disk is full" || c.Run.Data["rows"] != "42" {
+		t.Errorf("C's run = %+v", c.Run)
+	}
+	// B starts at least its delay after A ended.
+	a, _ := s.Runs(ctx, "A", 1)
+	b, _ := s.Runs(ctx, "B", 1)
+	if len(a) != 1 || len(b) != 1 || b[0].Start.Sub(a[0].End) < 200*time.Millisecond {
+		t.Fatalf("A %+v then B %+v: B did not wait its delay", a, b)
+	}
+	if !slices.Equal(order, []string{"extract", "load", "check"}) {
+		t.Errorf("functions ran in order %v", order)
+	}
+	// A and B succeeded: the group alerts both recipients, one mail each
+	// outcome. C failed: its own alert goes to oncall only.
+	msgs := mb.wait(t, 3)
+	time.Sleep(300 * time.Millisecond) // nothing more should come
+	if msgs = mb.all(); len(msgs) != 3 {
+		t.Fatalf("got %d mails, want 3: %+v", len(msgs), msgs)
+	}
+	bySubject := map[string]message{}
+	for _, m := range msgs {
+		bySubject[m.Subject] = m
+	}
+	for _, want := range []struct {
+		subject string
+		to      []string
+		body    []string
+	}{
+		{"gnomon: A success", []string{"boss@example.com", "oncall@example.com"}, []string{"Job A: success.", "extract done", "rows: 42"}},
+		{"gnomon: B success", []string{"boss@example.com", "oncall@example.com"}, []string{"Job B: success.", "load done"}},
+		{"gnomon: C failure", []string{"oncall@example.com"}, []string{"Job C: failure.", "Exit code: 1", "the disk is full", "rows: 42"}},
+	} {
+		m, ok := bySubject[want.subject]
+		if !ok {
+			t.Errorf("no mail with subject %q; got %+v", want.subject, msgs)
+			continue
+		}
+		if to := slices.Sorted(slices.Values(m.To)); !slices.Equal(to, want.to) || m.From != "gnomon@example.com" {
+			t.Errorf("%s: from %s to %v, want to %v", want.subject, m.From, m.To, want.to)
+		}
+		for _, frag := range want.body {
+			if !strings.Contains(m.Body, frag) {
+				t.Errorf("%s: body lacks %q:\n%s", want.subject, frag, m.Body)
+			}
+		}
+	}
+	alerts, err := s.Alerts(ctx, "", 0)
+	if err != nil || len(alerts) != 3 {
+		t.Fatalf("Alerts = %d, %v", len(alerts), err)
+	}
+	for _, a := range alerts {
+		if a.State != "sent" || a.Attempts != 1 {
+			t.Errorf("alert %+v: want sent after one attempt", a)
+		}
+	}
+}
+
+func TestAlertsSurviveSMTPDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	addr := freeAddr(t)
+	s := start(t, gnomon.Config{SMTP: &gnomon.SMTP{Addr: addr, From: "gnomon@example.com", Subject: "[{{.JobStatus}}] {{.JobName}}"}})
+	rec := listen(s)
+	s.Register("boom", func(context.Context, *gnomon.Run) error { return errors.New("boom") })
+	s.Start(ctx)
+	for _, name := range []string{"x", "y"} {
+		if err := s.AddJob(ctx, gnomon.Job{Name: name, Function: "boom", AlertOn: []gnomon.Outcome{gnomon.Failure}, AlertTo: []string{"ops@example.com"}}); err != nil {
+			t.Fatal(err)
+		}
+		s.Send(ctx, name, gnomon.ActStart)
+		rec.await(t, gnomon.EventFailed, name)
+	}
+	// The server is down: attempts fail and are recorded.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		as, _ := s.Alerts(ctx, "", 0)
+		if len(as) == 2 && as[0].Attempts > 0 && as[1].Attempts > 0 {
+			for _, a := range as {
+				if a.State != "pending" || a.LastError == "" {
+					t.Fatalf("alert while the server is down: %+v", a)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed attempts recorded: %+v", as)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mb := startMailbox(t, addr)
+	msgs := mb.wait(t, 2)
+	time.Sleep(2500 * time.Millisecond) // past the next retries: nothing is sent twice
+	if msgs = mb.all(); len(msgs) != 2 {
+		t.Fatalf("got %d mails, want 2", len(msgs))
+	}
+	subjects := []string{msgs[0].Subject, msgs[1].Subject}
+	slices.Sort(subjects)
+	if !slices.Equal(subjects, []string{"[failure] x", "[failure] y"}) {
+		t.Errorf("subjects %q", subjects)
+	}
+	as, _ := s.Alerts(ctx, "x", 0)
+	if len(as) != 1 || as[0].State != "sent" || as[0].Attempts < 2 {
+		t.Fatalf("alert of x = %+v", as)
+	}
+}
+
+func TestRunningStatusAndAudit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := start(t, gnomon.Config{DataDir: dir})
+	rec := listen(s)
+	release := make(chan struct{})
+	s.Register("slow", func(ctx context.Context, run *gnomon.Run) error {
+		run.SetStatus("halfway")
+		run.Set("done", "50%")
+		run.Logf("working on %s", run.Job())
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		run.SetStatus("all rows copied")
+		return nil
+	})
+	s.Start(ctx)
+	out := filepath.Join(dir, "slow.out")
+	if err := s.AddJob(ctx, gnomon.Job{Name: "slow", Function: "slow", OutLog: out}); err != nil {
+		t.Fatal(err)
+	}
+	s.Send(ctx, "slow", gnomon.ActStart)
+	rec.await(t, gnomon.EventStarted, "slow")
+	var running []gnomon.RunStatus
+	for range 1000 {
+		running, _ = s.Running(ctx)
+		if len(running) == 1 && running[0].RunningStatus == "halfway" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(running) != 1 || running[0].RunningStatus != "halfway" || running[0].Data["done"] != "50%" || running[0].Run.Task != "slow" {
+		t.Fatalf("Running = %+v", running)
+	}
+	js, err := s.Job(ctx, "slow")
+	if err != nil || js.Status.String() != "running" {
+		t.Fatalf("Job = %+v, %v", js, err)
+	}
+	close(release)
+	e := rec.await(t, gnomon.EventSucceeded, "slow")
+	if e.Run.Message != "all rows copied" {
+		t.Errorf("run message %q", e.Run.Message)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "working on slow\n" {
+		t.Errorf("out log %q", b)
+	}
+	recs, err := s.Audit(ctx, 0, 0)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Audit = %+v, %v", recs, err)
+	}
+	line := recs[0].Line(time.UTC)
+	if !strings.HasPrefix(line, "slow : ") || !strings.HasSuffix(line, " : normal : success: all rows copied") {
+		t.Errorf("audit line %q", line)
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "audit.log"))
+	if err != nil || string(b) != line+"\n" {
+		t.Errorf("audit.log = %q, %v; want %q", b, err, line+"\n")
+	}
+}
+
+func TestStopCancelsFunctionRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := start(t, gnomon.Config{DataDir: dir, KillGrace: 5 * time.Second})
+	rec := listen(s)
+	s.Register("forever", func(ctx context.Context, run *gnomon.Run) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	s.Start(ctx)
+	s.AddJob(ctx, gnomon.Job{Name: "f", Function: "forever"})
+	s.Send(ctx, "f", gnomon.ActStart)
+	rec.await(t, gnomon.EventStarted, "f")
+	sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := s.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	e := rec.await(t, gnomon.EventFailed, "f")
+	if e.Run.Result != "killed" {
+		t.Errorf("run ended %+v, want killed", e.Run)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "audit.log"))
+	if !strings.Contains(string(b), " : abnormal : failure: cancelled: context canceled") {
+		t.Errorf("audit.log = %q", b)
+	}
+}
+
+func TestRegisterAndDefinitionErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, gnomon.Config{})
+	if err := s.Register("bad name", func(context.Context, *gnomon.Run) error { return nil }); err == nil {
+		t.Error("a name with a blank was accepted")
+	}
+	s.Start(ctx)
+	err := s.AddJob(ctx, gnomon.Job{Name: "j", Function: "missing"})
+	if err == nil || !strings.Contains(err.Error(), "function: missing is not registered with this scheduler") {
+		t.Errorf("unregistered function: %v", err)
+	}
+	if err := s.AddJob(ctx, gnomon.Job{Name: "j", Function: "log", Start: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC),
+		End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Every: "1 hour"}); err == nil || !strings.Contains(err.Error(), "is before start_date") {
+		t.Errorf("start after end: %v", err)
+	}
+	if err := s.AddJob(ctx, gnomon.Job{Name: "j", Function: "log"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddJob(ctx, gnomon.Job{Name: "j", Function: "log"}); err == nil || !strings.Contains(err.Error(), "task already exist") {
+		t.Errorf("duplicate: %v", err)
+	}
+	if err := s.AddGroup(ctx, gnomon.Group{Name: "g", Jobs: []string{"j", "nope"}}); err == nil || !strings.Contains(err.Error(), "task nope does not exist") {
+		t.Errorf("group with an unknown job: %v", err)
+	}
+	if err := s.Apply(ctx, "x.def", "insert_group: g\njobs: j\nalert_on: failure\nalert_to: a@example.com\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveJob(ctx, "j"); err == nil || !strings.Contains(err.Error(), "belongs to group g") {
+		t.Errorf("removing a grouped job: %v", err)
+	}
+	if err := s.RemoveGroup(ctx, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveJob(ctx, "j"); err != nil {
+		t.Fatal(err)
+	}
+	if js, err := s.Jobs(ctx); err != nil || len(js) != 0 {
+		t.Errorf("Jobs = %+v, %v", js, err)
+	}
+}

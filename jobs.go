@@ -1,0 +1,308 @@
+package gnomon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// Vocabulary shared with the rest of gnomon.
+type (
+	// Definition is a job (or group) as gnomon stores it; Job and Group
+	// build one.
+	Definition = job.Task
+	// Status is a job's current status.
+	Status = job.Status
+	// Action is an operator action (see Scheduler.Send).
+	Action = job.Action
+	// Outcome is what a run came to, as alerts and listeners name it.
+	Outcome = job.Outcome
+	// RunRecord is one run in the history.
+	RunRecord = job.Run
+	// Alert is an email alert and what became of its sending.
+	Alert = job.Alert
+	// AuditRecord is the audit trail's record of one ended run.
+	AuditRecord = job.AuditRecord
+)
+
+// Actions.
+const (
+	ActStart  = job.ActStart  // start now, bypassing the condition
+	ActAbort  = job.ActAbort  // stop the active run
+	ActFreeze = job.ActFreeze // hold: triggers are skipped, and conditions naming it are true
+	ActReset  = job.ActReset  // back to idle
+	ActGreen  = job.ActGreen  // mark succeeded
+	ActRed    = job.ActRed    // mark failed
+)
+
+// Outcomes.
+const (
+	Success    = job.OutcomeSuccess
+	Failure    = job.OutcomeFailure
+	NotStarted = job.OutcomeNotStarted
+)
+
+// Overlap policies: what a trigger does while a run of the job is active.
+const (
+	Skip  = "skip"  // it is skipped (the default)
+	Allow = "allow" // another run starts, concurrently
+	Queue = "queue" // it runs when the active run ends
+)
+
+// Job is a job to add. Name and exactly one of Function and Command are
+// required; at most one time trigger (Every with Start, Cron) may be set,
+// and a job without one should have a Condition, which then starts it.
+type Job struct {
+	Name string
+	// Function names a registered Func (or the built-in "log").
+	Function string
+	// Command is a shell command, run by /bin/sh -c, with its output
+	// appended to OutLog and ErrLog (required with a command; optional
+	// with a function, whose Run.Logf writes to OutLog).
+	Command        string
+	OutLog, ErrLog string
+
+	// Start, End and Every are an interval trigger: runs at Start + k ×
+	// Every while not after End (zero End: no end). Every is "N unit(s)"
+	// with unit second, minute, hour, day, week, month or year. Start
+	// alone runs once. Dates are taken to the second, in the job's zone.
+	Start, End time.Time
+	Every      string
+	// Cron is a cron expression of 5 fields (or 6, with seconds first).
+	Cron string
+	// Timezone is the IANA zone of the trigger; empty means the
+	// scheduler's Location.
+	Timezone string
+
+	// Condition gates the job on other jobs: su(A), fa(A), nr(A) combined
+	// with & and |; OnSuccess, OnFailure and OnCompletion write the common
+	// ones. A job with a condition and no time trigger starts when the
+	// condition becomes true, after Delay.
+	Condition string
+	Delay     time.Duration
+	// Overlap is Skip (default), Allow or Queue.
+	Overlap string
+	// Priority is 0 (low) to 3 (critical): the order in which ready jobs
+	// get free workers.
+	Priority int
+	Label    string
+
+	// AlertOn lists the outcomes that send an email to AlertTo, through
+	// the text/template file AlertTemplate (empty: the default template).
+	AlertOn       []Outcome
+	AlertTo       []string
+	AlertTemplate string
+}
+
+// OnSuccess is the condition "after job succeeds".
+func OnSuccess(job string) string { return "su(" + job + ")" }
+
+// OnFailure is the condition "after job fails".
+func OnFailure(job string) string { return "fa(" + job + ")" }
+
+// OnCompletion is the condition "after job ends, whatever its outcome".
+func OnCompletion(job string) string { return "su(" + job + ")|fa(" + job + ")" }
+
+// definition builds the stored form of j.
+func (j *Job) definition(loc *time.Location) (*job.Task, error) {
+	t := &job.Task{
+		Name: j.Name, Type: job.Callable, Function: j.Function, Command: j.Command, OutLog: j.OutLog, ErrLog: j.ErrLog,
+		Cron: j.Cron, Timezone: j.Timezone, Condition: j.Condition, StartDelay: job.Duration(j.Delay),
+		Overlap: job.Overlap(j.Overlap), Priority: job.Priority(j.Priority), Label: j.Label,
+		AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Interval: j.Every,
+	}
+	if j.Timezone != "" {
+		var err error
+		if loc, err = time.LoadLocation(j.Timezone); err != nil {
+			return nil, fmt.Errorf("gnomon: job %s: timezone: %w", j.Name, err)
+		}
+	}
+	const layout = "2006-01-02 15:04:05"
+	if !j.Start.IsZero() {
+		t.StartDate = j.Start.In(loc).Format(layout)
+	}
+	if !j.End.IsZero() {
+		t.EndDate = j.End.In(loc).Format(layout)
+	}
+	return t, nil
+}
+
+// AddJob adds a job. It fails, changing nothing, if the job is invalid or
+// its name is taken.
+func (s *Scheduler) AddJob(ctx context.Context, j Job) error {
+	t, err := j.definition(s.cfg.Location)
+	if err != nil {
+		return err
+	}
+	return s.Apply(ctx, "job "+j.Name, format(t))
+}
+
+// ReplaceJob replaces a job's definition with j (adding it if it does not
+// exist). A run in flight finishes under the old definition.
+func (s *Scheduler) ReplaceJob(ctx context.Context, j Job) error {
+	t, err := j.definition(s.cfg.Location)
+	if err != nil {
+		return err
+	}
+	return s.submit(ctx, engine.Define{File: "job " + j.Name, Text: format(t), Declarative: true})
+}
+
+// RemoveJob removes a job. It fails while the job is active, named in
+// another job's condition, or a member of a group.
+func (s *Scheduler) RemoveJob(ctx context.Context, name string) error {
+	return s.Apply(ctx, "remove "+name, "delete_task: "+name+"\n")
+}
+
+// Group is a named set of jobs that share alert settings. A job may belong
+// to several groups: an outcome alerts each recipient of the job and its
+// groups once.
+type Group struct {
+	Name          string
+	Jobs          []string
+	Label         string
+	AlertOn       []Outcome
+	AlertTo       []string
+	AlertTemplate string
+}
+
+// AddGroup adds a group of existing jobs.
+func (s *Scheduler) AddGroup(ctx context.Context, g Group) error {
+	t := &job.Task{Name: g.Name, Type: job.Group, Jobs: g.Jobs, Label: g.Label, AlertOn: g.AlertOn, AlertTo: g.AlertTo, AlertTemplate: g.AlertTemplate}
+	return s.Apply(ctx, "group "+g.Name, format(t))
+}
+
+// RemoveGroup removes a group; its jobs stay.
+func (s *Scheduler) RemoveGroup(ctx context.Context, name string) error {
+	return s.Apply(ctx, "remove "+name, "delete_group: "+name+"\n")
+}
+
+// format writes one definition in the definition language.
+func format(t *job.Task) string {
+	var b strings.Builder
+	defs.Format(&b, []*job.Task{t})
+	return b.String()
+}
+
+// JobStatus is a job's definition and current state.
+type JobStatus struct {
+	Definition Definition
+	Status     Status
+	// Start and End are those of the latest run (End is zero while it
+	// runs).
+	Start, End time.Time
+	// NextRun is the next occurrence of the job's time trigger, zero if
+	// none.
+	NextRun time.Time
+	// RunID is the active run, 0 if none.
+	RunID int64
+}
+
+// Job returns a job's (or a group's) definition and state.
+func (s *Scheduler) Job(ctx context.Context, name string) (JobStatus, error) {
+	var (
+		js JobStatus
+		ok bool
+	)
+	err := s.sched.Read(ctx, func(e *engine.Engine) {
+		var def job.Task
+		var st job.State
+		if def, st, ok = e.Task(name); ok {
+			js = statusOf(def, st)
+		}
+	})
+	if err != nil {
+		return js, fmt.Errorf("gnomon: %w", err)
+	}
+	if !ok {
+		return js, fmt.Errorf("gnomon: job %s not found", name)
+	}
+	return js, nil
+}
+
+// Jobs returns every job and group, by name.
+func (s *Scheduler) Jobs(ctx context.Context) ([]JobStatus, error) {
+	var out []JobStatus
+	err := s.sched.Read(ctx, func(e *engine.Engine) {
+		for _, n := range e.Names() {
+			def, st, _ := e.Task(n)
+			out = append(out, statusOf(def, st))
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return out, nil
+}
+
+func statusOf(def job.Task, st job.State) JobStatus {
+	return JobStatus{Definition: def, Status: st.Status, Start: st.Start, End: st.End, NextRun: st.NextFire, RunID: st.RunID}
+}
+
+// RunStatus is a run in flight.
+type RunStatus struct {
+	Run RunRecord
+	// RunningStatus and Data are what a function run reported so far
+	// (Run.SetStatus, Run.Set).
+	RunningStatus string
+	Data          map[string]string
+}
+
+// Running returns the runs in flight, oldest first.
+func (s *Scheduler) Running(ctx context.Context) ([]RunStatus, error) {
+	var runs []*job.Run
+	var defs map[string]string
+	err := s.sched.Read(ctx, func(e *engine.Engine) {
+		defs = map[string]string{}
+		for _, r := range e.ActiveRuns() {
+			if def, _, ok := e.Task(r.Task); ok && def.Type != job.Bundle {
+				runs = append(runs, r)
+				defs[r.Task] = def.Function
+			}
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	out := make([]RunStatus, len(runs))
+	for i, r := range runs {
+		out[i].Run = *r
+		out[i].RunningStatus, out[i].Data, _ = s.sched.Progress(r.ID)
+	}
+	return out, nil
+}
+
+// Runs returns a job's runs, newest first, at most limit (0: all).
+func (s *Scheduler) Runs(ctx context.Context, name string, limit int) ([]RunRecord, error) {
+	rs, err := s.store.Runs(ctx, store.RunQuery{Task: name, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return rs, nil
+}
+
+// Alerts returns a job's alerts (every job's with an empty name), newest
+// first, at most limit (0: all).
+func (s *Scheduler) Alerts(ctx context.Context, name string, limit int) ([]Alert, error) {
+	as, err := s.store.Alerts(ctx, store.AlertQuery{Task: name, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return as, nil
+}
+
+// Audit returns the audit records after sequence number after, oldest
+// first, at most limit (0: 1000). AuditRecord.Line renders one as
+// audit.log holds it.
+func (s *Scheduler) Audit(ctx context.Context, after int64, limit int) ([]AuditRecord, error) {
+	as, err := s.store.Audit(ctx, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return as, nil
+}

@@ -1,0 +1,131 @@
+package gnomon_test
+
+import (
+	"io"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+)
+
+// mailbox is a real SMTP server on 127.0.0.1 that keeps what it receives.
+type mailbox struct {
+	srv  *smtp.Server
+	addr string
+
+	mu   sync.Mutex
+	msgs []message
+	got  chan struct{}
+}
+
+// message is one mail as the server received it.
+type message struct {
+	From    string
+	To      []string // envelope recipients
+	Subject string
+	Body    string
+}
+
+// startMailbox starts a mailbox on addr ("127.0.0.1:0" for any port).
+func startMailbox(t *testing.T, addr string) *mailbox {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb := &mailbox{addr: ln.Addr().String(), got: make(chan struct{}, 100)}
+	mb.srv = smtp.NewServer(mb)
+	mb.srv.Domain = "localhost"
+	mb.srv.ReadTimeout = 10 * time.Second
+	mb.srv.WriteTimeout = 10 * time.Second
+	go mb.srv.Serve(ln)
+	t.Cleanup(func() { mb.srv.Close() })
+	return mb
+}
+
+// freeAddr returns a loopback address nothing listens on (yet).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func (mb *mailbox) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{mb: mb}, nil }
+
+// wait waits until the mailbox holds n messages and returns them.
+func (mb *mailbox) wait(t *testing.T, n int) []message {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		mb.mu.Lock()
+		if len(mb.msgs) >= n {
+			out := append([]message(nil), mb.msgs...)
+			mb.mu.Unlock()
+			return out
+		}
+		mb.mu.Unlock()
+		select {
+		case <-mb.got:
+		case <-deadline:
+			t.Fatalf("mailbox: %d messages after 20s, want %d", len(mb.all()), n)
+		}
+	}
+}
+
+func (mb *mailbox) all() []message {
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	return append([]message(nil), mb.msgs...)
+}
+
+type session struct {
+	mb   *mailbox
+	from string
+	to   []string
+}
+
+func (s *session) Reset()        { s.from, s.to = "", nil }
+func (s *session) Logout() error { return nil }
+func (s *session) Mail(from string, _ *smtp.MailOptions) error {
+	s.from = from
+	return nil
+}
+func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.to = append(s.to, to)
+	return nil
+}
+
+func (s *session) Data(r io.Reader) error {
+	m, err := mail.ReadMessage(r)
+	if err != nil {
+		return err
+	}
+	var body io.Reader = m.Body
+	if strings.EqualFold(m.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
+		body = quotedprintable.NewReader(m.Body)
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return err
+	}
+	subject, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+	if err != nil {
+		return err
+	}
+	s.mb.mu.Lock()
+	s.mb.msgs = append(s.mb.msgs, message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n")})
+	s.mb.mu.Unlock()
+	s.mb.got <- struct{}{}
+	return nil
+}
