@@ -157,9 +157,10 @@ func TestChainWithDelayAndAlerts(t *testing.T) {
 	}
 	// A and B succeeded: the group alerts both recipients, one mail each
 	// outcome. C failed: its own alert goes to oncall only.
-	msgs := mb.wait(t, 3)
+	mb.wait(t, 3)
 	time.Sleep(300 * time.Millisecond) // nothing more should come
-	if msgs = mb.all(); len(msgs) != 3 {
+	msgs := mb.all()
+	if len(msgs) != 3 {
 		t.Fatalf("got %d mails, want 3: %+v", len(msgs), msgs)
 	}
 	bySubject := map[string]message{}
@@ -233,9 +234,10 @@ func TestAlertsSurviveSMTPDown(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	mb := startMailbox(t, addr)
-	msgs := mb.wait(t, 2)
+	mb.wait(t, 2)
 	time.Sleep(2500 * time.Millisecond) // past the next retries: nothing is sent twice
-	if msgs = mb.all(); len(msgs) != 2 {
+	msgs := mb.all()
+	if len(msgs) != 2 {
 		t.Fatalf("got %d mails, want 2", len(msgs))
 	}
 	subjects := []string{msgs[0].Subject, msgs[1].Subject}
