@@ -285,6 +285,9 @@ func (a *applier) action(act *Action) bool {
 		a.checkConfiguration(act, t, at)
 	}
 	a.checkRunner(act, t, at)
+	if (t.Overlap == job.OverlapAllow || t.Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") {
+		a.errorf(act, at("overlap", "parent"), "overlap: %s is not allowed for a bundle or a task inside one (a bundle run starts each child once)", t.Overlap)
+	}
 	if t.Type == job.Group && len(t.Jobs) == 0 {
 		a.errorf(act, at("jobs"), "jobs: a group should contain at least one job")
 	}

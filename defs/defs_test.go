@@ -108,6 +108,8 @@ func TestRules(t *testing.T) {
 		{"function unknown", "insert_task: f\ntype: callable\nfunction: nope\n", nil, "function: nope is not registered with this scheduler", 3},
 		{"function name", "insert_task: f\ntype: callable\nfunction: a.b\n", nil, `function: "a.b" is not a function name`, 3},
 		{"function on a bundle", "update_task: box\nfunction: log\n", nil, "function: field is not allowed for bundle", 2},
+		{"overlap in a bundle", "update_task: kid\noverlap: queue\n", nil, "overlap: queue is not allowed for a bundle or a task inside one", 2},
+		{"overlap of a bundle", "update_task: box\noverlap: allow\n", nil, "overlap: allow is not allowed for a bundle", 2},
 		{"overlap value", "update_task: a\noverlap: parallel\n", nil, `overlap: "parallel" should be one of skip, allow, queue`, 2},
 		{"A1 characters", "insert_task: a-b\n" + callable, nil, "task name can only contain alpha numeric and underscore chars", 1},
 		{"A1 length", "insert_task: " + strings.Repeat("x", 65) + "\n" + callable, nil, "task name can only have 64 characters", 1},

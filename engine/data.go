@@ -102,8 +102,11 @@ func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult
 func (e *Engine) dataFire(en *entry, ev Data) bool {
 	name := en.def.Name
 	f := job.Fire{Task: name, Scheduled: ev.At, At: e.now, Fate: job.FateRan}
-	if why := busy(en, "configuration"); why != "" {
+	queued, why := e.admit(en, "configuration", job.Pending{Trigger: "event", Scheduled: ev.At})
+	if why != "" {
 		f.Fate, f.Reason = job.FateSkipped, why
+	} else if queued {
+		f.Reason = waitReason(en)
 	}
 	e.out.Fires = append(e.out.Fires, f)
 	if f.Fate != job.FateRan {
@@ -113,7 +116,11 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	e.touch(name)
 	e.pruneExecuted(en)
 	trig := Triggered{Task: name, At: ev.At, Type: ev.Type, Resource: ev.Resource}
-	if en.def.Command != "" {
+	if queued {
+		e.out.Effects = append(e.out.Effects, trig)
+		return true
+	}
+	if en.def.Executes() {
 		en.st.Trigger, en.st.Scheduled = "event", ev.At
 		e.out.Effects = append(e.out.Effects, trig)
 		e.setStatus(name, job.Queued, false)

@@ -38,6 +38,7 @@ func (e *Engine) define(ev Define) error {
 		delete(e.defs, name)
 		delete(e.ready, name)
 		delete(e.staged, name)
+		delete(e.pending, name)
 		e.out.Deleted = append(e.out.Deleted, name)
 	}
 	for _, name := range res.Changed {
@@ -61,6 +62,10 @@ func (e *Engine) define(ev Define) error {
 		}
 		e.defs[name] = def
 		e.touch(name)
+		if def.Overlap != job.OverlapAllow && def.Overlap != job.OverlapQueue && len(en.st.Pending) > 0 {
+			en.st.Pending = nil // the task no longer lets triggers wait
+			delete(e.pending, name)
+		}
 		if old == nil || !sameTrigger(old, def) {
 			e.plan(en)
 			e.replan(en)

@@ -61,6 +61,7 @@ type Engine struct {
 	memberOf map[string]map[string]struct{}
 	ready    map[string]struct{} // callables in Ready
 	staged   map[string]struct{} // tasks in Staged, waiting for DueAt
+	pending  map[string]struct{} // tasks with pending triggers (overlap allow, queue)
 	runs     map[int64]*job.Run  // runs not yet ended
 	running  int                 // callable runs holding a worker slot
 	lastRun  int64               // highest run id handed out
@@ -97,7 +98,10 @@ type entry struct {
 	sched calendar.Schedule // nil without a time trigger
 	hidx  int               // index in the fire heap, -1 when not in it
 	st    job.State
-	seen  eventdep.Seen // a configuration's accepted events, nil otherwise
+	// active counts the task's runs that have not ended: more than one
+	// under overlap allow.
+	active int
+	seen   eventdep.Seen // a configuration's accepted events, nil otherwise
 	// newest is the newest timestamp a configuration accepted (or its
 	// last execution), 0 with hasNewest false before any; pruned is the
 	// value of newest when late validations were last dropped.
@@ -110,6 +114,10 @@ type change struct {
 	old, new job.Status
 	// completed is set when a run of task ended.
 	completed bool
+	// concurrent is set when a run ended while others of the task still
+	// run (overlap allow): new is that run's outcome, not the task's
+	// status, and condition-triggered dependents see it.
+	concurrent bool
 }
 
 // Output is what one Apply did.
@@ -178,6 +186,7 @@ func New(cfg Config) *Engine {
 		memberOf:  map[string]map[string]struct{}{},
 		ready:     map[string]struct{}{},
 		staged:    map[string]struct{}{},
+		pending:   map[string]struct{}{},
 		runs:      map[int64]*job.Run{},
 	}
 }
@@ -218,12 +227,16 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, va
 		case job.Staged:
 			e.staged[r.Def.Name] = struct{}{}
 		}
+		if len(r.State.Pending) > 0 {
+			e.pending[r.Def.Name] = struct{}{}
+		}
 		e.seq = max(e.seq, r.State.ReadySeq)
 	}
 	for _, r := range active {
 		e.runs[r.ID] = r
 		if t := e.tasks[r.Task]; t != nil && t.def.Type != job.Bundle {
 			e.running++
+			t.active++
 		}
 	}
 	e.restoreWindows(vals)
@@ -288,6 +301,9 @@ func (e *Engine) NextWake() time.Time {
 			t = due
 		}
 	}
+	if due := e.pendingWake(); !due.IsZero() && (t.IsZero() || due.Before(t)) {
+		t = due
+	}
 	return t
 }
 
@@ -316,7 +332,14 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		return nil, err
 	}
 	e.propagate()
+	if len(e.pending) > 0 {
+		e.startPending()
+		e.propagate()
+	}
 	e.dispatch()
+	if len(e.pending) > 0 {
+		e.startPending() // concurrent runs take the workers ready tasks left
+	}
 	out := e.out
 	e.out = nil
 	out.Tasks = slices.Sorted(maps.Keys(out.tasks))
@@ -433,11 +456,25 @@ func (e *Engine) reconsider(d string, c change) {
 			return e.status(n)
 		})
 		after := e.evaluate(en)
+		if c.concurrent {
+			after = en.cond.Eval(func(n string) job.Status {
+				if n == c.task {
+					return c.new
+				}
+				return e.status(n)
+			})
+		}
 		switch {
 		case !before && after && en.st.Status.Active():
-			e.notStarted(d, fmt.Sprintf("condition became true after %s %s but the task is %s (overlap skip)", c.task, c.new, en.st.Status))
+			if queued, why := e.admit(en, "task", job.Pending{Trigger: "condition"}); !queued {
+				e.notStarted(d, fmt.Sprintf("condition became true after %s %s but %s", c.task, c.new, why))
+			}
+		case !before && after && c.concurrent:
+			// True for the run that ended, not for the task, which still
+			// runs: it starts without evaluating the condition again.
+			e.trigger(d, false)
 		case !before && after:
-			e.trigger(d)
+			e.trigger(d, true)
 		case c.completed && !after:
 			e.notStarted(d, fmt.Sprintf("%s ended %s and the condition %s is false", c.task, c.new, en.def.Condition))
 		}
@@ -449,9 +486,9 @@ func (e *Engine) notStarted(task, reason string) {
 	e.alert(e.tasks[task], job.OutcomeNotStarted, nil, reason)
 }
 
-// trigger starts a condition-triggered task: ready now, or staged until its
-// start delay has passed.
-func (e *Engine) trigger(name string) {
+// trigger starts a condition-triggered task: ready now (released by its
+// condition when gate is set), or staged until its start delay has passed.
+func (e *Engine) trigger(name string, gate bool) {
 	en := e.tasks[name]
 	if en.def.StartDelay > 0 {
 		en.st.DueAt = e.now.Add(time.Duration(en.def.StartDelay))
@@ -460,7 +497,11 @@ func (e *Engine) trigger(name string) {
 		return
 	}
 	e.setStatus(name, job.Queued, false)
-	e.release(name)
+	if gate {
+		e.release(name)
+	} else {
+		e.setStatus(name, job.Ready, false)
+	}
 }
 
 func (e *Engine) tick() {
@@ -500,6 +541,7 @@ func (e *Engine) dispatch() {
 
 func (e *Engine) startRun(name, trigger string) {
 	en := e.tasks[name]
+	en.active++
 	e.lastRun++
 	r := &job.Run{
 		ID:        e.lastRun,
@@ -537,9 +579,10 @@ func (e *Engine) exited(ev RunExited) {
 	}
 	if en.def.Type != job.Bundle {
 		e.running--
+		en.active--
 	}
 	switch {
-	case en.st.RunID == r.ID && en.st.Status == job.Aborted:
+	case en.st.Status == job.Aborted: // every run in flight was killed with the task
 		r.Status = job.Aborted
 		if r.Result == job.ResultNormal {
 			r.Result = job.ResultKilled
@@ -551,6 +594,16 @@ func (e *Engine) exited(ev RunExited) {
 	}
 	e.touchRun(r)
 	e.alert(en, outcome(r.Status), r, "")
+	if en.active > 0 && en.st.Status == job.Running && en.def.Overlap == job.OverlapAllow {
+		// Other runs of the task still run (overlap allow): the task stays
+		// running, and this run's outcome reaches its dependents.
+		if en.st.RunID == r.ID {
+			en.st.RunID = e.latestRun(r.Task)
+		}
+		e.touch(r.Task)
+		e.queue = append(e.queue, change{task: r.Task, old: job.Running, new: r.Status, completed: true, concurrent: true})
+		return
+	}
 	if en.st.RunID != r.ID {
 		return
 	}
@@ -580,6 +633,11 @@ func (e *Engine) act(ev Act) error {
 	name := ev.Task
 	switch ev.Action {
 	case job.ActStart:
+		if s.Active() && en.def.Type != job.Bundle {
+			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start"}); queued {
+				return nil
+			}
+		}
 		if s == job.Ready || s == job.Running {
 			return refused("event start is not effective on active task")
 		}
@@ -644,8 +702,16 @@ func (e *Engine) abort(name string) {
 		e.finishBundle(name, job.Aborted)
 		return
 	}
-	if en.st.Status == job.Running && en.st.RunID != 0 {
-		e.out.Effects = append(e.out.Effects, KillRun{RunID: en.st.RunID})
+	if en.st.Status == job.Running {
+		for _, r := range e.ActiveRuns() { // every run, under overlap allow
+			if r.Task == name {
+				e.out.Effects = append(e.out.Effects, KillRun{RunID: r.ID})
+			}
+		}
+	}
+	if len(en.st.Pending) > 0 {
+		en.st.Pending = nil // an abort cancels what waits too
+		delete(e.pending, name)
 	}
 	e.settleByEvent(name, job.Aborted)
 }

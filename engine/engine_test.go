@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -385,7 +386,7 @@ func TestReplay(t *testing.T) {
 		for _, n := range names {
 			_, s1, _ := h.e.Task(n)
 			_, s2, _ := again.Task(n)
-			if s1 != s2 {
+			if !reflect.DeepEqual(s1, s2) {
 				t.Fatalf("seed %d: %s replayed to %+v, want %+v", seed, n, s2, s1)
 			}
 		}

@@ -128,8 +128,12 @@ func (e *Engine) fate(en *entry, at time.Time) bool {
 	if e.now.Sub(at) > e.grace {
 		f.Fate = job.FateMissed
 		f.Reason = fmt.Sprintf("the scheduler was not running at that time (it was noticed %s later)", roundAge(e.now.Sub(at)))
-	} else if why := busy(en, "task"); why != "" {
+	} else if queued, why := e.admit(en, "task", job.Pending{Trigger: "schedule", Scheduled: at}); why != "" {
 		f.Fate, f.Reason = job.FateSkipped, why
+	} else if queued {
+		f.Reason = waitReason(en)
+		e.out.Fires = append(e.out.Fires, f)
+		return false
 	}
 	e.out.Fires = append(e.out.Fires, f)
 	return f.Fate == job.FateRan

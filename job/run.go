@@ -63,6 +63,18 @@ type State struct {
 	// LastExec is the timestamp of the data event that last triggered a
 	// configuration, zero if none has.
 	LastExec time.Time `json:"last_exec,omitzero"`
+	// Pending are triggers that came while the task was active and wait,
+	// oldest first: under overlap queue for the active run to end, under
+	// overlap allow to start a concurrent run.
+	Pending []Pending `json:"pending,omitempty"`
+}
+
+// Pending is a trigger that waits to start a run.
+type Pending struct {
+	Trigger   string    `json:"trigger"`
+	Scheduled time.Time `json:"scheduled,omitzero"`
+	// Due is when its start delay has passed (zero: at once).
+	Due time.Time `json:"due,omitzero"`
 }
 
 // Fate is what became of one planned occurrence of a time trigger.
