@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/internal/smtptest"
 )
 
 func TestMain(m *testing.M) {
@@ -93,8 +94,8 @@ func start(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
 func TestChainWithDelayAndAlerts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	mb := startMailbox(t, "127.0.0.1:0")
-	s := start(t, gnomon.Config{SMTP: &gnomon.SMTP{Addr: mb.addr, From: "gnomon@example.com"}})
+	mb := smtptest.Start(t, "127.0.0.1:0")
+	s := start(t, gnomon.Config{SMTP: &gnomon.SMTP{Addr: mb.Addr, From: "gnomon@example.com"}})
 	rec := listen(s)
 	var mu sync.Mutex
 	var order []string
@@ -157,13 +158,13 @@ func TestChainWithDelayAndAlerts(t *testing.T) {
 	}
 	// A and B succeeded: the group alerts both recipients, one mail each
 	// outcome. C failed: its own alert goes to oncall only.
-	mb.wait(t, 3)
+	mb.Wait(t, 3)
 	time.Sleep(300 * time.Millisecond) // nothing more should come
-	msgs := mb.all()
+	msgs := mb.All()
 	if len(msgs) != 3 {
 		t.Fatalf("got %d mails, want 3: %+v", len(msgs), msgs)
 	}
-	bySubject := map[string]message{}
+	bySubject := map[string]smtptest.Message{}
 	for _, m := range msgs {
 		bySubject[m.Subject] = m
 	}
@@ -204,7 +205,7 @@ func TestChainWithDelayAndAlerts(t *testing.T) {
 func TestAlertsSurviveSMTPDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	addr := freeAddr(t)
+	addr := smtptest.FreeAddr(t)
 	s := start(t, gnomon.Config{SMTP: &gnomon.SMTP{Addr: addr, From: "gnomon@example.com", Subject: "[{{.JobStatus}}] {{.JobName}}"}})
 	rec := listen(s)
 	s.Register("boom", func(context.Context, *gnomon.Run) error { return errors.New("boom") })
@@ -233,10 +234,10 @@ func TestAlertsSurviveSMTPDown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	mb := startMailbox(t, addr)
-	mb.wait(t, 2)
+	mb := smtptest.Start(t, addr)
+	mb.Wait(t, 2)
 	time.Sleep(2500 * time.Millisecond) // past the next retries: nothing is sent twice
-	msgs := mb.all()
+	msgs := mb.All()
 	if len(msgs) != 2 {
 		t.Fatalf("got %d mails, want 2", len(msgs))
 	}

@@ -182,6 +182,25 @@ func (c *Client) Received(ctx context.Context, configuration string, count int) 
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/events?"+q.Encode(), nil, &v)
 }
 
+// Alerts lists alerts, newest first: a job's (every job's when name is
+// empty), at most count.
+func (c *Client) Alerts(ctx context.Context, name string, count int) (*AlertsResponse, error) {
+	q := url.Values{"count": {strconv.Itoa(count)}}
+	if name != "" {
+		q.Set("job", name)
+	}
+	var v AlertsResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/alerts?"+q.Encode(), nil, &v)
+}
+
+// Audit lists audit records after a sequence number, oldest first, at
+// most count.
+func (c *Client) Audit(ctx context.Context, after int64, count int) (*AuditResponse, error) {
+	q := url.Values{"count": {strconv.Itoa(count)}, "after": {strconv.FormatInt(after, 10)}}
+	var v AuditResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/audit?"+q.Encode(), nil, &v)
+}
+
 // Health reports whether the server answers /healthz.
 func (c *Client) Health(ctx context.Context) error {
 	return c.do(ctx, http.MethodGet, "/healthz", nil, nil)

@@ -59,6 +59,8 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/tasks/{name}/runs", srv.runs)
 	srv.handle("GET /api/v1/tasks/{name}/fires", srv.fires)
 	srv.handle("GET /api/v1/forecast", srv.forecast)
+	srv.handle("GET /api/v1/alerts", srv.alerts)
+	srv.handle("GET /api/v1/audit", srv.audit)
 	srv.handle("GET /api/v1/clock", srv.clock)
 	srv.handle("POST /api/v1/clock", srv.advance)
 	srv.mux.HandleFunc("/", srv.unrouted)
@@ -326,7 +328,11 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	row := func(v TaskView, level int) StatusRow {
-		return StatusRow{Name: v.Task.Name, Level: level, Start: v.State.Start, End: v.State.End, Status: v.State.Status}
+		sr := StatusRow{Name: v.Task.Name, Level: level, Start: v.State.Start, End: v.State.End, Status: v.State.Status}
+		if v.State.RunID != 0 {
+			sr.RunningStatus, sr.Data, _ = s.sched.Progress(v.State.RunID)
+		}
+		return sr
 	}
 	resp := StatusResponse{Rows: []StatusRow{row(v, 0)}}
 	for _, c := range v.Children {

@@ -52,6 +52,32 @@ type StatusRow struct {
 	Start  time.Time  `json:"start,omitzero"`
 	End    time.Time  `json:"end,omitzero"`
 	Status job.Status `json:"status"`
+	// RunningStatus and Data are what a running function run reported
+	// (empty otherwise).
+	RunningStatus string            `json:"running_status,omitempty"`
+	Data          map[string]string `json:"data,omitempty"`
+}
+
+// AlertView is an alert and every attempt at sending it.
+type AlertView struct {
+	job.Alert
+	AttemptLog []job.Attempt `json:"attempt_log"`
+}
+
+// AlertsResponse lists alerts, newest first.
+type AlertsResponse struct {
+	Alerts []AlertView `json:"alerts"`
+}
+
+// AuditView is an audit record and its line in audit.log.
+type AuditView struct {
+	job.AuditRecord
+	Line string `json:"line"`
+}
+
+// AuditResponse lists audit records, oldest first.
+type AuditResponse struct {
+	Records []AuditView `json:"records"`
 }
 
 // StatusResponse is the latest status of a task (and a bundle's children).

@@ -144,6 +144,8 @@ http://127.0.0.1:8080).`,
 		clockCmd(env, client),
 		postEventCmd(env, client, time.Now),
 		eventsCmd(env, client),
+		alertsCmd(env, client),
+		auditCmd(env, client),
 		linksCmd(env),
 	)
 	return root

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,10 +48,15 @@ var taskLabels = map[string]string{
 	"run_days": "RunDays", "start_times": "StartTimes", "run_window": "RunWindow", "start_mins": "StartMins",
 	"cron": "Cron", "start_date": "StartDate", "end_date": "EndDate", "interval": "Interval",
 	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
+	"function": "Function", "alert_on": "AlertOn", "alert_to": "AlertTo", "alert_template": "AlertTemplate", "jobs": "Jobs",
 }
 
 func taskLines(w io.Writer, t *job.Task, indent string) {
-	fmt.Fprintf(w, "%sTask Name: %s\n", indent, t.Name)
+	if t.Type == job.Group {
+		fmt.Fprintf(w, "%sGroup Name: %s\n", indent, t.Name)
+	} else {
+		fmt.Fprintf(w, "%sTask Name: %s\n", indent, t.Name)
+	}
 	for _, kv := range defs.Attrs(t) {
 		if kv[0] == "dependencies" {
 			for _, d := range t.Deps {
@@ -99,6 +106,15 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 	tableHeader(w)
 	for _, r := range s.Rows {
 		tableRow(w, r.Name, r.Level, r.Start, r.End, r.Status)
+	}
+	// What running function runs report, below the table.
+	for _, r := range s.Rows {
+		if r.RunningStatus != "" {
+			fmt.Fprintf(w, "%s: %s\n", r.Name, r.RunningStatus)
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
+			fmt.Fprintf(w, "%s: %s = %s\n", r.Name, k, r.Data[k])
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
@@ -46,7 +47,12 @@ type ServerConfig struct {
 	// MaxFutureSkew, when positive, refuses data events stamped further
 	// ahead of the server's clock.
 	MaxFutureSkew time.Duration
-	Logger        *slog.Logger
+	// SMTP sends email alerts when SMTP.Addr is set; Username and
+	// Password come from $GNOMON_SMTP_USERNAME and $GNOMON_SMTP_PASSWORD.
+	SMTP notify.Config
+	// RetryAlertsFor bounds how long an alert is retried; zero means 24h.
+	RetryAlertsFor time.Duration
+	Logger         *slog.Logger
 	// SupervisorCommand overrides how run supervisors are started (tests).
 	SupervisorCommand []string
 }
@@ -91,6 +97,15 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	default:
 		dbPath = strings.TrimPrefix(dbPath, "sqlite:")
 	}
+	var mailer scheduler.Mailer
+	if cfg.SMTP.Addr != "" {
+		cfg.SMTP.Location = loc
+		m, err := notify.New(cfg.SMTP)
+		if err != nil {
+			return nil, usageErr("--smtp-*: %v", err)
+		}
+		mailer = m
+	}
 	st, err := sqlite.Open(ctx, dbPath)
 	if err != nil {
 		return nil, err
@@ -98,7 +113,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	s := &Server{cfg: cfg, store: st, errc: make(chan error, 1)}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace, Location: loc, Clock: clock, EventLateness: cfg.EventLateness,
-		Logger: cfg.Logger, SupervisorCommand: cfg.SupervisorCommand,
+		Logger: cfg.Logger, SupervisorCommand: cfg.SupervisorCommand, Mailer: mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 	})
 	if err != nil {
 		st.Close()
@@ -208,6 +223,10 @@ func serverCmd(env *Env) *cobra.Command {
 				cfg.Data = "gnomon-data"
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+			cfg.SMTP.Username, cfg.SMTP.Password = env.Getenv("GNOMON_SMTP_USERNAME"), env.Getenv("GNOMON_SMTP_PASSWORD")
+			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
+				return usageErr("--smtp-addr is required to send alerts")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			s, err := StartServer(ctx, cfg)
@@ -231,6 +250,11 @@ func serverCmd(env *Env) *cobra.Command {
 	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once")
 	f.DurationVar(&cfg.Grace, "kill-grace", 10*time.Second, "time between TERM and KILL when a run is aborted")
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
+	f.StringVar(&cfg.SMTP.Addr, "smtp-addr", "", "SMTP server (host:port) that email alerts go through (default: alerts are recorded, not sent)")
+	f.StringVar(&cfg.SMTP.From, "smtp-from", "", "sender address of email alerts")
+	f.StringVar(&cfg.SMTP.Subject, "smtp-subject", notify.DefaultSubject, "subject of email alerts (a Go text/template with the alert's fields)")
+	f.StringVar(&cfg.SMTP.TLS, "smtp-tls", notify.TLSOpportunistic, "STARTTLS policy: opportunistic (when the server offers it), mandatory or none")
+	f.DurationVar(&cfg.RetryAlertsFor, "alert-retry-for", 24*time.Hour, "how long an alert the SMTP server does not take is retried (with backoff up to 5m)")
 	var lateness time.Duration
 	f.DurationVar(&lateness, "event-lateness", engine.DefaultEventLateness, "how much older than the newest event a configuration has accepted a data event may be and still count (0: no limit, memory grows with every event kept)")
 	f.DurationVar(&cfg.MaxFutureSkew, "max-future-skew", 0, "refuse (422) data events stamped further than this ahead of the server's clock (0: accept, with a warning beyond 5m)")

@@ -1,4 +1,6 @@
-package gnomon_test
+// Package smtptest runs a real SMTP server on the loopback interface for
+// tests, and keeps the messages it receives, decoded.
+package smtptest
 
 import (
 	"io"
@@ -14,32 +16,34 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// mailbox is a real SMTP server on 127.0.0.1 that keeps what it receives.
-type mailbox struct {
-	srv  *smtp.Server
-	addr string
+// Mailbox is a real SMTP server on 127.0.0.1 that keeps what it receives.
+type Mailbox struct {
+	srv *smtp.Server
+	// Addr is the server's host:port.
+	Addr string
 
 	mu   sync.Mutex
-	msgs []message
+	msgs []Message
 	got  chan struct{}
 }
 
-// message is one mail as the server received it.
-type message struct {
+// Message is one mail as the server received it.
+type Message struct {
 	From    string
 	To      []string // envelope recipients
 	Subject string
 	Body    string
 }
 
-// startMailbox starts a mailbox on addr ("127.0.0.1:0" for any port).
-func startMailbox(t *testing.T, addr string) *mailbox {
+// Start starts a mailbox on addr ("127.0.0.1:0" for any port), closed
+// when the test ends.
+func Start(t testing.TB, addr string) *Mailbox {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb := &mailbox{addr: ln.Addr().String(), got: make(chan struct{}, 100)}
+	mb := &Mailbox{Addr: ln.Addr().String(), got: make(chan struct{}, 100)}
 	mb.srv = smtp.NewServer(mb)
 	mb.srv.Domain = "localhost"
 	mb.srv.ReadTimeout = 10 * time.Second
@@ -49,8 +53,8 @@ func startMailbox(t *testing.T, addr string) *mailbox {
 	return mb
 }
 
-// freeAddr returns a loopback address nothing listens on (yet).
-func freeAddr(t *testing.T) string {
+// FreeAddr returns a loopback address nothing listens on (yet).
+func FreeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,16 +65,17 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-func (mb *mailbox) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{mb: mb}, nil }
+// NewSession implements smtp.Backend.
+func (mb *Mailbox) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{mb: mb}, nil }
 
-// wait waits until the mailbox holds n messages and returns them.
-func (mb *mailbox) wait(t *testing.T, n int) []message {
+// Wait waits until the mailbox holds n messages and returns them.
+func (mb *Mailbox) Wait(t testing.TB, n int) []Message {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
 		mb.mu.Lock()
 		if len(mb.msgs) >= n {
-			out := append([]message(nil), mb.msgs...)
+			out := append([]Message(nil), mb.msgs...)
 			mb.mu.Unlock()
 			return out
 		}
@@ -78,19 +83,20 @@ func (mb *mailbox) wait(t *testing.T, n int) []message {
 		select {
 		case <-mb.got:
 		case <-deadline:
-			t.Fatalf("mailbox: %d messages after 20s, want %d", len(mb.all()), n)
+			t.Fatalf("mailbox: %d messages after 20s, want %d", len(mb.All()), n)
 		}
 	}
 }
 
-func (mb *mailbox) all() []message {
+// All returns the messages received so far.
+func (mb *Mailbox) All() []Message {
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	return append([]message(nil), mb.msgs...)
+	return append([]Message(nil), mb.msgs...)
 }
 
 type session struct {
-	mb   *mailbox
+	mb   *Mailbox
 	from string
 	to   []string
 }
@@ -124,7 +130,7 @@ func (s *session) Data(r io.Reader) error {
 		return err
 	}
 	s.mb.mu.Lock()
-	s.mb.msgs = append(s.mb.msgs, message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n")})
+	s.mb.msgs = append(s.mb.msgs, Message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n")})
 	s.mb.mu.Unlock()
 	s.mb.got <- struct{}{}
 	return nil
