@@ -2,6 +2,7 @@ package gnomon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -140,7 +141,25 @@ func (s *Scheduler) AddJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	return s.Apply(ctx, "job "+j.Name, format(t))
+	return s.define(ctx, "job", t.Name, format(t), false)
+}
+
+// define applies one definition built in Go. Its errors name the job (or
+// group) and the problems, not the lines of the text it was written as.
+func (s *Scheduler) define(ctx context.Context, what, name, text string, declarative bool) error {
+	err := s.sched.Submit(ctx, engine.Define{File: what + " " + name, Text: text, Declarative: declarative})
+	var errs defs.Errors
+	if errors.As(err, &errs) {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Msg
+		}
+		return fmt.Errorf("gnomon: %s %s: %s", what, name, strings.Join(msgs, "; "))
+	}
+	if err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
+	return nil
 }
 
 // ReplaceJob replaces a job's definition with j (adding it if it does not
@@ -150,13 +169,13 @@ func (s *Scheduler) ReplaceJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	return s.submit(ctx, engine.Define{File: "job " + j.Name, Text: format(t), Declarative: true})
+	return s.define(ctx, "job", t.Name, format(t), true)
 }
 
 // RemoveJob removes a job. It fails while the job is active, named in
 // another job's condition, or a member of a group.
 func (s *Scheduler) RemoveJob(ctx context.Context, name string) error {
-	return s.Apply(ctx, "remove "+name, "delete_task: "+name+"\n")
+	return s.define(ctx, "job", name, "delete_task: "+name+"\n", false)
 }
 
 // Group is a named set of jobs that share alert settings. A job may belong
@@ -174,12 +193,12 @@ type Group struct {
 // AddGroup adds a group of existing jobs.
 func (s *Scheduler) AddGroup(ctx context.Context, g Group) error {
 	t := &job.Task{Name: g.Name, Type: job.Group, Jobs: g.Jobs, Label: g.Label, AlertOn: g.AlertOn, AlertTo: g.AlertTo, AlertTemplate: g.AlertTemplate}
-	return s.Apply(ctx, "group "+g.Name, format(t))
+	return s.define(ctx, "group", t.Name, format(t), false)
 }
 
 // RemoveGroup removes a group; its jobs stay.
 func (s *Scheduler) RemoveGroup(ctx context.Context, name string) error {
-	return s.Apply(ctx, "remove "+name, "delete_group: "+name+"\n")
+	return s.define(ctx, "group", name, "delete_group: "+name+"\n", false)
 }
 
 // format writes one definition in the definition language.

@@ -544,22 +544,23 @@ func (s *Scheduler) process(batch []*request) error {
 	return nil
 }
 
-// appendNotices adds what an output tells listeners.
+// appendNotices adds what an output tells listeners: the runs that ended,
+// then what that caused.
 func appendNotices(notices []any, out *engine.Output) []any {
-	for _, ef := range out.Effects {
-		switch ef := ef.(type) {
-		case engine.StartRun:
-			notices = append(notices, Notice{Kind: Started, Task: ef.Task.Name, Run: ef.Run})
-		case engine.NotStarted:
-			notices = append(notices, Notice{Kind: NotStarted, Task: ef.Task, Reason: ef.Reason})
-		}
-	}
 	for _, r := range out.Runs {
 		switch {
 		case r.Status == job.Success:
 			notices = append(notices, Notice{Kind: Succeeded, Task: r.Task, Run: *r})
 		case r.Done():
 			notices = append(notices, Notice{Kind: Failed, Task: r.Task, Run: *r})
+		}
+	}
+	for _, ef := range out.Effects {
+		switch ef := ef.(type) {
+		case engine.StartRun:
+			notices = append(notices, Notice{Kind: Started, Task: ef.Task.Name, Run: ef.Run})
+		case engine.NotStarted:
+			notices = append(notices, Notice{Kind: NotStarted, Task: ef.Task, Reason: ef.Reason})
 		}
 	}
 	return notices
