@@ -15,6 +15,9 @@ import (
 
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/internal/smtptest"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -386,5 +389,50 @@ func TestRegisterAndDefinitionErrors(t *testing.T) {
 	}
 	if js, err := s.Jobs(ctx); err != nil || len(js) != 0 {
 		t.Errorf("Jobs = %+v, %v", js, err)
+	}
+}
+
+// A function run in flight when the program died is recorded as lost at
+// the next start, and alerted on.
+func TestLostFunctionRunAfterCrash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	// The state a crash leaves: a function job running run 1.
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	def := &job.Task{Name: "f", Type: job.Callable, Function: "work", AlertOn: []job.Outcome{job.OutcomeFailure}, AlertTo: []string{"ops@example.com"}}
+	if err := st.Commit(ctx, &store.Batch{
+		Tasks: []job.Record{{Def: def, State: job.State{Status: job.Running, Start: t0, RunID: 1}}},
+		Runs:  []job.Run{{ID: 1, Task: "f", Status: job.Running, Start: t0, Trigger: "start"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	s := start(t, gnomon.Config{DataDir: dir})
+	rec := listen(s)
+	s.Register("work", func(context.Context, *gnomon.Run) error { return nil })
+	s.Start(ctx)
+	e := rec.await(t, gnomon.EventFailed, "f")
+	if e.Run.ID != 1 || e.Run.Result != job.ResultLost || !strings.Contains(e.Run.Message, "run lost") {
+		t.Errorf("run after restart: %+v", e.Run)
+	}
+	as, err := s.Alerts(ctx, "f", 0)
+	if err != nil || len(as) != 1 || as[0].Outcome != gnomon.Failure || as[0].RunID != 1 {
+		t.Errorf("alerts = %+v, %v", as, err)
+	}
+	// Without an SMTP server the alert is recorded as failed, with why.
+	for range 200 {
+		if as, _ = s.Alerts(ctx, "f", 0); as[0].State == job.AlertFailed {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if as[0].State != job.AlertFailed || !strings.Contains(as[0].LastError, "no SMTP server is configured") {
+		t.Errorf("alert %+v", as[0])
 	}
 }

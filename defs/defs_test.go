@@ -374,6 +374,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: x\n" + callable + "start_date: 2026-01-31 10:00\nend_date: 2027-01-01\ninterval: 1 month\n")
 	f.Add(`[{"name":"C","dependencies":[{"type":"FILE","resourceId":"/in/","lifeDuration":"3600"}],"command":"x","out_log_file":"/o","err_log_file":"/e"}]`)
 	f.Add("insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"TABLE\",\"resourceId\":\"t\",\"lifeDuration\":0}]\n")
+	f.Add("insert_task: f\ntype: callable\nfunction: log\noverlap: queue\nalert_on: failure,not_started\nalert_to: a@example.com\n\ninsert_group: g\njobs: f\nalert_on: success\nalert_to: b@example.com\nalert_template: /t\n\nupdate_group: g\nlabel: x\n\ndelete_group: g\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1

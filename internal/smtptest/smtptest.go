@@ -21,6 +21,9 @@ type Mailbox struct {
 	srv *smtp.Server
 	// Addr is the server's host:port.
 	Addr string
+	// Refuse lists recipients the server refuses for good (550), set
+	// before the first message.
+	Refuse map[string]bool
 
 	mu   sync.Mutex
 	msgs []Message
@@ -108,6 +111,9 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 	return nil
 }
 func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if s.mb.Refuse[to] {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+	}
 	s.to = append(s.to, to)
 	return nil
 }
