@@ -3,6 +3,7 @@ package gnomon_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -434,5 +435,51 @@ func TestLostFunctionRunAfterCrash(t *testing.T) {
 	}
 	if as[0].State != job.AlertFailed || !strings.Contains(as[0].LastError, "no SMTP server is configured") {
 		t.Errorf("alert %+v", as[0])
+	}
+}
+
+// Every method may be called from many goroutines at once.
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, gnomon.Config{Workers: 4})
+	var ran sync.WaitGroup
+	s.Register("work", func(ctx context.Context, run *gnomon.Run) error {
+		run.SetStatus("working")
+		return nil
+	})
+	s.Start(ctx)
+	var wg sync.WaitGroup
+	const n = 16
+	ran.Add(n)
+	cancel := s.Listen(func(e gnomon.Event) {
+		if e.Kind == gnomon.EventSucceeded {
+			ran.Done()
+		}
+	})
+	defer cancel()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("job%d", i)
+			if err := s.AddJob(ctx, gnomon.Job{Name: name, Function: "work", Overlap: gnomon.Allow}); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := s.Send(ctx, name, gnomon.ActStart); err != nil {
+				t.Error(err)
+			}
+			s.Jobs(ctx)
+			s.Running(ctx)
+			s.Runs(ctx, name, 1)
+			s.Register(fmt.Sprintf("fn%d", i), func(context.Context, *gnomon.Run) error { return nil })
+		}()
+	}
+	wg.Wait()
+	ran.Wait()
+	js, err := s.Jobs(ctx)
+	if err != nil || len(js) != n {
+		t.Fatalf("Jobs = %d, %v", len(js), err)
 	}
 }

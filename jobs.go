@@ -274,24 +274,19 @@ type RunStatus struct {
 
 // Running returns the runs in flight, oldest first.
 func (s *Scheduler) Running(ctx context.Context) ([]RunStatus, error) {
-	var runs []*job.Run
-	var defs map[string]string
+	var out []RunStatus
 	err := s.sched.Read(ctx, func(e *engine.Engine) {
-		defs = map[string]string{}
 		for _, r := range e.ActiveRuns() {
 			if def, _, ok := e.Task(r.Task); ok && def.Type != job.Bundle {
-				runs = append(runs, r)
-				defs[r.Task] = def.Function
+				out = append(out, RunStatus{Run: *r}) // copied here: the engine owns r
 			}
 		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: %w", err)
 	}
-	out := make([]RunStatus, len(runs))
-	for i, r := range runs {
-		out[i].Run = *r
-		out[i].RunningStatus, out[i].Data, _ = s.sched.Progress(r.ID)
+	for i := range out {
+		out[i].RunningStatus, out[i].Data, _ = s.sched.Progress(out[i].Run.ID)
 	}
 	return out, nil
 }
