@@ -310,7 +310,7 @@ func TestRunningStatusAndAudit(t *testing.T) {
 		t.Fatalf("Audit = %+v, %v", recs, err)
 	}
 	line := recs[0].Line(time.UTC)
-	if !strings.HasPrefix(line, "slow : ") || !strings.HasSuffix(line, " : normal : success: all rows copied") {
+	if !strings.HasPrefix(line, "slow : ") || !strings.HasSuffix(line, " : normal : success: all rows copied [done=50%]") {
 		t.Errorf("audit line %q", line)
 	}
 	if err := s.Stop(ctx); err != nil {

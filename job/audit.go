@@ -2,6 +2,8 @@ package job
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,11 +19,13 @@ type AuditRecord struct {
 	Result  Result    `json:"result"`
 	Status  Status    `json:"status"`
 	Message string    `json:"message,omitempty"`
+	// Data is the message data the run reported.
+	Data map[string]string `json:"data,omitempty"`
 }
 
 // AuditOf returns the audit record of an ended run.
 func AuditOf(r *Run) AuditRecord {
-	return AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: r.Result, Status: r.Status, Message: r.Message}
+	return AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: r.Result, Status: r.Status, Message: r.Message, Data: r.Data}
 }
 
 // Normal reports whether the run completed by itself: the scheduler result
@@ -34,8 +38,9 @@ func (a AuditRecord) Normal() bool { return a.Result == ResultNormal || a.Result
 //	NAME : LAUNCH : STOP : RESULT : STATUS
 //
 // with instants in RFC 3339 in loc, RESULT normal or abnormal, and STATUS
-// the run's status, then its message after a colon when it has one. Line
-// breaks in the message are written as spaces, so that a record is a line.
+// the run's status, then its message after a colon when it has one, then
+// its message data as key=value pairs in key order, in brackets. Line
+// breaks are written as spaces, so that a record is a line.
 func (a AuditRecord) Line(loc *time.Location) string {
 	result := "normal"
 	if !a.Normal() {
@@ -44,6 +49,13 @@ func (a AuditRecord) Line(loc *time.Location) string {
 	status := a.Status.String()
 	if a.Message != "" {
 		status += ": " + strings.Join(strings.Fields(a.Message), " ")
+	}
+	if len(a.Data) > 0 {
+		kv := make([]string, 0, len(a.Data))
+		for _, k := range slices.Sorted(maps.Keys(a.Data)) {
+			kv = append(kv, k+"="+a.Data[k])
+		}
+		status += " [" + strings.Join(strings.Fields(strings.Join(kv, " ")), " ") + "]"
 	}
 	const layout = "2006-01-02T15:04:05Z07:00"
 	return fmt.Sprintf("%s : %s : %s : %s : %s", a.Task, a.Launch.In(loc).Format(layout), a.Stop.In(loc).Format(layout), result, status)

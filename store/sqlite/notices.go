@@ -41,7 +41,11 @@ func (s *Store) commitNotices(ctx context.Context, tx *sql.Tx, b *store.Batch) e
 		}
 		for i := range b.Audit {
 			a := &b.Audit[i]
-			res, err := st.ExecContext(ctx, a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop), string(a.Result), a.Status.String(), a.Message)
+			data, err := dataJSON(a.Data)
+			if err != nil {
+				return err
+			}
+			res, err := st.ExecContext(ctx, a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop), string(a.Result), a.Status.String(), a.Message, data)
 			if err != nil {
 				return err
 			}
@@ -171,7 +175,7 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, task, run, launch, stop, result, status, message FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
@@ -179,12 +183,17 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 	var out []job.AuditRecord
 	for rows.Next() {
 		var (
-			a              job.AuditRecord
-			launch, stop   int64
-			result, status string
+			a                    job.AuditRecord
+			launch, stop         int64
+			result, status, data string
 		)
-		if err := rows.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message); err != nil {
+		if err := rows.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message, &data); err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
+		}
+		if data != "" {
+			if err := json.Unmarshal([]byte(data), &a.Data); err != nil {
+				return nil, fmt.Errorf("audit %d: data: %w", a.Seq, err)
+			}
 		}
 		if a.Status, err = job.ParseStatus(status); err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
@@ -226,4 +235,13 @@ func (s *Store) SetCursors(ctx context.Context, values map[string]int64) (err er
 		}
 	}
 	return tx.Commit()
+}
+
+// dataJSON encodes message data as a column holds it: ” when empty.
+func dataJSON(d map[string]string) (string, error) {
+	if len(d) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(d)
+	return string(b), err
 }

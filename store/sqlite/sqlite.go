@@ -148,7 +148,7 @@ const (
 			ON CONFLICT (task, scheduled) DO NOTHING`
 	insValidation = `INSERT INTO validations (gen, task, dep, ts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	insAlert      = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
-	insAudit      = `INSERT INTO audit (task, run, launch, stop, result, status, message) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	insAudit      = `INSERT INTO audit (task, run, launch, stop, result, status, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 func (s *Store) prepareAll(ctx context.Context) error {
@@ -244,13 +244,9 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 		defer st.Close()
 		for _, r := range b.Runs {
-			data := ""
-			if len(r.Data) > 0 {
-				d, err := json.Marshal(r.Data)
-				if err != nil {
-					return err
-				}
-				data = string(d)
+			data, err := dataJSON(r.Data)
+			if err != nil {
+				return err
 			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
 				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data); err != nil {

@@ -348,7 +348,7 @@ func Run(t *testing.T, open Open) {
 		t.Parallel()
 		s, _ := open(t)
 		recs := []job.AuditRecord{
-			{Task: "a", RunID: 1, Launch: t0, Stop: t0.Add(time.Second), Result: job.ResultNormal, Status: job.Success},
+			{Task: "a", RunID: 1, Launch: t0, Stop: t0.Add(time.Second), Result: job.ResultNormal, Status: job.Success, Data: map[string]string{"rows": "3"}},
 			{Task: "b", RunID: 2, Launch: t0, Stop: t0, Result: job.ResultLaunch, Status: job.Failure, Message: "no such file"},
 		}
 		b := &store.Batch{Audit: recs}

@@ -33,7 +33,8 @@ CREATE TABLE audit (
     stop    INTEGER NOT NULL,
     result  TEXT    NOT NULL,
     status  TEXT    NOT NULL,
-    message TEXT    NOT NULL DEFAULT ''
+    message TEXT    NOT NULL DEFAULT '',
+    data    TEXT    NOT NULL DEFAULT ''  -- message data, a JSON object
 );
 
 -- Named positions of readers of the store (the audit.log writer).
