@@ -60,6 +60,8 @@ const (
 // required; at most one time trigger (Every with Start, Cron) may be set,
 // and a job without one should have a Condition, which then starts it.
 type Job struct {
+	// Name is unique among jobs and groups: letters, digits and
+	// underscores, at most 64.
 	Name string
 	// Function names a registered Func (or the built-in "log").
 	Function string
@@ -182,9 +184,13 @@ func (s *Scheduler) RemoveJob(ctx context.Context, name string) error {
 // to several groups: an outcome alerts each recipient of the job and its
 // groups once.
 type Group struct {
-	Name          string
-	Jobs          []string
-	Label         string
+	Name string
+	// Jobs are the names of existing jobs; at least one.
+	Jobs  []string
+	Label string
+	// AlertOn lists the outcomes of any of Jobs that send an email to
+	// AlertTo, through the text/template file AlertTemplate (empty: the
+	// default template).
 	AlertOn       []Outcome
 	AlertTo       []string
 	AlertTemplate string
