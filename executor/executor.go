@@ -1,9 +1,11 @@
 // Package executor runs task commands. Each run is owned by a supervisor:
 // a small process (the gnomon binary itself, entered through Supervise) that
 // starts "/bin/sh -c" in its own process group, appends its output to the
-// task's log files and records the exit status durably in the run's
-// directory. A supervisor outlives the server, so a restarted server
-// re-attaches to the runs in flight and records their real outcome.
+// task's log files and records the exit status in the run's directory
+// (atomically, not synced: it survives a crash of the server, and a crash
+// of the machine makes the run lost, never wrong). A supervisor outlives
+// the server, so a restarted server re-attaches to the runs in flight and
+// records their real outcome.
 //
 // # Run directory
 //
@@ -69,6 +71,10 @@ type Config struct {
 	Command []string
 	// Grace is the time between TERM and KILL on abort. Zero means 10s.
 	Grace time.Duration
+	// Spares is how many idle supervisors are kept started ahead of need;
+	// zero means 1. Runs started at once beyond it wait for a supervisor
+	// to start.
+	Spares int
 	// Report receives the outcome of every run started or attached. It is
 	// called from the executor's goroutines.
 	Report func(Exit)
@@ -78,27 +84,29 @@ type Config struct {
 // Executor starts and watches supervisors. It is safe for concurrent use.
 //
 // Starting a supervisor means starting a process of a large binary, which
-// takes milliseconds; so the executor keeps a spare supervisor started
-// ahead of need, waiting on a socket, and hands each new run to it (the
-// run lock travels with it as SCM_RIGHTS, so it stays locked throughout).
+// takes milliseconds of CPU; so the executor keeps spare supervisors
+// started ahead of need, waiting on a socket, and hands each new run to one
+// (the run lock travels with it as SCM_RIGHTS, so it stays locked
+// throughout). A supervisor that has recorded its run's exit says "done"
+// on its socket, closes the run lock and waits for another run: it is
+// reused, so a stream of short commands does not pay a process start each.
+// When the server's end of the socket closes, it exits after its run.
 type Executor struct {
 	cfg Config
 	wg  sync.WaitGroup
 	mu  sync.Mutex
 	// pids holds the supervisor pid of each run being watched.
 	pids map[int64]int
-	// spares are idle supervisors; filling counts those being started.
-	spares  []*spare
-	filling int
-	closed  bool
+	// spares are idle supervisors; filling counts those being started,
+	// busy those running a run.
+	spares        []*spare
+	filling, busy int
+	closed        bool
 }
 
-// spares is how many idle supervisors the executor keeps ready, and
-// refillDelay how long after handing one over its replacement starts.
-const (
-	spares      = 1
-	refillDelay = 30 * time.Millisecond
-)
+// refillDelay is how long after handing a spare over its replacement
+// starts.
+const refillDelay = 30 * time.Millisecond
 
 // spare is a supervisor waiting for a run on its control socket.
 type spare struct {
@@ -124,6 +132,9 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 10 * time.Second
+	}
+	if cfg.Spares <= 0 {
+		cfg.Spares = 1
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -156,14 +167,29 @@ func (x *Executor) startSpare() (*spare, error) {
 }
 
 // hand gives a run to a spare supervisor: its directory and its locked
-// lock file.
+// lock file. A spare that cannot take it is discarded.
 func (sp *spare) hand(dir string, lock *os.File) error {
-	defer sp.ctl.Close()
-	if err := syscall.Sendmsg(int(sp.ctl.Fd()), []byte(dir), syscall.UnixRights(int(lock.Fd())), nil, 0); err != nil {
-		sp.cmd.Wait()
+	if err := syscall.Sendmsg(int(sp.ctl.Fd()), []byte(dir), syscall.UnixRights(int(lock.Fd())), nil, syscall.MSG_NOSIGNAL); err != nil {
+		sp.discard()
 		return fmt.Errorf("hand the run to its supervisor: %w", err)
 	}
 	return nil
+}
+
+// doneMsg is what a supervisor sends once its run's exit is recorded.
+const doneMsg = "done"
+
+// awaitDone blocks until the supervisor reports its run done (true), or
+// its socket closes because it died (false).
+func (sp *spare) awaitDone() bool {
+	buf := make([]byte, 16)
+	for {
+		n, _, _, _, err := syscall.Recvmsg(int(sp.ctl.Fd()), buf, nil, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		return err == nil && string(buf[:n]) == doneMsg
+	}
 }
 
 // discard stops an idle spare: it exits when its socket closes.
@@ -188,7 +214,7 @@ func (x *Executor) takeSpare() *spare {
 func (x *Executor) refill() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for !x.closed && len(x.spares)+x.filling < spares {
+	for !x.closed && len(x.spares)+x.filling+x.busy < x.cfg.Spares {
 		x.filling++
 		x.wg.Add(1)
 		go func() {
@@ -239,7 +265,11 @@ func (x *Executor) Start(spec Spec) {
 		fail(fmt.Errorf("run directory: %w", err))
 		return
 	}
-	if err := writeJSON(filepath.Join(dir, "spec.json"), spec, false); err != nil {
+	// Written in place: the supervisor reads it only once handed the run.
+	if b, err := json.Marshal(spec); err != nil {
+		fail(fmt.Errorf("run directory: %w", err))
+		return
+	} else if err := os.WriteFile(filepath.Join(dir, "spec.json"), b, 0o644); err != nil {
 		fail(fmt.Errorf("run directory: %w", err))
 		return
 	}
@@ -269,20 +299,30 @@ func (x *Executor) Start(spec Spec) {
 			return
 		}
 	}
-	// The replacement starts a little later, so that starting a process
-	// of this large binary does not compete for the CPU with the command
-	// just handed over.
+	x.mu.Lock()
+	x.pids[spec.RunID] = sp.cmd.Process.Pid
+	x.busy++
+	x.mu.Unlock()
+	// A replacement starts a little later, so that starting a process of
+	// this large binary does not compete for the CPU with the command just
+	// handed over.
 	x.wg.Add(1)
 	time.AfterFunc(refillDelay, func() { defer x.wg.Done(); x.refill() })
-	cmd := sp.cmd
-	x.mu.Lock()
-	x.pids[spec.RunID] = cmd.Process.Pid
-	x.mu.Unlock()
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
-		cmd.Wait()
+		reuse := sp.awaitDone()
 		x.finish(spec.RunID)
+		x.mu.Lock()
+		x.busy--
+		keep := reuse && !x.closed && len(x.spares) < x.cfg.Spares
+		if keep {
+			x.spares = append(x.spares, sp)
+		}
+		x.mu.Unlock()
+		if !keep {
+			sp.discard()
+		}
 	}()
 }
 
@@ -387,42 +427,17 @@ type pidFile struct {
 }
 
 // writeJSON writes v atomically: a temporary file renamed into place, so a
-// reader sees all of it or nothing. When durable, the file and the
-// directory are synced too, so it survives a crash of the machine: only an
-// exit status needs that (a spec or a pid means nothing once the machine
-// has restarted and its processes are gone).
-func writeJSON(path string, v any, durable bool) error {
+// reader sees all of it or nothing.
+func writeJSON(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil || !durable {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return os.Rename(tmp, path)
 }
 
 func readJSON(path string, v any) error {

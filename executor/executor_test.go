@@ -213,3 +213,45 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A supervisor that has recorded its run takes the next one: the runs of a
+// sequence share one process, a stray SIGTERM to it between runs is
+// ignored, and an abort still reaches the run in hand.
+func TestSupervisorsAreReused(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	defer f.x.Close()
+	for id := int64(1); id <= 5; id++ {
+		f.x.Start(f.spec(id, `echo "sup $PPID"`))
+		if e := f.wait(); e.Code != 0 || e.Result != job.ResultNormal {
+			t.Fatalf("run %d: %+v", id, e)
+		}
+		f.x.Forget(id)
+	}
+	lines := strings.Split(strings.TrimSpace(f.read("out.log")), "\n")
+	distinct := map[string]bool{}
+	for _, l := range lines {
+		distinct[l] = true
+	}
+	if len(lines) != 5 || len(distinct) > 2 {
+		t.Errorf("5 sequential runs had %d supervisors:\n%s", len(distinct), f.read("out.log"))
+	}
+	// A SIGTERM to the idle supervisor is ignored: it runs the next run.
+	var sup int
+	f.x.mu.Lock()
+	if len(f.x.spares) > 0 {
+		sup = f.x.spares[0].cmd.Process.Pid
+	}
+	f.x.mu.Unlock()
+	if sup == 0 {
+		t.Fatal("no idle supervisor kept")
+	}
+	syscall.Kill(sup, syscall.SIGTERM)
+	time.Sleep(50 * time.Millisecond)
+	f.x.Start(f.spec(6, `sleep 30`))
+	time.Sleep(100 * time.Millisecond)
+	f.x.Kill(6)
+	if e := f.wait(); e.Result != job.ResultKilled {
+		t.Errorf("aborted run ended %+v, want killed", e)
+	}
+}

@@ -217,6 +217,9 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		Grace:   cfg.Grace,
 		Logger:  cfg.Logger,
 		Report:  report,
+		// A spare for each worker, up to 8: commands started together do
+		// not wait for supervisors to start one after the other.
+		Spares: min(max(cfg.Workers, 1), 8),
 	})
 	if err != nil {
 		return nil, err

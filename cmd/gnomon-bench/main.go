@@ -34,7 +34,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench events [flags] | noop ADDR")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench events|commits|chain|shell|lateness|startup [flags] | noop ADDR")
 		os.Exit(2)
 	}
 	var err error
@@ -43,6 +43,16 @@ func main() {
 		err = events(os.Args[2:])
 	case "noop":
 		err = noop(os.Args[2:])
+	case "commits":
+		err = commits(os.Args[2:])
+	case "chain":
+		err = chain(os.Args[2:])
+	case "shell":
+		err = shell(os.Args[2:])
+	case "lateness":
+		err = lateness(os.Args[2:])
+	case "startup":
+		err = startup(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}

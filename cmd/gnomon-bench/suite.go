@@ -1,0 +1,568 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/bench"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
+)
+
+// spread is a set of measurements of one quantity over the rounds.
+type spread []float64
+
+func (s spread) median() float64 {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c[len(c)/2]
+}
+
+func (s spread) String() string {
+	return fmt.Sprintf("%.4g (min %.4g, max %.4g)", s.median(), slices.Min(s), slices.Max(s))
+}
+
+// line prints one figure of a benchmark: the baseline, gnomon, and their
+// ratio of medians.
+func line(what, unit string, base, g spread) {
+	if base == nil {
+		fmt.Printf("  %-34s gnomon %s %s\n", what, g, unit)
+		return
+	}
+	fmt.Printf("  %-34s baseline %s, gnomon %s %s; ratio %.2f\n", what, base, g, unit, g.median()/base.median())
+}
+
+// server is a gnomon server process on a fresh data directory.
+type server struct {
+	*process
+	dir    string
+	client *api.Client
+}
+
+func startServer(bin string, args ...string) (*server, error) {
+	dir, err := os.MkdirTemp("", "gnomon-bench-")
+	if err != nil {
+		return nil, err
+	}
+	return startServerIn(bin, dir, args...)
+}
+
+func startServerIn(bin, dir string, args ...string) (*server, error) {
+	p, err := startProcess(bin, append([]string{"server", "--data", dir, "--timezone", "UTC"}, args...), filepath.Join(dir, "server.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &server{process: p, dir: dir, client: &api.Client{Base: "http://" + p.addr, HTTP: &http.Client{Timeout: 30 * time.Minute}}}
+	if err := s.waitReady(); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *server) waitReady() error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for s.client.Health(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			return errors.New("server not ready after 5 minutes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+func (s *server) close() {
+	s.stop()
+	os.RemoveAll(s.dir)
+}
+
+// define applies definition text in files of at most 3 MiB.
+func (s *server) define(text func(first, n int) string, total, per int) error {
+	for first := 0; first < total; first += per {
+		if _, err := s.client.Define(context.Background(), "bench.def", text(first, min(per, total-first)), false); err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) && len(ae.Errors) > 0 {
+				err = fmt.Errorf("%w: %s", err, ae.Errors[0])
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// rawDB opens a SQLite database as gnomon's store does: WAL,
+// synchronous=FULL.
+func rawDB(path string) (*sql.DB, error) {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)"} {
+		q.Add("_pragma", p)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode()+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// commits: events accepted per second by the scheduler (durable, group
+// commit) against a raw loop inserting the same journal rows in
+// transactions of 100, both with synchronous=FULL.
+func commits(args []string) error {
+	fs := flag.NewFlagSet("commits", flag.ExitOnError)
+	dur := fs.Duration("duration", 5*time.Second, "length of each run")
+	rounds := fs.Int("rounds", 3, "runs of each side")
+	clients := fs.Int("clients", 100, "concurrent posters (the baseline commits 100 rows at a time)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the gnomon runs to this file")
+	fs.Parse(args)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		profiling = f
+	}
+	fmt.Printf("\n## journal commits: data events accepted per second, synchronous=FULL (%d clients, %s per run)\n", *clients, *dur)
+	var base, g spread
+	for range *rounds {
+		b, err := rawCommits(*dur)
+		if err != nil {
+			return err
+		}
+		base = append(base, b)
+		r, err := schedCommits(*dur, *clients)
+		if err != nil {
+			return err
+		}
+		g = append(g, r)
+	}
+	line("accepted events/s", "/s", base, g)
+	return nil
+}
+
+func rawCommits(d time.Duration) (float64, error) {
+	dir, _ := os.MkdirTemp("", "gnomon-bench-raw-")
+	defer os.RemoveAll(dir)
+	db, err := rawDB(filepath.Join(dir, "raw.db"))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE journal (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)`); err != nil {
+		return 0, err
+	}
+	n := 0
+	start := time.Now()
+	for time.Since(start) < d {
+		tx, err := db.Begin()
+		if err != nil {
+			return 0, err
+		}
+		st, err := tx.Prepare(`INSERT INTO journal (at, kind, body) VALUES (?, ?, ?)`)
+		if err != nil {
+			return 0, err
+		}
+		for range 100 {
+			if _, err := st.Exec(time.Now().UnixNano(), "data", string(bench.JournalBody(int64(n), 3))); err != nil {
+				return 0, err
+			}
+			n++
+		}
+		st.Close()
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// profiling, when set, receives a CPU profile of the gnomon side.
+var profiling *os.File
+
+func schedCommits(d time.Duration, clients int) (float64, error) {
+	if profiling != nil {
+		pprof.StartCPUProfile(profiling)
+		defer pprof.StopCPUProfile()
+	}
+	dir, _ := os.MkdirTemp("", "gnomon-bench-sched-")
+	defer os.RemoveAll(dir)
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "gnomon.db"))
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return bench.SchedulerPosts(st, dir, d, clients)
+}
+
+// chain: a chain of condition-triggered function tasks, first start to
+// last end, with unrelated tasks defined beside it; the baseline does, per
+// hop, the two durable commits a hop needs at least (its start and its
+// end).
+func chain(args []string) error {
+	fs := flag.NewFlagSet("chain", flag.ExitOnError)
+	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
+	length := fs.Int("length", 10000, "tasks in the chain")
+	others := fs.String("unrelated", "100,1000000", "numbers of unrelated tasks, comma-separated")
+	rounds := fs.Int("rounds", 3, "runs of each side")
+	fs.Parse(args)
+	fmt.Printf("\n## condition propagation: a chain of %d function tasks, first start to last end\n", *length)
+	var base spread
+	for range *rounds {
+		b, err := rawChain(*length)
+		if err != nil {
+			return err
+		}
+		base = append(base, b.Seconds())
+	}
+	for _, u := range counts(*others) {
+		s, err := startServer(*bin, "--workers", "10")
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		err = s.define(bench.Unrelated, u, 40000)
+		if err == nil {
+			err = s.define(func(first, n int) string { return bench.Chain(first, n) }, *length, 40000)
+		}
+		if err != nil {
+			s.close()
+			return err
+		}
+		setup := time.Since(t0)
+		var g spread
+		for range *rounds {
+			d, err := runChain(s, *length)
+			if err != nil {
+				s.close()
+				return err
+			}
+			g = append(g, d.Seconds())
+		}
+		fmt.Printf("  with %d unrelated tasks (defined in %s, server RSS %s):\n", u, setup.Round(time.Millisecond), rss(s.cmd.Process.Pid))
+		line("chain time", "s", base, g)
+		perHop := func(sp spread) spread {
+			out := make(spread, len(sp))
+			for i, v := range sp {
+				out[i] = v / float64(*length) * 1e6
+			}
+			return out
+		}
+		line("per hop", "µs", perHop(base), perHop(g))
+		s.close()
+	}
+	return nil
+}
+
+// rawChain does 2 commits per hop, synchronous=FULL.
+func rawChain(n int) (time.Duration, error) {
+	dir, _ := os.MkdirTemp("", "gnomon-bench-raw-")
+	defer os.RemoveAll(dir)
+	db, err := rawDB(filepath.Join(dir, "raw.db"))
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE runs (id INTEGER PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, start_at INTEGER NOT NULL, end_at INTEGER NOT NULL DEFAULT 0)`); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for i := range n {
+		if _, err := db.Exec(`INSERT INTO runs (id, task, status, start_at) VALUES (?, ?, 'running', ?)`, i+1, fmt.Sprintf("c%d", i), time.Now().UnixNano()); err != nil {
+			return 0, err
+		}
+		if _, err := db.Exec(`UPDATE runs SET status = 'success', end_at = ? WHERE id = ?`, time.Now().UnixNano(), i+1); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// runChain starts the head of the chain and returns the time from its
+// run's start to the end of the last task's run, as the server recorded
+// them.
+func runChain(s *server, n int) (time.Duration, error) {
+	ctx := context.Background()
+	last := fmt.Sprintf("chain%d", n-1)
+	before, err := s.client.Runs(ctx, last, 1, "")
+	if err != nil {
+		return 0, err
+	}
+	if err := s.client.Event(ctx, "chain0", "start"); err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		rs, err := s.client.Runs(ctx, last, 1, "")
+		if err != nil {
+			return 0, err
+		}
+		if len(rs.Runs) > 0 && (len(before.Runs) == 0 || rs.Runs[0].ID != before.Runs[0].ID) {
+			head, err := s.client.Runs(ctx, "chain0", 1, "")
+			if err != nil {
+				return 0, err
+			}
+			return rs.Runs[0].End.Sub(head.Runs[0].Start), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, errors.New("the chain did not end in 30 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// shell: runs of the command true started and finished per second, 8 at a
+// time (8 chains of condition-triggered tasks), against
+// exec.Command("true").Run() in 8 goroutines.
+func shell(args []string) error {
+	fs := flag.NewFlagSet("shell", flag.ExitOnError)
+	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
+	length := fs.Int("length", 250, "runs per chain (8 chains)")
+	rounds := fs.Int("rounds", 3, "runs of each side")
+	fs.Parse(args)
+	const conc = 8
+	fmt.Printf("\n## shell jobs: `true` runs per second, %d at a time (%d runs per round)\n", conc, conc**length)
+	s, err := startServer(*bin, "--workers", fmt.Sprint(conc))
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if err := s.define(func(first, n int) string { return bench.ShellChains(conc, *length, s.dir) }, 1, 1); err != nil {
+		return err
+	}
+	var base, g spread
+	for range *rounds {
+		b := rawExec(conc, conc**length)
+		base = append(base, b)
+		r, err := runShell(s, conc, *length)
+		if err != nil {
+			return err
+		}
+		g = append(g, r)
+	}
+	line("runs/s", "/s", base, g)
+	return nil
+}
+
+func rawExec(conc, n int) float64 {
+	var wg sync.WaitGroup
+	per := n / conc
+	start := time.Now()
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				exec.Command("true").Run()
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(per*conc) / time.Since(start).Seconds()
+}
+
+func runShell(s *server, conc, length int) (float64, error) {
+	ctx := context.Background()
+	last := func(c int) string { return fmt.Sprintf("sh%d_%d", c, length-1) }
+	before := map[int]int64{}
+	for c := range conc {
+		rs, err := s.client.Runs(ctx, last(c), 1, "")
+		if err != nil {
+			return 0, err
+		}
+		if len(rs.Runs) > 0 {
+			before[c] = rs.Runs[0].ID
+		}
+	}
+	for c := range conc {
+		if err := s.client.Event(ctx, fmt.Sprintf("sh%d_0", c), "start"); err != nil {
+			return 0, err
+		}
+	}
+	var first, end time.Time
+	for c := range conc {
+		for {
+			rs, err := s.client.Runs(ctx, last(c), 1, "")
+			if err != nil {
+				return 0, err
+			}
+			if len(rs.Runs) > 0 && rs.Runs[0].ID != before[c] {
+				if rs.Runs[0].End.After(end) {
+					end = rs.Runs[0].End
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		head, err := s.client.Runs(ctx, fmt.Sprintf("sh%d_0", c), 1, "")
+		if err != nil {
+			return 0, err
+		}
+		if first.IsZero() || head.Runs[0].Start.Before(first) {
+			first = head.Runs[0].Start
+		}
+	}
+	for c := range conc {
+		for i := range length {
+			rs, _ := s.client.Runs(ctx, fmt.Sprintf("sh%d_%d", c, i), 1, "")
+			if len(rs.Runs) == 0 || rs.Runs[0].Status.String() != "success" {
+				return 0, fmt.Errorf("sh%d_%d did not succeed: %+v", c, i, rs.Runs)
+			}
+			if i%50 != 0 { // a sample is enough
+				break
+			}
+		}
+	}
+	return float64(conc*length) / end.Sub(first).Seconds(), nil
+}
+
+// lateness: the delay between each occurrence's due instant and its run's
+// start, with n schedules spread over each minute, against a bare heap and
+// one timer firing the same instants.
+func lateness(args []string) error {
+	fs := flag.NewFlagSet("lateness", flag.ExitOnError)
+	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
+	sizes := fs.String("schedules", "10000,100000", "numbers of schedules, comma-separated")
+	window := fs.Duration("window", time.Minute, "length of each measured run")
+	rounds := fs.Int("rounds", 3, "runs of each side")
+	fs.Parse(args)
+	fmt.Printf("\n## fire lateness: run start minus due instant, schedules spread over each minute, %s per run\n", *window)
+	for _, n := range counts(*sizes) {
+		var bp50, bp99, bmax, gp50, gp99, gmax spread
+		for range *rounds {
+			l := bench.HeapTimer(n, *window)
+			bp50, bp99, bmax = append(bp50, pct(l, 50)), append(bp99, pct(l, 99)), append(bmax, pct(l, 100))
+		}
+		s, err := startServer(*bin, "--workers", "100")
+		if err != nil {
+			return err
+		}
+		if err := s.define(bench.EverySecondOfMinute, n, 40000); err != nil {
+			s.close()
+			return err
+		}
+		st := s.dir
+		for range *rounds {
+			from := time.Now()
+			time.Sleep(*window)
+			l, err := serverLateness(st, from, from.Add(*window))
+			if err != nil {
+				s.close()
+				return err
+			}
+			if len(l) == 0 {
+				s.close()
+				return errors.New("no run started in the window")
+			}
+			gp50, gp99, gmax = append(gp50, pct(l, 50)), append(gp99, pct(l, 99)), append(gmax, pct(l, 100))
+		}
+		fmt.Printf("  %d schedules (%d fires a second; server RSS %s):\n", n, n/60, rss(s.cmd.Process.Pid))
+		s.close()
+		line("p50", "ms", bp50, gp50)
+		line("p99", "ms", bp99, gp99)
+		line("max", "ms", bmax, gmax)
+	}
+	return nil
+}
+
+// serverLateness reads, from a running server's database, the lateness of
+// the runs of occurrences due in [from, to).
+func serverLateness(dir string, from, to time.Time) ([]time.Duration, error) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "gnomon.db")+"?_pragma=query_only(1)&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT start_at - scheduled FROM runs WHERE scheduled >= ? AND scheduled < ?`, from.UnixNano(), to.UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []time.Duration
+	for rows.Next() {
+		var d int64
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Duration(d))
+	}
+	return out, rows.Err()
+}
+
+func pct(l []time.Duration, p int) float64 {
+	c := slices.Clone(l)
+	slices.Sort(c)
+	i := min(len(c)-1, len(c)*p/100)
+	return float64(c[i]) / float64(time.Millisecond)
+}
+
+// startup: time from starting the server to /healthz answering, and its
+// resident memory then, with n task definitions stored.
+func startup(args []string) error {
+	fs := flag.NewFlagSet("startup", flag.ExitOnError)
+	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
+	n := fs.Int("tasks", 1000000, "task definitions (a mix of calendars, intervals, cron and conditions)")
+	rounds := fs.Int("rounds", 3, "restarts")
+	fs.Parse(args)
+	fmt.Printf("\n## start-up with %d task definitions\n", *n)
+	s, err := startServer(*bin)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(s.dir)
+	t0 := time.Now()
+	if err := s.define(bench.Mix, *n, 40000); err != nil {
+		s.stop()
+		return err
+	}
+	fmt.Printf("  (defined in %s)\n", time.Since(t0).Round(time.Millisecond))
+	s.stop()
+	var ready, mem spread
+	for range *rounds {
+		t := time.Now()
+		r, err := startServerIn(*bin, s.dir)
+		if err != nil {
+			return err
+		}
+		ready = append(ready, time.Since(t).Seconds())
+		mem = append(mem, float64(rssKiB(r.cmd.Process.Pid))/1024)
+		r.stop()
+	}
+	line("time to ready", "s", nil, ready)
+	line("RSS when ready", "MiB", nil, mem)
+	return nil
+}
+
+func counts(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// rssKiB reads a process's resident set size in KiB.
+func rssKiB(pid int) int {
+	var kib int
+	fmt.Sscanf(strings.TrimSuffix(rss(pid), " kB"), "%d", &kib)
+	return kib
+}
