@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/gnomon
 
-.PHONY: help build demo test check lint fuzz bench clean
+.PHONY: help build demo test check lint fuzz bench quick clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -39,13 +39,15 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)
 
-BENCH_CONFIGS ?= 3,10000,1000000
-BENCH_DURATION ?= 10s
-BENCH_ROUNDS ?= 3
-bench: build ## run the Go benchmarks, then the event-ingest load against a real server (see BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# make bench: every benchmark against its same-run baseline (about 20 minutes
+# on 2 cores); make bench quick: the same, shorter and smaller (under 5).
+bench: build ## run the benchmark suite against real servers (see BENCHMARKS.md); "make bench quick" for the short one
 	CGO_ENABLED=0 $(GO) build -o bin/gnomon-bench ./cmd/gnomon-bench
-	./bin/gnomon-bench events -gnomon $(BIN) -configs $(BENCH_CONFIGS) -duration $(BENCH_DURATION) -rounds $(BENCH_ROUNDS)
+	./bin/gnomon-bench all -gnomon $(BIN) $(if $(filter quick,$(MAKECMDGOALS)),-quick)
+	$(if $(filter quick,$(MAKECMDGOALS)),,$(GO) test -run '^$$' -bench . -benchmem ./...)
+
+quick:
+	@:
 
 clean: ## remove build output and the demo's data
 	rm -rf bin gnomon-data

@@ -16,8 +16,12 @@ import (
 // AuditFile is the name of the audit log in the data directory.
 const AuditFile = "audit.log"
 
-// auditEvery is the longest audit.log lags behind the store.
-const auditEvery = 100 * time.Millisecond
+// auditEvery is the longest audit.log lags behind the store, and
+// auditSync how often it is synced and its position recorded.
+const (
+	auditEvery = 100 * time.Millisecond
+	auditSync  = 2 * time.Second
+)
 
 // Store cursors of the audit log: the last record written, and the size
 // of the file after it.
@@ -27,9 +31,11 @@ const (
 )
 
 // writeAudit appends the audit records the store holds to audit.log, in
-// commit order; each write is synced before the cursors move past it.
-// After a crash between the two, the lines beyond the recorded size are the
-// records after the recorded one: they are counted and not written again.
+// commit order, at most auditEvery after their commit. Every auditSync it
+// syncs the file and then records in the store the last record written and
+// the file's size. After a crash, the lines beyond the recorded size are
+// records after the recorded one that survived: they are counted and not
+// written again, and whatever did not survive is written again.
 func (s *Scheduler) writeAudit() {
 	defer s.wg.Done()
 	path := filepath.Join(s.cfg.DataDir, AuditFile)
@@ -51,19 +57,22 @@ func (s *Scheduler) writeAudit() {
 		s.log.Error("audit log not written", "err", err)
 		return
 	}
+	synced, lastSync := cursor, time.Now()
+	ticker := time.NewTicker(auditSync)
+	defer ticker.Stop()
 	for {
 		stop := false
 		select {
 		case <-s.auditWake:
 			// The records are durable in the store already: the file
 			// follows them, at most auditEvery behind, so that a stream
-			// of short runs costs one write and sync per interval rather
-			// than per commit.
+			// of short runs costs one write per interval, not per commit.
 			select {
 			case <-time.After(auditEvery):
 			case <-s.quit:
 				stop = true
 			}
+		case <-ticker.C:
 		case <-s.quit:
 			stop = true // write what the last batches recorded, then stop
 		}
@@ -73,23 +82,41 @@ func (s *Scheduler) writeAudit() {
 				s.log.Error("audit log: reading records", "err", err)
 				break
 			}
-			if len(recs) == 0 {
+			if len(recs) > 0 {
+				if err := appendLines(f, recs, s.loc()); err != nil {
+					s.log.Error("audit log: writing", "path", path, "err", err)
+					break
+				}
+				cursor = recs[len(recs)-1].Seq
+			}
+			if len(recs) < 1000 {
 				break
 			}
-			size, err := appendLines(f, recs, s.loc())
-			if err != nil {
-				s.log.Error("audit log: writing", "path", path, "err", err)
-				break
-			}
-			cursor = recs[len(recs)-1].Seq
-			if err := s.cfg.Store.SetCursors(ctx, map[string]int64{auditSeq: cursor, auditSize: size}); err != nil {
+		}
+		if cursor != synced && (stop || time.Since(lastSync) >= auditSync) {
+			if err := s.syncAudit(ctx, f, cursor); err != nil {
 				s.log.Error("audit log: saving position", "err", err)
+			} else {
+				synced, lastSync = cursor, time.Now()
 			}
 		}
 		if stop {
 			return
 		}
 	}
+}
+
+// syncAudit syncs the file, then records that it holds every record up to
+// seq, and its size.
+func (s *Scheduler) syncAudit(ctx context.Context, f *os.File, seq int64) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return s.cfg.Store.SetCursors(ctx, map[string]int64{auditSeq: seq, auditSize: st.Size()})
 }
 
 // recover returns the last record the file holds: the cursor, moved past
@@ -129,24 +156,14 @@ func (s *Scheduler) loc() *time.Location {
 	return time.UTC
 }
 
-// appendLines writes records as lines, syncs and returns the file's size.
-func appendLines(f *os.File, recs []job.AuditRecord, loc *time.Location) (int64, error) {
+// appendLines writes records as lines.
+func appendLines(f *os.File, recs []job.AuditRecord, loc *time.Location) error {
 	w := bufio.NewWriter(f)
 	for _, r := range recs {
 		w.WriteString(r.Line(loc))
 		w.WriteByte('\n')
 	}
-	if err := w.Flush(); err != nil {
-		return 0, err
-	}
-	if err := f.Sync(); err != nil {
-		return 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
+	return w.Flush()
 }
 
 func (s *Scheduler) wakeAudit() {

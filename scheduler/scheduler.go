@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -188,6 +189,9 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness,
 		Functions: func(name string) bool { return s.function(name) != nil }})
+	// Loading allocates the whole state at once: collect less often
+	// meanwhile (the garbage is returned below).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -199,7 +203,12 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun, vals); err != nil {
 		return nil, err
 	}
+	// Loading made garbage the size of the store (rows, JSON): give it
+	// back to the system now rather than keep it mapped until the heap
+	// grows into it again.
 	s.ckpt = checkpointer{gen: snap.WindowsGen, seq: last, since: data, live: len(snap.Windows)}
+	snap, vals = nil, nil
+	debug.FreeOSMemory()
 	for _, p := range s.eng.Problems() {
 		s.log.Warn("time trigger not armed", "problem", p)
 	}
@@ -368,13 +377,19 @@ func (s *Scheduler) loop() {
 	last := 0
 	for {
 		var batch []*request
+		ticked := false
 		select {
-		case r := <-s.in:
-			batch = append(batch, r)
 		case <-timer.C:
-			batch = append(batch, &request{ev: engine.Tick{}})
-		case <-s.quit:
-			return
+			batch, ticked = append(batch, &request{ev: engine.Tick{}}), true
+		default:
+			select {
+			case r := <-s.in:
+				batch = append(batch, r)
+			case <-timer.C:
+				batch, ticked = append(batch, &request{ev: engine.Tick{}}), true
+			case <-s.quit:
+				return
+			}
 		}
 	collect:
 		for len(batch) < maxBatch {
@@ -385,7 +400,14 @@ func (s *Scheduler) loop() {
 				break collect
 			}
 		}
-		if last > 1 && len(batch) < maxBatch {
+		// A due instant does not wait: no linger when the timer fired, and
+		// a tick goes first when one came due while requests were queued.
+		if !ticked && s.virtual == nil {
+			if wake := s.eng.NextWake(); !wake.IsZero() && !wake.After(s.cfg.Clock.Now()) {
+				batch, ticked = append([]*request{{ev: engine.Tick{}}}, batch...), true
+			}
+		}
+		if last > 1 && len(batch) < maxBatch && !ticked {
 			// Under concurrent load, wait a little for more requests so
 			// that one commit (one fsync, one write per page) serves
 			// more of them.

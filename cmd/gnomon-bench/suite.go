@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -449,7 +450,7 @@ func lateness(args []string) error {
 			l := bench.HeapTimer(n, *window)
 			bp50, bp99, bmax = append(bp50, pct(l, 50)), append(bp99, pct(l, 99)), append(bmax, pct(l, 100))
 		}
-		s, err := startServer(*bin, "--workers", "100")
+		s, err := startServer(*bin, "--workers", "2000")
 		if err != nil {
 			return err
 		}
@@ -527,7 +528,7 @@ func startup(args []string) error {
 	}
 	defer os.RemoveAll(s.dir)
 	t0 := time.Now()
-	if err := s.define(bench.Mix, *n, 40000); err != nil {
+	if err := s.define(bench.Mix, *n, 25000); err != nil {
 		s.stop()
 		return err
 	}
@@ -565,4 +566,44 @@ func rssKiB(pid int) int {
 	var kib int
 	fmt.Sscanf(strings.TrimSuffix(rss(pid), " kB"), "%d", &kib)
 	return kib
+}
+
+// all runs every benchmark, each at least 3 rounds; quick shortens them
+// to fit in a few minutes on 2 cores.
+func all(args []string) error {
+	fs := flag.NewFlagSet("all", flag.ExitOnError)
+	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
+	quick := fs.Bool("quick", false, "shorter runs and smaller sizes (a few minutes on 2 cores)")
+	fs.Parse(args)
+	g := "-gnomon=" + *bin
+	type step struct {
+		run        func([]string) error
+		full, fast []string
+	}
+	steps := []step{
+		{events, []string{g, "-configs=3,10000,1000000", "-duration=10s"}, []string{g, "-configs=3,10000", "-duration=3s"}},
+		{commits, []string{"-duration=5s"}, []string{"-duration=2s"}},
+		{lateness, []string{g, "-schedules=10000,100000", "-window=30s"}, []string{g, "-schedules=10000", "-window=10s"}},
+		{chain, []string{g, "-length=10000", "-unrelated=100,1000000"}, []string{g, "-length=2000", "-unrelated=100,10000"}},
+		{shell, []string{g, "-length=250"}, []string{g, "-length=100"}},
+		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}},
+	}
+	mode := "full"
+	if *quick {
+		mode = "quick"
+	}
+	fmt.Printf("# gnomon-bench all (%s): %d CPUs, %s, %s/%s; every figure is the median of 3 rounds (min, max), the baseline measured in the same run\n",
+		mode, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	t0 := time.Now()
+	for _, s := range steps {
+		a := s.full
+		if *quick {
+			a = s.fast
+		}
+		if err := s.run(append(a, "-rounds=3")); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("\n# done in %s\n", time.Since(t0).Round(time.Second))
+	return nil
 }

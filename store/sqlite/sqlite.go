@@ -12,9 +12,11 @@ import (
 	"io/fs"
 	"math"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
@@ -351,27 +353,9 @@ func (s *Store) Fires(ctx context.Context, q store.FireQuery) ([]job.Fire, error
 // Load reads every task and the runs still running.
 func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	snap := &store.Snapshot{}
-	rows, err := s.w.QueryContext(ctx, `SELECT def, state FROM tasks ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("load tasks: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var def, state string
-		if err := rows.Scan(&def, &state); err != nil {
-			return nil, fmt.Errorf("load tasks: %w", err)
-		}
-		rec := job.Record{Def: &job.Task{}}
-		if err := json.Unmarshal([]byte(def), rec.Def); err != nil {
-			return nil, fmt.Errorf("load tasks: definition: %w", err)
-		}
-		if err := json.Unmarshal([]byte(state), &rec.State); err != nil {
-			return nil, fmt.Errorf("load tasks: state of %s: %w", rec.Def.Name, err)
-		}
-		snap.Tasks = append(snap.Tasks, rec)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load tasks: %w", err)
+	var err error
+	if snap.Tasks, err = s.loadTasks(ctx); err != nil {
+		return nil, err
 	}
 	active, err := s.queryRuns(ctx, s.w, `SELECT `+runColumns+` FROM runs WHERE status = 'running' ORDER BY id`)
 	if err != nil {
@@ -387,6 +371,86 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 		return nil, fmt.Errorf("load checkpoint: %w", err)
 	}
 	return snap, nil
+}
+
+// loadTasks reads every task: one goroutine reads the rows, and the
+// JSON documents are decoded on every CPU, in chunks, into their place.
+func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
+	var n int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM tasks`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("load tasks: %w", err)
+	}
+	recs := make([]job.Record, n)
+	type chunk struct {
+		first      int
+		def, state [][]byte
+	}
+	work := make(chan chunk, 2*runtime.NumCPU())
+	var (
+		wg   sync.WaitGroup
+		once sync.Once
+		derr error
+	)
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				for i := range c.def {
+					rec := &recs[c.first+i]
+					rec.Def = &job.Task{}
+					err := json.Unmarshal(c.def[i], rec.Def)
+					if err != nil {
+						err = fmt.Errorf("load tasks: definition: %w", err)
+					} else if err = json.Unmarshal(c.state[i], &rec.State); err != nil {
+						err = fmt.Errorf("load tasks: state of %s: %w", rec.Def.Name, err)
+					}
+					if err != nil {
+						once.Do(func() { derr = err })
+					}
+				}
+			}
+		}()
+	}
+	err := func() error {
+		defer close(work)
+		rows, err := s.w.QueryContext(ctx, `SELECT def, state FROM tasks`) // table order: no index lookups
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		const size = 512
+		c, i := chunk{}, 0
+		for rows.Next() {
+			var def, state []byte
+			if err := rows.Scan(&def, &state); err != nil {
+				return err
+			}
+			if i >= n {
+				return errors.New("more tasks than counted")
+			}
+			c.def, c.state = append(c.def, def), append(c.state, state)
+			if i++; len(c.def) == size {
+				work <- c
+				c = chunk{first: i}
+			}
+		}
+		if len(c.def) > 0 {
+			work <- c
+		}
+		if i != n {
+			return fmt.Errorf("%d tasks read, %d counted", i, n)
+		}
+		return rows.Err()
+	}()
+	wg.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("load tasks: %w", err)
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	return recs, nil
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data`
