@@ -11,7 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/calendar"
@@ -196,42 +199,89 @@ func New(cfg Config) *Engine {
 // on a new engine, before Apply. lastRun is the highest run id ever handed
 // out.
 func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, vals []job.Validation) error {
-	for _, r := range recs {
-		en := &entry{def: r.Def, st: r.State, hidx: -1}
-		if r.Def.Condition != "" {
-			c, err := cond.Parse(r.Def.Condition)
-			if err != nil {
-				return fmt.Errorf("restore %s: %w", r.Def.Name, err)
+	// Conditions and time triggers compile on every CPU; the indexes are
+	// built on this goroutine after.
+	ens := make([]entry, len(recs))
+	problems := make([]string, len(recs))
+	var (
+		wg   sync.WaitGroup
+		next atomic.Int64
+		bad  atomic.Pointer[error]
+	)
+	const chunk = 1024
+	for range runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				first := int(next.Add(chunk)) - chunk
+				if first >= len(recs) {
+					return
+				}
+				for i := first; i < min(first+chunk, len(recs)); i++ {
+					r := &recs[i]
+					en := &ens[i]
+					*en = entry{def: r.Def, st: r.State, hidx: -1}
+					if r.Def.Condition != "" {
+						c, err := cond.Parse(r.Def.Condition)
+						if err != nil {
+							err = fmt.Errorf("restore %s: %w", r.Def.Name, err)
+							bad.CompareAndSwap(nil, &err)
+							continue
+						}
+						en.cond = c
+					}
+					problems[i] = e.compile(en)
+				}
 			}
-			en.cond = c
+		}()
+	}
+	wg.Wait()
+	if err := bad.Load(); err != nil {
+		return *err
+	}
+	for i := range ens {
+		en, r := &ens[i], &recs[i]
+		name := r.Def.Name
+		if problems[i] != "" {
+			e.problems = append(e.problems, problems[i])
 		}
-		e.plan(en)
 		if next := en.st.NextFire; en.sched != nil && !next.IsZero() {
 			// Keep the occurrence only if the trigger still yields it (the
 			// default zone may have changed since).
 			if n, ok := en.sched.Next(next.Add(-time.Nanosecond)); ok && n.Equal(next) {
-				heap.Push(&e.fires, en)
+				en.hidx = len(e.fires)
+				e.fires = append(e.fires, en)
 			} else {
 				e.unplanned = append(e.unplanned, en)
 			}
 		} else if en.sched != nil {
 			e.unplanned = append(e.unplanned, en)
 		}
-		e.tasks[r.Def.Name] = en
-		e.defs[r.Def.Name] = r.Def
-		e.index(r.Def.Name, nil, r.Def)
+		e.tasks[name] = en
+		e.defs[name] = r.Def
+		if en.cond != nil {
+			for _, ref := range en.cond.Names() {
+				if e.deps[ref] == nil {
+					e.deps[ref] = map[string]struct{}{}
+				}
+				e.deps[ref][name] = struct{}{}
+			}
+		}
+		e.index(name, nil, &job.Task{Parent: r.Def.Parent, Jobs: r.Def.Jobs}) // bundles and groups
 		e.indexData(en, nil, r.Def)
 		switch r.State.Status {
 		case job.Ready:
-			e.ready[r.Def.Name] = struct{}{}
+			e.ready[name] = struct{}{}
 		case job.Staged:
-			e.staged[r.Def.Name] = struct{}{}
+			e.staged[name] = struct{}{}
 		}
 		if len(r.State.Pending) > 0 {
-			e.pending[r.Def.Name] = struct{}{}
+			e.pending[name] = struct{}{}
 		}
 		e.seq = max(e.seq, r.State.ReadySeq)
 	}
+	heap.Init(&e.fires)
 	for _, r := range active {
 		e.runs[r.ID] = r
 		if t := e.tasks[r.Task]; t != nil && t.def.Type != job.Bundle {

@@ -47,16 +47,25 @@ func (h *fireHeap) Pop() any {
 // plan compiles a task's time trigger. A task whose trigger cannot be
 // compiled (a zone that vanished from the host) is reported and not armed.
 func (e *Engine) plan(en *entry) {
+	if p := e.compile(en); p != "" {
+		e.problems = append(e.problems, p)
+	}
+}
+
+// compile sets a task's compiled time trigger and returns the problem that
+// left it without one, if any. It reads only the engine's configuration,
+// so entries may compile concurrently.
+func (e *Engine) compile(en *entry) string {
 	en.sched = nil
 	if !en.def.HasTimeTrigger() {
-		return
+		return ""
 	}
 	s, err := calendar.ForTask(en.def, e.loc)
 	if err != nil {
-		e.problems = append(e.problems, fmt.Sprintf("task %s: %v", en.def.Name, err))
-		return
+		return fmt.Sprintf("task %s: %v", en.def.Name, err)
 	}
 	en.sched = s
+	return ""
 }
 
 // arm sets the task's next occurrence and its place in the heap.

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -120,6 +121,11 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 					}
 				}
 			case "define", "act":
+				// A definition's text can be megabytes: decode only those
+				// that emptied windows.
+				if !bytes.Contains(en.Body, []byte(`"cleared"`)) {
+					continue
+				}
 				var d struct {
 					Cleared [][2]string `json:"cleared"`
 				}
