@@ -62,6 +62,7 @@ func (e *Engine) define(ev Define) error {
 		}
 		e.defs[name] = def
 		e.touch(name)
+		e.out.defined[name] = true
 		if def.Overlap != job.OverlapAllow && def.Overlap != job.OverlapQueue && len(en.st.Pending) > 0 {
 			en.st.Pending = nil // the task no longer lets triggers wait
 			delete(e.pending, name)

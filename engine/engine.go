@@ -127,6 +127,9 @@ type change struct {
 type Output struct {
 	// Tasks names the tasks whose definition or state changed, sorted.
 	Tasks []string
+	// Defined names, among Tasks, those whose definition changed (the
+	// others changed only their state), sorted.
+	Defined []string
 	// Deleted names deleted tasks, sorted.
 	Deleted []string
 	// Runs holds the runs created or updated.
@@ -146,8 +149,8 @@ type Output struct {
 	// Alerts are the email alerts the outcomes of this event ask for.
 	Alerts []job.Alert
 
-	tasks map[string]bool
-	runs  map[int64]bool
+	tasks, defined map[string]bool
+	runs           map[int64]bool
 }
 
 // Error kinds that callers branch on.
@@ -361,7 +364,7 @@ func (e *Engine) NextWake() time.Time {
 // error and changes nothing.
 func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	e.now = now
-	e.out = &Output{tasks: map[string]bool{}, runs: map[int64]bool{}}
+	e.out = &Output{tasks: map[string]bool{}, defined: map[string]bool{}, runs: map[int64]bool{}}
 	var err error
 	switch ev := ev.(type) {
 	case Define:
@@ -393,6 +396,9 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	out := e.out
 	e.out = nil
 	out.Tasks = slices.Sorted(maps.Keys(out.tasks))
+	if len(out.defined) > 0 {
+		out.Defined = slices.Sorted(maps.Keys(out.defined))
+	}
 	return out, nil
 }
 

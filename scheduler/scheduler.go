@@ -468,6 +468,7 @@ func (s *Scheduler) process(batch []*request) error {
 		replies = make([]error, len(batch))
 		notices []any
 		tasks   = map[string]bool{}
+		defined = map[string]bool{}
 		deleted = map[string]bool{}
 		runs    = map[int64]job.Run{}
 		exited  []int64
@@ -504,9 +505,13 @@ func (s *Scheduler) process(batch []*request) error {
 			tasks[n] = true
 			delete(deleted, n)
 		}
+		for _, n := range out.Defined {
+			defined[n] = true
+		}
 		for _, n := range out.Deleted {
 			deleted[n] = true
 			delete(tasks, n)
+			defined[n] = true // if it comes back in this batch, it is new
 		}
 		for _, run := range out.Runs {
 			runs[run.ID] = *run
@@ -531,8 +536,12 @@ func (s *Scheduler) process(batch []*request) error {
 	}
 	for n := range tasks {
 		def, st, ok := s.eng.Task(n)
-		if ok {
+		switch {
+		case !ok:
+		case defined[n]:
 			b.Tasks = append(b.Tasks, job.Record{Def: &def, State: st})
+		default:
+			b.States = append(b.States, store.TaskState{Name: n, State: st})
 		}
 	}
 	for n := range deleted {

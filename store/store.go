@@ -81,7 +81,10 @@ type Snapshot struct {
 // Batch is what one group commit writes.
 type Batch struct {
 	Entries []Entry
-	Tasks   []job.Record // inserted or updated
+	Tasks   []job.Record // inserted or updated, definition and state
+	// States are new states of tasks whose definition is unchanged (and
+	// already stored).
+	States  []TaskState
 	Deleted []string
 	Runs    []job.Run // inserted or updated
 	// Fires are new fates of occurrences. An occurrence already recorded
@@ -93,6 +96,12 @@ type Batch struct {
 	Alerts []job.Alert
 	// Audit are new audit records; Commit assigns their Seq.
 	Audit []job.AuditRecord
+}
+
+// TaskState is the state of one stored task.
+type TaskState struct {
+	Name  string
+	State job.State
 }
 
 // Checkpoint is one part of a checkpoint of the events configurations
@@ -108,7 +117,7 @@ type Checkpoint struct {
 
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
-	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil &&
+	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.States) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil &&
 		len(b.Alerts) == 0 && len(b.Audit) == 0
 }
 

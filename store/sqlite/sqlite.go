@@ -142,7 +142,8 @@ const (
 	upsTask    = `INSERT INTO tasks (name, type, parent, status, def, state) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET type = excluded.type, parent = excluded.parent, status = excluded.status,
 			def = excluded.def, state = excluded.state`
-	upsRun = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data)
+	updState = `UPDATE tasks SET status = ?, state = ? WHERE name = ?`
+	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data`
@@ -155,7 +156,7 @@ const (
 
 func (s *Store) prepareAll(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{insJournal, upsTask, upsRun, insFire, insValidation, insAlert, insAudit} {
+	for _, q := range []string{insJournal, upsTask, updState, upsRun, insFire, insValidation, insAlert, insAudit} {
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return err
@@ -236,6 +237,28 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 			if _, err := st.ExecContext(ctx, t.Def.Name, string(t.Def.Type), t.Def.Parent, t.State.Status.String(), string(def), string(state)); err != nil {
 				return err
+			}
+		}
+	}
+	if len(b.States) > 0 {
+		st, err := s.prepare(ctx, tx, updState)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, t := range b.States {
+			state, err := json.Marshal(t.State)
+			if err != nil {
+				return err
+			}
+			res, err := st.ExecContext(ctx, t.State.Status.String(), string(state), t.Name)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n != 1 {
+				return fmt.Errorf("state of task %s: the task is not stored", t.Name)
 			}
 		}
 	}

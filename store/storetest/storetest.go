@@ -81,12 +81,23 @@ func Run(t *testing.T, open Open) {
 		}
 		// Update and delete.
 		running.Status, running.End, running.ExitCode, running.Result = job.Success, t0.Add(time.Minute), 0, job.ResultNormal
-		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{running}, Deleted: []string{"box"}}); err != nil {
+		ended := job.State{Status: job.Success, Start: t0, End: t0.Add(time.Minute)}
+		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{running}, Deleted: []string{"box"}, States: []store.TaskState{{Name: "a", State: ended}}}); err != nil {
 			t.Fatal(err)
 		}
 		snap, _ = s.Load(ctx)
 		if len(snap.Tasks) != 1 || len(snap.Active) != 0 {
 			t.Errorf("after update: %+v", snap)
+		} else if diff := cmp.Diff(job.Record{Def: a, State: ended}, snap.Tasks[0]); diff != "" {
+			t.Errorf("state-only update (-want +got):\n%s", diff)
+		}
+		// The state of a task that is not stored is refused, with the rest
+		// of its batch.
+		if err := s.Commit(ctx, &store.Batch{States: []store.TaskState{{Name: "ghost", State: ended}}, Runs: []job.Run{{ID: 99, Task: "a", Status: job.Success, Start: t0}}}); err == nil {
+			t.Error("the state of a task never stored was committed")
+		}
+		if rs, _ := s.Runs(ctx, store.RunQuery{Task: "a"}); len(rs) != 1 {
+			t.Errorf("a refused batch left %d runs", len(rs))
 		}
 	})
 	t.Run("runs query", func(t *testing.T) {
