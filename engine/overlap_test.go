@@ -157,3 +157,36 @@ func TestOverlapSkipIsTheDefault(t *testing.T) {
 		t.Errorf("not started: %q", reasons)
 	}
 }
+
+// What waits survives a restart: the state holds it, and a restored
+// engine starts it when the active run ends.
+func TestPendingSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 5, callable("q", "overlap: queue"))
+	h.act("q", job.ActStart)
+	h.act("q", job.ActStart) // waits
+	def, st, _ := h.e.Task("q")
+	if len(st.Pending) != 1 || st.Pending[0].Trigger != "start" {
+		t.Fatalf("pending %+v", st.Pending)
+	}
+	again := New(Config{Workers: 5})
+	if err := again.Restore([]job.Record{{Def: &def, State: st}}, h.e.ActiveRuns(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	out, err := again.Apply(RunExited{RunID: st.RunID, Result: job.ResultNormal}, h.now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started []int64
+	for _, ef := range out.Effects {
+		if s, ok := ef.(StartRun); ok {
+			started = append(started, s.Run.ID)
+		}
+	}
+	if len(started) != 1 || started[0] != 2 {
+		t.Fatalf("after the restart and the exit, started %v; want run 2", started)
+	}
+	if _, st, _ := again.Task("q"); len(st.Pending) != 0 || st.Status != job.Running {
+		t.Errorf("state %+v", st)
+	}
+}
