@@ -142,9 +142,9 @@ func New(cfg Config) (*Executor, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}
-	x := &Executor{cfg: cfg, pids: map[int64]int{}}
-	x.refill()
-	return x, nil
+	// Spares start with the first run: a program that never runs a
+	// command never starts a supervisor.
+	return &Executor{cfg: cfg, pids: map[int64]int{}}, nil
 }
 
 // startSpare starts a supervisor in spare mode.
