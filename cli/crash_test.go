@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,6 +128,14 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	waitFile(t, filepath.Join(dir, "survivor.up"))
 	waitFile(t, filepath.Join(dir, "victim.up"))
+	runDir := map[string]string{}
+	for _, n := range []string{"survivor", "victim"} {
+		v, err := p.client.Task(ctx, n)
+		if err != nil || v.State.RunID == 0 {
+			t.Fatalf("%s: %+v, %v", n, v, err)
+		}
+		runDir[n] = filepath.Join(data, "runs", strconv.FormatInt(v.State.RunID, 10))
+	}
 
 	// Definition changes acknowledged just before the crash.
 	var acked []string
@@ -141,7 +150,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	// The victim's supervisor dies too; the survivor's finishes while the
 	// server is down.
-	victimRun := runDirOf(t, data, "victim")
+	victimRun := runDir["victim"]
 	var pid struct{ Pid int }
 	b, _ := os.ReadFile(filepath.Join(victimRun, "pid.json"))
 	json.Unmarshal(b, &pid)
@@ -153,7 +162,7 @@ func TestCrashRecovery(t *testing.T) {
 	syscall.Kill(pid.Pid, syscall.SIGKILL)
 	syscall.Kill(-pg.Pgid, syscall.SIGKILL)
 	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
-	waitFile(t, filepath.Join(runDirOf(t, data, "survivor"), "exit.json"))
+	waitFile(t, filepath.Join(runDir["survivor"], "exit.json"))
 
 	p = startProcess(t, data, addr)
 	for _, name := range acked {
@@ -182,17 +191,3 @@ func TestCrashRecovery(t *testing.T) {
 }
 
 // runDirOf finds the run directory of a task's only run.
-func runDirOf(t *testing.T, data, task string) string {
-	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(data, "runs", "*", "spec.json"))
-	for _, d := range dirs {
-		b, _ := os.ReadFile(d)
-		var s struct{ Task string }
-		json.Unmarshal(b, &s)
-		if s.Task == task {
-			return filepath.Dir(d)
-		}
-	}
-	t.Fatalf("no run directory for %s", task)
-	return ""
-}

@@ -11,7 +11,8 @@
 //
 // Each run has a directory DIR/<run id> holding:
 //
-//	spec.json  what to run (written by the server before the supervisor starts)
+//	spec.json  what to run, when too large to travel with the run on the
+//	           supervisor's socket
 //	lock       flock()ed for as long as the supervisor lives
 //	pid.json   the supervisor's pid and the command's process group
 //	exit.json  the outcome, written atomically when the command ends
@@ -166,10 +167,15 @@ func (x *Executor) startSpare() (*spare, error) {
 	return &spare{cmd: cmd, ctl: ours}, nil
 }
 
-// hand gives a run to a spare supervisor: its directory and its locked
-// lock file. A spare that cannot take it is discarded.
-func (sp *spare) hand(dir string, lock *os.File) error {
-	if err := syscall.Sendmsg(int(sp.ctl.Fd()), []byte(dir), syscall.UnixRights(int(lock.Fd())), nil, syscall.MSG_NOSIGNAL); err != nil {
+// maxHandoff bounds the message that hands a run to a supervisor: its
+// directory, a NUL and its spec.
+const maxHandoff = 60 << 10
+
+// hand gives a run to a spare supervisor: msg (the run's directory, then
+// a NUL and its spec unless spec.json holds it) and its locked lock file.
+// A spare that cannot take it is discarded.
+func (sp *spare) hand(msg []byte, lock *os.File) error {
+	if err := syscall.Sendmsg(int(sp.ctl.Fd()), msg, syscall.UnixRights(int(lock.Fd())), nil, syscall.MSG_NOSIGNAL); err != nil {
 		sp.discard()
 		return fmt.Errorf("hand the run to its supervisor: %w", err)
 	}
@@ -265,13 +271,20 @@ func (x *Executor) Start(spec Spec) {
 		fail(fmt.Errorf("run directory: %w", err))
 		return
 	}
-	// Written in place: the supervisor reads it only once handed the run.
-	if b, err := json.Marshal(spec); err != nil {
-		fail(fmt.Errorf("run directory: %w", err))
+	// The spec travels with the run on the supervisor's socket; one too
+	// large for a message is written to the run directory instead.
+	msg, err := json.Marshal(spec)
+	if err != nil {
+		fail(fmt.Errorf("run spec: %w", err))
 		return
-	} else if err := os.WriteFile(filepath.Join(dir, "spec.json"), b, 0o644); err != nil {
-		fail(fmt.Errorf("run directory: %w", err))
-		return
+	}
+	msg = append(append([]byte(dir), 0), msg...)
+	if len(msg) > maxHandoff {
+		if err := os.WriteFile(filepath.Join(dir, "spec.json"), msg[len(dir)+1:], 0o644); err != nil {
+			fail(fmt.Errorf("run directory: %w", err))
+			return
+		}
+		msg = []byte(dir)
 	}
 	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -285,14 +298,14 @@ func (x *Executor) Start(spec Spec) {
 	}
 	sp := x.takeSpare()
 	if sp != nil {
-		if err := sp.hand(dir, lock); err != nil {
+		if err := sp.hand(msg, lock); err != nil {
 			x.cfg.Logger.Warn("spare supervisor lost; starting another", "err", err)
 			sp = nil
 		}
 	}
 	if sp == nil {
 		if sp, err = x.startSpare(); err == nil {
-			err = sp.hand(dir, lock)
+			err = sp.hand(msg, lock)
 		}
 		if err != nil {
 			fail(err)

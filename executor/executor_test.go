@@ -255,3 +255,19 @@ func TestSupervisorsAreReused(t *testing.T) {
 		t.Errorf("aborted run ended %+v, want killed", e)
 	}
 }
+
+// A run whose spec is too large to travel on the supervisor's socket gets
+// it through spec.json.
+func TestLargeSpec(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	defer f.x.Close()
+	command := ": '" + strings.Repeat("x", maxHandoff) + "'; echo large"
+	f.x.Start(f.spec(7, command))
+	if e := f.wait(); e.Code != 0 || e.Result != job.ResultNormal {
+		t.Fatalf("exit %+v", e)
+	}
+	if got := f.read("out.log"); got != "large\n" {
+		t.Errorf("out.log %q", got)
+	}
+}

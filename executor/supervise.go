@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,7 +39,7 @@ func awaitRun() int {
 	const ctl = 3
 	syscall.CloseOnExec(ctl)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM) // while idle
-	buf := make([]byte, 4096)
+	buf := make([]byte, maxHandoff)
 	oob := make([]byte, syscall.CmsgSpace(4))
 	for {
 		var (
@@ -63,7 +65,8 @@ func awaitRun() int {
 			fmt.Fprintln(os.Stderr, "gnomon supervise: no run lock received")
 			return 1
 		}
-		code := supervise(string(buf[:n]), fds[0])
+		dir, spec, _ := bytes.Cut(buf[:n], []byte{0})
+		code := supervise(string(dir), fds[0], spec)
 		// Closing the lock releases it: the run is over.
 		syscall.Close(fds[0])
 		if code != 0 {
@@ -87,12 +90,12 @@ eval "$GNOMON_COMMAND"`
 // the process exit status.
 func Supervise(dir string) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
-	return supervise(dir, 3)
+	return supervise(dir, 3, nil)
 }
 
-// supervise runs one run, holding its lock at fd lock. SIGTERM aborts the
-// run while it lasts.
-func supervise(dir string, lock int) int {
+// supervise runs one run, holding its lock at fd lock, from its spec (nil:
+// read dir/spec.json). SIGTERM aborts the run while it lasts.
+func supervise(dir string, lock int, specJSON []byte) int {
 	// The command must not inherit the lock.
 	syscall.CloseOnExec(lock)
 	term := make(chan os.Signal, 1)
@@ -103,7 +106,13 @@ func supervise(dir string, lock int) int {
 	defer signal.Ignore(syscall.SIGTERM)
 
 	var spec Spec
-	if err := readJSON(filepath.Join(dir, "spec.json"), &spec); err != nil {
+	var err error
+	if specJSON != nil {
+		err = json.Unmarshal(specJSON, &spec)
+	} else {
+		err = readJSON(filepath.Join(dir, "spec.json"), &spec)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 		return 1
 	}
