@@ -190,4 +190,3 @@ func TestCrashRecovery(t *testing.T) {
 	}
 }
 
-// runDirOf finds the run directory of a task's only run.
