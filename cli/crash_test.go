@@ -189,4 +189,3 @@ func TestCrashRecovery(t *testing.T) {
 		t.Errorf("survivor ran %q (more than once?)", out)
 	}
 }
-
