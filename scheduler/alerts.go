@@ -103,7 +103,11 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	case errors.As(err, &perm):
 		at.Error, a.LastError = err.Error(), err.Error()
 		a.State, a.NextAt = job.AlertFailed, time.Time{}
-		s.log.Error("alert not sent", "alert", a.ID, "task", a.Task, "err", err)
+		if s.cfg.Mailer == nil {
+			s.log.Info("alert recorded, not sent: no SMTP server is configured", "alert", a.ID, "task", a.Task, "outcome", a.Outcome)
+		} else {
+			s.log.Error("alert not sent", "alert", a.ID, "task", a.Task, "err", err)
+		}
 	default:
 		at.Error, a.LastError = err.Error(), err.Error()
 		wait := min(retryMin<<min(a.Attempts-1, 20), retryMax)
