@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -38,9 +37,7 @@ replace the T; without a zone it is UTC). It defaults to now.`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSONOut(env.Stdout, res)
 			}
 			writePosted(env.Stdout, res)
 			return nil
@@ -87,9 +84,7 @@ func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSONOut(env.Stdout, res)
 			}
 			fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
 			for _, e := range res.Events {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -153,4 +154,11 @@ func writeFires(w io.Writer, fs *api.FiresResponse) {
 		}
 		line(stamp(f.Scheduled), string(f.Fate), run, f.Reason)
 	}
+}
+
+// writeJSONOut prints v as indented JSON (the --json outputs).
+func writeJSONOut(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

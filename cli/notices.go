@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -86,10 +85,4 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 	c.Flags().IntVarP(&count, "count", "c", 100, "number of records")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
 	return c
-}
-
-func writeJSONOut(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

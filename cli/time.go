@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -82,9 +81,7 @@ a timezone of their own use --timezone (default the host's zone).`,
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(resp)
+				return writeJSONOut(env.Stdout, resp)
 			}
 			var b strings.Builder
 			for _, p := range resp.Fires {

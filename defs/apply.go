@@ -534,57 +534,55 @@ func set(t *job.Task, key, v string) error {
 	return err
 }
 
-// ParseAlertOn reads a comma list of success, failure and not_started.
-func ParseAlertOn(v string) ([]job.Outcome, error) {
-	var out []job.Outcome
-	for item := range strings.SplitSeq(v, ",") {
-		o := job.Outcome(strings.ToLower(strings.TrimSpace(item)))
-		switch o {
-		case job.OutcomeSuccess, job.OutcomeFailure, job.OutcomeNotStarted:
-		default:
-			return nil, fmt.Errorf("alert_on: %q should be a comma list of success, failure, not_started", strings.TrimSpace(item))
+// parseList reads a comma list for attribute key: each trimmed item goes
+// through item, and an item given twice is an error.
+func parseList[T comparable](key, v string, item func(string) (T, error)) ([]T, error) {
+	var out []T
+	for it := range strings.SplitSeq(v, ",") {
+		x, err := item(strings.TrimSpace(it))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		if slices.Contains(out, o) {
-			return nil, fmt.Errorf("alert_on: %s given more than once", o)
+		if slices.Contains(out, x) {
+			return nil, fmt.Errorf("%s: %v given more than once", key, x)
 		}
-		out = append(out, o)
+		out = append(out, x)
 	}
 	return out, nil
+}
+
+// ParseAlertOn reads a comma list of success, failure and not_started.
+func ParseAlertOn(v string) ([]job.Outcome, error) {
+	return parseList("alert_on", v, func(item string) (job.Outcome, error) {
+		switch o := job.Outcome(strings.ToLower(item)); o {
+		case job.OutcomeSuccess, job.OutcomeFailure, job.OutcomeNotStarted:
+			return o, nil
+		}
+		return "", fmt.Errorf("%q should be a comma list of success, failure, not_started", item)
+	})
 }
 
 // ParseAddresses reads a comma list of email addresses (user@host, without
 // display names).
 func ParseAddresses(v string) ([]string, error) {
-	var out []string
-	for item := range strings.SplitSeq(v, ",") {
-		item = strings.TrimSpace(item)
-		a, err := mail.ParseAddress(item)
-		if err != nil || a.Name != "" || a.Address != item {
-			return nil, fmt.Errorf("alert_to: %q is not an email address such as ops@example.com", item)
+	return parseList("alert_to", v, func(item string) (string, error) {
+		if a, err := mail.ParseAddress(item); err != nil || a.Name != "" || a.Address != item {
+			return "", fmt.Errorf("%q is not an email address such as ops@example.com", item)
 		}
-		if slices.Contains(out, item) {
-			return nil, fmt.Errorf("alert_to: %s given more than once", item)
-		}
-		out = append(out, item)
-	}
-	return out, nil
+		return item, nil
+	})
 }
 
 // ParseJobs reads a group's comma list of task names, sorted.
 func ParseJobs(v string) ([]string, error) {
-	var out []string
-	for item := range strings.SplitSeq(v, ",") {
-		item = strings.TrimSpace(item)
+	out, err := parseList("jobs", v, func(item string) (string, error) {
 		if msg := checkName(item); msg != "" {
-			return nil, fmt.Errorf("jobs: %q: %s", item, msg)
+			return "", fmt.Errorf("%q: %s", item, msg)
 		}
-		if slices.Contains(out, item) {
-			return nil, fmt.Errorf("jobs: %s given more than once", item)
-		}
-		out = append(out, item)
-	}
+		return item, nil
+	})
 	slices.Sort(out)
-	return out, nil
+	return out, err
 }
 
 // ParsePriority reads a priority: 0-3 or low, normal, important, critical.

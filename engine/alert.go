@@ -20,6 +20,9 @@ func outcome(s job.Status) job.Outcome {
 // it; recipients reached through the same template share one alert.
 func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
 	name := en.def.Name
+	if len(en.def.AlertTo) == 0 && len(e.memberOf[name]) == 0 {
+		return // nothing to ask: the common case, on the path of every run's end
+	}
 	sources := []*job.Task{en.def}
 	for _, g := range sortedSet(e.memberOf[name]) {
 		sources = append(sources, e.defs[g])

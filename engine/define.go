@@ -84,43 +84,45 @@ func (e *Engine) define(ev Define) error {
 func (e *Engine) index(name string, old, def *job.Task) {
 	if old != nil {
 		for _, ref := range refs(old) {
-			delete(e.deps[ref], name)
-			if len(e.deps[ref]) == 0 {
-				delete(e.deps, ref)
-			}
+			unlink(e.deps, ref, name)
 		}
 		for _, j := range old.Jobs {
-			delete(e.memberOf[j], name)
-			if len(e.memberOf[j]) == 0 {
-				delete(e.memberOf, j)
-			}
+			unlink(e.memberOf, j, name)
 		}
 		if old.Parent != "" {
-			delete(e.kids[old.Parent], name)
-			if len(e.kids[old.Parent]) == 0 {
-				delete(e.kids, old.Parent)
-			}
+			unlink(e.kids, old.Parent, name)
 		}
 	}
 	if def != nil {
-		for _, ref := range refs(def) {
-			if e.deps[ref] == nil {
-				e.deps[ref] = map[string]struct{}{}
-			}
-			e.deps[ref][name] = struct{}{}
-		}
-		for _, j := range def.Jobs {
-			if e.memberOf[j] == nil {
-				e.memberOf[j] = map[string]struct{}{}
-			}
-			e.memberOf[j][name] = struct{}{}
-		}
-		if def.Parent != "" {
-			if e.kids[def.Parent] == nil {
-				e.kids[def.Parent] = map[string]struct{}{}
-			}
-			e.kids[def.Parent][name] = struct{}{}
-		}
+		e.link(name, refs(def), def)
+	}
+}
+
+// link enters a task in the indexes: under each task its condition names
+// (refs), each group it belongs to, and its bundle.
+func (e *Engine) link(name string, refs []string, def *job.Task) {
+	for _, ref := range refs {
+		link(e.deps, ref, name)
+	}
+	for _, j := range def.Jobs {
+		link(e.memberOf, j, name)
+	}
+	if def.Parent != "" {
+		link(e.kids, def.Parent, name)
+	}
+}
+
+func link(m map[string]map[string]struct{}, key, name string) {
+	if m[key] == nil {
+		m[key] = map[string]struct{}{}
+	}
+	m[key][name] = struct{}{}
+}
+
+func unlink(m map[string]map[string]struct{}, key, name string) {
+	delete(m[key], name)
+	if len(m[key]) == 0 {
+		delete(m, key)
 	}
 }
 

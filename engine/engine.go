@@ -263,15 +263,11 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, va
 		}
 		e.tasks[name] = en
 		e.defs[name] = r.Def
+		var names []string
 		if en.cond != nil {
-			for _, ref := range en.cond.Names() {
-				if e.deps[ref] == nil {
-					e.deps[ref] = map[string]struct{}{}
-				}
-				e.deps[ref][name] = struct{}{}
-			}
+			names = en.cond.Names() // parsed above, not again
 		}
-		e.index(name, nil, &job.Task{Parent: r.Def.Parent, Jobs: r.Def.Jobs}) // bundles and groups
+		e.link(name, names, r.Def)
 		e.indexData(en, nil, r.Def)
 		switch r.State.Status {
 		case job.Ready:

@@ -375,21 +375,15 @@ func (s *Scheduler) loop() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	last := 0
+	var wake time.Time // the earliest due instant, as of the last batch
 	for {
 		var batch []*request
-		ticked := false
 		select {
+		case r := <-s.in:
+			batch = append(batch, r)
 		case <-timer.C:
-			batch, ticked = append(batch, &request{ev: engine.Tick{}}), true
-		default:
-			select {
-			case r := <-s.in:
-				batch = append(batch, r)
-			case <-timer.C:
-				batch, ticked = append(batch, &request{ev: engine.Tick{}}), true
-			case <-s.quit:
-				return
-			}
+		case <-s.quit:
+			return
 		}
 	collect:
 		for len(batch) < maxBatch {
@@ -400,12 +394,11 @@ func (s *Scheduler) loop() {
 				break collect
 			}
 		}
-		// A due instant does not wait: no linger when the timer fired, and
-		// a tick goes first when one came due while requests were queued.
-		if !ticked && s.virtual == nil {
-			if wake := s.eng.NextWake(); !wake.IsZero() && !wake.After(s.cfg.Clock.Now()) {
-				batch, ticked = append([]*request{{ev: engine.Tick{}}}, batch...), true
-			}
+		// A due instant goes first, whether the timer or a request woke
+		// the loop, and does not wait for the linger.
+		ticked := s.virtual == nil && !wake.IsZero() && !wake.After(s.cfg.Clock.Now())
+		if ticked {
+			batch = append([]*request{{ev: engine.Tick{}}}, batch...)
 		}
 		if last > 1 && len(batch) < maxBatch && !ticked {
 			// Under concurrent load, wait a little for more requests so
@@ -446,7 +439,7 @@ func (s *Scheduler) loop() {
 			}
 		}
 		timer.Stop()
-		if wake := s.eng.NextWake(); !wake.IsZero() && s.virtual == nil {
+		if wake = s.eng.NextWake(); !wake.IsZero() && s.virtual == nil {
 			timer.Reset(max(wake.Sub(s.cfg.Clock.Now()), 0))
 		}
 	}
