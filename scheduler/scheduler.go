@@ -213,19 +213,13 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		s.log.Warn("time trigger not armed", "problem", p)
 	}
 	s.virtual, _ = cfg.Clock.(*VirtualClock)
-	report := func(e executor.Exit) {
-		select {
-		case s.in <- s.exitRequest(e):
-		case <-s.quit:
-		}
-	}
-	s.fx = executor.NewFuncs(report, cfg.Logger)
+	s.fx = executor.NewFuncs(s.report, cfg.Logger)
 	s.x, err = executor.New(executor.Config{
 		Dir:     filepath.Join(cfg.DataDir, "runs"),
 		Command: cfg.SupervisorCommand,
 		Grace:   cfg.Grace,
 		Logger:  cfg.Logger,
-		Report:  report,
+		Report:  s.report,
 		// A spare for each worker, up to 8: commands started together do
 		// not wait for supervisors to start one after the other.
 		Spares: min(max(cfg.Workers, 1), 8),
@@ -262,7 +256,7 @@ func (s *Scheduler) Start() {
 	go s.deliver()
 	go s.writeAudit()
 	for _, e := range lost {
-		go func() { s.in <- s.exitRequest(e) }()
+		go s.report(e)
 	}
 	// Dispatch what was ready when the server stopped.
 	go s.Submit(context.Background(), engine.Tick{})
@@ -442,6 +436,16 @@ func (s *Scheduler) loop() {
 		if wake = s.eng.NextWake(); !wake.IsZero() && s.virtual == nil {
 			timer.Reset(max(wake.Sub(s.cfg.Clock.Now()), 0))
 		}
+	}
+}
+
+// report hands a run's outcome to the loop (or drops it once the
+// scheduler stops: the run stays recorded as running, and is attached or
+// lost at the next start).
+func (s *Scheduler) report(e executor.Exit) {
+	select {
+	case s.in <- s.exitRequest(e):
+	case <-s.quit:
 	}
 }
 
