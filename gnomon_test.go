@@ -405,9 +405,9 @@ func TestLostFunctionRunAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	def := &job.Task{Name: "f", Type: job.Callable, Function: "work", AlertOn: []job.Outcome{job.OutcomeFailure}, AlertTo: []string{"ops@example.com"}}
+	def := &job.Task{Name: "f", Type: job.Callable, Extra: &job.Extra{Function: "work", AlertOn: []job.Outcome{job.OutcomeFailure}, AlertTo: []string{"ops@example.com"}}}
 	if err := st.Commit(ctx, &store.Batch{
-		Tasks: []job.Record{{Def: def, State: job.State{Status: job.Running, Start: t0, RunID: 1}}},
+		Tasks: []job.Record{{Def: def, State: job.State{Status: job.Running, Start: job.At(t0), RunID: 1}}},
 		Runs:  []job.Run{{ID: 1, Task: "f", Status: job.Running, Start: t0, Trigger: "start"}},
 	}); err != nil {
 		t.Fatal(err)

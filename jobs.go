@@ -115,11 +115,12 @@ func OnCompletion(job string) string { return "su(" + job + ")|fa(" + job + ")" 
 // definition builds the stored form of j.
 func (j *Job) definition(loc *time.Location) (*job.Task, error) {
 	t := &job.Task{
-		Name: j.Name, Type: job.Callable, Function: j.Function, Command: j.Command, OutLog: j.OutLog, ErrLog: j.ErrLog,
-		Cron: j.Cron, Timezone: j.Timezone, Condition: j.Condition, StartDelay: job.Duration(j.Delay),
-		Overlap: job.Overlap(j.Overlap), Priority: job.Priority(j.Priority), Label: j.Label,
-		AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Interval: j.Every,
+		Name: j.Name, Type: job.Callable, Command: j.Command, OutLog: j.OutLog, ErrLog: j.ErrLog,
+		Cron: j.Cron, Timezone: j.Timezone, Condition: j.Condition, Priority: job.Priority(j.Priority), Interval: j.Every,
+		Extra: &job.Extra{Function: j.Function, StartDelay: job.Duration(j.Delay), Overlap: job.Overlap(j.Overlap), Label: j.Label,
+			AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate},
 	}
+	t.Compact()
 	if j.Timezone != "" {
 		var err error
 		if loc, err = time.LoadLocation(j.Timezone); err != nil {
@@ -198,7 +199,8 @@ type Group struct {
 
 // AddGroup adds a group of existing jobs.
 func (s *Scheduler) AddGroup(ctx context.Context, g Group) error {
-	t := &job.Task{Name: g.Name, Type: job.Group, Jobs: g.Jobs, Label: g.Label, AlertOn: g.AlertOn, AlertTo: g.AlertTo, AlertTemplate: g.AlertTemplate}
+	t := &job.Task{Name: g.Name, Type: job.Group,
+		Extra: &job.Extra{Jobs: g.Jobs, Label: g.Label, AlertOn: g.AlertOn, AlertTo: g.AlertTo, AlertTemplate: g.AlertTemplate}}
 	return s.define(ctx, "group", t.Name, format(t), false)
 }
 
@@ -266,7 +268,7 @@ func (s *Scheduler) Jobs(ctx context.Context) ([]JobStatus, error) {
 }
 
 func statusOf(def job.Task, st job.State) JobStatus {
-	return JobStatus{Definition: def, Status: st.Status, Start: st.Start, End: st.End, NextRun: st.NextFire, RunID: st.RunID}
+	return JobStatus{Definition: def, Status: st.Status, Start: st.Start.Time(), End: st.End.Time(), NextRun: st.NextFire.Time(), RunID: st.RunID}
 }
 
 // RunStatus is a run in flight.

@@ -270,10 +270,12 @@ func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
 	return v, true
 }
 
-func (s *Server) localState(st job.State) job.State {
-	st.Start, st.End, st.DueAt = s.local(st.Start), s.local(st.End), s.local(st.DueAt)
-	st.Scheduled, st.NextFire = s.local(st.Scheduled), s.local(st.NextFire)
-	return st
+func (s *Server) localState(st job.State) StateView {
+	return StateView{
+		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
+		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, DueAt: s.local(st.DueAt.Time()),
+		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,
+	}
 }
 
 func (s *Server) local(t time.Time) time.Time {

@@ -35,10 +35,28 @@ type ErrorResponse struct {
 	Errors []string `json:"errors,omitempty"`
 }
 
+// StateView is a task's state (job.State) with its times in the server's
+// zone.
+type StateView struct {
+	Status        job.Status    `json:"status"`
+	Start         time.Time     `json:"start,omitzero"`
+	End           time.Time     `json:"end,omitzero"`
+	ReadySeq      int64         `json:"ready_seq,omitempty"`
+	RunID         int64         `json:"run_id,omitempty"`
+	BundleRun     int64         `json:"bundle_run,omitempty"`
+	BundleOutcome job.Status    `json:"bundle_outcome,omitempty"`
+	Trigger       string        `json:"trigger,omitempty"`
+	DueAt         time.Time     `json:"due_at,omitzero"`
+	Scheduled     time.Time     `json:"scheduled,omitzero"`
+	NextFire      time.Time     `json:"next_fire,omitzero"`
+	LastExec      time.Time     `json:"last_exec,omitzero"`
+	Pending       []job.Pending `json:"pending,omitempty"`
+}
+
 // TaskView is a task's definition and state; a bundle lists its children.
 type TaskView struct {
 	Task     job.Task   `json:"task"`
-	State    job.State  `json:"state"`
+	State    StateView  `json:"state"`
 	Children []TaskView `json:"children,omitempty"`
 	// Stored summarises, for a configuration, the events each dependency
 	// holds.

@@ -27,8 +27,8 @@ func TestTaskMemory(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	per := (after.HeapAlloc - before.HeapAlloc) / n
 	t.Logf("%d bytes of heap per task", per)
-	if per > 2000 {
-		t.Errorf("%d bytes of heap per task; it was about 1,400", per)
+	if per > 1300 {
+		t.Errorf("%d bytes of heap per task; it was about 1,000", per)
 	}
 	runtime.KeepAlive(e)
 }

@@ -60,7 +60,7 @@ func taskLines(w io.Writer, t *job.Task, indent string) {
 	}
 	for _, kv := range defs.Attrs(t) {
 		if kv[0] == "dependencies" {
-			for _, d := range t.Deps {
+			for _, d := range t.Extras().Deps {
 				fmt.Fprintf(w, "%sDependency: %s %s (life %ds)\n", indent, d.Type, d.Resource, d.Life)
 			}
 			continue

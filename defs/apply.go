@@ -251,7 +251,7 @@ func (a *applier) action(act *Action) bool {
 			continue
 		}
 		if f.Value == "" {
-			if act.Kind == Update && callableRequired[f.Key] && t.Type == job.Callable && t.Function == "" {
+			if act.Kind == Update && callableRequired[f.Key] && t.Type == job.Callable && t.Extras().Function == "" {
 				a.errorf(act, f.Line, "%s: value is empty", f.Key)
 				continue
 			}
@@ -262,11 +262,12 @@ func (a *applier) action(act *Action) bool {
 			a.errorf(act, f.Line, "%v", err)
 		}
 	}
+	t.Compact()
 	if len(a.errs) > nerr {
 		return false
 	}
 	// Rules on the resulting definition.
-	if t.Type == job.Callable && act.Kind == Insert && t.Function == "" {
+	if t.Type == job.Callable && act.Kind == Insert && t.Extras().Function == "" {
 		for _, k := range []string{"command", "out_log_file", "err_log_file"} {
 			if f, ok := field(act, k); !ok || f.Value == "" {
 				a.errorf(act, act.Line, "%s: field is required", k)
@@ -285,16 +286,16 @@ func (a *applier) action(act *Action) bool {
 		a.checkConfiguration(act, t, at)
 	}
 	a.checkRunner(act, t, at)
-	if (t.Overlap == job.OverlapAllow || t.Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") {
-		a.errorf(act, at("overlap", "parent"), "overlap: %s is not allowed for a bundle or a task inside one (a bundle run starts each child once)", t.Overlap)
+	if (t.Extras().Overlap == job.OverlapAllow || t.Extras().Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") {
+		a.errorf(act, at("overlap", "parent"), "overlap: %s is not allowed for a bundle or a task inside one (a bundle run starts each child once)", t.Extras().Overlap)
 	}
-	if t.Type == job.Group && len(t.Jobs) == 0 {
+	if t.Type == job.Group && len(t.Extras().Jobs) == 0 {
 		a.errorf(act, at("jobs"), "jobs: a group should contain at least one job")
 	}
-	if (len(t.AlertOn) > 0) != (len(t.AlertTo) > 0) {
+	if (len(t.Extras().AlertOn) > 0) != (len(t.Extras().AlertTo) > 0) {
 		a.errorf(act, at("alert_on", "alert_to"), "alerts need both alert_on and alert_to")
 	}
-	if t.AlertTemplate != "" && len(t.AlertTo) == 0 {
+	if t.Extras().AlertTemplate != "" && len(t.Extras().AlertTo) == 0 {
 		a.errorf(act, at("alert_template"), "alert_template needs alert_on and alert_to")
 	}
 	if len(t.StartTimes) > 0 && (t.Window != nil || len(t.StartMins) > 0) {
@@ -341,7 +342,7 @@ var configurationForbidden = map[string]bool{
 // checkConfiguration applies the rules of configurations: dependencies are
 // required, and a command comes with its log files.
 func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string) int) {
-	if len(t.Deps) == 0 {
+	if len(t.Extras().Deps) == 0 {
 		a.errorf(act, at("dependencies"), "dependencies: field is required")
 	}
 	if t.Command != "" {
@@ -364,7 +365,7 @@ var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, 
 // registered function, not both; log files go with a command (a function
 // may have them too: its run writes to them).
 func (a *applier) checkRunner(act *Action, t *job.Task, at func(...string) int) {
-	if t.Function == "" {
+	if t.Extras().Function == "" {
 		return
 	}
 	switch {
@@ -372,8 +373,8 @@ func (a *applier) checkRunner(act *Action, t *job.Task, at func(...string) int) 
 		a.errorf(act, at("function"), "function: field is not allowed for bundle")
 	case t.Command != "":
 		a.errorf(act, at("function", "command"), "a task runs either a command or a function, not both")
-	case !a.env.Function(t.Function):
-		a.errorf(act, at("function"), "function: %s is not registered with this scheduler", t.Function)
+	case !a.env.Function(t.Extras().Function):
+		a.errorf(act, at("function"), "function: %s is not registered with this scheduler", t.Extras().Function)
 	}
 }
 
@@ -397,15 +398,15 @@ func clear(t *job.Task, key string) {
 	case "err_log_file":
 		t.ErrLog = ""
 	case "label":
-		t.Label = ""
+		t.Edit().Label = ""
 	case "machine":
-		t.Machine = ""
+		t.Edit().Machine = ""
 	case "parent":
 		t.Parent = ""
 	case "priority":
 		t.Priority = job.Low
 	case "profile":
-		t.Profile = ""
+		t.Edit().Profile = ""
 	case "run_days":
 		t.RunDays = 0
 	case "start_times":
@@ -425,21 +426,21 @@ func clear(t *job.Task, key string) {
 	case "interval":
 		t.Interval = ""
 	case "start_delay":
-		t.StartDelay = 0
+		t.Edit().StartDelay = 0
 	case "overlap":
-		t.Overlap = ""
+		t.Edit().Overlap = ""
 	case "dependencies":
-		t.Deps = nil
+		t.Edit().Deps = nil
 	case "function":
-		t.Function = ""
+		t.Edit().Function = ""
 	case "alert_on":
-		t.AlertOn = nil
+		t.Edit().AlertOn = nil
 	case "alert_to":
-		t.AlertTo = nil
+		t.Edit().AlertTo = nil
 	case "alert_template":
-		t.AlertTemplate = ""
+		t.Edit().AlertTemplate = ""
 	case "jobs":
-		t.Jobs = nil
+		t.Edit().Jobs = nil
 	}
 }
 
@@ -459,15 +460,15 @@ func set(t *job.Task, key, v string) error {
 	case "err_log_file":
 		t.ErrLog = v
 	case "label":
-		t.Label = v
+		t.Edit().Label = v
 	case "machine":
-		t.Machine = v
+		t.Edit().Machine = v
 	case "parent":
 		t.Parent = v
 	case "priority":
 		t.Priority, err = ParsePriority(v)
 	case "profile":
-		t.Profile = v
+		t.Edit().Profile = v
 	case "run_days":
 		t.RunDays, err = ParseRunDays(v)
 	case "start_times":
@@ -505,31 +506,31 @@ func set(t *job.Task, key, v string) error {
 		if err != nil || d < 0 {
 			err = fmt.Errorf("start_delay: %q is not a duration such as 10s, 1500ms or 2m", v)
 		}
-		t.StartDelay = job.Duration(d)
+		t.Edit().StartDelay = job.Duration(d)
 	case "overlap":
 		switch job.Overlap(v) {
 		case job.OverlapSkip, job.OverlapAllow, job.OverlapQueue:
-			t.Overlap = job.Overlap(v)
+			t.Edit().Overlap = job.Overlap(v)
 		default:
 			err = fmt.Errorf("overlap: %q should be one of skip, allow, queue", v)
 		}
 	case "dependencies":
-		if t.Deps, err = eventdep.ParseDeps(v); err != nil {
+		if t.Edit().Deps, err = eventdep.ParseDeps(v); err != nil {
 			err = fmt.Errorf("dependencies: %w", err)
 		}
 	case "function":
 		if !nameRE.MatchString(v) {
 			err = fmt.Errorf("function: %q is not a function name (letters, digits and underscores)", v)
 		}
-		t.Function = v
+		t.Edit().Function = v
 	case "alert_on":
-		t.AlertOn, err = ParseAlertOn(v)
+		t.Edit().AlertOn, err = ParseAlertOn(v)
 	case "alert_to":
-		t.AlertTo, err = ParseAddresses(v)
+		t.Edit().AlertTo, err = ParseAddresses(v)
 	case "alert_template":
-		t.AlertTemplate = v
+		t.Edit().AlertTemplate = v
 	case "jobs":
-		t.Jobs, err = ParseJobs(v)
+		t.Edit().Jobs, err = ParseJobs(v)
 	}
 	return err
 }

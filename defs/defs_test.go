@@ -428,7 +428,7 @@ func TestDeclarative(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := res.Tasks["a"]; a.Label != "new" || a.Command != "x" {
+	if a := res.Tasks["a"]; a.Extras().Label != "new" || a.Command != "x" {
 		t.Errorf("a = %+v", a)
 	}
 	if diff := cmp.Diff([]string{"a", "fresh"}, res.Changed); diff != "" {

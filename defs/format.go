@@ -23,21 +23,21 @@ func Attrs(t *job.Task) [][2]string {
 		}
 	}
 	if t.Type == job.Group {
-		add("jobs", strings.Join(t.Jobs, ","))
-		add("label", t.Label)
+		add("jobs", strings.Join(t.Extras().Jobs, ","))
+		add("label", t.Extras().Label)
 		addAlerts(add, t)
 		return out
 	}
 	add("type", string(t.Type))
 	add("parent", t.Parent)
-	add("machine", t.Machine)
+	add("machine", t.Extras().Machine)
 	add("command", t.Command)
-	add("function", t.Function)
+	add("function", t.Extras().Function)
 	add("condition", t.Condition)
 	add("out_log_file", t.OutLog)
 	add("err_log_file", t.ErrLog)
-	add("label", t.Label)
-	add("profile", t.Profile)
+	add("label", t.Extras().Label)
+	add("profile", t.Extras().Profile)
 	add("run_days", t.RunDays.String())
 	add("start_times", JoinClocks(t.StartTimes))
 	if t.Window != nil {
@@ -49,12 +49,12 @@ func Attrs(t *job.Task) [][2]string {
 	add("end_date", t.EndDate)
 	add("interval", t.Interval)
 	add("timezone", t.Timezone)
-	if t.StartDelay > 0 {
-		add("start_delay", time.Duration(t.StartDelay).String())
+	if t.Extras().StartDelay > 0 {
+		add("start_delay", time.Duration(t.Extras().StartDelay).String())
 	}
-	add("overlap", string(t.Overlap))
-	if len(t.Deps) > 0 {
-		add("dependencies", DepsJSON(t.Deps))
+	add("overlap", string(t.Extras().Overlap))
+	if len(t.Extras().Deps) > 0 {
+		add("dependencies", DepsJSON(t.Extras().Deps))
 	}
 	addAlerts(add, t)
 	add("priority", strconv.Itoa(int(t.Priority)))
@@ -62,13 +62,13 @@ func Attrs(t *job.Task) [][2]string {
 }
 
 func addAlerts(add func(k, v string), t *job.Task) {
-	on := make([]string, len(t.AlertOn))
-	for i, o := range t.AlertOn {
+	on := make([]string, len(t.Extras().AlertOn))
+	for i, o := range t.Extras().AlertOn {
 		on[i] = string(o)
 	}
 	add("alert_on", strings.Join(on, ","))
-	add("alert_to", strings.Join(t.AlertTo, ","))
-	add("alert_template", t.AlertTemplate)
+	add("alert_to", strings.Join(t.Extras().AlertTo, ","))
+	add("alert_template", t.Extras().AlertTemplate)
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.

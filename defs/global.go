@@ -43,7 +43,7 @@ func (a *applier) global(deleted map[string]bool) {
 			if t.Parent == name {
 				kids = append(kids, other)
 			}
-			if t.Type == job.Group && slices.Contains(t.Jobs, name) {
+			if t.Type == job.Group && slices.Contains(t.Extras().Jobs, name) {
 				groups = append(groups, other)
 			}
 			if t.Condition != "" && slices.Contains(cond.MustParse(t.Condition).Names(), name) {
@@ -73,7 +73,7 @@ func (a *applier) global(deleted map[string]bool) {
 			}
 			return act.Line
 		}
-		for _, j := range t.Jobs {
+		for _, j := range t.Extras().Jobs {
 			switch m, ok := a.tasks.get(j); {
 			case !ok:
 				a.errorf(act, line("jobs"), "jobs: task %s does not exist", j)

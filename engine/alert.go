@@ -20,7 +20,7 @@ func outcome(s job.Status) job.Outcome {
 // it; recipients reached through the same template share one alert.
 func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
 	name := en.def.Name
-	if len(en.def.AlertTo) == 0 && len(e.memberOf[name]) == 0 {
+	if len(en.def.Extras().AlertTo) == 0 && len(e.memberOf[name]) == 0 {
 		return // nothing to ask: the common case, on the path of every run's end
 	}
 	sources := []*job.Task{en.def}
@@ -33,14 +33,14 @@ func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
 		if !src.Alerts(o) {
 			continue
 		}
-		for _, to := range src.AlertTo {
+		for _, to := range src.Extras().AlertTo {
 			if seen[to] {
 				continue
 			}
 			seen[to] = true
-			i := slices.IndexFunc(out, func(a job.Alert) bool { return a.Template == src.AlertTemplate })
+			i := slices.IndexFunc(out, func(a job.Alert) bool { return a.Template == src.Extras().AlertTemplate })
 			if i < 0 {
-				a := job.Alert{Task: name, Outcome: o, Created: e.now, Template: src.AlertTemplate, State: job.AlertPending, Message: reason}
+				a := job.Alert{Task: name, Outcome: o, Created: e.now, Template: src.Extras().AlertTemplate, State: job.AlertPending, Message: reason}
 				if r != nil {
 					a.RunID, a.Start, a.End, a.ExitCode, a.Message, a.Data = r.ID, r.Start, r.End, r.ExitCode, r.Message, r.Data
 				}

@@ -15,10 +15,10 @@ import (
 func (e *Engine) startBundle(name string) {
 	en := e.tasks[name]
 	e.lastRun++
-	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: cmp.Or(en.st.Trigger, "start"), Scheduled: en.st.Scheduled}
+	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: cmp.Or(en.st.Trigger, "start"), Scheduled: en.st.Scheduled.Time()}
 	e.runs[r.ID] = r
 	e.touchRun(r)
-	en.st.Start, en.st.End, en.st.RunID = e.now, time.Time{}, r.ID
+	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), job.At(time.Time{}), r.ID
 	e.setStatus(name, job.Running, false)
 
 	var queued []string
@@ -98,7 +98,7 @@ func (e *Engine) checkBundle(name string) {
 		outcome = job.Failure
 	}
 	for _, c := range pending {
-		e.tasks[c].st.End = e.now
+		e.tasks[c].st.End = job.At(e.now)
 		e.setStatus(c, job.Idle, false)
 	}
 	e.finishBundle(name, outcome)
@@ -140,6 +140,6 @@ func (e *Engine) finishBundle(name string, result job.Status) {
 			e.touch(c)
 		}
 	}
-	en.st.RunID, en.st.End = 0, e.now
+	en.st.RunID, en.st.End = 0, job.At(e.now)
 	e.setStatus(name, result, true)
 }

@@ -74,20 +74,20 @@ func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult
 	if last := en.st.LastExec; !last.IsZero() && r <= last.UnixNano() {
 		return // not newer than the last execution: ignored for this configuration
 	}
-	if e.lateness > 0 && en.hasNewest && r < en.newest-e.lateness {
+	if e.lateness > 0 && en.win.hasNewest && r < en.win.newest-e.lateness {
 		return // later than the lateness allowed after the newest event
 	}
 	name := en.def.Name
 	e.noteNewest(en, r)
 	for _, ref := range refs {
-		d := en.def.Deps[ref.Dep]
+		d := en.def.Extras().Deps[ref.Dep]
 		res.Validated = append(res.Validated, Validated{Configuration: name, Type: d.Type, Resource: d.Resource})
-		en.seen.Add(ref.Dep, r)
+		en.win.seen.Add(ref.Dep, r)
 		e.hold(en)
 		e.out.Validations = append(e.out.Validations, job.Validation{Task: name, Dep: d.Key(), TS: ev.At})
 	}
-	for i, d := range en.def.Deps {
-		if !en.seen.Met(i, r, d.Life) {
+	for i, d := range en.def.Extras().Deps {
+		if !en.win.seen.Met(i, r, d.Life) {
 			return
 		}
 	}
@@ -112,7 +112,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	if f.Fate != job.FateRan {
 		return false
 	}
-	en.st.LastExec = ev.At
+	en.st.LastExec = job.At(ev.At)
 	e.touch(name)
 	e.pruneExecuted(en)
 	trig := Triggered{Task: name, At: ev.At, Type: ev.Type, Resource: ev.Resource}
@@ -121,7 +121,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 		return true
 	}
 	if en.def.Executes() {
-		en.st.Trigger, en.st.Scheduled = "event", ev.At
+		en.st.Trigger, en.st.Scheduled = "event", job.At(ev.At)
 		e.out.Effects = append(e.out.Effects, trig)
 		e.setStatus(name, job.Queued, false)
 		e.release(name)
@@ -136,7 +136,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	e.alert(en, job.OutcomeSuccess, run, "")
 	trig.RunID = run.ID
 	e.out.Effects = append(e.out.Effects, trig)
-	en.st.Start, en.st.End, en.st.RunID = e.now, e.now, 0
+	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), job.At(e.now), 0
 	e.setStatus(name, job.Success, true)
 	return true
 }
@@ -146,17 +146,17 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 // are too old to count for any event still accepted. Dropping them later
 // than possible changes no outcome: they could not count anyway.
 func (e *Engine) noteNewest(en *entry, r int64) {
-	if en.hasNewest && r <= en.newest {
+	if en.win.hasNewest && r <= en.win.newest {
 		return
 	}
-	if !en.hasNewest {
-		en.pruned = r
+	if !en.win.hasNewest {
+		en.win.pruned = r
 	}
-	en.newest, en.hasNewest = r, true
-	if e.lateness == 0 || r-en.pruned < e.lateness/8 || r-e.lateness > r {
+	en.win.newest, en.win.hasNewest = r, true
+	if e.lateness == 0 || r-en.win.pruned < e.lateness/8 || r-e.lateness > r {
 		return
 	}
-	en.pruned = r
+	en.win.pruned = r
 	e.pruneLate(en)
 }
 
@@ -167,21 +167,21 @@ func (e *Engine) pruneExecuted(en *entry) {
 		return
 	}
 	last := en.st.LastExec.UnixNano()
-	for i, d := range en.def.Deps {
-		en.seen.Prune(i, eventdep.Expired(last, d.Life))
+	for i, d := range en.def.Extras().Deps {
+		en.win.seen.Prune(i, eventdep.Expired(last, d.Life))
 	}
 }
 
 // pruneLate drops the stored timestamps too old to count for any event
 // still accepted under the allowed lateness.
 func (e *Engine) pruneLate(en *entry) {
-	if e.lateness == 0 || !en.hasNewest || en.newest-e.lateness > en.newest {
+	if e.lateness == 0 || !en.win.hasNewest || en.win.newest-e.lateness > en.win.newest {
 		return
 	}
-	oldest := en.newest - e.lateness // the oldest instant still evaluated
-	for i, d := range en.def.Deps {
+	oldest := en.win.newest - e.lateness // the oldest instant still evaluated
+	for i, d := range en.def.Extras().Deps {
 		if lo := eventdep.Before(oldest, d.Life); lo != math.MinInt64 {
-			en.seen.Prune(i, lo-1)
+			en.win.seen.Prune(i, lo-1)
 		}
 	}
 }
@@ -193,24 +193,30 @@ func (e *Engine) pruneLate(en *entry) {
 func (e *Engine) indexData(en *entry, old, def *job.Task) {
 	var prev eventdep.Seen
 	if old != nil && old.Type == job.Configuration {
-		e.dataIdx.Remove(old.Name, old.Deps)
-		prev = en.seen
+		e.dataIdx.Remove(old.Name, old.Extras().Deps)
+		if en.win != nil {
+			prev = en.win.seen
+		}
 	}
-	en.seen = nil
 	if def != nil && def.Type == job.Configuration {
-		e.dataIdx.Add(def.Name, def.Deps)
-		en.seen = eventdep.NewSeen(len(def.Deps))
+		e.dataIdx.Add(def.Name, def.Extras().Deps)
+		if en.win == nil {
+			en.win = &windows{}
+		}
+		en.win.seen = eventdep.NewSeen(len(def.Extras().Deps))
+	} else {
+		en.win = nil
 	}
 	if old == nil || prev == nil {
 		return
 	}
-	for i, d := range old.Deps {
+	for i, d := range old.Extras().Deps {
 		j := -1
 		if def != nil && def.Type == job.Configuration {
-			j = slices.IndexFunc(def.Deps, func(n job.DataDep) bool { return n.Key() == d.Key() })
+			j = slices.IndexFunc(def.Extras().Deps, func(n job.DataDep) bool { return n.Key() == d.Key() })
 		}
 		if j >= 0 {
-			en.seen[j] = prev[i]
+			en.win.seen[j] = prev[i]
 		} else if def != nil {
 			e.out.Validations = append(e.out.Validations, job.Validation{Task: old.Name, Dep: d.Key(), Expire: true})
 		}
@@ -223,9 +229,8 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 // resetData forgets a configuration's last execution and stored events:
 // the remedy when an event stamped far in the future has muted it.
 func (e *Engine) resetData(en *entry) {
-	en.st.LastExec = time.Time{}
-	en.seen = eventdep.NewSeen(len(en.def.Deps))
-	en.newest, en.pruned, en.hasNewest = 0, 0, false
+	en.st.LastExec = job.At(time.Time{})
+	en.win = &windows{seen: eventdep.NewSeen(len(en.def.Extras().Deps))}
 	e.out.Validations = append(e.out.Validations, job.Validation{Task: en.def.Name, Expire: true})
 	e.touch(en.def.Name)
 }
@@ -250,34 +255,34 @@ func (e *Engine) restoreWindows(vals []job.Validation) {
 	var touched []*entry
 	for _, v := range vals {
 		en := e.tasks[v.Task]
-		if en == nil || en.seen == nil {
+		if en == nil || en.win == nil {
 			continue
 		}
-		for i, d := range en.def.Deps {
+		for i, d := range en.def.Extras().Deps {
 			if v.Expire && (v.Dep == "" || v.Dep == d.Key()) {
-				en.seen[i] = nil
+				en.win.seen[i] = nil
 			} else if !v.Expire && d.Key() == v.Dep {
-				en.seen.Add(i, v.TS.UnixNano())
+				en.win.seen.Add(i, v.TS.UnixNano())
 				e.hold(en)
 				touched = append(touched, en)
 			}
 		}
 	}
 	for _, en := range touched {
-		for i := range en.seen {
-			if n := len(en.seen[i]); n > 0 && (!en.hasNewest || en.seen[i][n-1] > en.newest) {
-				en.newest, en.hasNewest = en.seen[i][n-1], true
+		for i := range en.win.seen {
+			if n := len(en.win.seen[i]); n > 0 && (!en.win.hasNewest || en.win.seen[i][n-1] > en.win.newest) {
+				en.win.newest, en.win.hasNewest = en.win.seen[i][n-1], true
 			}
 		}
 	}
 	for _, en := range e.tasks {
-		if en.seen == nil {
+		if en.win == nil {
 			continue
 		}
-		if last := en.st.LastExec; !last.IsZero() && (!en.hasNewest || last.UnixNano() > en.newest) {
-			en.newest, en.hasNewest = last.UnixNano(), true
+		if last := en.st.LastExec; !last.IsZero() && (!en.win.hasNewest || last.UnixNano() > en.win.newest) {
+			en.win.newest, en.win.hasNewest = last.UnixNano(), true
 		}
-		en.pruned = en.newest
+		en.win.pruned = en.win.newest
 		e.pruneExecuted(en)
 		e.pruneLate(en)
 	}
@@ -297,14 +302,14 @@ type WindowSet struct {
 func (e *Engine) Windows() []WindowSet {
 	var out []WindowSet
 	for name, en := range e.holders {
-		if e.tasks[name] != en || en.seen == nil {
+		if e.tasks[name] != en || en.win == nil {
 			delete(e.holders, name)
 			continue
 		}
 		set := WindowSet{Task: name}
-		for i, list := range en.seen {
+		for i, list := range en.win.seen {
 			if len(list) > 0 {
-				set.Deps = append(set.Deps, en.def.Deps[i].Key())
+				set.Deps = append(set.Deps, en.def.Extras().Deps[i].Key())
 				set.TS = append(set.TS, slices.Clone(list))
 			}
 		}
@@ -331,14 +336,14 @@ type Stored struct {
 // dependency, nil for other tasks: what answers "why did it not trigger".
 func (e *Engine) StoredEvents(name string) []Stored {
 	en := e.tasks[name]
-	if en == nil || en.seen == nil {
+	if en == nil || en.win == nil {
 		return nil
 	}
-	out := make([]Stored, len(en.def.Deps))
-	for i, d := range en.def.Deps {
-		out[i] = Stored{Type: d.Type, Resource: d.Resource, Count: len(en.seen[i])}
-		if n := len(en.seen[i]); n > 0 {
-			out[i].Oldest, out[i].Newest = time.Unix(0, en.seen[i][0]).UTC(), time.Unix(0, en.seen[i][n-1]).UTC()
+	out := make([]Stored, len(en.def.Extras().Deps))
+	for i, d := range en.def.Extras().Deps {
+		out[i] = Stored{Type: d.Type, Resource: d.Resource, Count: len(en.win.seen[i])}
+		if n := len(en.win.seen[i]); n > 0 {
+			out[i].Oldest, out[i].Newest = time.Unix(0, en.win.seen[i][0]).UTC(), time.Unix(0, en.win.seen[i][n-1]).UTC()
 		}
 	}
 	return out

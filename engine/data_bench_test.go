@@ -16,11 +16,11 @@ func configured(tb testing.TB, n int) *Engine {
 	tb.Helper()
 	recs := make([]job.Record, n)
 	for k := range n {
-		recs[k] = job.Record{Def: &job.Task{Name: fmt.Sprintf("C%d", k), Type: job.Configuration, Deps: []job.DataDep{
+		recs[k] = job.Record{Def: &job.Task{Name: fmt.Sprintf("C%d", k), Type: job.Configuration, Extra: &job.Extra{Deps: []job.DataDep{
 			{Type: job.Table, Resource: fmt.Sprintf("table_%d", k), Life: 3600},
 			{Type: job.File, Resource: fmt.Sprintf("/landing/%d", k), Life: 3600},
 			{Type: job.TimeBased, Resource: fmt.Sprintf("cron_%d", k)},
-		}}}
+		}}}}
 	}
 	e := New(Config{})
 	if err := e.Restore(recs, nil, 0, nil); err != nil {

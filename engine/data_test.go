@@ -147,8 +147,8 @@ func TestEdgeCases(t *testing.T) {
 				t.Errorf("triggered %v validated %v", trig, val)
 			}
 		}
-		if h.e.tasks["A"].seen.Len(0) != 1 {
-			t.Errorf("stored %d", h.e.tasks["A"].seen.Len(0))
+		if h.e.tasks["A"].win.seen.Len(0) != 1 {
+			t.Errorf("stored %d", h.e.tasks["A"].win.seen.Len(0))
 		}
 	})
 	t.Run("duplicate of a triggering event", func(t *testing.T) {
@@ -203,7 +203,7 @@ func TestEdgeCases(t *testing.T) {
 		h.expect(job.TimeBased, "cron", "2099-01-01 00:00:00", "B") // a producer with a broken clock
 		h.expect(job.TimeBased, "cron", "2021-01-01 10:00:00")      // muted
 		h.act("B", job.ActReset)
-		if _, st, _ := h.e.Task("B"); !st.LastExec.IsZero() || st.Status != job.Idle || h.e.tasks["B"].seen.Len(0) != 0 {
+		if _, st, _ := h.e.Task("B"); !st.LastExec.IsZero() || st.Status != job.Idle || h.e.tasks["B"].win.seen.Len(0) != 0 {
 			t.Errorf("after reset: %+v", st)
 		}
 		h.expect(job.TimeBased, "cron", "2021-01-01 10:00:01", "B")
@@ -268,7 +268,7 @@ func TestLatenessBoundsMemory(t *testing.T) {
 	for i := range 60 * 24 * 30 { // a file a minute for 30 days
 		h.apply(Data{Type: job.File, Resource: "/in/f", At: start.Add(time.Duration(i) * time.Minute)})
 	}
-	n := h.e.tasks["A"].seen.Len(0)
+	n := h.e.tasks["A"].win.seen.Len(0)
 	// Seven days of lateness, an hour of life, an eighth of slack.
 	if limit := (7*24+1)*60 + 7*24*60/8 + 1; n > limit || n < 7*24*60 {
 		t.Errorf("%d validations kept, want between %d and %d", n, 7*24*60, limit)

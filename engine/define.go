@@ -63,7 +63,7 @@ func (e *Engine) define(ev Define) error {
 		e.defs[name] = def
 		e.touch(name)
 		e.out.defined[name] = true
-		if def.Overlap != job.OverlapAllow && def.Overlap != job.OverlapQueue && len(en.st.Pending) > 0 {
+		if def.Extras().Overlap != job.OverlapAllow && def.Extras().Overlap != job.OverlapQueue && len(en.st.Pending) > 0 {
 			en.st.Pending = nil // the task no longer lets triggers wait
 			delete(e.pending, name)
 		}
@@ -86,7 +86,7 @@ func (e *Engine) index(name string, old, def *job.Task) {
 		for _, ref := range refs(old) {
 			unlink(e.deps, ref, name)
 		}
-		for _, j := range old.Jobs {
+		for _, j := range old.Extras().Jobs {
 			unlink(e.memberOf, j, name)
 		}
 		if old.Parent != "" {
@@ -104,7 +104,7 @@ func (e *Engine) link(name string, refs []string, def *job.Task) {
 	for _, ref := range refs {
 		link(e.deps, ref, name)
 	}
-	for _, j := range def.Jobs {
+	for _, j := range def.Extras().Jobs {
 		link(e.memberOf, j, name)
 	}
 	if def.Parent != "" {

@@ -104,8 +104,13 @@ type entry struct {
 	// active counts the task's runs that have not ended: more than one
 	// under overlap allow.
 	active int
-	seen   eventdep.Seen // a configuration's accepted events, nil otherwise
-	// newest is the newest timestamp a configuration accepted (or its
+	win    *windows // a configuration's accepted events, nil otherwise
+}
+
+// windows are the events a configuration accepted.
+type windows struct {
+	seen eventdep.Seen
+	// newest is the newest timestamp the configuration accepted (or its
 	// last execution), 0 with hasNewest false before any; pruned is the
 	// value of newest when late validations were last dropped.
 	newest, pruned int64
@@ -252,7 +257,7 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, va
 		if next := en.st.NextFire; en.sched != nil && !next.IsZero() {
 			// Keep the occurrence only if the trigger still yields it (the
 			// default zone may have changed since).
-			if n, ok := en.sched.Next(next.Add(-time.Nanosecond)); ok && n.Equal(next) {
+			if n, ok := en.sched.Next(next.Time().Add(-time.Nanosecond)); ok && job.At(n) == next {
 				en.hidx = len(e.fires)
 				e.fires = append(e.fires, en)
 			} else {
@@ -342,12 +347,12 @@ func (e *Engine) Schedule(name string) calendar.Schedule {
 func (e *Engine) NextWake() time.Time {
 	var t time.Time
 	if len(e.fires) > 0 {
-		t = e.fires[0].st.NextFire
+		t = e.fires[0].st.NextFire.Time()
 	}
 	for name := range e.staged {
 		due := e.tasks[name].st.DueAt
 		if t.IsZero() || due.Before(t) {
-			t = due
+			t = due.Time()
 		}
 	}
 	if due := e.pendingWake(); !due.IsZero() && (t.IsZero() || due.Before(t)) {
@@ -430,7 +435,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		}
 	case job.Staged:
 	default:
-		en.st.DueAt = time.Time{}
+		en.st.DueAt = job.At(time.Time{})
 	}
 	if s != job.Ready {
 		en.st.ReadySeq = 0
@@ -439,7 +444,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		en.st.Trigger = ""
 	}
 	if !s.Active() {
-		en.st.Scheduled = time.Time{}
+		en.st.Scheduled = job.At(time.Time{})
 	}
 	// The first settled status of a bundle member is its outcome for the run.
 	if en.st.BundleRun != 0 && en.st.BundleOutcome == job.Idle && s.Settled() && s != job.Idle {
@@ -452,7 +457,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 
 // settleByEvent applies a status event's outcome: end time now, start kept.
 func (e *Engine) settleByEvent(name string, s job.Status) {
-	e.tasks[name].st.End = e.now
+	e.tasks[name].st.End = job.At(e.now)
 	e.setStatus(name, s, false)
 }
 
@@ -542,8 +547,8 @@ func (e *Engine) notStarted(task, reason string) {
 // condition when gate is set), or staged until its start delay has passed.
 func (e *Engine) trigger(name string, gate bool) {
 	en := e.tasks[name]
-	if en.def.StartDelay > 0 {
-		en.st.DueAt = e.now.Add(time.Duration(en.def.StartDelay))
+	if en.def.Extras().StartDelay > 0 {
+		en.st.DueAt = job.At(e.now.Add(time.Duration(en.def.Extras().StartDelay)))
 		e.setStatus(name, job.Staged, false)
 		e.staged[name] = struct{}{}
 		return
@@ -602,11 +607,11 @@ func (e *Engine) startRun(name, trigger string) {
 		Start:     e.now,
 		BundleRun: en.st.BundleRun,
 		Trigger:   trigger,
-		Scheduled: en.st.Scheduled,
+		Scheduled: en.st.Scheduled.Time(),
 	}
 	e.runs[r.ID] = r
 	e.running++
-	en.st.Start, en.st.End, en.st.RunID = e.now, time.Time{}, r.ID
+	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), job.At(time.Time{}), r.ID
 	e.setStatus(name, job.Running, false)
 	e.touchRun(r)
 	e.out.Effects = append(e.out.Effects, StartRun{Run: *r, Task: *en.def})
@@ -646,7 +651,7 @@ func (e *Engine) exited(ev RunExited) {
 	}
 	e.touchRun(r)
 	e.alert(en, outcome(r.Status), r, "")
-	if en.active > 0 && en.st.Status == job.Running && en.def.Overlap == job.OverlapAllow {
+	if en.active > 0 && en.st.Status == job.Running && en.def.Extras().Overlap == job.OverlapAllow {
 		// Other runs of the task still run (overlap allow): the task stays
 		// running, and this run's outcome reaches its dependents.
 		if en.st.RunID == r.ID {
@@ -661,7 +666,7 @@ func (e *Engine) exited(ev RunExited) {
 	}
 	en.st.RunID = 0
 	if en.st.Status == job.Running {
-		en.st.End = end
+		en.st.End = job.At(end)
 		e.setStatus(r.Task, r.Status, true)
 	} else {
 		e.touch(r.Task)

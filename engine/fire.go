@@ -22,8 +22,8 @@ type fireHeap []*entry
 func (h fireHeap) Len() int { return len(h) }
 func (h fireHeap) Less(i, j int) bool {
 	a, b := h[i].st.NextFire, h[j].st.NextFire
-	if !a.Equal(b) {
-		return a.Before(b)
+	if a != b {
+		return a < b
 	}
 	return h[i].def.Name < h[j].def.Name
 }
@@ -73,7 +73,7 @@ func (e *Engine) arm(en *entry, next time.Time, ok bool) {
 	if !ok {
 		next = time.Time{}
 	}
-	en.st.NextFire = next
+	en.st.NextFire = job.At(next)
 	switch {
 	case next.IsZero() && en.hidx >= 0:
 		heap.Remove(&e.fires, en.hidx)
@@ -119,14 +119,14 @@ func (e *Engine) fireDue() {
 	for len(e.fires) > 0 && !e.fires[0].st.NextFire.After(e.now) {
 		at := e.fires[0].st.NextFire
 		var group []*entry
-		for len(e.fires) > 0 && e.fires[0].st.NextFire.Equal(at) {
+		for len(e.fires) > 0 && e.fires[0].st.NextFire == at {
 			en := e.fires[0]
-			if e.fate(en, at) {
+			if e.fate(en, at.Time()) {
 				group = append(group, en)
 			}
 			e.advance(en)
 		}
-		e.startGroup(group, at)
+		e.startGroup(group, at.Time())
 	}
 }
 
@@ -167,7 +167,7 @@ func busy(en *entry, what string) string {
 // long stop the missed occurrences are listed up to maxMissed; the rest is
 // summed up in the last record.
 func (e *Engine) advance(en *entry) {
-	next, ok := en.sched.Next(en.st.NextFire)
+	next, ok := en.sched.Next(en.st.NextFire.Time())
 	missed := 0
 	for ok && e.now.Sub(next) > e.grace {
 		if missed++; missed == maxMissed {
@@ -195,7 +195,7 @@ func (e *Engine) startGroup(group []*entry, at time.Time) {
 	names = e.byDispatchOrder(names)
 	for _, n := range names {
 		en := e.tasks[n]
-		en.st.Trigger, en.st.Scheduled = "schedule", at
+		en.st.Trigger, en.st.Scheduled = "schedule", job.At(at)
 		if en.def.Type == job.Callable {
 			e.setStatus(n, job.Queued, false)
 		}

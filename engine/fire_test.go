@@ -290,8 +290,8 @@ func TestZones(t *testing.T) {
 		"local": "2026-03-08T07:00:00Z", // 02:30 does not exist in New York that day
 		"paris": "2026-03-08T01:30:00Z",
 	} {
-		if _, st, _ := e.Task(name); st.NextFire.Format(time.RFC3339) != want {
-			t.Errorf("%s next %s, want %s", name, st.NextFire.Format(time.RFC3339), want)
+		if _, st, _ := e.Task(name); st.NextFire.Time().Format(time.RFC3339) != want {
+			t.Errorf("%s next %s, want %s", name, st.NextFire.Time().Format(time.RFC3339), want)
 		}
 	}
 }

@@ -22,14 +22,14 @@ func (e *Engine) admit(en *entry, what string, p job.Pending) (queued bool, why 
 	if why == "" || en.st.Status == job.Frozen {
 		return false, why
 	}
-	if en.def.Overlap != job.OverlapAllow && en.def.Overlap != job.OverlapQueue {
+	if en.def.Extras().Overlap != job.OverlapAllow && en.def.Extras().Overlap != job.OverlapQueue {
 		return false, why
 	}
 	if len(en.st.Pending) >= MaxPending {
-		return false, fmt.Sprintf("the %s is %s and %d triggers already wait (overlap %s)", what, en.st.Status, MaxPending, en.def.Overlap)
+		return false, fmt.Sprintf("the %s is %s and %d triggers already wait (overlap %s)", what, en.st.Status, MaxPending, en.def.Extras().Overlap)
 	}
-	if en.def.Overlap == job.OverlapAllow && en.def.StartDelay > 0 {
-		p.Due = e.now.Add(time.Duration(en.def.StartDelay))
+	if en.def.Extras().Overlap == job.OverlapAllow && en.def.Extras().StartDelay > 0 {
+		p.Due = e.now.Add(time.Duration(en.def.Extras().StartDelay))
 	}
 	en.st.Pending = append(en.st.Pending, p)
 	e.pending[en.def.Name] = struct{}{}
@@ -39,7 +39,7 @@ func (e *Engine) admit(en *entry, what string, p job.Pending) (queued bool, why 
 
 // waitReason describes a trigger admit put to wait.
 func waitReason(en *entry) string {
-	if en.def.Overlap == job.OverlapAllow {
+	if en.def.Extras().Overlap == job.OverlapAllow {
 		return fmt.Sprintf("the task is %s: it starts a concurrent run (overlap allow)", en.st.Status)
 	}
 	return fmt.Sprintf("the task is %s: it runs when the active run ends (overlap queue)", en.st.Status)
@@ -62,14 +62,14 @@ func (e *Engine) startPending() {
 			p := en.st.Pending[0]
 			en.st.Pending = slices.Delete(en.st.Pending, 0, 1)
 			e.touch(name)
-			en.st.Trigger, en.st.Scheduled = p.Trigger, p.Scheduled
-			if p.Due.After(e.now) || (p.Due.IsZero() && en.def.StartDelay > 0) {
+			en.st.Trigger, en.st.Scheduled = p.Trigger, job.At(p.Scheduled)
+			if p.Due.After(e.now) || (p.Due.IsZero() && en.def.Extras().StartDelay > 0) {
 				e.trigger(name, true) // waits for its start delay
 			} else {
 				e.setStatus(name, job.Queued, false)
 				e.release(name)
 			}
-		case en.def.Overlap == job.OverlapAllow && en.st.Status == job.Running:
+		case en.def.Extras().Overlap == job.OverlapAllow && en.st.Status == job.Running:
 			for len(en.st.Pending) > 0 && !en.st.Pending[0].Due.After(e.now) && e.running < e.workers && !e.draining {
 				p := en.st.Pending[0]
 				en.st.Pending = slices.Delete(en.st.Pending, 0, 1)
@@ -107,7 +107,7 @@ func (e *Engine) pendingWake() time.Time {
 	var t time.Time
 	for name := range e.pending {
 		en := e.tasks[name]
-		if en == nil || len(en.st.Pending) == 0 || en.def.Overlap != job.OverlapAllow {
+		if en == nil || len(en.st.Pending) == 0 || en.def.Extras().Overlap != job.OverlapAllow {
 			continue
 		}
 		if due := en.st.Pending[0].Due; due.After(e.now) && (t.IsZero() || due.Before(t)) {

@@ -4,6 +4,7 @@
 package job
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -77,46 +78,159 @@ type Window struct {
 
 // Task is one task definition. Optional string attributes are empty when
 // unset; the definition language treats an empty value as "not set".
+//
+// The attributes most tasks leave unset live in Extra, nil when all of
+// them are: a scheduler holds every definition in memory. Read them with
+// Extras and set them through Edit. A Task encodes as one flat JSON object
+// (see TaskJSON).
 type Task struct {
-	Name      string   `json:"name"`
-	Type      Type     `json:"type"`
-	Command   string   `json:"command,omitempty"`
-	Condition string   `json:"condition,omitempty"` // canonical form (cond.Expr.String)
-	OutLog    string   `json:"out_log_file,omitempty"`
-	ErrLog    string   `json:"err_log_file,omitempty"`
-	Label     string   `json:"label,omitempty"`
-	Machine   string   `json:"machine,omitempty"`
-	Parent    string   `json:"parent,omitempty"`
-	Priority  Priority `json:"priority"`
-	Profile   string   `json:"profile,omitempty"`
-	RunDays   Days     `json:"run_days,omitempty"`
+	Name      string
+	Type      Type
+	Command   string
+	Condition string // canonical form (cond.Expr.String)
+	OutLog    string
+	ErrLog    string
+	Parent    string
+	Priority  Priority
+	RunDays   Days
 	// StartTimes are ascending, without repeats.
-	StartTimes []Clock `json:"start_times,omitempty"`
-	Window     *Window `json:"run_window,omitempty"`
-	StartMins  []int   `json:"start_mins,omitempty"` // ascending, without repeats
-	Timezone   string  `json:"timezone,omitempty"`
+	StartTimes []Clock
+	Window     *Window
+	StartMins  []int // ascending, without repeats
+	Timezone   string
 	// Cron is a cron expression, fields separated by single spaces.
-	Cron string `json:"cron,omitempty"`
+	Cron string
 	// StartDate, EndDate and Interval are an interval trigger: wall-clock
 	// dates "YYYY-MM-DD HH:MM[:SS]" in the task's zone and "N unit(s)".
-	StartDate  string   `json:"start_date,omitempty"`
-	EndDate    string   `json:"end_date,omitempty"`
-	Interval   string   `json:"interval,omitempty"`
-	StartDelay Duration `json:"start_delay,omitempty"`
-	Overlap    Overlap  `json:"overlap,omitempty"`
+	StartDate string
+	EndDate   string
+	Interval  string
+	Extra     *Extra
+}
+
+// Extra holds a task's less common attributes.
+type Extra struct {
+	Label      string
+	Machine    string
+	Profile    string
+	StartDelay Duration
+	Overlap    Overlap
 	// Deps are a configuration's data dependencies, in definition order.
-	Deps []DataDep `json:"dependencies,omitempty"`
+	Deps []DataDep
 	// Function names a Go function registered with the scheduler that a
 	// run calls instead of a command.
-	Function string `json:"function,omitempty"`
+	Function string
 	// AlertOn, AlertTo and AlertTemplate configure email alerts: on which
 	// outcomes, to whom (addresses, in definition order), and the path of
 	// a text/template file (empty: the default template).
+	AlertOn       []Outcome
+	AlertTo       []string
+	AlertTemplate string
+	// Jobs are a group's members, sorted.
+	Jobs []string
+}
+
+// Extras returns the task's less common attributes, for reading only:
+// without any, it is a shared zero Extra.
+func (t *Task) Extras() *Extra {
+	if t.Extra == nil {
+		return &noExtra
+	}
+	return t.Extra
+}
+
+var noExtra Extra
+
+// Edit returns the task's less common attributes for setting them.
+func (t *Task) Edit() *Extra {
+	if t.Extra == nil {
+		t.Extra = &Extra{}
+	}
+	return t.Extra
+}
+
+// Compact drops an Extra that sets nothing, so that equal definitions
+// compare equal.
+func (t *Task) Compact() {
+	if t.Extra != nil && t.Extra.empty() {
+		t.Extra = nil
+	}
+}
+
+func (x *Extra) empty() bool {
+	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
+		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0
+}
+
+// TaskJSON is the JSON form of a Task: every attribute in one object.
+type TaskJSON struct {
+	Name          string    `json:"name"`
+	Type          Type      `json:"type"`
+	Command       string    `json:"command,omitempty"`
+	Condition     string    `json:"condition,omitempty"`
+	OutLog        string    `json:"out_log_file,omitempty"`
+	ErrLog        string    `json:"err_log_file,omitempty"`
+	Label         string    `json:"label,omitempty"`
+	Machine       string    `json:"machine,omitempty"`
+	Parent        string    `json:"parent,omitempty"`
+	Priority      Priority  `json:"priority"`
+	Profile       string    `json:"profile,omitempty"`
+	RunDays       Days      `json:"run_days,omitempty"`
+	StartTimes    []Clock   `json:"start_times,omitempty"`
+	Window        *Window   `json:"run_window,omitempty"`
+	StartMins     []int     `json:"start_mins,omitempty"`
+	Timezone      string    `json:"timezone,omitempty"`
+	Cron          string    `json:"cron,omitempty"`
+	StartDate     string    `json:"start_date,omitempty"`
+	EndDate       string    `json:"end_date,omitempty"`
+	Interval      string    `json:"interval,omitempty"`
+	StartDelay    Duration  `json:"start_delay,omitempty"`
+	Overlap       Overlap   `json:"overlap,omitempty"`
+	Deps          []DataDep `json:"dependencies,omitempty"`
+	Function      string    `json:"function,omitempty"`
 	AlertOn       []Outcome `json:"alert_on,omitempty"`
 	AlertTo       []string  `json:"alert_to,omitempty"`
 	AlertTemplate string    `json:"alert_template,omitempty"`
-	// Jobs are a group's members, sorted.
-	Jobs []string `json:"jobs,omitempty"`
+	Jobs          []string  `json:"jobs,omitempty"`
+}
+
+// JSON returns the task's JSON form.
+func (t *Task) JSON() TaskJSON {
+	x := t.Extras()
+	return TaskJSON{
+		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
+		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, RunDays: t.RunDays,
+		StartTimes: t.StartTimes, Window: t.Window, StartMins: t.StartMins, Timezone: t.Timezone, Cron: t.Cron,
+		StartDate: t.StartDate, EndDate: t.EndDate, Interval: t.Interval, StartDelay: x.StartDelay, Overlap: x.Overlap,
+		Deps: x.Deps, Function: x.Function, AlertOn: x.AlertOn, AlertTo: x.AlertTo, AlertTemplate: x.AlertTemplate, Jobs: x.Jobs,
+	}
+}
+
+// Into sets t to the task j describes.
+func (j *TaskJSON) Into(t *Task) {
+	*t = Task{
+		Name: j.Name, Type: j.Type, Command: j.Command, Condition: j.Condition, OutLog: j.OutLog, ErrLog: j.ErrLog,
+		Parent: j.Parent, Priority: j.Priority, RunDays: j.RunDays, StartTimes: j.StartTimes, Window: j.Window,
+		StartMins: j.StartMins, Timezone: j.Timezone, Cron: j.Cron, StartDate: j.StartDate, EndDate: j.EndDate, Interval: j.Interval,
+	}
+	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, StartDelay: j.StartDelay, Overlap: j.Overlap,
+		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs}
+	if !x.empty() {
+		t.Extra = new(x)
+	}
+}
+
+// MarshalJSON implements json.Marshaler.
+func (t Task) MarshalJSON() ([]byte, error) { return json.Marshal(t.JSON()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	var j TaskJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	j.Into(t)
+	return nil
 }
 
 // Outcome is what a run of a task, or a trigger of it, came to, as alerts
@@ -131,7 +245,9 @@ const (
 )
 
 // Alerts reports whether the task (or group) alerts on outcome o.
-func (t *Task) Alerts(o Outcome) bool { return len(t.AlertTo) > 0 && slices.Contains(t.AlertOn, o) }
+func (t *Task) Alerts(o Outcome) bool {
+	return t.Extra != nil && len(t.Extra.AlertTo) > 0 && slices.Contains(t.Extra.AlertOn, o)
+}
 
 // DataDep is one dependency of a configuration: an event of this type and
 // resource validates it, and it stays met for Life seconds after the
@@ -186,7 +302,7 @@ func (t *Task) HasTimeTrigger() bool {
 // or a configuration with a command or a function. Such runs take a worker
 // slot.
 func (t *Task) Executes() bool {
-	return t.Type == Callable || (t.Type == Configuration && (t.Command != "" || t.Function != ""))
+	return t.Type == Callable || (t.Type == Configuration && (t.Command != "" || (t.Extra != nil && t.Extra.Function != "")))
 }
 
 // ConditionTriggered reports whether the task starts on its own when its
@@ -201,10 +317,14 @@ func (t *Task) Clone() *Task {
 	c := *t
 	c.StartTimes = append([]Clock(nil), t.StartTimes...)
 	c.StartMins = append([]int(nil), t.StartMins...)
-	c.Deps = append([]DataDep(nil), t.Deps...)
-	c.AlertOn = slices.Clone(t.AlertOn)
-	c.AlertTo = slices.Clone(t.AlertTo)
-	c.Jobs = slices.Clone(t.Jobs)
+	if t.Extra != nil {
+		x := *t.Extra
+		x.Deps = slices.Clone(x.Deps)
+		x.AlertOn = slices.Clone(x.AlertOn)
+		x.AlertTo = slices.Clone(x.AlertTo)
+		x.Jobs = slices.Clone(x.Jobs)
+		c.Extra = &x
+	}
 	if t.Window != nil {
 		w := *t.Window
 		c.Window = &w

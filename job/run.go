@@ -36,9 +36,9 @@ func (r *Run) Done() bool { return r.Status != Running }
 
 // State is the current, mutable state of one task.
 type State struct {
-	Status Status    `json:"status"`
-	Start  time.Time `json:"start,omitzero"`
-	End    time.Time `json:"end,omitzero"`
+	Status Status  `json:"status"`
+	Start  Instant `json:"start,omitzero"`
+	End    Instant `json:"end,omitzero"`
 	// ReadySeq orders ready tasks of equal priority: lower became ready first.
 	ReadySeq int64 `json:"ready_seq,omitempty"`
 	// RunID is the task's active run, 0 if none.
@@ -53,16 +53,16 @@ type State struct {
 	// "condition"); its run records it.
 	Trigger string `json:"trigger,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
-	DueAt time.Time `json:"due_at,omitzero"`
+	DueAt Instant `json:"due_at,omitzero"`
 	// Scheduled is the occurrence of the time trigger that made the task
 	// active, zero if something else did; its run records it.
-	Scheduled time.Time `json:"scheduled,omitzero"`
+	Scheduled Instant `json:"scheduled,omitzero"`
 	// NextFire is the next occurrence of the task's time trigger that has
 	// not been handled yet, zero if it has none.
-	NextFire time.Time `json:"next_fire,omitzero"`
+	NextFire Instant `json:"next_fire,omitzero"`
 	// LastExec is the timestamp of the data event that last triggered a
 	// configuration, zero if none has.
-	LastExec time.Time `json:"last_exec,omitzero"`
+	LastExec Instant `json:"last_exec,omitzero"`
 	// Pending are triggers that came while the task was active and wait,
 	// oldest first: under overlap queue for the active run to end, under
 	// overlap allow to start a concurrent run.

@@ -240,7 +240,7 @@ func (s *Scheduler) Start() {
 		switch {
 		case ok && def.Type == job.Bundle:
 			continue
-		case ok && def.Function != "":
+		case ok && def.Extras().Function != "":
 			// A function run lives in the process: it died with it.
 			lost = append(lost, executor.Exit{RunID: r.ID, Code: -1, Result: job.ResultLost,
 				Message: "run lost: the scheduler stopped while its function ran", End: s.cfg.Clock.Now().UTC()})
@@ -609,11 +609,11 @@ func (s *Scheduler) perform() {
 			case engine.StartRun:
 				s.log.Info("run started", "task", ef.Task.Name, "run", ef.Run.ID)
 				spec := executor.Spec{
-					RunID: ef.Run.ID, Task: ef.Task.Name, Command: ef.Task.Command, Profile: ef.Task.Profile,
+					RunID: ef.Run.ID, Task: ef.Task.Name, Command: ef.Task.Command, Profile: ef.Task.Extras().Profile,
 					OutLog: ef.Task.OutLog, ErrLog: ef.Task.ErrLog, Scheduled: ef.Run.Scheduled,
 				}
-				if ef.Task.Function != "" {
-					s.fx.Start(spec, ef.Task.Function, s.function(ef.Task.Function))
+				if ef.Task.Extras().Function != "" {
+					s.fx.Start(spec, ef.Task.Extras().Function, s.function(ef.Task.Extras().Function))
 				} else {
 					s.x.Start(spec)
 				}

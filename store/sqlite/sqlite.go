@@ -227,7 +227,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 		defer st.Close()
 		for _, t := range b.Tasks {
-			def, err := json.Marshal(t.Def)
+			def, err := json.Marshal(t.Def.JSON())
 			if err != nil {
 				return err
 			}
@@ -396,6 +396,40 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	return snap, nil
 }
 
+// interner shares the strings that many definitions repeat (commands,
+// log files, zones) among the tasks one goroutine decodes.
+type interner map[string]string
+
+func (in interner) str(p *string) {
+	if *p == "" {
+		return
+	}
+	if v, ok := in[*p]; ok {
+		*p = v
+	} else if len(in) < 1<<16 {
+		in[*p] = *p
+	}
+}
+
+func (in interner) task(t *job.Task) {
+	for _, c := range [...]job.Type{job.Callable, job.Bundle, job.Configuration, job.Group} {
+		if t.Type == c {
+			t.Type = c // the constant's bytes, not a copy
+			break
+		}
+	}
+	in.str(&t.Command)
+	in.str(&t.OutLog)
+	in.str(&t.ErrLog)
+	in.str(&t.Parent)
+	in.str(&t.Timezone)
+	if x := t.Extra; x != nil {
+		in.str(&x.Profile)
+		in.str(&x.Machine)
+		in.str(&x.Function)
+	}
+}
+
 // loadTasks reads every task: one goroutine reads the rows, and the
 // JSON documents are decoded on every CPU, in chunks, into their place.
 func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
@@ -418,11 +452,17 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			in := interner{}
+			var j job.TaskJSON
 			for c := range work {
+				defs := make([]job.Task, len(c.def)) // one allocation per chunk
 				for i := range c.def {
 					rec := &recs[c.first+i]
-					rec.Def = &job.Task{}
-					err := json.Unmarshal(c.def[i], rec.Def)
+					rec.Def = &defs[i]
+					j = job.TaskJSON{} // nothing shared with the previous task
+					err := json.Unmarshal(c.def[i], &j)
+					j.Into(rec.Def)
+					in.task(rec.Def)
 					if err != nil {
 						err = fmt.Errorf("load tasks: definition: %w", err)
 					} else if err = json.Unmarshal(c.state[i], &rec.State); err != nil {

@@ -41,7 +41,7 @@ func Run(t *testing.T, open Open) {
 		t.Parallel()
 		s, reopen := open(t)
 		a := &job.Task{Name: "a", Type: job.Callable, Command: "echo 'x'", OutLog: "/o", ErrLog: "/e", Priority: job.Critical,
-			RunDays: 0x22, StartTimes: []job.Clock{60, 600}, Timezone: "Europe/Paris", StartDelay: job.Duration(time.Second)}
+			RunDays: 0x22, StartTimes: []job.Clock{60, 600}, Timezone: "Europe/Paris", Extra: &job.Extra{StartDelay: job.Duration(time.Second)}}
 		box := &job.Task{Name: "box", Type: job.Bundle, Window: &job.Window{Start: 23 * 60, End: 60}, StartMins: []int{0, 30}}
 		running := job.Run{ID: 7, Task: "a", Status: job.Running, Start: t0, BundleRun: 6, Trigger: "start"}
 		done := job.Run{ID: 6, Task: "box", Status: job.Failure, Start: t0, End: t0.Add(time.Second), ExitCode: 2,
@@ -49,8 +49,8 @@ func Run(t *testing.T, open Open) {
 		b := &store.Batch{
 			Entries: []store.Entry{{At: t0, Kind: "act", Body: json.RawMessage(`{"task":"a"}`)}, {At: t0, Kind: "define", Body: json.RawMessage(`{}`)}},
 			Tasks: []job.Record{
-				{Def: a, State: job.State{Status: job.Running, Start: t0, RunID: 7, BundleRun: 6}},
-				{Def: box, State: job.State{Status: job.Success, End: t0}},
+				{Def: a, State: job.State{Status: job.Running, Start: job.At(t0), RunID: 7, BundleRun: 6}},
+				{Def: box, State: job.State{Status: job.Success, End: job.At(t0)}},
 			},
 			Runs: []job.Run{running, done},
 		}
@@ -81,7 +81,7 @@ func Run(t *testing.T, open Open) {
 		}
 		// Update and delete.
 		running.Status, running.End, running.ExitCode, running.Result = job.Success, t0.Add(time.Minute), 0, job.ResultNormal
-		ended := job.State{Status: job.Success, Start: t0, End: t0.Add(time.Minute)}
+		ended := job.State{Status: job.Success, Start: job.At(t0), End: job.At(t0.Add(time.Minute))}
 		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{running}, Deleted: []string{"box"}, States: []store.TaskState{{Name: "a", State: ended}}}); err != nil {
 			t.Fatal(err)
 		}
