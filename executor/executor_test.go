@@ -271,3 +271,53 @@ func TestLargeSpec(t *testing.T) {
 		t.Errorf("out.log %q", got)
 	}
 }
+
+func TestPlainCommand(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		command string
+		direct  bool
+	}{
+		{"ls -l /tmp", true},
+		{"date +%s", true},
+		{"  env\tFOO=bar  ", true},
+		{"true", false},            // a builtin: the shell's own
+		{"echo -e x", false},       // the builtin and the program differ
+		{"ls /tmp/*", false},       // a glob
+		{"ls ~", false},            // tilde expansion
+		{"echo $HOME", false},      // an expansion
+		{"ls 'a b'", false},        // quotes
+		{"ls; ls", false},          // an operator
+		{"ls > out", false},        // a redirection
+		{"ls # comment", false},    // a comment
+		{"FOO=1 env", false},       // an assignment
+		{"if", false},              // a keyword
+		{"no-such-program", false}, // the shell reports it
+		{"", false},
+	} {
+		if got := plainCommand(c.command) != nil; got != c.direct {
+			t.Errorf("plainCommand(%q) direct = %v, want %v", c.command, got, c.direct)
+		}
+	}
+}
+
+// A plain command runs without a shell and reports like one that has one:
+// its exit status, its output, its environment.
+func TestPlainCommandRuns(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.x.Start(f.spec(7, "env"))
+	if e := f.wait(); e.Code != 0 || e.Result != job.ResultNormal {
+		t.Errorf("exit = %+v", e)
+	}
+	if out := f.read("out.log"); !strings.Contains(out, "GNOMON_RUN_ID=7\n") || !strings.Contains(out, "GNOMON_TASK=t\n") {
+		t.Errorf("out.log lacks the run's environment:\n%s", out)
+	}
+	f.x.Start(f.spec(8, "ls /no/such/dir"))
+	if e := f.wait(); e.Code == 0 || e.Result != job.ResultNormal {
+		t.Errorf("exit of a failing plain command = %+v", e)
+	}
+	if !strings.Contains(f.read("err.log"), "/no/such/dir") {
+		t.Errorf("err.log = %q", f.read("err.log"))
+	}
+}

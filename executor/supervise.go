@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -85,6 +86,43 @@ const script = `if [ -n "$GNOMON_PROFILE" ]; then
 fi
 eval "$GNOMON_COMMAND"`
 
+// plainCommand returns the words of a command that the shell would run as
+// one program with those arguments, its first word found on PATH, and nil
+// for any other: a command with quotes, expansions, globs, redirections,
+// operators, comments, a variable assignment, or a builtin or keyword of
+// the shell. Such a command is started directly, without a shell in
+// between (a process less per run); the others go through /bin/sh.
+func plainCommand(command string) []string {
+	for _, r := range command {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == ' ', r == '\t':
+		case strings.ContainsRune("_-./:,+@%=", r):
+		default:
+			return nil
+		}
+	}
+	argv := strings.Fields(command)
+	if len(argv) == 0 || strings.Contains(argv[0], "=") || shellBuiltins[argv[0]] {
+		return nil
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil // a keyword or a missing program: the shell says which
+	}
+	return argv
+}
+
+// shellBuiltins are the builtins of POSIX shells: a program of the same
+// name (echo, kill, true, ...) may behave differently.
+var shellBuiltins = map[string]bool{}
+
+func init() {
+	for _, b := range strings.Fields(`. : [ alias bg break cd chdir command continue echo eval exec exit export false fc fg
+		getopts hash jobs kill local printf pwd read readonly return set shift test times trap true type ulimit umask
+		unalias unset wait`) {
+		shellBuiltins[b] = true
+	}
+}
+
 // Supervise runs the command described in dir/spec.json and records its
 // outcome in dir/exit.json, with the locked run lock at fd 3. It returns
 // the process exit status.
@@ -156,6 +194,11 @@ func supervise(dir string, lock int, specJSON []byte) int {
 		scheduled = time.Now()
 	}
 	cmd := exec.Command("/bin/sh", "-c", script)
+	if spec.Profile == "" {
+		if argv := plainCommand(spec.Command); argv != nil {
+			cmd = exec.Command(argv[0], argv[1:]...)
+		}
+	}
 	cmd.Stdout, cmd.Stderr = out, errf
 	cmd.Env = append(os.Environ(),
 		"GNOMON_TASK="+spec.Task,
@@ -167,7 +210,7 @@ func supervise(dir string, lock int, specJSON []byte) int {
 	cmd.Env = without(cmd.Env, EnvSupervise)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return launchFailed("start /bin/sh: %v", err)
+		return launchFailed("start %s: %v", cmd.Path, err)
 	}
 	pgid := cmd.Process.Pid
 	if err := writeJSON(filepath.Join(dir, "pid.json"), pidFile{Pid: os.Getpid(), Pgid: pgid}); err != nil {
