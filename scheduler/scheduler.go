@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -154,6 +155,13 @@ type request struct {
 	// data is what a data event did, set before the reply.
 	data *engine.DataResult
 }
+
+// timerEarly is how long before a due instant the loop's timer is armed.
+// A process with many goroutines and a large heap was measured waking
+// from a timer 2 to 4 ms late, against under 1 ms for a bare one; a
+// goroutine that yields until the instant sees it come within
+// microseconds. It costs at most timerEarly of CPU per due instant.
+const timerEarly = 3 * time.Millisecond
 
 // maxBatch bounds how many requests share one commit.
 const maxBatch = 512
@@ -376,6 +384,11 @@ func (s *Scheduler) loop() {
 		case r := <-s.in:
 			batch = append(batch, r)
 		case <-timer.C:
+			// The timer was armed timerEarly ahead: wait out the rest
+			// here, yielding, unless a request comes meanwhile.
+			for s.virtual == nil && !wake.IsZero() && time.Until(wake) > 0 && len(s.in) == 0 {
+				runtime.Gosched()
+			}
 		case <-s.quit:
 			return
 		}
@@ -434,7 +447,7 @@ func (s *Scheduler) loop() {
 		}
 		timer.Stop()
 		if wake = s.eng.NextWake(); !wake.IsZero() && s.virtual == nil {
-			timer.Reset(max(wake.Sub(s.cfg.Clock.Now()), 0))
+			timer.Reset(max(wake.Sub(s.cfg.Clock.Now())-timerEarly, 0))
 		}
 	}
 }
