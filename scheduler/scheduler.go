@@ -385,8 +385,11 @@ func (s *Scheduler) loop() {
 			batch = append(batch, r)
 		case <-timer.C:
 			// The timer was armed timerEarly ahead: wait out the rest
-			// here, yielding, unless a request comes meanwhile.
-			for s.virtual == nil && !wake.IsZero() && time.Until(wake) > 0 && len(s.in) == 0 {
+			// here, yielding, unless a request comes meanwhile. The
+			// deadline (monotonic) bounds the wait should the wall clock
+			// be set back.
+			for until := time.Now().Add(timerEarly); s.virtual == nil && !wake.IsZero() && time.Until(wake) > 0 &&
+				len(s.in) == 0 && time.Now().Before(until); {
 				runtime.Gosched()
 			}
 		case <-s.quit:
