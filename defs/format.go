@@ -17,27 +17,28 @@ import (
 // writes them. Priority is always present.
 func Attrs(t *job.Task) [][2]string {
 	var out [][2]string
+	x := t.Extras()
 	add := func(k, v string) {
 		if v != "" {
 			out = append(out, [2]string{k, v})
 		}
 	}
 	if t.Type == job.Group {
-		add("jobs", strings.Join(t.Extras().Jobs, ","))
-		add("label", t.Extras().Label)
+		add("jobs", strings.Join(x.Jobs, ","))
+		add("label", x.Label)
 		addAlerts(add, t)
 		return out
 	}
 	add("type", string(t.Type))
 	add("parent", t.Parent)
-	add("machine", t.Extras().Machine)
+	add("machine", x.Machine)
 	add("command", t.Command)
-	add("function", t.Extras().Function)
+	add("function", x.Function)
 	add("condition", t.Condition)
 	add("out_log_file", t.OutLog)
 	add("err_log_file", t.ErrLog)
-	add("label", t.Extras().Label)
-	add("profile", t.Extras().Profile)
+	add("label", x.Label)
+	add("profile", x.Profile)
 	add("run_days", t.RunDays.String())
 	add("start_times", JoinClocks(t.StartTimes))
 	if t.Window != nil {
@@ -49,12 +50,12 @@ func Attrs(t *job.Task) [][2]string {
 	add("end_date", t.EndDate)
 	add("interval", t.Interval)
 	add("timezone", t.Timezone)
-	if t.Extras().StartDelay > 0 {
-		add("start_delay", time.Duration(t.Extras().StartDelay).String())
+	if x.StartDelay > 0 {
+		add("start_delay", time.Duration(x.StartDelay).String())
 	}
-	add("overlap", string(t.Extras().Overlap))
-	if len(t.Extras().Deps) > 0 {
-		add("dependencies", DepsJSON(t.Extras().Deps))
+	add("overlap", string(x.Overlap))
+	if len(x.Deps) > 0 {
+		add("dependencies", DepsJSON(x.Deps))
 	}
 	addAlerts(add, t)
 	add("priority", strconv.Itoa(int(t.Priority)))
@@ -62,13 +63,14 @@ func Attrs(t *job.Task) [][2]string {
 }
 
 func addAlerts(add func(k, v string), t *job.Task) {
-	on := make([]string, len(t.Extras().AlertOn))
-	for i, o := range t.Extras().AlertOn {
+	x := t.Extras()
+	on := make([]string, len(x.AlertOn))
+	for i, o := range x.AlertOn {
 		on[i] = string(o)
 	}
 	add("alert_on", strings.Join(on, ","))
-	add("alert_to", strings.Join(t.Extras().AlertTo, ","))
-	add("alert_template", t.Extras().AlertTemplate)
+	add("alert_to", strings.Join(x.AlertTo, ","))
+	add("alert_template", x.AlertTemplate)
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.

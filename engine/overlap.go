@@ -22,14 +22,15 @@ func (e *Engine) admit(en *entry, what string, p job.Pending) (queued bool, why 
 	if why == "" || en.st.Status == job.Frozen {
 		return false, why
 	}
-	if en.def.Extras().Overlap != job.OverlapAllow && en.def.Extras().Overlap != job.OverlapQueue {
+	x := en.def.Extras()
+	if x.Overlap != job.OverlapAllow && x.Overlap != job.OverlapQueue {
 		return false, why
 	}
 	if len(en.st.Pending) >= MaxPending {
-		return false, fmt.Sprintf("the %s is %s and %d triggers already wait (overlap %s)", what, en.st.Status, MaxPending, en.def.Extras().Overlap)
+		return false, fmt.Sprintf("the %s is %s and %d triggers already wait (overlap %s)", what, en.st.Status, MaxPending, x.Overlap)
 	}
-	if en.def.Extras().Overlap == job.OverlapAllow && en.def.Extras().StartDelay > 0 {
-		p.Due = e.now.Add(time.Duration(en.def.Extras().StartDelay))
+	if x.Overlap == job.OverlapAllow && x.StartDelay > 0 {
+		p.Due = e.now.Add(time.Duration(x.StartDelay))
 	}
 	en.st.Pending = append(en.st.Pending, p)
 	e.pending[en.def.Name] = struct{}{}
