@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -18,7 +17,7 @@ func (e *Engine) startBundle(name string) {
 	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: cmp.Or(en.st.Trigger, "start"), Scheduled: en.st.Scheduled.Time()}
 	e.runs[r.ID] = r
 	e.touchRun(r)
-	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), job.At(time.Time{}), r.ID
+	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), 0, r.ID
 	e.setStatus(name, job.Running, false)
 
 	var queued []string

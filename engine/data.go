@@ -229,7 +229,7 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 // resetData forgets a configuration's last execution and stored events:
 // the remedy when an event stamped far in the future has muted it.
 func (e *Engine) resetData(en *entry) {
-	en.st.LastExec = job.At(time.Time{})
+	en.st.LastExec = 0
 	en.win = &windows{seen: eventdep.NewSeen(len(en.def.Extras().Deps))}
 	e.out.Validations = append(e.out.Validations, job.Validation{Task: en.def.Name, Expire: true})
 	e.touch(en.def.Name)

@@ -435,7 +435,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		}
 	case job.Staged:
 	default:
-		en.st.DueAt = job.At(time.Time{})
+		en.st.DueAt = 0
 	}
 	if s != job.Ready {
 		en.st.ReadySeq = 0
@@ -444,7 +444,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		en.st.Trigger = ""
 	}
 	if !s.Active() {
-		en.st.Scheduled = job.At(time.Time{})
+		en.st.Scheduled = 0
 	}
 	// The first settled status of a bundle member is its outcome for the run.
 	if en.st.BundleRun != 0 && en.st.BundleOutcome == job.Idle && s.Settled() && s != job.Idle {
@@ -611,7 +611,7 @@ func (e *Engine) startRun(name, trigger string) {
 	}
 	e.runs[r.ID] = r
 	e.running++
-	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), job.At(time.Time{}), r.ID
+	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), 0, r.ID
 	e.setStatus(name, job.Running, false)
 	e.touchRun(r)
 	e.out.Effects = append(e.out.Effects, StartRun{Run: *r, Task: *en.def})

@@ -246,7 +246,8 @@ const (
 
 // Alerts reports whether the task (or group) alerts on outcome o.
 func (t *Task) Alerts(o Outcome) bool {
-	return t.Extra != nil && len(t.Extra.AlertTo) > 0 && slices.Contains(t.Extra.AlertOn, o)
+	x := t.Extras()
+	return len(x.AlertTo) > 0 && slices.Contains(x.AlertOn, o)
 }
 
 // DataDep is one dependency of a configuration: an event of this type and
@@ -302,7 +303,7 @@ func (t *Task) HasTimeTrigger() bool {
 // or a configuration with a command or a function. Such runs take a worker
 // slot.
 func (t *Task) Executes() bool {
-	return t.Type == Callable || (t.Type == Configuration && (t.Command != "" || (t.Extra != nil && t.Extra.Function != "")))
+	return t.Type == Callable || (t.Type == Configuration && (t.Command != "" || t.Extras().Function != ""))
 }
 
 // ConditionTriggered reports whether the task starts on its own when its

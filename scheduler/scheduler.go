@@ -388,7 +388,7 @@ func (s *Scheduler) loop() {
 			// here, yielding, unless a request comes meanwhile. The
 			// deadline (monotonic) bounds the wait should the wall clock
 			// be set back.
-			for until := time.Now().Add(timerEarly); s.virtual == nil && !wake.IsZero() && time.Until(wake) > 0 &&
+			for until := time.Now().Add(timerEarly); s.virtual == nil && !wake.IsZero() && wake.After(s.cfg.Clock.Now()) &&
 				len(s.in) == 0 && time.Now().Before(until); {
 				runtime.Gosched()
 			}
@@ -628,8 +628,8 @@ func (s *Scheduler) perform() {
 					RunID: ef.Run.ID, Task: ef.Task.Name, Command: ef.Task.Command, Profile: ef.Task.Extras().Profile,
 					OutLog: ef.Task.OutLog, ErrLog: ef.Task.ErrLog, Scheduled: ef.Run.Scheduled,
 				}
-				if ef.Task.Extras().Function != "" {
-					s.fx.Start(spec, ef.Task.Extras().Function, s.function(ef.Task.Extras().Function))
+				if fn := ef.Task.Extras().Function; fn != "" {
+					s.fx.Start(spec, fn, s.function(fn))
 				} else {
 					s.x.Start(spec)
 				}
