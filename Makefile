@@ -38,6 +38,7 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseTimestamp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./scheduler -run '^$$' -fuzz '^FuzzAppendDataEntry$$' -fuzztime $(FUZZTIME)
 
 # make bench: every benchmark against its same-run baseline (about 20 minutes
 # on 2 cores); make bench quick: the same, shorter and smaller (under 5).

@@ -78,6 +78,9 @@ func cleared(out *engine.Output) [][2]string {
 func journalBody(ev engine.Event, out *engine.Output, now time.Time) ([]byte, error) {
 	switch ev := ev.(type) {
 	case engine.Data:
+		if b, ok := appendDataEntry(nil, ev, now, out.Validations); ok {
+			return b, nil
+		}
 		e := dataEntry{Data: ev, Received: now}
 		for _, v := range out.Validations {
 			e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
@@ -89,6 +92,64 @@ func journalBody(ev engine.Event, out *engine.Output, now time.Time) ([]byte, er
 		return json.Marshal(actEntry{Act: ev, Cleared: cleared(out)})
 	}
 	return json.Marshal(ev)
+}
+
+// appendDataEntry appends the JSON of a dataEntry, as json.Marshal writes
+// it, without reflection: every data event is journaled, so this is on the
+// path of each one. It reports false, having appended nothing, when a
+// string needs escaping or a time is outside the years JSON can hold; the
+// caller then uses json.Marshal.
+func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job.Validation) ([]byte, bool) {
+	if !plainJSON(string(d.Type)) || !plainJSON(d.Resource) || !jsonYear(d.At) || !jsonYear(received) {
+		return b, false
+	}
+	for _, v := range accepted {
+		if !plainJSON(v.Task) || !plainJSON(v.Dep) {
+			return b, false
+		}
+	}
+	b = append(b, `{"type":"`...)
+	b = append(b, d.Type...)
+	b = append(b, `","resource":"`...)
+	b = append(b, d.Resource...)
+	b = append(b, `","ts":"`...)
+	b = d.At.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","received":"`...)
+	b = received.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if len(accepted) > 0 {
+		b = append(b, `,"accepted":[`...)
+		for i, v := range accepted {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `["`...)
+			b = append(b, v.Task...)
+			b = append(b, `","`...)
+			b = append(b, v.Dep...)
+			b = append(b, `"]`...)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), true
+}
+
+// plainJSON reports whether s encodes in JSON as itself between quotes:
+// printable ASCII without the characters json.Marshal escapes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// jsonYear reports whether t's year is one time.Time's MarshalJSON accepts.
+func jsonYear(t time.Time) bool {
+	y := t.Year()
+	return y >= 0 && y <= 9999
 }
 
 // windows returns the events configurations had accepted when the store

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -137,4 +138,70 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		t.Errorf("windows after the redefinition and the reset: %v", got)
 	}
 	stop()
+}
+
+// checkDataEntry checks that the hand-written encoding of a data entry is
+// byte for byte what json.Marshal writes, or that it declines.
+func checkDataEntry(t *testing.T, typ, resource, task, dep string, at, received time.Time) {
+	t.Helper()
+	d := engine.Data{Type: job.DataType(typ), Resource: resource, At: at}
+	var vals []job.Validation
+	if task != "" {
+		vals = []job.Validation{{Task: task, Dep: dep, TS: at}, {Task: task + "2", Dep: dep, TS: at}}
+	}
+	got, ok := appendDataEntry(nil, d, received, vals)
+	e := dataEntry{Data: d, Received: received}
+	for _, v := range vals {
+		e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
+	}
+	want, err := json.Marshal(e)
+	if !ok {
+		if len(got) != 0 {
+			t.Fatalf("declined, but appended %q", got)
+		}
+		if err == nil && plainJSON(typ) && plainJSON(resource) && plainJSON(task) && plainJSON(dep) && jsonYear(at) && jsonYear(received) {
+			t.Fatalf("declined a plain entry %q", want)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("encoded %q, but json.Marshal fails: %v", got, err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("appendDataEntry:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestAppendDataEntry(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 29, 1, 59, 59, 123_456_789, time.UTC)
+	for _, c := range []struct {
+		typ, resource, task, dep string
+		at                       time.Time
+	}{
+		{"TABLE", "db.orders", "cfg", "TABLE:db.orders", at},
+		{"FILE", "/landing/a b/c.csv", "", "", at},
+		{"TIME_BASED", "0 * * * *", "c", "TIME_BASED:0 * * * *", at.Truncate(time.Second)},
+		{"TABLE", "x", "cfg", "TABLE:x", at.In(paris)},                       // an offset, not Z
+		{"TABLE", `a"b`, "cfg", "", at},                                      // escaped: declined
+		{"TABLE", "a<b>&c", "cfg", "", at},                                   // HTML-escaped by json.Marshal: declined
+		{"TABLE", "é", "cfg", "", at},                                        // not ASCII: declined
+		{"TABLE", "x", "cfg", "dep\n", at},                                   // a control character: declined
+		{"TABLE", "x", "", "", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, // no JSON form
+	} {
+		checkDataEntry(t, c.typ, c.resource, c.task, c.dep, c.at, at.Add(time.Second))
+	}
+}
+
+func FuzzAppendDataEntry(f *testing.F) {
+	f.Add("TABLE", "db.orders", "cfg", "TABLE:db.orders", int64(1_795_000_000_123_456_789), int64(0))
+	f.Add("FILE", "/a/\"b\"", "c", "FILE:/a", int64(-1), int64(3600))
+	f.Fuzz(func(t *testing.T, typ, resource, task, dep string, at int64, offset int64) {
+		zone := time.FixedZone("z", int(offset%86_400))
+		ts := time.Unix(0, at).In(zone)
+		checkDataEntry(t, typ, resource, task, dep, ts, ts.UTC())
+	})
 }
