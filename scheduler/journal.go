@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -100,11 +101,11 @@ func journalBody(ev engine.Event, out *engine.Output, now time.Time) ([]byte, er
 // string needs escaping or a time is outside the years JSON can hold; the
 // caller then uses json.Marshal.
 func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job.Validation) ([]byte, bool) {
-	if !plainJSON(string(d.Type)) || !plainJSON(d.Resource) || !jsonYear(d.At) || !jsonYear(received) {
+	if !jsonenc.Plain(string(d.Type)) || !jsonenc.Plain(d.Resource) || !jsonYear(d.At) || !jsonYear(received) {
 		return b, false
 	}
 	for _, v := range accepted {
-		if !plainJSON(v.Task) || !plainJSON(v.Dep) {
+		if !jsonenc.Plain(v.Task) || !jsonenc.Plain(v.Dep) {
 			return b, false
 		}
 	}
@@ -132,18 +133,6 @@ func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job
 		b = append(b, ']')
 	}
 	return append(b, '}'), true
-}
-
-// plainJSON reports whether s encodes in JSON as itself between quotes:
-// printable ASCII without the characters json.Marshal escapes.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
 
 // jsonYear reports whether t's year is one time.Time's MarshalJSON accepts.

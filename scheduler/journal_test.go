@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
@@ -159,7 +160,7 @@ func checkDataEntry(t *testing.T, typ, resource, task, dep string, at, received 
 		if len(got) != 0 {
 			t.Fatalf("declined, but appended %q", got)
 		}
-		if err == nil && plainJSON(typ) && plainJSON(resource) && plainJSON(task) && plainJSON(dep) && jsonYear(at) && jsonYear(received) {
+		if err == nil && jsonenc.Plain(typ) && jsonenc.Plain(resource) && jsonenc.Plain(task) && jsonenc.Plain(dep) && jsonYear(at) && jsonYear(received) {
 			t.Fatalf("declined a plain entry %q", want)
 		}
 		return

@@ -21,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -149,14 +150,14 @@ const (
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data`
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
-	insValidation = `INSERT INTO validations (gen, task, dep, ts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
-	insAlert      = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
-	insAudit      = `INSERT INTO audit (task, run, launch, stop, result, status, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insPart  = `INSERT INTO checkpoint_parts (gen, body) VALUES (?, ?)`
+	insAlert = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
+	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 func (s *Store) prepareAll(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{insJournal, upsTask, updState, upsRun, insFire, insValidation, insAlert, insAudit} {
+	for _, q := range []string{insJournal, upsTask, updState, upsRun, insFire, insPart, insAlert, insAudit} {
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return err
@@ -300,20 +301,18 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 	return tx.Commit()
 }
 
-// commitCheckpoint writes part of a checkpoint.
+// commitCheckpoint writes part of a checkpoint, as one row.
 func (s *Store) commitCheckpoint(ctx context.Context, tx *sql.Tx, c *store.Checkpoint) error {
 	if c == nil {
 		return nil
 	}
 	if len(c.Rows) > 0 {
-		ins, err := s.prepare(ctx, tx, insValidation)
+		ins, err := s.prepare(ctx, tx, insPart)
 		if err != nil {
 			return err
 		}
-		for _, v := range c.Rows {
-			if _, err := ins.ExecContext(ctx, c.Gen, v.Task, v.Dep, v.TS.UnixNano()); err != nil {
-				return err
-			}
+		if _, err := ins.ExecContext(ctx, c.Gen, string(appendPart(nil, c.Rows))); err != nil {
+			return err
 		}
 	}
 	if !c.Done {
@@ -322,8 +321,41 @@ func (s *Store) commitCheckpoint(ctx context.Context, tx *sql.Tx, c *store.Check
 	if _, err := tx.ExecContext(ctx, `UPDATE checkpoint SET gen = ?, seq = ? WHERE id = 1`, c.Gen, c.Seq); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM validations WHERE gen < ?`, c.Gen)
+	_, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_parts WHERE gen < ?`, c.Gen)
 	return err
+}
+
+// partGroup is how a part's body holds the timestamps of one dependency of
+// one configuration.
+type partGroup struct {
+	Task string  `json:"task"`
+	Dep  string  `json:"dep"`
+	TS   []int64 `json:"ts"` // unix nanoseconds
+}
+
+// appendPart appends the JSON body of a part, a partGroup for each run of
+// rows of one dependency of one configuration.
+func appendPart(b []byte, rows []job.Validation) []byte {
+	b = append(b, '[')
+	for i, v := range rows {
+		if i == 0 || v.Task != rows[i-1].Task || v.Dep != rows[i-1].Dep {
+			if i > 0 {
+				b = append(b, "]},"...)
+			}
+			b = append(b, `{"task":`...)
+			b = jsonenc.AppendString(b, v.Task)
+			b = append(b, `,"dep":`...)
+			b = jsonenc.AppendString(b, v.Dep)
+			b = append(b, `,"ts":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, v.TS.UnixNano(), 10)
+	}
+	if len(rows) > 0 {
+		b = append(b, "]}"...)
+	}
+	return append(b, ']')
 }
 
 // Fires returns recorded occurrences, newest first.
@@ -635,30 +667,54 @@ func (s *Store) Journal(ctx context.Context, after int64, limit int) ([]store.En
 	return scanEntries(rows)
 }
 
-// loadWindows reads the current checkpoint, after deleting the rows of a
+// loadWindows reads the current checkpoint, after deleting the parts of a
 // checkpoint that a stop interrupted.
 func (s *Store) loadWindows(ctx context.Context, snap *store.Snapshot) error {
 	if err := s.w.QueryRowContext(ctx, `SELECT gen, seq FROM checkpoint WHERE id = 1`).Scan(&snap.WindowsGen, &snap.WindowsSeq); err != nil {
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM validations WHERE gen != ?`, snap.WindowsGen); err != nil {
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM checkpoint_parts WHERE gen != ?`, snap.WindowsGen); err != nil {
 		return err
 	}
-	rows, err := s.w.QueryContext(ctx, `SELECT task, dep, ts FROM validations WHERE gen = ? ORDER BY task, dep, ts`, snap.WindowsGen)
+	rows, err := s.w.QueryContext(ctx, `SELECT id, body FROM checkpoint_parts WHERE gen = ? ORDER BY id`, snap.WindowsGen)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	var groups []partGroup
 	for rows.Next() {
 		var (
-			v  job.Validation
-			ts int64
+			id   int64
+			body []byte
 		)
-		if err := rows.Scan(&v.Task, &v.Dep, &ts); err != nil {
+		if err := rows.Scan(&id, &body); err != nil {
 			return err
 		}
-		v.TS = time.Unix(0, ts).UTC()
-		snap.Windows = append(snap.Windows, v)
+		groups = groups[:0]
+		if err := json.Unmarshal(body, &groups); err != nil {
+			return fmt.Errorf("checkpoint part %d: %w", id, err)
+		}
+		for _, g := range groups {
+			for _, ts := range g.TS {
+				snap.Windows = append(snap.Windows, job.Validation{Task: g.Task, Dep: g.Dep, TS: time.Unix(0, ts).UTC()})
+			}
+		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	// In order of configuration, dependency and time, each once.
+	slices.SortFunc(snap.Windows, compareValidations)
+	snap.Windows = slices.CompactFunc(snap.Windows, func(a, b job.Validation) bool { return compareValidations(a, b) == 0 })
+	return nil
+}
+
+func compareValidations(a, b job.Validation) int {
+	if c := strings.Compare(a.Task, b.Task); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Dep, b.Dep); c != 0 {
+		return c
+	}
+	return a.TS.Compare(b.TS)
 }
