@@ -39,6 +39,8 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./scheduler -run '^$$' -fuzz '^FuzzAppendDataEntry$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/jsonenc -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./api -run '^$$' -fuzz '^FuzzEventsResponse$$' -fuzztime $(FUZZTIME)
 
 # make bench: every benchmark against its same-run baseline (about 20 minutes
 # on 2 cores); make bench quick: the same, shorter and smaller (under 5).

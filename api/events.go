@@ -12,6 +12,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
@@ -82,7 +83,50 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusAccepted, EventsResponse{Triggered: res.Triggered, Validated: res.Validated})
+	buf.Reset() // the body was decoded: the buffer holds the answer now
+	buf.Write(appendEventsResponse(buf.AvailableBuffer(), res))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// appendEventsResponse appends the JSON of an EventsResponse, as
+// json.Encoder writes it (with its newline), without reflection.
+func appendEventsResponse(b []byte, res *engine.DataResult) []byte {
+	b = append(b, `{"triggered":`...)
+	if res.Triggered == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, t := range res.Triggered {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.AppendString(b, t)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"validated":`...)
+	if res.Validated == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, v := range res.Validated {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"configuration":`...)
+			b = jsonenc.AppendString(b, v.Configuration)
+			b = append(b, `,"type":`...)
+			b = jsonenc.AppendString(b, string(v.Type))
+			b = append(b, `,"resourceId":`...)
+			b = jsonenc.AppendString(b, v.Resource)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, "}\n"...)
 }
 
 // ReceivedResponse lists data events the server accepted.

@@ -204,10 +204,13 @@ func (sp *spare) discard() {
 	sp.cmd.Wait()
 }
 
-// takeSpare returns an idle spare, or nil.
+// takeSpare counts a supervisor busy and returns an idle spare to be it,
+// or nil when none is idle. Counting it at once keeps refill from starting
+// a replacement for a supervisor that is between spare and busy.
 func (x *Executor) takeSpare() *spare {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.busy++
 	if len(x.spares) == 0 {
 		return nil
 	}
@@ -308,13 +311,15 @@ func (x *Executor) Start(spec Spec) {
 			err = sp.hand(msg, lock)
 		}
 		if err != nil {
+			x.mu.Lock()
+			x.busy--
+			x.mu.Unlock()
 			fail(err)
 			return
 		}
 	}
 	x.mu.Lock()
 	x.pids[spec.RunID] = sp.cmd.Process.Pid
-	x.busy++
 	x.mu.Unlock()
 	// A replacement starts a little later, so that starting a process of
 	// this large binary does not compete for the CPU with the command just
@@ -325,7 +330,9 @@ func (x *Executor) Start(spec Spec) {
 	go func() {
 		defer x.wg.Done()
 		reuse := sp.awaitDone()
-		x.finish(spec.RunID)
+		// The supervisor is idle again before the exit is reported: the
+		// report may start the next run at once (a chain of tasks), which
+		// then finds it instead of starting a process.
 		x.mu.Lock()
 		x.busy--
 		keep := reuse && !x.closed && len(x.spares) < x.cfg.Spares
@@ -336,6 +343,7 @@ func (x *Executor) Start(spec Spec) {
 		if !keep {
 			sp.discard()
 		}
+		x.finish(spec.RunID)
 	}()
 }
 
