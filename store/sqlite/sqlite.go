@@ -681,16 +681,15 @@ func (s *Store) loadWindows(ctx context.Context, snap *store.Snapshot) error {
 		return err
 	}
 	defer rows.Close()
-	var groups []partGroup
 	for rows.Next() {
 		var (
-			id   int64
-			body []byte
+			id     int64
+			body   []byte
+			groups []partGroup
 		)
 		if err := rows.Scan(&id, &body); err != nil {
 			return err
 		}
-		groups = groups[:0]
 		if err := json.Unmarshal(body, &groups); err != nil {
 			return fmt.Errorf("checkpoint part %d: %w", id, err)
 		}
