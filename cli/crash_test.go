@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -151,18 +151,21 @@ func TestCrashRecovery(t *testing.T) {
 	// The victim's supervisor dies too; the survivor's finishes while the
 	// server is down.
 	victimRun := runDir["victim"]
-	var pid struct{ Pid int }
-	b, _ := os.ReadFile(filepath.Join(victimRun, "pid.json"))
-	json.Unmarshal(b, &pid)
-	if pid.Pid == 0 {
-		t.Fatalf("no supervisor pid in %s", victimRun)
+	rec, err := executor.ReadRecord(victimRun)
+	if err != nil || rec.Pid == 0 {
+		t.Fatalf("no supervisor pid in %s: %v", victimRun, err)
 	}
-	var pg struct{ Pgid int }
-	json.Unmarshal(b, &pg)
-	syscall.Kill(pid.Pid, syscall.SIGKILL)
-	syscall.Kill(-pg.Pgid, syscall.SIGKILL)
+	syscall.Kill(rec.Pid, syscall.SIGKILL)
+	syscall.Kill(-rec.Pgid, syscall.SIGKILL)
 	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
-	waitFile(t, filepath.Join(runDir["survivor"], "exit.json"))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if rec, _ := executor.ReadRecord(runDir["survivor"]); rec.Exit != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the survivor's outcome was not recorded in %s", runDir["survivor"])
+		}
+	}
 
 	p = startProcess(t, data, addr)
 	for _, name := range acked {

@@ -13,17 +13,26 @@
 //
 //	spec.json  what to run, when too large to travel with the run on the
 //	           supervisor's socket
-//	lock       flock()ed for as long as the supervisor lives
-//	pid.json   the supervisor's pid and the command's process group
-//	exit.json  the outcome, written atomically when the command ends
+//	lock       flock()ed for as long as the supervisor lives; it also holds
+//	           the run's record: at offset 0 a line with the supervisor's
+//	           pid and the command's process group, at offset 64 a line with
+//	           the outcome, each written in one pwrite when known
+//
+// A record counts only when its line is complete (it ends in a newline),
+// so a supervisor killed while writing leaves no half outcome. Writing into
+// the open lock costs two system calls where a file created and renamed
+// into place cost four each, and that is a quarter of a supervisor's CPU
+// per short run. (A server reads pid.json and exit.json too: the files
+// supervisors of earlier versions wrote.)
 //
 // The server opens and locks "lock" before starting the supervisor and
 // hands the locked descriptor to it, so there is no moment at which a live
-// supervisor's lock is free: if the lock can be taken and exit.json is
-// missing, the supervisor is gone and the run is lost.
+// supervisor's lock is free: if the lock can be taken and no outcome is
+// recorded, the supervisor is gone and the run is lost.
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -351,7 +360,7 @@ func (x *Executor) Start(spec Spec) {
 // it ends (at once if it already has).
 func (x *Executor) Attach(id int64) {
 	dir := x.dir(id)
-	if _, err := os.Stat(filepath.Join(dir, "exit.json")); err == nil {
+	if rec, _ := ReadRecord(dir); rec.Exit != nil {
 		x.finish(id)
 		return
 	}
@@ -365,10 +374,9 @@ func (x *Executor) Attach(id int64) {
 		x.finish(id)
 		return
 	}
-	var p pidFile
-	if readJSON(filepath.Join(dir, "pid.json"), &p) == nil {
+	if rec, _ := ReadRecord(dir); rec.Pid != 0 {
 		x.mu.Lock()
-		x.pids[id] = p.Pid
+		x.pids[id] = rec.Pid
 		x.mu.Unlock()
 	}
 	x.wg.Add(1)
@@ -391,11 +399,12 @@ func (x *Executor) finish(id int64) {
 	x.mu.Lock()
 	delete(x.pids, id)
 	x.mu.Unlock()
-	var e Exit
-	if err := readJSON(filepath.Join(x.dir(id), "exit.json"), &e); err != nil {
+	rec, _ := ReadRecord(x.dir(id))
+	if rec.Exit == nil {
 		x.lost(id, "its supervisor died before recording the exit status")
 		return
 	}
+	e := *rec.Exit
 	e.RunID = id
 	x.cfg.Report(e)
 }
@@ -442,23 +451,80 @@ func (x *Executor) Running() int {
 // Wait waits until every watched run has been reported.
 func (x *Executor) Wait() { x.wg.Wait() }
 
-type pidFile struct {
-	Pid  int `json:"pid"`
-	Pgid int `json:"pgid"`
+// Record is what a supervisor records of its run.
+type Record struct {
+	Pid  int   `json:"pid"`  // the supervisor's, 0 if not yet recorded
+	Pgid int   `json:"pgid"` // the command's process group
+	Exit *Exit `json:"-"`    // nil until the outcome is recorded
 }
 
-// writeJSON writes v atomically: a temporary file renamed into place, so a
-// reader sees all of it or nothing.
-func writeJSON(path string, v any) error {
-	b, err := json.Marshal(v)
+// exitOffset is where the outcome line starts in the lock file, after the
+// pid line.
+const exitOffset = 64
+
+// recordPid writes the pid line into the lock file at fd.
+func recordPid(fd int, r Record) error {
+	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if len(b) >= exitOffset {
+		return fmt.Errorf("pid record of %d bytes", len(b))
+	}
+	_, err = syscall.Pwrite(fd, append(b, '\n'), 0)
+	return err
+}
+
+// recordExit writes the outcome line into the lock file at fd.
+func recordExit(fd int, e Exit) error {
+	b, err := json.Marshal(e)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	n, err := syscall.Pwrite(fd, append(b, '\n'), exitOffset)
+	if err == nil && n != len(b)+1 {
+		err = fmt.Errorf("outcome record: wrote %d of %d bytes", n, len(b)+1)
+	}
+	return err
+}
+
+// ReadRecord reads the record of the run in dir: the complete lines of its
+// lock file, or pid.json and exit.json, which earlier versions wrote.
+func ReadRecord(dir string) (Record, error) {
+	var r Record
+	b, err := os.ReadFile(filepath.Join(dir, "lock"))
+	if err != nil {
+		return r, err
+	}
+	if line, ok := recordLine(b, 0); ok {
+		if err := json.Unmarshal(line, &r); err != nil {
+			return r, fmt.Errorf("%s: pid record: %w", dir, err)
+		}
+	} else if readJSON(filepath.Join(dir, "pid.json"), &r) != nil {
+		r.Pid, r.Pgid = 0, 0
+	}
+	var e Exit
+	if line, ok := recordLine(b, exitOffset); ok {
+		if err := json.Unmarshal(line, &e); err != nil {
+			return r, fmt.Errorf("%s: outcome record: %w", dir, err)
+		}
+		r.Exit = &e
+	} else if readJSON(filepath.Join(dir, "exit.json"), &e) == nil {
+		r.Exit = &e
+	}
+	return r, nil
+}
+
+// recordLine returns the line at offset off of b, if it is complete.
+func recordLine(b []byte, off int) ([]byte, bool) {
+	if len(b) <= off || b[off] != '{' {
+		return nil, false
+	}
+	i := bytes.IndexByte(b[off:], '\n')
+	if i < 0 {
+		return nil, false
+	}
+	return b[off : off+i], true
 }
 
 func readJSON(path string, v any) error {

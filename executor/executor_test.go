@@ -77,8 +77,8 @@ func TestRunCommand(t *testing.T) {
 	if got := f.read("err.log"); got != "oops\n" {
 		t.Errorf("err.log = %q", got)
 	}
-	if _, err := os.Stat(filepath.Join(f.dir, "runs", "42", "exit.json")); err != nil {
-		t.Errorf("exit not recorded: %v", err)
+	if rec, err := ReadRecord(filepath.Join(f.dir, "runs", "42")); err != nil || rec.Exit == nil || rec.Exit.Code != 3 || rec.Pid == 0 || rec.Pgid == 0 {
+		t.Errorf("run record %+v, %v", rec, err)
 	}
 	f.x.Forget(42)
 	if _, err := os.Stat(filepath.Join(f.dir, "runs", "42")); !os.IsNotExist(err) {
@@ -152,7 +152,7 @@ func TestAttach(t *testing.T) {
 	f := setup(t)
 	release := filepath.Join(f.dir, "release")
 	f.x.Start(f.spec(9, `while [ ! -e `+release+` ]; do sleep 0.05; done; exit 4`))
-	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(f.dir, "runs", "9", "pid.json")); return err == nil })
+	waitFor(t, func() bool { rec, _ := ReadRecord(filepath.Join(f.dir, "runs", "9")); return rec.Pid != 0 })
 
 	// A second executor on the same directory plays the restarted server.
 	other := make(chan Exit, 1)
@@ -321,5 +321,50 @@ func TestPlainCommandRuns(t *testing.T) {
 	}
 	if !strings.Contains(f.read("err.log"), "/no/such/dir") {
 		t.Errorf("err.log = %q", f.read("err.log"))
+	}
+}
+
+// TestReadRecord reads the lines a supervisor writes into its lock: an
+// incomplete line does not count, and the files of earlier versions do.
+func TestReadRecord(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	fd := int(lock.Fd())
+	if rec, err := ReadRecord(dir); err != nil || rec.Pid != 0 || rec.Exit != nil {
+		t.Fatalf("empty lock: %+v, %v", rec, err)
+	}
+	if err := recordPid(fd, Record{Pid: 12, Pgid: 34}); err != nil {
+		t.Fatal(err)
+	}
+	// A supervisor killed in the middle of its outcome line.
+	if _, err := syscall.Pwrite(fd, []byte(`{"run_id":5,"exit_code":`), exitOffset); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := ReadRecord(dir); err != nil || rec.Pid != 12 || rec.Pgid != 34 || rec.Exit != nil {
+		t.Fatalf("pid and half an outcome: %+v, %v", rec, err)
+	}
+	if err := recordExit(fd, Exit{RunID: 5, Code: 2, Result: job.ResultNormal, Message: "exit status 2\nand more"}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ReadRecord(dir)
+	if err != nil || rec.Exit == nil || rec.Exit.Code != 2 || rec.Exit.Message != "exit status 2\nand more" {
+		t.Fatalf("outcome: %+v, %v", rec, err)
+	}
+
+	// A run directory written by an earlier version.
+	old := t.TempDir()
+	os.WriteFile(filepath.Join(old, "lock"), nil, 0o644)
+	os.WriteFile(filepath.Join(old, "pid.json"), []byte(`{"pid":7,"pgid":8}`), 0o644)
+	if rec, err := ReadRecord(old); err != nil || rec.Pid != 7 || rec.Pgid != 8 || rec.Exit != nil {
+		t.Fatalf("pid.json: %+v, %v", rec, err)
+	}
+	os.WriteFile(filepath.Join(old, "exit.json"), []byte(`{"run_id":3,"exit_code":1,"result":"normal"}`), 0o644)
+	if rec, err := ReadRecord(old); err != nil || rec.Exit == nil || rec.Exit.Code != 1 {
+		t.Fatalf("exit.json: %+v, %v", rec, err)
 	}
 }

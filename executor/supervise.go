@@ -161,7 +161,7 @@ func supervise(dir string, lock int, specJSON []byte) int {
 		// crash of the machine can lose it, and then the run is recorded
 		// as lost: its outcome is unknown, never wrong. (Syncing it cost
 		// 10 % of the rate of short commands.)
-		if err := writeJSON(filepath.Join(dir, "exit.json"), e); err != nil {
+		if err := recordExit(lock, e); err != nil {
 			fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 			return 1
 		}
@@ -213,7 +213,7 @@ func supervise(dir string, lock int, specJSON []byte) int {
 		return launchFailed("start %s: %v", cmd.Path, err)
 	}
 	pgid := cmd.Process.Pid
-	if err := writeJSON(filepath.Join(dir, "pid.json"), pidFile{Pid: os.Getpid(), Pgid: pgid}); err != nil {
+	if err := recordPid(lock, Record{Pid: os.Getpid(), Pgid: pgid}); err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 	}
 
