@@ -7,25 +7,28 @@
 // the server, so a restarted server re-attaches to the runs in flight and
 // records their real outcome.
 //
-// # Run directory
+// # Run files
 //
-// Each run has a directory DIR/<run id> holding:
+// Each run has files named after its id in DIR:
 //
-//	spec.json  what to run, when too large to travel with the run on the
-//	           supervisor's socket
-//	lock       flock()ed for as long as the supervisor lives; it also holds
-//	           the run's record: at offset 0 a line with the supervisor's
-//	           pid and the command's process group, at offset 64 a line with
-//	           the outcome, each written in one pwrite when known
+//	<id>.lock       flock()ed for as long as the supervisor runs it; it also
+//	                holds the run's record: at offset 0 a line with the
+//	                supervisor's pid and the command's process group, at
+//	                offset 64 a line with the outcome, each written in one
+//	                pwrite when known
+//	<id>.spec.json  what to run, when too large to travel with the run on
+//	                the supervisor's socket
 //
 // A record counts only when its line is complete (it ends in a newline),
 // so a supervisor killed while writing leaves no half outcome. Writing into
 // the open lock costs two system calls where a file created and renamed
 // into place cost four each, and that is a quarter of a supervisor's CPU
-// per short run. (A server reads pid.json and exit.json too: the files
-// supervisors of earlier versions wrote.)
+// per short run, and a file per run instead of a directory spares the
+// file system an inode to allocate and one to free. (A server also reads
+// the run directories of earlier versions: DIR/<id>/lock, pid.json and
+// exit.json.)
 //
-// The server opens and locks "lock" before starting the supervisor and
+// The server opens and locks the lock before starting the supervisor and
 // hands the locked descriptor to it, so there is no moment at which a live
 // supervisor's lock is free: if the lock can be taken and no outcome is
 // recorded, the supervisor is gone and the run is lost.
@@ -36,11 +39,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -173,7 +178,12 @@ func (x *Executor) startSpare() (*spare, error) {
 		ours.Close()
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
-	return &spare{cmd: cmd, ctl: ours}, nil
+	sp := &spare{cmd: cmd, ctl: ours}
+	if !sp.await(readyMsg) {
+		sp.discard()
+		return nil, errors.New("start supervisor: it exited before it was ready")
+	}
+	return sp, nil
 }
 
 // maxHandoff bounds the message that hands a run to a supervisor: its
@@ -191,19 +201,24 @@ func (sp *spare) hand(msg []byte, lock *os.File) error {
 	return nil
 }
 
-// doneMsg is what a supervisor sends once its run's exit is recorded.
-const doneMsg = "done"
+// What a supervisor sends on its socket: readyMsg once it has started and
+// ignores the signals an idle supervisor ignores, doneMsg once its run's
+// exit is recorded.
+const (
+	readyMsg = "ready"
+	doneMsg  = "done"
+)
 
-// awaitDone blocks until the supervisor reports its run done (true), or
-// its socket closes because it died (false).
-func (sp *spare) awaitDone() bool {
+// await blocks until the supervisor sends msg (true), or its socket closes
+// because it died (false).
+func (sp *spare) await(msg string) bool {
 	buf := make([]byte, 16)
 	for {
 		n, _, _, _, err := syscall.Recvmsg(int(sp.ctl.Fd()), buf, nil, 0)
 		if err == syscall.EINTR {
 			continue
 		}
-		return err == nil && string(buf[:n]) == doneMsg
+		return err == nil && string(buf[:n]) == msg
 	}
 }
 
@@ -267,7 +282,17 @@ func (x *Executor) Close() {
 	}
 }
 
-func (x *Executor) dir(id int64) string { return filepath.Join(x.cfg.Dir, strconv.FormatInt(id, 10)) }
+// base returns the path of a run's files without their extension.
+func (x *Executor) base(id int64) string { return filepath.Join(x.cfg.Dir, strconv.FormatInt(id, 10)) }
+
+// lockPath returns the lock of the run whose files start with base: the
+// run directory's, if an earlier version made one.
+func lockPath(base string) string {
+	if fi, err := os.Stat(base); err == nil && fi.IsDir() {
+		return filepath.Join(base, "lock")
+	}
+	return base + ".lock"
+}
 
 // Start launches a supervisor for spec and returns once it is running (or
 // has failed to launch, which is reported as an Exit with ResultLaunch).
@@ -278,27 +303,23 @@ func (x *Executor) Start(spec Spec) {
 	fail := func(err error) {
 		x.cfg.Report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, Message: err.Error(), End: time.Now().UTC()})
 	}
-	dir := x.dir(spec.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fail(fmt.Errorf("run directory: %w", err))
-		return
-	}
+	base := x.base(spec.RunID)
 	// The spec travels with the run on the supervisor's socket; one too
-	// large for a message is written to the run directory instead.
+	// large for a message is written to <id>.spec.json instead.
 	msg, err := json.Marshal(spec)
 	if err != nil {
 		fail(fmt.Errorf("run spec: %w", err))
 		return
 	}
-	msg = append(append([]byte(dir), 0), msg...)
+	msg = append(append([]byte(base), 0), msg...)
 	if len(msg) > maxHandoff {
-		if err := os.WriteFile(filepath.Join(dir, "spec.json"), msg[len(dir)+1:], 0o644); err != nil {
-			fail(fmt.Errorf("run directory: %w", err))
+		if err := os.WriteFile(base+".spec.json", msg[len(base)+1:], 0o644); err != nil {
+			fail(fmt.Errorf("run spec: %w", err))
 			return
 		}
-		msg = []byte(dir)
+		msg = []byte(base)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	lock, err := os.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		fail(fmt.Errorf("run lock: %w", err))
 		return
@@ -338,11 +359,12 @@ func (x *Executor) Start(spec Spec) {
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
-		reuse := sp.awaitDone()
+		reuse := sp.await(doneMsg)
 		// The supervisor is idle again before the exit is reported: the
 		// report may start the next run at once (a chain of tasks), which
 		// then finds it instead of starting a process.
 		x.mu.Lock()
+		delete(x.pids, spec.RunID) // no signal for this run reaches it once it is a spare again
 		x.busy--
 		keep := reuse && !x.closed && len(x.spares) < x.cfg.Spares
 		if keep {
@@ -359,12 +381,12 @@ func (x *Executor) Start(spec Spec) {
 // Attach watches a run started before a restart, reporting its outcome when
 // it ends (at once if it already has).
 func (x *Executor) Attach(id int64) {
-	dir := x.dir(id)
-	if rec, _ := ReadRecord(dir); rec.Exit != nil {
+	base := x.base(id)
+	if rec, _ := ReadRecord(base); rec.Exit != nil {
 		x.finish(id)
 		return
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+	lock, err := os.OpenFile(lockPath(base), os.O_RDWR, 0)
 	if err != nil {
 		x.lost(id, "its supervisor never started (the server stopped while launching it)")
 		return
@@ -374,7 +396,7 @@ func (x *Executor) Attach(id int64) {
 		x.finish(id)
 		return
 	}
-	if rec, _ := ReadRecord(dir); rec.Pid != 0 {
+	if rec, _ := ReadRecord(base); rec.Pid != 0 {
 		x.mu.Lock()
 		x.pids[id] = rec.Pid
 		x.mu.Unlock()
@@ -399,7 +421,7 @@ func (x *Executor) finish(id int64) {
 	x.mu.Lock()
 	delete(x.pids, id)
 	x.mu.Unlock()
-	rec, _ := ReadRecord(x.dir(id))
+	rec, _ := ReadRecord(x.base(id))
 	if rec.Exit == nil {
 		x.lost(id, "its supervisor died before recording the exit status")
 		return
@@ -413,28 +435,63 @@ func (x *Executor) lost(id int64, why string) {
 	x.cfg.Report(Exit{RunID: id, Code: -1, Result: job.ResultLost, Message: "run lost: " + why, End: time.Now().UTC()})
 }
 
+// killRetry is how often Kill repeats its signal while the run lasts.
+const killRetry = 500 * time.Millisecond
+
 // Kill asks a run's supervisor to stop the command: TERM to its process
-// group, then KILL after the grace period.
+// group, then KILL after the grace period. A supervisor handed the run a
+// moment ago may not listen for the signal yet (an idle one ignores it),
+// so the signal is sent again every killRetry until the run ends; the
+// supervisor acts on the first it receives.
 func (x *Executor) Kill(id int64) {
-	x.mu.Lock()
-	pid, ok := x.pids[id]
-	x.mu.Unlock()
-	if !ok {
+	if !x.terminate(id) {
 		return
+	}
+	x.wg.Add(1)
+	go func() {
+		defer x.wg.Done()
+		t := time.NewTicker(killRetry)
+		defer t.Stop()
+		for range t.C {
+			if !x.terminate(id) {
+				return
+			}
+		}
+	}()
+}
+
+// terminate sends SIGTERM to the supervisor of run id if it still runs it,
+// and reports whether it does. The lock keeps the supervisor from becoming
+// a spare, and taking another run, in between.
+func (x *Executor) terminate(id int64) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	pid, ok := x.pids[id]
+	if !ok {
+		return false
 	}
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		x.cfg.Logger.Warn("kill run", "run", id, "pid", pid, "err", err)
+		return false
 	}
+	return true
 }
 
-// Forget removes the directory of a run whose outcome is recorded.
-func (x *Executor) Forget(id int64) { os.RemoveAll(x.dir(id)) }
+// Forget removes the files of a run whose outcome is recorded.
+func (x *Executor) Forget(id int64) {
+	base := x.base(id)
+	if err := os.Remove(base + ".lock"); errors.Is(err, fs.ErrNotExist) {
+		os.RemoveAll(base) // an earlier version's run directory
+	}
+	os.Remove(base + ".spec.json")
+}
 
-// Sweep removes run directories of runs not in keep.
+// Sweep removes the files of runs not in keep.
 func (x *Executor) Sweep(keep map[int64]bool) {
 	ents, _ := os.ReadDir(x.cfg.Dir)
 	for _, e := range ents {
-		id, err := strconv.ParseInt(e.Name(), 10, 64)
+		num, _, _ := strings.Cut(e.Name(), ".")
+		id, err := strconv.ParseInt(num, 10, 64)
 		if err == nil && !keep[id] {
 			os.RemoveAll(filepath.Join(x.cfg.Dir, e.Name()))
 		}
@@ -488,28 +545,31 @@ func recordExit(fd int, e Exit) error {
 	return err
 }
 
-// ReadRecord reads the record of the run in dir: the complete lines of its
-// lock file, or pid.json and exit.json, which earlier versions wrote.
-func ReadRecord(dir string) (Record, error) {
+// ReadRecord reads the record of the run whose files start with base
+// (DIR/<id>): the complete lines of its lock, or, for a run directory of
+// an earlier version, its pid.json and exit.json.
+func ReadRecord(base string) (Record, error) {
 	var r Record
-	b, err := os.ReadFile(filepath.Join(dir, "lock"))
+	lock := lockPath(base)
+	b, err := os.ReadFile(lock)
 	if err != nil {
 		return r, err
 	}
+	dir := filepath.Dir(lock)
 	if line, ok := recordLine(b, 0); ok {
 		if err := json.Unmarshal(line, &r); err != nil {
-			return r, fmt.Errorf("%s: pid record: %w", dir, err)
+			return r, fmt.Errorf("%s: pid record: %w", lock, err)
 		}
-	} else if readJSON(filepath.Join(dir, "pid.json"), &r) != nil {
+	} else if lock == base+".lock" || readJSON(filepath.Join(dir, "pid.json"), &r) != nil {
 		r.Pid, r.Pgid = 0, 0
 	}
 	var e Exit
 	if line, ok := recordLine(b, exitOffset); ok {
 		if err := json.Unmarshal(line, &e); err != nil {
-			return r, fmt.Errorf("%s: outcome record: %w", dir, err)
+			return r, fmt.Errorf("%s: outcome record: %w", lock, err)
 		}
 		r.Exit = &e
-	} else if readJSON(filepath.Join(dir, "exit.json"), &e) == nil {
+	} else if lock != base+".lock" && readJSON(filepath.Join(dir, "exit.json"), &e) == nil {
 		r.Exit = &e
 	}
 	return r, nil

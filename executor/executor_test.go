@@ -81,8 +81,8 @@ func TestRunCommand(t *testing.T) {
 		t.Errorf("run record %+v, %v", rec, err)
 	}
 	f.x.Forget(42)
-	if _, err := os.Stat(filepath.Join(f.dir, "runs", "42")); !os.IsNotExist(err) {
-		t.Errorf("Forget left the run directory: %v", err)
+	if ents, err := os.ReadDir(filepath.Join(f.dir, "runs")); err != nil || len(ents) != 0 {
+		t.Errorf("Forget left %v, %v", ents, err)
 	}
 }
 
@@ -193,13 +193,33 @@ func TestAttachLost(t *testing.T) {
 	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "never started") {
 		t.Errorf("exit = %+v", e)
 	}
-	// A directory whose lock is free and that has no exit: the supervisor died.
-	dir := filepath.Join(f.dir, "runs", "78")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
+	// A lock that is free, with a pid but no outcome: the supervisor died.
+	os.WriteFile(filepath.Join(f.dir, "runs", "78.lock"), []byte(`{"pid":1,"pgid":2}`+"\n"), 0o644)
 	f.x.Attach(78)
 	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") {
 		t.Errorf("exit = %+v", e)
+	}
+	// The same in an earlier version's run directory.
+	dir := filepath.Join(f.dir, "runs", "79")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
+	f.x.Attach(79)
+	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") {
+		t.Errorf("exit = %+v", e)
+	}
+	// An earlier version's run that ended while the server was down.
+	dir = filepath.Join(f.dir, "runs", "80")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "exit.json"), []byte(`{"run_id":80,"exit_code":6,"result":"normal"}`), 0o644)
+	f.x.Attach(80)
+	if e := f.wait(); e.RunID != 80 || e.Code != 6 || e.Result != job.ResultNormal {
+		t.Errorf("exit = %+v", e)
+	}
+	f.x.Forget(80)
+	f.x.Sweep(map[int64]bool{})
+	if ents, err := os.ReadDir(filepath.Join(f.dir, "runs")); err != nil || len(ents) != 0 {
+		t.Errorf("Forget and Sweep left %v, %v", ents, err)
 	}
 }
 
@@ -328,8 +348,8 @@ func TestPlainCommandRuns(t *testing.T) {
 // incomplete line does not count, and the files of earlier versions do.
 func TestReadRecord(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	dir := filepath.Join(t.TempDir(), "5")
+	lock, err := os.OpenFile(dir+".lock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,5 +386,21 @@ func TestReadRecord(t *testing.T) {
 	os.WriteFile(filepath.Join(old, "exit.json"), []byte(`{"run_id":3,"exit_code":1,"result":"normal"}`), 0o644)
 	if rec, err := ReadRecord(old); err != nil || rec.Exit == nil || rec.Exit.Code != 1 {
 		t.Fatalf("exit.json: %+v, %v", rec, err)
+	}
+}
+
+// TestKillAtOnce aborts runs the moment they are handed over, before their
+// supervisor listens for the signal: the abort must not be lost.
+func TestKillAtOnce(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	defer f.x.Close()
+	for id := int64(1); id <= 5; id++ {
+		f.x.Start(f.spec(id, `sleep 30`))
+		f.x.Kill(id)
+		if e := f.wait(); e.RunID != id || e.Result != job.ResultKilled {
+			t.Fatalf("run %d aborted at once ended %+v, want killed", id, e)
+		}
+		f.x.Forget(id)
 	}
 }

@@ -40,6 +40,11 @@ func awaitRun() int {
 	const ctl = 3
 	syscall.CloseOnExec(ctl)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM) // while idle
+	// Only now may the server hand over a run, and abort it: a SIGTERM
+	// before this point would have ended the process.
+	if err := syscall.Sendmsg(ctl, []byte(readyMsg), nil, nil, syscall.MSG_NOSIGNAL); err != nil {
+		return 0 // the server is gone
+	}
 	buf := make([]byte, maxHandoff)
 	oob := make([]byte, syscall.CmsgSpace(4))
 	for {
@@ -123,17 +128,27 @@ func init() {
 	}
 }
 
-// Supervise runs the command described in dir/spec.json and records its
-// outcome in dir/exit.json, with the locked run lock at fd 3. It returns
-// the process exit status.
-func Supervise(dir string) int {
+// Supervise runs the command described in base.spec.json and records its
+// outcome in the locked run lock at fd 3. It returns the process exit
+// status.
+func Supervise(base string) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
-	return supervise(dir, 3, nil)
+	return supervise(base, 3, nil)
+}
+
+// specPath returns where the spec of the run whose files start with base
+// is, when it did not travel on the socket: base.spec.json, or spec.json
+// in an earlier version's run directory.
+func specPath(base string) string {
+	if fi, err := os.Stat(base); err == nil && fi.IsDir() {
+		return filepath.Join(base, "spec.json")
+	}
+	return base + ".spec.json"
 }
 
 // supervise runs one run, holding its lock at fd lock, from its spec (nil:
-// read dir/spec.json). SIGTERM aborts the run while it lasts.
-func supervise(dir string, lock int, specJSON []byte) int {
+// read it from specPath(base)). SIGTERM aborts the run while it lasts.
+func supervise(base string, lock int, specJSON []byte) int {
 	// The command must not inherit the lock.
 	syscall.CloseOnExec(lock)
 	term := make(chan os.Signal, 1)
@@ -148,7 +163,7 @@ func supervise(dir string, lock int, specJSON []byte) int {
 	if specJSON != nil {
 		err = json.Unmarshal(specJSON, &spec)
 	} else {
-		err = readJSON(filepath.Join(dir, "spec.json"), &spec)
+		err = readJSON(specPath(base), &spec)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
