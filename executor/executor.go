@@ -117,6 +117,7 @@ type Executor struct {
 	spares        []*spare
 	filling, busy int
 	closed        bool
+	readyTimeout  time.Duration
 }
 
 // refillDelay is how long after handing a spare over its replacement
@@ -159,7 +160,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	// Spares start with the first run: a program that never runs a
 	// command never starts a supervisor.
-	return &Executor{cfg: cfg, pids: map[int64]int{}}, nil
+	return &Executor{cfg: cfg, pids: map[int64]int{}, readyTimeout: readyTimeout}, nil
 }
 
 // startSpare starts a supervisor in spare mode.
@@ -179,12 +180,23 @@ func (x *Executor) startSpare() (*spare, error) {
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	sp := &spare{cmd: cmd, ctl: ours}
-	if !sp.await(readyMsg) {
+	// A program that never says ready (one that does not call
+	// MaybeSupervise first) must not hold up the runs: wait a bounded time.
+	fd := int(ours.Fd())
+	tv := syscall.NsecToTimeval(x.readyTimeout.Nanoseconds())
+	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	ready := sp.await(readyMsg)
+	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{})
+	if !ready {
+		cmd.Process.Kill()
 		sp.discard()
-		return nil, errors.New("start supervisor: it exited before it was ready")
+		return nil, fmt.Errorf("start supervisor: %s did not start as a supervisor within %s", x.cfg.Command[0], x.readyTimeout)
 	}
 	return sp, nil
 }
+
+// readyTimeout is how long a new supervisor has to say ready.
+const readyTimeout = 10 * time.Second
 
 // maxHandoff bounds the message that hands a run to a supervisor: its
 // directory, a NUL and its spec.

@@ -404,3 +404,25 @@ func TestKillAtOnce(t *testing.T) {
 		f.x.Forget(id)
 	}
 }
+
+// TestNotASupervisor: a supervisor command that never says ready fails
+// the run's launch in bounded time instead of holding it up.
+func TestNotASupervisor(t *testing.T) {
+	t.Parallel()
+	exits := make(chan Exit, 1)
+	x, err := New(Config{Dir: t.TempDir(), Command: []string{"/bin/sleep", "60"}, Report: func(e Exit) { exits <- e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.readyTimeout = 200 * time.Millisecond
+	defer x.Close()
+	x.Start(Spec{RunID: 1, Task: "t", Command: "true", OutLog: os.DevNull, ErrLog: os.DevNull})
+	select {
+	case e := <-exits:
+		if e.Result != job.ResultLaunch || !strings.Contains(e.Message, "did not start as a supervisor") {
+			t.Errorf("exit %+v", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the launch was not given up")
+	}
+}
