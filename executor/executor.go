@@ -20,13 +20,13 @@
 //	                the supervisor's socket
 //
 // A record counts only when its line is complete (it ends in a newline),
-// so a supervisor killed while writing leaves no half outcome. Writing into
-// the open lock costs two system calls where a file created and renamed
-// into place cost four each, and that is a quarter of a supervisor's CPU
-// per short run, and a file per run instead of a directory spares the
-// file system an inode to allocate and one to free. (A server also reads
-// the run directories of earlier versions: DIR/<id>/lock, pid.json and
-// exit.json.)
+// so a supervisor killed while writing leaves no half outcome. Writing
+// into the open lock takes one system call per record, where a file
+// created and renamed into place took four: that was a quarter of a
+// supervisor's CPU for a short command. A file per run instead of a
+// directory spares the file system an inode to allocate and free. (The
+// server also reads the run directories of earlier versions: DIR/<id>/lock,
+// pid.json and exit.json.)
 //
 // The server opens and locks the lock before starting the supervisor and
 // hands the locked descriptor to it, so there is no moment at which a live
