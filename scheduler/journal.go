@@ -201,24 +201,33 @@ const (
 
 // checkpointer tracks the checkpoints of the windows; the loop goroutine
 // owns it.
+//
+// A checkpoint is fuzzy: it is as of the journal entry Seq at which it
+// started, but each configuration's events are copied when its part is
+// written, a few commits later, with whatever the entries since then
+// added or cleared. A restart loads it and replays the journal after Seq,
+// which adds again what a copy already holds (the windows keep each
+// timestamp once) and clears again what a copy no longer holds, in order,
+// so it ends with the windows the loop had. Copying a part at a time keeps
+// the loop from stalling on a copy of all the windows (a third of a
+// second with a million configurations).
 type checkpointer struct {
 	gen   int64 // current generation
 	seq   int64 // last journal entry committed
 	since int   // events journaled since the current checkpoint
 	live  int   // rows of the current checkpoint
-	// writing is the checkpoint being written: its windows as of journal
-	// entry Seq, and where the next part starts.
+	// writing is the checkpoint being written: its generation and Seq.
 	writing *store.Checkpoint
-	sets    []engine.WindowSet
-	set     int // position in sets: set, dependency, timestamp
-	dep, ts int
-	total   int
+	refs    []engine.WindowRef // configurations not yet copied
+	rows    []job.Validation   // copied, not yet written
+	total   int                // rows written to it so far
 	// every and size override checkpointEvery and checkpointPart (tests).
 	every, size int
 }
 
-// part returns the next part of the checkpoint being written, if any.
-func (c *checkpointer) part() *store.Checkpoint {
+// part returns the next part of the checkpoint being written, if any,
+// copying from eng the configurations it needs.
+func (c *checkpointer) part(eng *engine.Engine) *store.Checkpoint {
 	if c.writing == nil {
 		return nil
 	}
@@ -226,39 +235,31 @@ func (c *checkpointer) part() *store.Checkpoint {
 	if c.size > 0 {
 		size = c.size
 	}
-	p := &store.Checkpoint{Gen: c.writing.Gen, Seq: c.writing.Seq}
-	set, dep, ts := c.set, c.dep, c.ts
-	for len(p.Rows) < size && set < len(c.sets) {
-		w := c.sets[set]
-		p.Rows = append(p.Rows, job.Validation{Task: w.Task, Dep: w.Deps[dep], TS: time.Unix(0, w.TS[dep][ts]).UTC()})
-		if ts++; ts == len(w.TS[dep]) {
-			ts = 0
-			if dep++; dep == len(w.Deps) {
-				dep = 0
-				set++
+	for len(c.rows) < size && len(c.refs) > 0 {
+		ref := c.refs[len(c.refs)-1]
+		c.refs = c.refs[:len(c.refs)-1]
+		w, ok := eng.Window(ref)
+		if !ok {
+			continue
+		}
+		for i, dep := range w.Deps {
+			for _, ts := range w.TS[i] {
+				c.rows = append(c.rows, job.Validation{Task: w.Task, Dep: dep, TS: time.Unix(0, ts).UTC()})
 			}
 		}
 	}
-	p.Done = set == len(c.sets)
-	return p
+	n := min(size, len(c.rows))
+	return &store.Checkpoint{Gen: c.writing.Gen, Seq: c.writing.Seq, Rows: c.rows[:n:n], Done: len(c.refs) == 0 && n == len(c.rows)}
 }
 
 // committed records a durable batch, which journaled that many events,
-// and starts a checkpoint when one is due, taking the windows from eng.
+// and starts a checkpoint when one is due.
 func (c *checkpointer) committed(b *store.Batch, journaled int, eng *engine.Engine) {
 	if p := b.Checkpoint; p != nil {
-		for range p.Rows { // move past the rows written
-			w := c.sets[c.set]
-			if c.ts++; c.ts == len(w.TS[c.dep]) {
-				c.ts = 0
-				if c.dep++; c.dep == len(w.Deps) {
-					c.dep = 0
-					c.set++
-				}
-			}
-		}
+		c.rows = c.rows[len(p.Rows):] // the part was a prefix of them
+		c.total += len(p.Rows)
 		if p.Done {
-			c.gen, c.live, c.writing, c.sets = p.Gen, c.total, nil, nil
+			c.gen, c.live, c.writing, c.refs, c.rows = p.Gen, c.total, nil, nil, nil
 		}
 	}
 	if n := len(b.Entries); n > 0 {
@@ -270,13 +271,7 @@ func (c *checkpointer) committed(b *store.Batch, journaled int, eng *engine.Engi
 		every = c.every
 	}
 	if c.writing == nil && c.since >= max(every, 2*c.live) {
-		c.sets = eng.Windows()
-		c.set, c.dep, c.ts, c.total, c.since = 0, 0, 0, 0, 0
-		for _, w := range c.sets {
-			for _, l := range w.TS {
-				c.total += len(l)
-			}
-		}
+		c.refs, c.rows, c.total, c.since = eng.WindowRefs(), nil, 0, 0
 		c.writing = &store.Checkpoint{Gen: c.gen + 1, Seq: c.seq}
 	}
 }

@@ -571,7 +571,7 @@ func (s *Scheduler) process(batch []*request) error {
 	}
 	b.Audit = auditOf(runs)
 	data.flush(&b)
-	b.Checkpoint = s.ckpt.part()
+	b.Checkpoint = s.ckpt.part(s.eng)
 	if err := s.cfg.Store.Commit(context.Background(), &b); err != nil {
 		return err
 	}
