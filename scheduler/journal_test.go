@@ -44,7 +44,7 @@ func windowsOf(t *testing.T, s *Scheduler) []string {
 func TestWindowsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	every := 7
+	every, size := 7, 3
 	open := func() (*Scheduler, func()) {
 		st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
 		if err != nil {
@@ -54,7 +54,7 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.ckpt.every, s.ckpt.size = every, 3 // checkpoints in parts, often
+		s.ckpt.every, s.ckpt.size = every, size // checkpoints in parts, often
 		s.Start()
 		return s, func() { s.Stop(ctx); st.Close() }
 	}
@@ -137,6 +137,35 @@ func TestWindowsSurviveRestart(t *testing.T) {
 	check("after a reset")
 	if got := windowsOf(t, s); !slices.Equal(got, []string{"A TABLE:t 2021-01-01T00:16:40Z", "B FILE:/in 2021-01-01T00:00:07Z"}) {
 		t.Errorf("windows after the redefinition and the reset: %v", got)
+	}
+	// Checkpoints of one row per commit, always one in progress: each copies
+	// a configuration's events commits after it started, while events,
+	// a redefinition and a deletion come in between (a fuzzy checkpoint).
+	every, size = 2, 1
+	stop()
+	s, stop = open()
+	gen := s.ckpt.gen
+	define(`[{"name":"B","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":3600},{"type":"TABLE","resourceId":"u","lifeDuration":3600}]},
+		{"name":"C","dependencies":[{"type":"TABLE","resourceId":"v","lifeDuration":3600}]}]`)
+	for i := range 12 {
+		post(job.File, fmt.Sprintf("/in/g%d", i), 3000+i)
+		post(job.Table, "u", 3000+i)
+		post(job.Table, "v", 3000+i)
+		post(job.Table, "t", 3000+i)
+		switch i {
+		case 4:
+			define(`{"name":"B","dependencies":[{"type":"TABLE","resourceId":"u","lifeDuration":3600}]}`)
+		case 7:
+			if err := s.Submit(ctx, engine.Define{File: "d.def", Text: "delete_task: C\n"}); err != nil {
+				t.Fatal(err)
+			}
+		case 9:
+			check("during fuzzy checkpoints")
+		}
+	}
+	check("after fuzzy checkpoints")
+	if s.ckpt.gen < gen+2 {
+		t.Errorf("%d checkpoints written during the fuzzy phase, want at least 2", s.ckpt.gen-gen)
 	}
 	stop()
 }
