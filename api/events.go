@@ -95,37 +95,17 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 // json.Encoder writes it (with its newline), without reflection.
 func appendEventsResponse(b []byte, res *engine.DataResult) []byte {
 	b = append(b, `{"triggered":`...)
-	if res.Triggered == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, t := range res.Triggered {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, t)
-		}
-		b = append(b, ']')
-	}
+	b = jsonenc.AppendArray(b, res.Triggered, jsonenc.AppendString)
 	b = append(b, `,"validated":`...)
-	if res.Validated == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, v := range res.Validated {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"configuration":`...)
-			b = jsonenc.AppendString(b, v.Configuration)
-			b = append(b, `,"type":`...)
-			b = jsonenc.AppendString(b, string(v.Type))
-			b = append(b, `,"resourceId":`...)
-			b = jsonenc.AppendString(b, v.Resource)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = jsonenc.AppendArray(b, res.Validated, func(b []byte, v engine.Validated) []byte {
+		b = append(b, `{"configuration":`...)
+		b = jsonenc.AppendString(b, v.Configuration)
+		b = append(b, `,"type":`...)
+		b = jsonenc.AppendString(b, string(v.Type))
+		b = append(b, `,"resourceId":`...)
+		b = jsonenc.AppendString(b, v.Resource)
+		return append(b, '}')
+	})
 	return append(b, "}\n"...)
 }
 

@@ -98,39 +98,30 @@ func journalBody(ev engine.Event, out *engine.Output, now time.Time) ([]byte, er
 // appendDataEntry appends the JSON of a dataEntry, as json.Marshal writes
 // it, without reflection: every data event is journaled, so this is on the
 // path of each one. It reports false, having appended nothing, when a
-// string needs escaping or a time is outside the years JSON can hold; the
-// caller then uses json.Marshal.
+// time is outside the years JSON can hold; the caller then uses
+// json.Marshal, which says so.
 func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job.Validation) ([]byte, bool) {
-	if !jsonenc.Plain(string(d.Type)) || !jsonenc.Plain(d.Resource) || !jsonYear(d.At) || !jsonYear(received) {
+	if !jsonYear(d.At) || !jsonYear(received) {
 		return b, false
 	}
-	for _, v := range accepted {
-		if !jsonenc.Plain(v.Task) || !jsonenc.Plain(v.Dep) {
-			return b, false
-		}
-	}
-	b = append(b, `{"type":"`...)
-	b = append(b, d.Type...)
-	b = append(b, `","resource":"`...)
-	b = append(b, d.Resource...)
-	b = append(b, `","ts":"`...)
+	b = append(b, `{"type":`...)
+	b = jsonenc.AppendString(b, string(d.Type))
+	b = append(b, `,"resource":`...)
+	b = jsonenc.AppendString(b, d.Resource)
+	b = append(b, `,"ts":"`...)
 	b = d.At.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","received":"`...)
 	b = received.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
 	if len(accepted) > 0 {
-		b = append(b, `,"accepted":[`...)
-		for i, v := range accepted {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `["`...)
-			b = append(b, v.Task...)
-			b = append(b, `","`...)
-			b = append(b, v.Dep...)
-			b = append(b, `"]`...)
-		}
-		b = append(b, ']')
+		b = append(b, `,"accepted":`...)
+		b = jsonenc.AppendArray(b, accepted, func(b []byte, v job.Validation) []byte {
+			b = append(b, '[')
+			b = jsonenc.AppendString(b, v.Task)
+			b = append(b, ',')
+			b = jsonenc.AppendString(b, v.Dep)
+			return append(b, ']')
+		})
 	}
 	return append(b, '}'), true
 }

@@ -18,8 +18,8 @@ func FuzzAppendString(f *testing.F) {
 		if string(got) != "x"+string(want) {
 			t.Fatalf("AppendString(%q) = %s, want x%s", s, got, want)
 		}
-		if Plain(s) && string(want) != `"`+s+`"` {
-			t.Fatalf("Plain(%q), but json.Marshal writes %s", s, want)
+		if plain(s) && string(want) != `"`+s+`"` {
+			t.Fatalf("plain(%q), but json.Marshal writes %s", s, want)
 		}
 	})
 }
