@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/eventdep"
@@ -334,19 +333,6 @@ func (e *Engine) Window(ref WindowRef) (WindowSet, bool) {
 		return WindowSet{}, false
 	}
 	return set, true
-}
-
-// Windows returns a copy of the stored timestamps of every configuration
-// that holds some, sorted by configuration.
-func (e *Engine) Windows() []WindowSet {
-	var out []WindowSet
-	for _, ref := range e.WindowRefs() {
-		if set, ok := e.Window(ref); ok {
-			out = append(out, set)
-		}
-	}
-	slices.SortFunc(out, func(a, b WindowSet) int { return strings.Compare(a.Task, b.Task) })
-	return out
 }
 
 // Stored summarises what one dependency of a configuration holds.

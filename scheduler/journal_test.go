@@ -22,7 +22,11 @@ func windowsOf(t *testing.T, s *Scheduler) []string {
 	t.Helper()
 	var out []string
 	if err := s.Read(context.Background(), func(e *engine.Engine) {
-		for _, w := range e.Windows() {
+		for _, ref := range e.WindowRefs() {
+			w, ok := e.Window(ref)
+			if !ok {
+				continue
+			}
 			for i, dep := range w.Deps {
 				for _, ts := range w.TS[i] {
 					out = append(out, fmt.Sprintf("%s %s %s", w.Task, dep, time.Unix(0, ts).UTC().Format(time.RFC3339Nano)))
