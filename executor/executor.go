@@ -297,13 +297,14 @@ func (x *Executor) Close() {
 // base returns the path of a run's files without their extension.
 func (x *Executor) base(id int64) string { return filepath.Join(x.cfg.Dir, strconv.FormatInt(id, 10)) }
 
-// lockPath returns the lock of the run whose files start with base: the
-// run directory's, if an earlier version made one.
-func lockPath(base string) string {
-	if fi, err := os.Stat(base); err == nil && fi.IsDir() {
-		return filepath.Join(base, "lock")
+// openLock opens the lock of the run whose files start with base, or the
+// one in the run directory an earlier version made.
+func openLock(base string) (*os.File, error) {
+	f, err := os.OpenFile(base+".lock", os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.OpenFile(filepath.Join(base, "lock"), os.O_RDWR, 0)
 	}
-	return base + ".lock"
+	return f, err
 }
 
 // Start launches a supervisor for spec and returns once it is running (or
@@ -398,7 +399,7 @@ func (x *Executor) Attach(id int64) {
 		x.finish(id)
 		return
 	}
-	lock, err := os.OpenFile(lockPath(base), os.O_RDWR, 0)
+	lock, err := openLock(base)
 	if err != nil {
 		x.lost(id, "its supervisor never started (the server stopped while launching it)")
 		return
@@ -562,26 +563,40 @@ func recordExit(fd int, e Exit) error {
 // an earlier version, its pid.json and exit.json.
 func ReadRecord(base string) (Record, error) {
 	var r Record
-	lock := lockPath(base)
-	b, err := os.ReadFile(lock)
+	b, err := os.ReadFile(base + ".lock")
+	if errors.Is(err, fs.ErrNotExist) {
+		return readRunDir(base)
+	}
 	if err != nil {
 		return r, err
 	}
-	dir := filepath.Dir(lock)
 	if line, ok := recordLine(b, 0); ok {
 		if err := json.Unmarshal(line, &r); err != nil {
-			return r, fmt.Errorf("%s: pid record: %w", lock, err)
+			return r, fmt.Errorf("%s.lock: pid record: %w", base, err)
 		}
-	} else if lock == base+".lock" || readJSON(filepath.Join(dir, "pid.json"), &r) != nil {
+	}
+	if line, ok := recordLine(b, exitOffset); ok {
+		var e Exit
+		if err := json.Unmarshal(line, &e); err != nil {
+			return r, fmt.Errorf("%s.lock: outcome record: %w", base, err)
+		}
+		r.Exit = &e
+	}
+	return r, nil
+}
+
+// readRunDir reads the record of a run in the directory an earlier
+// version made: its pid.json and exit.json, if there.
+func readRunDir(dir string) (Record, error) {
+	var r Record
+	if _, err := os.Stat(filepath.Join(dir, "lock")); err != nil {
+		return r, err
+	}
+	if readJSON(filepath.Join(dir, "pid.json"), &r) != nil {
 		r.Pid, r.Pgid = 0, 0
 	}
 	var e Exit
-	if line, ok := recordLine(b, exitOffset); ok {
-		if err := json.Unmarshal(line, &e); err != nil {
-			return r, fmt.Errorf("%s: outcome record: %w", lock, err)
-		}
-		r.Exit = &e
-	} else if lock != base+".lock" && readJSON(filepath.Join(dir, "exit.json"), &e) == nil {
+	if readJSON(filepath.Join(dir, "exit.json"), &e) == nil {
 		r.Exit = &e
 	}
 	return r, nil

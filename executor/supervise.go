@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,18 +135,8 @@ func Supervise(base string) int {
 	return supervise(base, 3, nil)
 }
 
-// specPath returns where the spec of the run whose files start with base
-// is, when it did not travel on the socket: base.spec.json, or spec.json
-// in an earlier version's run directory.
-func specPath(base string) string {
-	if fi, err := os.Stat(base); err == nil && fi.IsDir() {
-		return filepath.Join(base, "spec.json")
-	}
-	return base + ".spec.json"
-}
-
 // supervise runs one run, holding its lock at fd lock, from its spec (nil:
-// read it from specPath(base)). SIGTERM aborts the run while it lasts.
+// read base.spec.json). SIGTERM aborts the run while it lasts.
 func supervise(base string, lock int, specJSON []byte) int {
 	// The command must not inherit the lock.
 	syscall.CloseOnExec(lock)
@@ -163,7 +152,7 @@ func supervise(base string, lock int, specJSON []byte) int {
 	if specJSON != nil {
 		err = json.Unmarshal(specJSON, &spec)
 	} else {
-		err = readJSON(specPath(base), &spec)
+		err = readJSON(base+".spec.json", &spec)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
