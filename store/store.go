@@ -71,8 +71,8 @@ type Snapshot struct {
 	Active  []*job.Run
 	LastRun int64
 	// Windows is the current checkpoint of the events configurations
-	// have accepted, as of journal entry WindowsSeq; WindowsGen is its
-	// generation.
+	// have accepted, as of journal entry WindowsSeq, in no particular
+	// order; WindowsGen is its generation.
 	Windows    []job.Validation
 	WindowsSeq int64
 	WindowsGen int64

@@ -699,21 +699,5 @@ func (s *Store) loadWindows(ctx context.Context, snap *store.Snapshot) error {
 			}
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	// In order of configuration, dependency and time, each once.
-	slices.SortFunc(snap.Windows, compareValidations)
-	snap.Windows = slices.CompactFunc(snap.Windows, func(a, b job.Validation) bool { return compareValidations(a, b) == 0 })
-	return nil
-}
-
-func compareValidations(a, b job.Validation) int {
-	if c := strings.Compare(a.Task, b.Task); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.Dep, b.Dep); c != 0 {
-		return c
-	}
-	return a.TS.Compare(b.TS)
+	return rows.Err()
 }

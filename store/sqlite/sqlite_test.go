@@ -95,7 +95,7 @@ func TestMigrateValidations(t *testing.T) {
 		return job.Validation{Task: task, Dep: dep, TS: time.Unix(0, ns).UTC()}
 	}
 	want := []job.Validation{v("a", `FILE:/in "x"`, -30), v("a", `FILE:/in "x"`, 10), v("a", "TABLE:t", 0), v("b", "TABLE:t", 5)}
-	if diff := cmp.Diff(want, snap.Windows); diff != "" || snap.WindowsGen != 3 || snap.WindowsSeq != 77 {
+	if diff := cmp.Diff(want, snap.Windows, storetest.InAnyOrder); diff != "" || snap.WindowsGen != 3 || snap.WindowsSeq != 77 {
 		t.Errorf("migrated checkpoint gen %d seq %d (-want +got):\n%s", snap.WindowsGen, snap.WindowsSeq, diff)
 	}
 }

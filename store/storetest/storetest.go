@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
@@ -247,7 +248,7 @@ func Run(t *testing.T, open Open) {
 		}
 		snap := load()
 		want := []job.Validation{v("A", "FILE:/in", -30), v("A", "FILE:/in", 10), v("A", "TABLE:t", 0), v("B", "TABLE:t", 5)}
-		if diff := cmp.Diff(want, snap.Windows); diff != "" || snap.WindowsGen != 1 || snap.WindowsSeq != 42 {
+		if diff := cmp.Diff(want, snap.Windows, InAnyOrder); diff != "" || snap.WindowsGen != 1 || snap.WindowsSeq != 42 {
 			t.Errorf("checkpoint gen %d seq %d (-want +got):\n%s", snap.WindowsGen, snap.WindowsSeq, diff)
 		}
 		// The next generation replaces it.
@@ -256,7 +257,7 @@ func Run(t *testing.T, open Open) {
 		}
 		snap = load()
 		defer s.Close()
-		if diff := cmp.Diff(first[:1], snap.Windows); diff != "" || snap.WindowsGen != 2 || snap.WindowsSeq != 50 {
+		if diff := cmp.Diff(first[:1], snap.Windows, InAnyOrder); diff != "" || snap.WindowsGen != 2 || snap.WindowsSeq != 50 {
 			t.Errorf("second checkpoint gen %d seq %d (-want +got):\n%s", snap.WindowsGen, snap.WindowsSeq, diff)
 		}
 	})
@@ -395,3 +396,15 @@ func Run(t *testing.T, open Open) {
 		}
 	})
 }
+
+// InAnyOrder compares the windows of two snapshots, which a store returns
+// in no particular order.
+var InAnyOrder = cmpopts.SortSlices(func(a, b job.Validation) bool {
+	if a.Task != b.Task {
+		return a.Task < b.Task
+	}
+	if a.Dep != b.Dep {
+		return a.Dep < b.Dep
+	}
+	return a.TS.Before(b.TS)
+})
