@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,13 +53,28 @@ func TestPost(t *testing.T) {
 		w.Write([]byte(`{"ok":true}`))
 	}))
 	defer chunked.Close()
-	r = Post(context.Background(), chunked.URL+"/events", 2, 200*time.Millisecond, http.StatusAccepted, func(i int64) []byte {
+	var mu sync.Mutex
+	var ok []int64
+	r = PostEach(context.Background(), chunked.URL+"/events", 2, 200*time.Millisecond, http.StatusAccepted, func(i int64) []byte {
 		if i%2 == 0 {
 			return []byte(`{}`) // even length: refused
 		}
 		return []byte(`{ }`)
+	}, func(i int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		ok = append(ok, i)
 	})
 	if r.Requests == 0 || r.Errors == 0 {
 		t.Errorf("against a chunked, sometimes failing server: %+v", r)
+	}
+	// Exactly the accepted requests, the odd ones, are reported.
+	if len(ok) != r.Requests {
+		t.Errorf("%d requests reported accepted, %d counted", len(ok), r.Requests)
+	}
+	for _, i := range ok {
+		if i%2 == 0 {
+			t.Errorf("request %d was refused but reported accepted", i)
+		}
 	}
 }

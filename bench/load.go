@@ -44,6 +44,12 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // that the load generator spends as little CPU as it can: on a small
 // machine it shares the cores with the server it measures.
 func Post(ctx context.Context, url string, conns int, d time.Duration, want int, body func(i int64) []byte) Result {
+	return PostEach(ctx, url, conns, d, want, body, nil)
+}
+
+// PostEach is Post that also calls ok, if not nil, with the index of every
+// request that got want as status, from the connections' goroutines.
+func PostEach(ctx context.Context, url string, conns int, d time.Duration, want int, body func(i int64) []byte, ok func(i int64)) Result {
 	host, path, err := splitURL(url)
 	if err != nil {
 		return Result{Errors: 1}
@@ -92,7 +98,8 @@ func Post(ctx context.Context, url string, conns int, d time.Duration, want int,
 						continue
 					}
 				}
-				b := body(next.Add(1) - 1)
+				i := next.Add(1) - 1
+				b := body(i)
 				t0 := time.Now()
 				status, err := c.post(host, path, b)
 				if err != nil {
@@ -106,6 +113,9 @@ func Post(ctx context.Context, url string, conns int, d time.Duration, want int,
 					continue
 				}
 				mine = append(mine, time.Since(t0))
+				if ok != nil {
+					ok(i)
+				}
 			}
 		}()
 	}

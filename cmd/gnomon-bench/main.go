@@ -8,6 +8,7 @@
 //	gnomon-bench chain       a chain of condition-triggered function tasks vs two raw commits per hop
 //	gnomon-bench shell       `true` runs per second, 8 at a time, vs exec.Command("true").Run() in 8 goroutines
 //	gnomon-bench startup     time to ready and RSS with stored task definitions
+//	gnomon-bench crash       the event-ingest load with the server killed (SIGKILL) and restarted; every 202 must be journaled
 //
 //	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
 //
@@ -42,7 +43,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup [flags] | noop ADDR")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash [flags] | noop ADDR")
 		os.Exit(2)
 	}
 	var err error
@@ -61,6 +62,8 @@ func main() {
 		err = lateness(os.Args[2:])
 	case "startup":
 		err = startup(os.Args[2:])
+	case "crash":
+		err = crash(os.Args[2:])
 	case "all":
 		err = all(os.Args[2:])
 	default:

@@ -593,6 +593,7 @@ func all(args []string) error {
 		{chain, []string{g, "-length=10000", "-unrelated=100,1000000"}, []string{g, "-length=2000", "-unrelated=100,10000"}},
 		{shell, []string{g, "-length=250"}, []string{g, "-length=100"}},
 		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}},
+		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}},
 	}
 	mode := "full"
 	if *quick {
