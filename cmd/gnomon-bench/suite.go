@@ -174,7 +174,7 @@ func commits(args []string) error {
 }
 
 func rawCommits(d time.Duration) (float64, error) {
-	db, done, err := rawDB(`CREATE TABLE journal (seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)`)
+	db, done, err := rawDB(`CREATE TABLE journal (seq INTEGER PRIMARY KEY, at INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL)`)
 	if err != nil {
 		return 0, err
 	}

@@ -148,8 +148,11 @@ const (
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data`
-	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at) VALUES (?, ?, ?, ?, ?)
+	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at, run) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
+	// linkFire records the run an occurrence started in its fire: the
+	// first run of the task with that occurrence.
+	linkFire = `UPDATE fires SET run = ? WHERE task = ? AND scheduled = ? AND fate = 'ran' AND run = 0`
 	insPart  = `INSERT INTO checkpoint_parts (gen, body) VALUES (?, ?)`
 	insAlert = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
 	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
@@ -157,7 +160,7 @@ const (
 
 func (s *Store) prepareAll(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{insJournal, upsTask, updState, upsRun, insFire, insPart, insAlert, insAudit} {
+	for _, q := range []string{insJournal, upsTask, updState, upsRun, insFire, linkFire, insPart, insAlert, insAudit} {
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return err
@@ -263,12 +266,31 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 		}
 	}
+	// Fires before runs: a run links itself to the fire of its
+	// occurrence, which may be in the same batch.
+	if len(b.Fires) > 0 {
+		st, err := s.prepare(ctx, tx, insFire)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, f := range b.Fires {
+			if _, err := st.ExecContext(ctx, f.Task, nanos(f.Scheduled), string(f.Fate), f.Reason, nanos(f.At), f.RunID); err != nil {
+				return err
+			}
+		}
+	}
 	if len(b.Runs) > 0 {
 		st, err := s.prepare(ctx, tx, upsRun)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
+		link, err := s.prepare(ctx, tx, linkFire)
+		if err != nil {
+			return err
+		}
+		defer link.Close()
 		for _, r := range b.Runs {
 			data, err := dataJSON(r.Data)
 			if err != nil {
@@ -278,17 +300,10 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data); err != nil {
 				return err
 			}
-		}
-	}
-	if len(b.Fires) > 0 {
-		st, err := s.prepare(ctx, tx, insFire)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, f := range b.Fires {
-			if _, err := st.ExecContext(ctx, f.Task, nanos(f.Scheduled), string(f.Fate), f.Reason, nanos(f.At)); err != nil {
-				return err
+			if !r.Scheduled.IsZero() {
+				if _, err := link.ExecContext(ctx, r.ID, r.Task, nanos(r.Scheduled)); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -360,9 +375,7 @@ func appendPart(b []byte, rows []job.Validation) []byte {
 
 // Fires returns recorded occurrences, newest first.
 func (s *Store) Fires(ctx context.Context, q store.FireQuery) ([]job.Fire, error) {
-	query := `SELECT f.task, f.scheduled, f.fate, f.reason, f.at,
-		coalesce((SELECT min(r.id) FROM runs r WHERE r.task = f.task AND r.scheduled = f.scheduled AND f.fate = 'ran'), 0)
-		FROM fires f WHERE true`
+	query := `SELECT f.task, f.scheduled, f.fate, f.reason, f.at, f.run FROM fires f WHERE true`
 	var args []any
 	if q.Task != "" {
 		query += ` AND f.task = ?`

@@ -3,7 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"io/fs"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,20 +43,17 @@ func TestMigrationsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		var v int
-		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 5 {
+		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 6 {
 			t.Fatalf("schema version %d, %v", v, err)
 		}
 		s.Close()
 	}
 }
 
-// TestMigrateValidations opens a database of schema 4, whose checkpoint
-// is one row per accepted event, and checks that the current generation
-// comes over as checkpoint parts and an interrupted one does not.
-func TestMigrateValidations(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "gnomon.db")
+// atSchema creates a database at path with the first n migrations applied,
+// as a version of gnomon that had only those left it.
+func atSchema(t *testing.T, path string, n int) *sql.DB {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +61,13 @@ func TestMigrateValidations(t *testing.T) {
 	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	for v, f := range []string{"0001_initial.sql", "0002_fires.sql", "0003_validations.sql", "0004_alerts_audit.sql"} {
-		body, err := migrations.ReadFile("migrations/" + f)
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	for v, f := range files[:n] {
+		body, err := migrations.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,6 +78,17 @@ func TestMigrateValidations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return db
+}
+
+// TestMigrateValidations opens a database of schema 4, whose checkpoint
+// is one row per accepted event, and checks that the current generation
+// comes over as checkpoint parts and an interrupted one does not.
+func TestMigrateValidations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 4)
 	for _, q := range []string{
 		`UPDATE checkpoint SET gen = 3, seq = 77`,
 		`INSERT INTO validations VALUES (3, 'b', 'TABLE:t', 5), (3, 'a', 'FILE:/in "x"', 10), (3, 'a', 'FILE:/in "x"', -30),
@@ -111,5 +128,83 @@ func TestAppendPart(t *testing.T) {
 	}
 	if got := string(appendPart(nil, nil)); got != "[]" {
 		t.Errorf("appendPart of no rows: %s", got)
+	}
+}
+
+// TestMigrateFewerPages opens a database of schema 5 and checks migration
+// 6: fires name the run they started, the index that found it is gone,
+// and the journal and the audit trail keep their numbers and go on from
+// the last one without AUTOINCREMENT.
+func TestMigrateFewerPages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 5)
+	for _, q := range []string{
+		`INSERT INTO runs (id, task, status, start_at, scheduled) VALUES (7, 'a', 'success', 10, 100), (8, 'a', 'success', 20, 100),
+			(9, 'a', 'success', 30, 200), (10, 'b', 'success', 40, 100)`,
+		`INSERT INTO fires (task, scheduled, fate, at) VALUES ('a', 100, 'ran', 5), ('a', 200, 'skipped', 6), ('a', 300, 'ran', 7)`,
+		`INSERT INTO journal (at, kind, body) VALUES (1, 'data', '[]'), (2, 'define', '{}'), (3, 'data', '[]')`,
+		`DELETE FROM journal WHERE seq = 2`,
+		`INSERT INTO audit (task, run, launch, stop, result, status) VALUES ('a', 7, 10, 11, 'normal', 'success'), ('a', 8, 20, 21, 'normal', 'success')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fires, err := s.Fires(ctx, store.FireQuery{Task: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []int64
+	for _, f := range fires {
+		runs = append(runs, f.RunID)
+	}
+	if !slices.Equal(runs, []int64{0, 0, 7}) { // 300: none yet; 200: skipped; 100: the first run
+		t.Errorf("runs of the fires of a, newest first: %v", runs)
+	}
+	var schema string
+	if err := s.r.QueryRow(`SELECT group_concat(sql, ';') FROM sqlite_master`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(schema, "runs_scheduled") || strings.Contains(schema, "journal_new") || strings.Contains(schema, "audit_new") {
+		t.Errorf("schema after migration 6:\n%s", schema)
+	}
+	for _, q := range []string{`SELECT sql FROM sqlite_master WHERE name = 'journal'`, `SELECT sql FROM sqlite_master WHERE name = 'audit'`} {
+		var sql string
+		if err := s.r.QueryRow(q).Scan(&sql); err != nil || strings.Contains(sql, "AUTOINCREMENT") {
+			t.Errorf("%s: %s, %v", q, sql, err)
+		}
+	}
+	b := &store.Batch{
+		Entries: []store.Entry{{At: time.Unix(0, 4), Kind: "data", Body: json.RawMessage(`[]`)}},
+		Audit:   []job.AuditRecord{{Task: "a", RunID: 9, Launch: time.Unix(0, 30), Stop: time.Unix(0, 31), Result: job.ResultNormal, Status: job.Success}},
+	}
+	if err := s.Commit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.Journal(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for _, e := range entries {
+		seqs = append(seqs, e.Seq)
+	}
+	if !slices.Equal(seqs, []int64{1, 3, 4}) {
+		t.Errorf("journal numbers after the migration and one commit: %v", seqs)
+	}
+	audit, err := s.Audit(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit) != 3 || audit[0].Seq != 1 || audit[2].Seq != 3 || audit[2].RunID != 9 {
+		t.Errorf("audit after the migration and one commit: %+v", audit)
 	}
 }

@@ -164,6 +164,24 @@ func Run(t *testing.T, open Open) {
 		if err := s.Commit(ctx, again); err != nil {
 			t.Fatal(err)
 		}
+		// An occurrence that waited for a worker: its run starts in a
+		// later batch, and is the one it started, not a run after it nor
+		// the run's end. A skipped occurrence started no run.
+		queued := job.Fire{Task: "a", Scheduled: at(3), Fate: job.FateRan, Reason: "waiting for a worker", At: at(3)}
+		later := []*store.Batch{
+			{Fires: []job.Fire{queued}},
+			{Runs: []job.Run{{ID: 2, Task: "a", Status: job.Running, Start: at(4), Scheduled: at(3), Trigger: "schedule"}}},
+			{Runs: []job.Run{
+				{ID: 2, Task: "a", Status: job.Success, Start: at(4), End: at(5), Scheduled: at(3), Trigger: "schedule"},
+				{ID: 3, Task: "a", Status: job.Success, Start: at(5), End: at(5), Scheduled: at(3), Trigger: "schedule"},
+				{ID: 4, Task: "a", Status: job.Success, Start: at(5), End: at(5), Scheduled: at(2), Trigger: "schedule"},
+			}},
+		}
+		for _, l := range later {
+			if err := s.Commit(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
 		s.Close()
 		s = reopen()
 		defer s.Close()
@@ -171,8 +189,8 @@ func Run(t *testing.T, open Open) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []job.Fire{b.Fires[1], b.Fires[0]}
-		want[1].RunID = 1
+		want := []job.Fire{queued, b.Fires[1], b.Fires[0]}
+		want[0].RunID, want[2].RunID = 2, 1
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("fires of a (-want +got):\n%s", diff)
 		}
