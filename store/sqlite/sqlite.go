@@ -151,8 +151,9 @@ const (
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at, run) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
 	// linkFire records the run an occurrence started in its fire: the
-	// first run of the task with that occurrence.
-	linkFire = `UPDATE fires SET run = ? WHERE task = ? AND scheduled = ? AND fate = 'ran' AND run = 0`
+	// first run of the task with that occurrence (runs of one batch come
+	// in no particular order).
+	linkFire = `UPDATE fires SET run = ?1 WHERE task = ?2 AND scheduled = ?3 AND fate = 'ran' AND (run = 0 OR run > ?1)`
 	insPart  = `INSERT INTO checkpoint_parts (gen, body) VALUES (?, ?)`
 	insAlert = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
 	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`

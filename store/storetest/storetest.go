@@ -176,6 +176,12 @@ func Run(t *testing.T, open Open) {
 				{ID: 3, Task: "a", Status: job.Success, Start: at(5), End: at(5), Scheduled: at(3), Trigger: "schedule"},
 				{ID: 4, Task: "a", Status: job.Success, Start: at(5), End: at(5), Scheduled: at(2), Trigger: "schedule"},
 			}},
+			// Two runs of one occurrence in one batch, the later first:
+			// the occurrence started the first.
+			{Fires: []job.Fire{{Task: "a", Scheduled: at(6), Fate: job.FateRan, At: at(6)}}, Runs: []job.Run{
+				{ID: 6, Task: "a", Status: job.Running, Start: at(6), Scheduled: at(6), Trigger: "schedule"},
+				{ID: 5, Task: "a", Status: job.Running, Start: at(6), Scheduled: at(6), Trigger: "schedule"},
+			}},
 		}
 		for _, l := range later {
 			if err := s.Commit(ctx, l); err != nil {
@@ -189,8 +195,8 @@ func Run(t *testing.T, open Open) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []job.Fire{queued, b.Fires[1], b.Fires[0]}
-		want[0].RunID, want[2].RunID = 2, 1
+		want := []job.Fire{{Task: "a", Scheduled: at(6), Fate: job.FateRan, At: at(6), RunID: 5}, queued, b.Fires[1], b.Fires[0]}
+		want[1].RunID, want[3].RunID = 2, 1
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("fires of a (-want +got):\n%s", diff)
 		}
