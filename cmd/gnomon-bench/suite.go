@@ -234,14 +234,6 @@ func chain(args []string) error {
 	rounds := fs.Int("rounds", 3, "runs of each side")
 	fs.Parse(args)
 	fmt.Printf("\n## condition propagation: a chain of %d function tasks, first start to last end\n", *length)
-	var base spread
-	for range *rounds {
-		b, err := rawChain(*length)
-		if err != nil {
-			return err
-		}
-		base = append(base, b.Seconds())
-	}
 	for _, u := range counts(*others) {
 		s, err := startServer(*bin, "--workers", "10")
 		if err != nil {
@@ -257,8 +249,16 @@ func chain(args []string) error {
 			return err
 		}
 		setup := time.Since(t0)
-		var g spread
+		// Baseline and gnomon rounds alternate, for each size: the disk's
+		// fsync, which sets both, drifts over minutes.
+		var base, g spread
 		for range *rounds {
+			b, err := rawChain(*length)
+			if err != nil {
+				s.close()
+				return err
+			}
+			base = append(base, b.Seconds())
 			d, err := runChain(s, *length)
 			if err != nil {
 				s.close()
