@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/bench"
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
@@ -100,36 +101,17 @@ func notJournaled(path string, indexes []int64, n int) ([]int64, error) {
 		return nil, err
 	}
 	defer st.Close()
+	received, err := scheduler.ReceivedEvents(ctx, st, "", math.MaxInt, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
 	type key struct {
 		typ, res string
 		ts       int64
 	}
-	stored := map[key]bool{}
-	for after := int64(0); ; {
-		entries, err := st.Journal(ctx, after, 10000)
-		if err != nil {
-			return nil, err
-		}
-		if len(entries) == 0 {
-			break
-		}
-		for _, e := range entries {
-			after = e.Seq
-			if e.Kind != "data" {
-				continue
-			}
-			var evs []struct {
-				Type     string    `json:"type"`
-				Resource string    `json:"resource"`
-				TS       time.Time `json:"ts"`
-			}
-			if err := json.Unmarshal(e.Body, &evs); err != nil {
-				return nil, fmt.Errorf("journal entry %d: %w", e.Seq, err)
-			}
-			for _, ev := range evs {
-				stored[key{ev.Type, ev.Resource, ev.TS.UnixNano()}] = true
-			}
-		}
+	stored := make(map[key]bool, len(received))
+	for _, r := range received {
+		stored[key{string(r.Type), r.Resource, r.TS.UnixNano()}] = true
 	}
 	var missing []int64
 	for _, i := range indexes {
