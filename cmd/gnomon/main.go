@@ -2,14 +2,16 @@
 // Called through a link named schd_def, schd_event, schd_task, schd_status
 // or schd_runs it behaves as that command.
 //
-// With GNOMON_CPUPROFILE set to a file name, the process writes a CPU
-// profile there when it exits normally (for the benchmarks).
+// For the benchmarks: with GNOMON_CPUPROFILE set to a file name, the
+// process writes a CPU profile there when it exits normally; with
+// GNOMON_MEMPROFILE, a profile of every allocation it made.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	_ "time/tzdata" // time zones for hosts without a zoneinfo database
 
@@ -19,19 +21,42 @@ import (
 
 func main() {
 	executor.MaybeSupervise()
-	if p := os.Getenv("GNOMON_CPUPROFILE"); p != "" {
-		f, err := os.Create(p)
+	os.Exit(profiled(func() int {
+		return cli.Run(context.Background(), os.Args, cli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
+	}))
+}
+
+// profiled runs run with the profiles the environment asks for.
+func profiled(run func() int) int {
+	cpu, mem := os.Getenv("GNOMON_CPUPROFILE"), os.Getenv("GNOMON_MEMPROFILE")
+	if mem != "" {
+		runtime.MemProfileRate = 4096
+	}
+	if cpu != "" {
+		f, err := os.Create(cpu)
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ERROR GNOMON_CPUPROFILE:", err)
-			os.Exit(1)
+			return 1
 		}
-		code := cli.Run(context.Background(), os.Args, cli.Env{Stdout: os.Stdout, Stderr: os.Stderr})
-		pprof.StopCPUProfile()
-		f.Close()
-		os.Exit(code)
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
-	os.Exit(cli.Run(context.Background(), os.Args, cli.Env{Stdout: os.Stdout, Stderr: os.Stderr}))
+	code := run()
+	if mem != "" {
+		f, err := os.Create(mem)
+		if err == nil {
+			err = pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ERROR GNOMON_MEMPROFILE:", err)
+			return 1
+		}
+	}
+	return code
 }
