@@ -61,8 +61,7 @@ func (e *Engine) define(ev Define) error {
 			en.cond = cond.MustParse(def.Condition)
 		}
 		e.defs[name] = def
-		e.touch(name)
-		e.out.defined[name] = true
+		e.touchDefined(name)
 		if def.Extras().Overlap != job.OverlapAllow && def.Extras().Overlap != job.OverlapQueue && len(en.st.Pending) > 0 {
 			en.st.Pending = nil // the task no longer lets triggers wait
 			delete(e.pending, name)

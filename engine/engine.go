@@ -365,7 +365,7 @@ func (e *Engine) NextWake() time.Time {
 // error and changes nothing.
 func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	e.now = now
-	e.out = &Output{tasks: map[string]bool{}, defined: map[string]bool{}, runs: map[int64]bool{}}
+	e.out = &Output{} // its sets are made on first use: most events touch one task or none
 	var err error
 	switch ev := ev.(type) {
 	case Define:
@@ -403,10 +403,27 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	return out, nil
 }
 
-func (e *Engine) touch(name string) { e.out.tasks[name] = true }
+func (e *Engine) touch(name string) {
+	if e.out.tasks == nil {
+		e.out.tasks = map[string]bool{}
+	}
+	e.out.tasks[name] = true
+}
+
+// touchDefined records that a task's definition changed.
+func (e *Engine) touchDefined(name string) {
+	e.touch(name)
+	if e.out.defined == nil {
+		e.out.defined = map[string]bool{}
+	}
+	e.out.defined[name] = true
+}
 
 func (e *Engine) touchRun(r *job.Run) {
 	if !e.out.runs[r.ID] {
+		if e.out.runs == nil {
+			e.out.runs = map[int64]bool{}
+		}
 		e.out.runs[r.ID] = true
 		e.out.Runs = append(e.out.Runs, r)
 	}

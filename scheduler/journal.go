@@ -26,19 +26,31 @@ type dataEntry struct {
 	Accepted [][2]string `json:"accepted,omitempty"`
 }
 
-// dataRun gathers consecutive data events into one journal entry.
+// dataRun gathers consecutive data events into one journal entry. The
+// first entry of a batch is written into spare, a buffer the loop keeps
+// from one commit to the next (the store keeps nothing of a batch once it
+// returns); a later one in the same batch gets a buffer of its own.
 type dataRun struct {
-	body []byte
-	at   time.Time
+	body  []byte // the entry being gathered, nil if none
+	at    time.Time
+	spare []byte // nil once an entry took it
+	kept  []byte // the first entry's buffer, grown
 }
 
-func (d *dataRun) add(body []byte, at time.Time) {
+// add appends a data event and what it did to the entry, starting one.
+func (d *dataRun) add(ev engine.Data, out *engine.Output, at time.Time) error {
 	if d.body == nil {
-		d.body, d.at = append(make([]byte, 0, 4096), '['), at
+		buf := d.spare
+		if cap(buf) == 0 {
+			buf = make([]byte, 0, 4096)
+		}
+		d.body, d.at, d.spare = append(buf[:0], '['), at, nil
 	} else {
 		d.body = append(d.body, ',')
 	}
-	d.body = append(d.body, body...)
+	var err error
+	d.body, err = appendJournalBody(d.body, ev, out, at)
+	return err
 }
 
 // flush appends the gathered events to the batch as one entry.
@@ -46,7 +58,11 @@ func (d *dataRun) flush(b *store.Batch) {
 	if d.body == nil {
 		return
 	}
-	b.Entries = append(b.Entries, store.Entry{At: d.at, Kind: "data", Body: append(d.body, ']')})
+	body := append(d.body, ']')
+	b.Entries = append(b.Entries, store.Entry{At: d.at, Kind: "data", Body: body})
+	if d.kept == nil {
+		d.kept = body[:0]
+	}
 	d.body = nil
 }
 
@@ -75,24 +91,27 @@ func cleared(out *engine.Output) [][2]string {
 	return c
 }
 
-// journalBody returns what the journal records of an applied event.
-func journalBody(ev engine.Event, out *engine.Output, now time.Time) ([]byte, error) {
+// appendJournalBody appends to dst what the journal records of an applied
+// event.
+func appendJournalBody(dst []byte, ev engine.Event, out *engine.Output, now time.Time) ([]byte, error) {
+	var v any = ev
 	switch ev := ev.(type) {
 	case engine.Data:
-		if b, ok := appendDataEntry(nil, ev, now, out.Validations); ok {
+		if b, ok := appendDataEntry(dst, ev, now, out.Validations); ok {
 			return b, nil
 		}
 		e := dataEntry{Data: ev, Received: now}
 		for _, v := range out.Validations {
 			e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
 		}
-		return json.Marshal(e)
+		v = e
 	case engine.Define:
-		return json.Marshal(defineEntry{Define: ev, Cleared: cleared(out)})
+		v = defineEntry{Define: ev, Cleared: cleared(out)}
 	case engine.Act:
-		return json.Marshal(actEntry{Act: ev, Cleared: cleared(out)})
+		v = actEntry{Act: ev, Cleared: cleared(out)}
 	}
-	return json.Marshal(ev)
+	b, err := json.Marshal(v)
+	return append(dst, b...), err
 }
 
 // appendDataEntry appends the JSON of a dataEntry, as json.Marshal writes

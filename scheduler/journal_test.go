@@ -14,6 +14,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
@@ -238,4 +239,60 @@ func FuzzAppendDataEntry(f *testing.F) {
 		ts := time.Unix(0, at).In(zone)
 		checkDataEntry(t, typ, resource, task, dep, ts, ts.UTC())
 	})
+}
+
+// TestDataRunBuffers checks that the data entries of one batch keep their
+// own bytes, and that the next batch gathers into the first one's buffer.
+func TestDataRunBuffers(t *testing.T) {
+	at := time.Date(2026, 11, 1, 2, 3, 4, 5, time.UTC)
+	add := func(d *dataRun, resource string) {
+		t.Helper()
+		if err := d.add(engine.Data{Type: job.Table, Resource: resource, At: at}, &engine.Output{}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resources := func(body []byte) []string {
+		t.Helper()
+		var ds []dataEntry
+		if err := json.Unmarshal(body, &ds); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Resource)
+		}
+		return out
+	}
+	var b store.Batch
+	d := dataRun{spare: make([]byte, 0, 16)}
+	add(&d, "a")
+	add(&d, "b")
+	d.flush(&b)
+	b.Entries = append(b.Entries, store.Entry{Kind: "act", Body: []byte(`{}`)})
+	add(&d, "c")
+	d.flush(&b)
+	d.flush(&b) // nothing gathered: no entry
+	if len(b.Entries) != 3 {
+		t.Fatalf("%d entries, want 3", len(b.Entries))
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, resources(b.Entries[0].Body)); diff != "" {
+		t.Errorf("first entry (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"c"}, resources(b.Entries[2].Body)); diff != "" {
+		t.Errorf("second entry (-want +got):\n%s", diff)
+	}
+	if &d.kept[:1][0] != &b.Entries[0].Body[0] {
+		t.Errorf("kept buffer is not the first entry's")
+	}
+
+	var next store.Batch
+	d2 := dataRun{spare: d.kept}
+	add(&d2, "x")
+	d2.flush(&next)
+	if &next.Entries[0].Body[0] != &d.kept[:1][0] {
+		t.Errorf("the next batch did not reuse the kept buffer")
+	}
+	if diff := cmp.Diff([]string{"x"}, resources(next.Entries[0].Body)); diff != "" {
+		t.Errorf("next batch's entry (-want +got):\n%s", diff)
+	}
 }

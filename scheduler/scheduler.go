@@ -142,6 +142,8 @@ type Scheduler struct {
 	advance sync.Mutex
 
 	ckpt checkpointer // owned by the loop
+	// dataBuf is the buffer the loop gathers a commit's data events in.
+	dataBuf []byte
 
 	// alertWake and auditWake tell the alert deliverer and the audit log
 	// writer that a commit gave them work.
@@ -492,7 +494,7 @@ func (s *Scheduler) process(batch []*request) error {
 		runs    = map[int64]job.Run{}
 		exited  []int64
 		// Consecutive data events share one journal entry.
-		data      dataRun
+		data      = dataRun{spare: s.dataBuf}
 		journaled int
 	)
 	for i, r := range batch {
@@ -509,16 +511,17 @@ func (s *Scheduler) process(batch []*request) error {
 		if d, ok := r.ev.(engine.Define); ok && d.Check {
 			continue
 		}
-		body, err := journalBody(r.ev, out, now.UTC())
-		if err != nil {
-			return fmt.Errorf("journal: %w", err)
-		}
 		journaled++
-		if _, ok := r.ev.(engine.Data); ok {
-			data.add(body, now.UTC())
+		if ev, ok := r.ev.(engine.Data); ok {
+			err = data.add(ev, out, now.UTC())
 		} else {
 			data.flush(&b)
+			var body []byte
+			body, err = appendJournalBody(nil, r.ev, out, now.UTC())
 			b.Entries = append(b.Entries, store.Entry{At: now.UTC(), Kind: engine.Kind(r.ev), Body: body})
+		}
+		if err != nil {
+			return fmt.Errorf("journal: %w", err)
 		}
 		for _, n := range out.Tasks {
 			tasks[n] = true
@@ -576,6 +579,9 @@ func (s *Scheduler) process(batch []*request) error {
 		return err
 	}
 	s.ckpt.committed(&b, journaled, s.eng)
+	if data.kept != nil {
+		s.dataBuf = data.kept
+	}
 	for i, r := range batch {
 		if r.reply != nil {
 			r.reply <- replies[i]

@@ -23,7 +23,8 @@ type Store interface {
 	Load(ctx context.Context) (*Snapshot, error)
 	// Commit writes a batch in one durable transaction: all of it or none.
 	// It assigns each entry's Seq. An entry whose body is not JSON fails
-	// the whole batch.
+	// the whole batch. It keeps nothing of the batch once it returns: the
+	// caller reuses its buffers.
 	Commit(ctx context.Context, b *Batch) error
 	// Runs returns run history, newest first.
 	Runs(ctx context.Context, q RunQuery) ([]job.Run, error)
