@@ -136,6 +136,12 @@ func (c *Client) Forecast(ctx context.Context, task, from, to string, limit int)
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/forecast?"+q.Encode(), nil, &v)
 }
 
+// Info returns the server's time zone, version and runtime figures.
+func (c *Client) Info(ctx context.Context) (*Info, error) {
+	var v Info
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/info", nil, &v)
+}
+
 // Clock returns the server's time.
 func (c *Client) Clock(ctx context.Context) (*ClockResponse, error) {
 	var v ClockResponse

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	srv.handle("GET /api/v1/info", func(w http.ResponseWriter, r *http.Request) error {
-		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version})
+		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version, Runtime: readRuntime()})
 	})
 	srv.handle("POST /events", srv.events)
 	srv.handle("GET /api/v1/events", srv.received)
@@ -523,4 +524,23 @@ func (s *Server) advance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.clock(w, r)
+}
+
+// runtimeSamples are the runtime metrics RuntimeInfo reports, in its order.
+var runtimeSamples = []string{"/sched/goroutines:goroutines", "/memory/classes/heap/objects:bytes", "/gc/cycles/total:gc-cycles"}
+
+// readRuntime reads the runtime's metrics; it does not stop the world.
+func readRuntime() RuntimeInfo {
+	samples := make([]metrics.Sample, len(runtimeSamples))
+	for i, name := range runtimeSamples {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	v := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return samples[i].Value.Uint64()
+	}
+	return RuntimeInfo{Goroutines: v(0), HeapBytes: v(1), GCCycles: v(2)}
 }

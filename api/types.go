@@ -116,8 +116,17 @@ type RunsResponse struct {
 
 // Info describes the server.
 type Info struct {
-	Timezone string `json:"timezone"`
-	Version  string `json:"version"`
+	Timezone string      `json:"timezone"`
+	Version  string      `json:"version"`
+	Runtime  RuntimeInfo `json:"runtime"`
+}
+
+// RuntimeInfo is what the server process's Go runtime reports: enough to
+// tell, under load, whether a slow interval held a garbage collection.
+type RuntimeInfo struct {
+	Goroutines uint64 `json:"goroutines"`
+	HeapBytes  uint64 `json:"heap_bytes"` // live and not yet collected objects
+	GCCycles   uint64 `json:"gc_cycles"`  // completed collections since the start
 }
 
 // FiresResponse lists the recorded fates of a task's occurrences, newest

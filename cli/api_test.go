@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -52,5 +54,27 @@ func TestAPIBadInput(t *testing.T) {
 	}
 	if out := f.mustRun("gnomon", "export"); out != "" {
 		t.Errorf("rejected requests defined something:\n%s", out)
+	}
+}
+
+// TestInfo checks the server's description of itself, and that its
+// runtime figures are read when asked: a collection in between shows.
+func TestInfo(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	before, err := f.client.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Timezone != "Europe/Paris" || before.Runtime.Goroutines == 0 || before.Runtime.HeapBytes == 0 {
+		t.Errorf("info: %+v", before)
+	}
+	runtime.GC() // the server runs in this process
+	after, err := f.client.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Runtime.GCCycles <= before.Runtime.GCCycles {
+		t.Errorf("gc_cycles %d after a collection, %d before", after.Runtime.GCCycles, before.Runtime.GCCycles)
 	}
 }

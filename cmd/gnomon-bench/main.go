@@ -153,6 +153,7 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		bs, gs       []bench.Result
 		bcpu, gcpu   time.Duration
 		bdone, gdone int
+		gcs          []string // collections in the server during each of its rounds
 	)
 	for range rounds {
 		c0 := cpu(base.cmd.Process.Pid)
@@ -160,8 +161,12 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		bcpu, bdone = bcpu+cpu(base.cmd.Process.Pid)-c0, bdone+r.Requests
 		bs = append(bs, r)
 		c0 = cpu(g.cmd.Process.Pid)
+		i0, err0 := client.Info(ctx)
 		r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur, http.StatusAccepted, stream)
 		gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
+		if i1, err1 := client.Info(ctx); err0 == nil && err1 == nil && i1.Runtime.GCCycles > 0 {
+			gcs = append(gcs, fmt.Sprintf("%d (heap %d MB)", i1.Runtime.GCCycles-i0.Runtime.GCCycles, i1.Runtime.HeapBytes>>20))
+		}
 		offset += int64(r.Requests + r.Errors + conns)
 		gs = append(gs, r)
 	}
@@ -173,6 +178,9 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 	fmt.Printf("server CPU per request   baseline %.0f µs, gnomon %.0f µs\n",
 		float64(bcpu.Microseconds())/float64(max(bdone, 1)), float64(gcpu.Microseconds())/float64(max(gdone, 1)))
 	fmt.Printf("ratio gnomon/baseline    %.2f  (server RSS after the load %s)\n", s.Median.Rate()/b.Median.Rate(), rss(g.cmd.Process.Pid))
+	if len(gcs) > 0 {
+		fmt.Printf("collections in gnomon    %s, round by round\n", strings.Join(gcs, ", "))
+	}
 	return nil
 }
 
