@@ -199,10 +199,12 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 	}
 	if def != nil && def.Type == job.Configuration {
 		e.dataIdx.Add(def.Name, def.Extras().Deps)
-		if en.win == nil {
-			en.win = &windows{}
+		// New windows, not the old ones emptied: prev may live in them.
+		w := newWindows(len(def.Extras().Deps))
+		if en.win != nil {
+			w.newest, w.pruned, w.hasNewest = en.win.newest, en.win.pruned, en.win.hasNewest
 		}
-		en.win.seen = eventdep.NewSeen(len(def.Extras().Deps))
+		en.win = w
 	} else {
 		en.win = nil
 	}
@@ -229,7 +231,7 @@ func (e *Engine) indexData(en *entry, old, def *job.Task) {
 // the remedy when an event stamped far in the future has muted it.
 func (e *Engine) resetData(en *entry) {
 	en.st.LastExec = 0
-	en.win = &windows{seen: eventdep.NewSeen(len(en.def.Extras().Deps))}
+	en.win = newWindows(len(en.def.Extras().Deps))
 	e.out.Validations = append(e.out.Validations, job.Validation{Task: en.def.Name, Expire: true})
 	e.touch(en.def.Name)
 }

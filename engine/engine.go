@@ -115,6 +115,20 @@ type windows struct {
 	// value of newest when late validations were last dropped.
 	newest, pruned int64
 	hasNewest      bool
+	// small holds seen for up to three dependencies, most configurations:
+	// a million of them are then a million objects fewer to collect.
+	small [3][]int64
+}
+
+// newWindows returns empty windows for n dependencies.
+func newWindows(n int) *windows {
+	w := &windows{}
+	if n <= len(w.small) {
+		w.seen = w.small[:n:n]
+	} else {
+		w.seen = eventdep.NewSeen(n)
+	}
+	return w
 }
 
 type change struct {
