@@ -142,7 +142,8 @@ type Scheduler struct {
 	advance sync.Mutex
 
 	ckpt checkpointer // owned by the loop
-	// dataBuf is the buffer the loop gathers a commit's data events in.
+	// dataBuf is the buffer the loop gathers a commit's data events in,
+	// kept while it is at most maxDataBuf.
 	dataBuf []byte
 
 	// alertWake and auditWake tell the alert deliverer and the audit log
@@ -167,6 +168,10 @@ const timerEarly = 3 * time.Millisecond
 
 // maxBatch bounds how many requests share one commit.
 const maxBatch = 512
+
+// maxDataBuf bounds the buffer the loop keeps for the next commit's data
+// events: a batch of events with megabyte resources gets one of its own.
+const maxDataBuf = 1 << 20
 
 // linger bounds how long the loop waits for more requests before
 // committing when the previous batch held more than one: a group-commit
@@ -579,8 +584,8 @@ func (s *Scheduler) process(batch []*request) error {
 		return err
 	}
 	s.ckpt.committed(&b, journaled, s.eng)
-	if data.kept != nil {
-		s.dataBuf = data.kept
+	if data.kept != nil && cap(data.kept) <= maxDataBuf {
+		s.dataBuf = data.kept // a batch of huge events does not pin its buffer
 	}
 	for i, r := range batch {
 		if r.reply != nil {
