@@ -211,6 +211,8 @@ func (a *applier) action(act *Action) bool {
 			a.errorf(act, act.Line, "type: field is required")
 		case typ.Value != string(job.Callable) && typ.Value != string(job.Bundle) && typ.Value != string(job.Configuration):
 			a.errorf(act, typ.Line, "type attribute should be either bundle/callable/configuration")
+		case typ.Value == string(job.Configuration):
+			t = job.NewWithExtra(act.Name, job.Configuration)
 		default:
 			t.Type = job.Type(typ.Value)
 		}

@@ -217,7 +217,7 @@ func parseDeps(raw json.RawMessage) ([]job.DataDep, []*ConfigError) {
 		return nil, []*ConfigError{{Field: "dependencies", Msg: "at least one dependency is required"}}
 	}
 	var (
-		deps []job.DataDep
+		deps = make([]job.DataDep, 0, len(list)) // kept: no spare capacity
 		errs []*ConfigError
 		keys = map[string]int{}
 	)

@@ -315,22 +315,43 @@ func (t *Task) ConditionTriggered() bool {
 
 // Clone returns a deep copy.
 func (t *Task) Clone() *Task {
-	c := *t
+	var c *Task
+	if t.Extra != nil {
+		p := &taskAndExtra{t: *t, x: *t.Extra}
+		p.x.Deps = slices.Clone(p.x.Deps)
+		p.x.AlertOn = slices.Clone(p.x.AlertOn)
+		p.x.AlertTo = slices.Clone(p.x.AlertTo)
+		p.x.Jobs = slices.Clone(p.x.Jobs)
+		p.t.Extra = &p.x
+		c = &p.t
+	} else {
+		cp := *t
+		c = &cp
+	}
 	c.StartTimes = append([]Clock(nil), t.StartTimes...)
 	c.StartMins = append([]int(nil), t.StartMins...)
-	if t.Extra != nil {
-		x := *t.Extra
-		x.Deps = slices.Clone(x.Deps)
-		x.AlertOn = slices.Clone(x.AlertOn)
-		x.AlertTo = slices.Clone(x.AlertTo)
-		x.Jobs = slices.Clone(x.Jobs)
-		c.Extra = &x
-	}
 	if t.Window != nil {
 		w := *t.Window
 		c.Window = &w
 	}
-	return &c
+	return c
+}
+
+// taskAndExtra is a task and its less common attributes in one
+// allocation: one object for the garbage collector instead of two, which
+// counts with a million configurations.
+type taskAndExtra struct {
+	t Task
+	x Extra
+}
+
+// NewWithExtra returns a task of a name and type whose Extra, empty, is
+// allocated with it: for a task that sets some (a configuration's
+// dependencies are there).
+func NewWithExtra(name string, typ Type) *Task {
+	p := &taskAndExtra{}
+	p.t.Name, p.t.Type, p.t.Extra = name, typ, &p.x
+	return &p.t
 }
 
 // Duration is a time.Duration that marshals as text ("10s").
