@@ -43,6 +43,8 @@ func (e *Engine) define(ev Define) error {
 	}
 	for _, name := range res.Changed {
 		def := res.Tasks[name]
+		def.PackStrings()
+		name = def.Name // the maps keep the packed name, not the parsed one
 		en := e.tasks[name]
 		var old *job.Task
 		if en == nil {

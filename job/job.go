@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -257,6 +258,32 @@ type DataDep struct {
 	Type     DataType `json:"type"`
 	Resource string   `json:"resourceId"`
 	Life     int64    `json:"lifeDuration"`
+}
+
+// PackStrings makes a configuration's name and its dependencies'
+// resources share one allocation: a million configurations are then a
+// million objects for the garbage collector instead of four million. The
+// strings keep their values.
+func (t *Task) PackStrings() {
+	if t.Type != Configuration || t.Extra == nil {
+		return
+	}
+	deps := t.Extra.Deps
+	n := len(t.Name)
+	for _, d := range deps {
+		n += len(d.Resource)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(t.Name)
+	for _, d := range deps {
+		b.WriteString(d.Resource)
+	}
+	all := b.String()
+	t.Name, all = all[:len(t.Name)], all[len(t.Name):]
+	for i := range deps {
+		deps[i].Resource, all = all[:len(deps[i].Resource)], all[len(deps[i].Resource):]
+	}
 }
 
 // Key identifies the dependency within its configuration: its type and

@@ -2,8 +2,10 @@ package job
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -81,5 +83,31 @@ func TestCompactAndClone(t *testing.T) {
 	}
 	if (&Task{}).Extras().Function != "" {
 		t.Error("a task without extras reads non-zero ones")
+	}
+}
+
+// TestPackStrings checks that packing keeps a configuration's strings
+// equal and puts them in one allocation, and leaves other tasks alone.
+func TestPackStrings(t *testing.T) {
+	c := NewWithExtra(strings.Clone("C1"), Configuration)
+	c.Extra.Deps = []DataDep{{Type: Table, Resource: strings.Clone("db.t"), Life: 60}, {Type: File, Resource: strings.Clone("/in/")}, {Type: TimeBased, Resource: ""}}
+	want := c.Clone()
+	c.PackStrings()
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Fatalf("packing changed the task (-want +got):\n%s", diff)
+	}
+	base := unsafe.StringData(c.Name)
+	off := len(c.Name)
+	for _, d := range c.Extra.Deps {
+		if d.Resource != "" && unsafe.StringData(d.Resource) != (*byte)(unsafe.Add(unsafe.Pointer(base), off)) {
+			t.Errorf("resource %q is not in the packed string", d.Resource)
+		}
+		off += len(d.Resource)
+	}
+	task := &Task{Name: strings.Clone("T"), Type: Callable, Command: "true"}
+	name := unsafe.StringData(task.Name)
+	task.PackStrings()
+	if unsafe.StringData(task.Name) != name {
+		t.Errorf("a callable task's strings were packed")
 	}
 }

@@ -509,6 +509,7 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 					err := json.Unmarshal(c.def[i], &j)
 					j.Into(rec.Def)
 					in.task(rec.Def)
+					rec.Def.PackStrings()
 					if err != nil {
 						err = fmt.Errorf("load tasks: definition: %w", err)
 					} else if err = json.Unmarshal(c.state[i], &rec.State); err != nil {
