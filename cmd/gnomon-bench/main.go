@@ -153,7 +153,12 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		bs, gs       []bench.Result
 		bcpu, gcpu   time.Duration
 		bdone, gdone int
-		gcs          []string // collections in the server during each of its rounds
+		// The server's runtime at the start of each of its rounds. A
+		// collection is counted when it completes, seconds after the
+		// allocations of a round triggered it; the server idles during the
+		// baseline's rounds, so what completes before its next round is
+		// the round's.
+		infos []*api.Info
 	)
 	for range rounds {
 		c0 := cpu(base.cmd.Process.Pid)
@@ -161,12 +166,9 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		bcpu, bdone = bcpu+cpu(base.cmd.Process.Pid)-c0, bdone+r.Requests
 		bs = append(bs, r)
 		c0 = cpu(g.cmd.Process.Pid)
-		i0, err0 := client.Info(ctx)
+		infos = append(infos, runtimeInfo(ctx, client))
 		r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur, http.StatusAccepted, stream)
 		gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
-		if i1, err1 := client.Info(ctx); err0 == nil && err1 == nil && i1.Runtime.GCCycles > 0 {
-			gcs = append(gcs, fmt.Sprintf("%d (heap %d MB)", i1.Runtime.GCCycles-i0.Runtime.GCCycles, i1.Runtime.HeapBytes>>20))
-		}
 		offset += int64(r.Requests + r.Errors + conns)
 		gs = append(gs, r)
 	}
@@ -178,10 +180,32 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 	fmt.Printf("server CPU per request   baseline %.0f µs, gnomon %.0f µs\n",
 		float64(bcpu.Microseconds())/float64(max(bdone, 1)), float64(gcpu.Microseconds())/float64(max(gdone, 1)))
 	fmt.Printf("ratio gnomon/baseline    %.2f  (server RSS after the load %s)\n", s.Median.Rate()/b.Median.Rate(), rss(g.cmd.Process.Pid))
-	if len(gcs) > 0 {
-		fmt.Printf("collections in gnomon    %s, round by round\n", strings.Join(gcs, ", "))
+	time.Sleep(settleGC) // a collection the last round started ends
+	infos = append(infos, runtimeInfo(ctx, client))
+	var gcs []string
+	for i := range rounds {
+		if a, b := infos[i], infos[i+1]; a != nil && b != nil && b.Runtime.GCCycles > 0 {
+			gcs = append(gcs, fmt.Sprint(b.Runtime.GCCycles-a.Runtime.GCCycles))
+		}
+	}
+	if len(gcs) == rounds {
+		fmt.Printf("collections in gnomon    %s, round by round (heap %d MB at the end)\n", strings.Join(gcs, ", "), infos[rounds].Runtime.HeapBytes>>20)
 	}
 	return nil
+}
+
+// settleGC is how long the events benchmark waits after gnomon's last
+// round for a collection it started to end: one of a 3 GB heap took 3.5 s.
+const settleGC = 5 * time.Second
+
+// runtimeInfo returns what a server says of its runtime, nil if it cannot
+// (a build from before GET /api/v1/info reported it).
+func runtimeInfo(ctx context.Context, c *api.Client) *api.Info {
+	info, err := c.Info(ctx)
+	if err != nil || info.Runtime.GCCycles == 0 && info.Runtime.Goroutines == 0 {
+		return nil
+	}
+	return info
 }
 
 // process is a server started for a benchmark.
