@@ -111,6 +111,9 @@ func appendJournalBody(dst []byte, ev engine.Event, out *engine.Output, now time
 		v = actEntry{Act: ev, Cleared: cleared(out)}
 	}
 	b, err := json.Marshal(v)
+	if dst == nil {
+		return b, err // a definition's entry may be megabytes: not copied again
+	}
 	return append(dst, b...), err
 }
 
