@@ -78,3 +78,24 @@ func TestPost(t *testing.T) {
 		}
 	}
 }
+
+// TestMerge checks that merged runs count every request once and take
+// their percentiles over all of them.
+func TestMerge(t *testing.T) {
+	ms := func(ds ...int) []time.Duration {
+		var out []time.Duration
+		for _, d := range ds {
+			out = append(out, time.Duration(d)*time.Millisecond)
+		}
+		return out
+	}
+	a := result(ms(1, 2, 3), 1, time.Second)
+	b := result(ms(10, 20), 2, 3*time.Second)
+	m := Merge(a, b)
+	if m.Requests != 5 || m.Errors != 3 || m.Elapsed != 4*time.Second || m.Rate() != 1.25 {
+		t.Errorf("merged %+v", m)
+	}
+	if m.P50 != 3*time.Millisecond || m.Max != 20*time.Millisecond || m.P99 != 20*time.Millisecond {
+		t.Errorf("merged percentiles p50 %s p99 %s max %s", m.P50, m.P99, m.Max)
+	}
+}

@@ -23,6 +23,7 @@ type Result struct {
 	Elapsed  time.Duration
 	P50, P99 time.Duration
 	Max      time.Duration
+	lat      []time.Duration // of each request that counted, sorted
 }
 
 // Rate returns requests per second.
@@ -122,11 +123,33 @@ func PostEach(ctx context.Context, url string, conns int, d time.Duration, want 
 	wg.Wait()
 	elapsed := time.Since(start)
 	slices.Sort(lat)
-	r := Result{Requests: len(lat), Errors: errs, Elapsed: elapsed}
+	return result(lat, errs, elapsed)
+}
+
+// result returns the Result of requests whose sorted latencies are lat.
+func result(lat []time.Duration, errs int, elapsed time.Duration) Result {
+	r := Result{Requests: len(lat), Errors: errs, Elapsed: elapsed, lat: lat}
 	if n := len(lat); n > 0 {
 		r.P50, r.P99, r.Max = lat[n/2], lat[min(n-1, n*99/100)], lat[n-1]
 	}
 	return r
+}
+
+// Merge returns the result of several runs of one load taken as one: their
+// requests and times added, and the percentiles of all their latencies.
+func Merge(rs ...Result) Result {
+	var (
+		lat     []time.Duration
+		errs    int
+		elapsed time.Duration
+	)
+	for _, r := range rs {
+		lat = append(lat, r.lat...)
+		errs += r.Errors
+		elapsed += r.Elapsed
+	}
+	slices.Sort(lat)
+	return result(lat, errs, elapsed)
 }
 
 func splitURL(url string) (host, path string, err error) {

@@ -15,9 +15,11 @@
 // events starts a real gnomon server for each number of configurations,
 // applies them through the API, and posts events over HTTP from -conns
 // keep-alive connections; the baseline is a no-op Go HTTP server (this
-// binary, in another process) that decodes the same JSON. Rounds
-// alternate baseline and gnomon, and each figure is the median of the
-// rounds with their min and max.
+// binary, in another process) that decodes the same JSON. Each round
+// alternates baseline and gnomon in slices of about a second, so that both
+// see the same state of a shared machine; each figure is the median of the
+// rounds with their min and max, and the ratio the median of the rounds'
+// own ratios.
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -153,24 +156,32 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		bs, gs       []bench.Result
 		bcpu, gcpu   time.Duration
 		bdone, gdone int
-		// The server's runtime at the start of each of its rounds. A
-		// collection is counted when it completes, seconds after the
-		// allocations of a round triggered it; the server idles during the
-		// baseline's rounds, so what completes before its next round is
-		// the round's.
+		// The server's runtime at the start of each round. A collection
+		// is counted in the round in which it completes, which may be the
+		// round after the one whose allocations started it.
 		infos []*api.Info
 	)
+	// A round alternates the two servers in slices of about a second, so
+	// that both see the same state of a shared machine, which drifts within
+	// seconds; each round's ratio is of its own two sides.
+	parts := max(int(dur/time.Second), 1)
+	var ratios []float64
 	for range rounds {
-		c0 := cpu(base.cmd.Process.Pid)
-		r := bench.Post(ctx, "http://"+base.addr+"/events", conns, dur, http.StatusAccepted, body)
-		bcpu, bdone = bcpu+cpu(base.cmd.Process.Pid)-c0, bdone+r.Requests
-		bs = append(bs, r)
-		c0 = cpu(g.cmd.Process.Pid)
 		infos = append(infos, runtimeInfo(ctx, client))
-		r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur, http.StatusAccepted, stream)
-		gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
-		offset += int64(r.Requests + r.Errors + conns)
-		gs = append(gs, r)
+		var br, gr []bench.Result
+		for range parts {
+			c0 := cpu(base.cmd.Process.Pid)
+			r := bench.Post(ctx, "http://"+base.addr+"/events", conns, dur/time.Duration(parts), http.StatusAccepted, body)
+			bcpu, bdone = bcpu+cpu(base.cmd.Process.Pid)-c0, bdone+r.Requests
+			br = append(br, r)
+			c0 = cpu(g.cmd.Process.Pid)
+			r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur/time.Duration(parts), http.StatusAccepted, stream)
+			gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
+			offset += int64(r.Requests + r.Errors + conns)
+			gr = append(gr, r)
+		}
+		b, g := bench.Merge(br...), bench.Merge(gr...)
+		bs, gs, ratios = append(bs, b), append(gs, g), append(ratios, g.Rate()/b.Rate())
 	}
 	b, s := bench.Summarize(bs), bench.Summarize(gs)
 	fmt.Printf("baseline (no-op handler) median %s\n", b.Median)
@@ -179,7 +190,13 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 	fmt.Printf("                         min %8.0f  max %8.0f req/s\n", s.Min.Rate(), s.Max.Rate())
 	fmt.Printf("server CPU per request   baseline %.0f µs, gnomon %.0f µs\n",
 		float64(bcpu.Microseconds())/float64(max(bdone, 1)), float64(gcpu.Microseconds())/float64(max(gdone, 1)))
-	fmt.Printf("ratio gnomon/baseline    %.2f  (server RSS after the load %s)\n", s.Median.Rate()/b.Median.Rate(), rss(g.cmd.Process.Pid))
+	each := make([]string, len(ratios))
+	for i, r := range ratios {
+		each[i] = fmt.Sprintf("%.2f", r)
+	}
+	slices.Sort(ratios)
+	fmt.Printf("ratio gnomon/baseline    %.2f  (median of the rounds' %s; server RSS after the load %s)\n",
+		ratios[len(ratios)/2], strings.Join(each, ", "), rss(g.cmd.Process.Pid))
 	time.Sleep(settleGC) // a collection the last round started ends
 	infos = append(infos, runtimeInfo(ctx, client))
 	var gcs []string
