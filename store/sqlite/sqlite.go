@@ -39,6 +39,17 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// walCheckpoint is the size of the WAL, in pages, at which the writer
+// copies it into the database. A page that many commits change between two
+// checkpoints is copied once: with changes spread over a large database (a
+// trigger writes a task row, an index entry of its run and its fire, each
+// somewhere else), SQLite's default of 1000 pages copied nearly every page
+// written, and the commit that ran the checkpoint waited for it. 8000 pages
+// (32 MiB of WAL) raised event ingest with 10^6 configurations from 0.46
+// to 0.51 of the baseline, and its p99 from 13.5 to 5.5 ms; the commit that
+// checkpoints waits longer, so the slowest request does (49 to 68 ms).
+const walCheckpoint = 8000
+
 // Open opens (creating if needed) the database at path and applies pending
 // migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -47,7 +58,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		q.Add("_pragma", p)
 	}
 	dsn := "file:" + path + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	// The writer checkpoints the WAL into the database when it holds
+	// walCheckpoint pages, in the commit that crosses it.
+	w, err := sql.Open("sqlite", dsn+"&_txlock=immediate&"+url.Values{"_pragma": {fmt.Sprintf("wal_autocheckpoint(%d)", walCheckpoint)}}.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -206,5 +207,22 @@ func TestMigrateFewerPages(t *testing.T) {
 	}
 	if len(audit) != 3 || audit[0].Seq != 1 || audit[2].Seq != 3 || audit[2].RunID != 9 {
 		t.Errorf("audit after the migration and one commit: %+v", audit)
+	}
+}
+
+// TestWriterSettings checks the writer's durability and checkpoint
+// settings, which its connection gets from the DSN.
+func TestWriterSettings(t *testing.T) {
+	t.Parallel()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "wal_autocheckpoint": fmt.Sprint(walCheckpoint)} {
+		var got string
+		if err := s.w.QueryRow(`PRAGMA ` + pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
+		}
 	}
 }
