@@ -20,6 +20,7 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
@@ -210,6 +211,7 @@ func (s *Server) Stop(ctx context.Context) error {
 }
 
 func serverCmd(env *Env) *cobra.Command {
+	var heapFloor int
 	var cfg ServerConfig
 	c := &cobra.Command{
 		Use:   "server",
@@ -233,6 +235,8 @@ func serverCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Once the state is loaded (which sets GOGC for itself).
+			defer gcfloor.Start(uint64(heapFloor) << 20)()
 			werr := s.Wait(ctx)
 			cfg.Logger.Info("stopping: no new runs; waiting for running commands", "grace", cfg.Drain)
 			sctx, cancel := context.WithTimeout(context.Background(), cfg.Drain)
@@ -241,6 +245,7 @@ func serverCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := c.Flags()
+	f.IntVar(&heapFloor, "heap-floor", 64, "MiB the heap may grow above what is live before a garbage collection, whatever GOGC; 0 leaves it to GOGC")
 	f.StringVar(&cfg.Data, "data", "", "data directory (default $GNOMON_DATA or ./gnomon-data)")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&cfg.DB, "db", "", "database (default the SQLite file gnomon.db in the data directory)")

@@ -1,0 +1,71 @@
+package gcfloor
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+var sink []byte
+
+// cycles returns how many collections allocating n bytes of garbage in
+// small pieces takes.
+func cycles(n int) uint32 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n / 4096 {
+		sink = make([]byte, 4096)
+	}
+	runtime.ReadMemStats(&after)
+	return after.NumGC - before.NumGC
+}
+
+// TestFloor checks that a small heap collects far less often with a floor,
+// and that a heap larger than the floor is left to GOGC.
+func TestFloor(t *testing.T) {
+	const floor = 64 << 20
+	runtime.GC()
+	without := cycles(512 << 20)
+	stop := Start(floor)
+	defer stop()
+	runtime.GC() // the first cycle under the floor
+	runtime.GC()
+	with := cycles(512 << 20)
+	t.Logf("512 MiB of garbage: %d collections without a floor, %d with one", without, with)
+	// 512 MiB over a 64 MiB floor is at most about 8 cycles; GOGC=100 on
+	// this test's small live heap makes dozens.
+	if with > 12 || with*3 > without {
+		t.Errorf("%d collections with a floor of 64 MiB, %d without", with, without)
+	}
+	// The live heap is under the runtime's 4 MiB minimum: GOGC is where
+	// that minimum, which scales with it, is the floor.
+	if pct := debug.SetGCPercent(-1); pct != 1600 {
+		t.Errorf("GOGC %d on a small heap with a floor of 64 MiB, want 1600", pct)
+	}
+	debug.SetGCPercent(100)
+
+	// A live heap of twice the floor: GOGC alone decides again.
+	live := make([]byte, 2*floor)
+	for i := range live {
+		live[i] = 1
+	}
+	runtime.GC()
+	runtime.GC()
+	if pct := debug.SetGCPercent(-1); pct != 100 {
+		t.Errorf("GOGC %d with a live heap twice the floor, want 100", pct)
+	}
+	debug.SetGCPercent(100)
+	runtime.KeepAlive(live)
+	live = nil
+
+	// Stopped: GOGC is what it was, whatever the heap.
+	stop()
+	runtime.GC()
+	runtime.GC()
+	if pct := debug.SetGCPercent(100); pct != 100 {
+		t.Errorf("GOGC %d after stop, want 100", pct)
+	}
+	if n := cycles(64 << 20); n < 4 {
+		t.Errorf("%d collections for 64 MiB of garbage after stop", n)
+	}
+}
