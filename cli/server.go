@@ -229,6 +229,9 @@ func serverCmd(env *Env) *cobra.Command {
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
 				return usageErr("--smtp-addr is required to send alerts")
 			}
+			if heapFloor < 0 || heapFloor > 1<<20 {
+				return usageErr("--heap-floor: %d MiB is not between 0 and 1048576", heapFloor)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			s, err := StartServer(ctx, cfg)
