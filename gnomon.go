@@ -300,5 +300,18 @@ func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
 }
 
 // Store returns the scheduler's store, for reading history beyond what
-// the methods here offer.
+// the methods here offer. Its runs and fires may lack the latest of
+// configurations that ran without a command, which are written in bulk:
+// Runs and Fires have them.
 func (s *Scheduler) Store() store.Store { return s.store }
+
+// Fires returns the recorded fates of occurrences and triggers, newest
+// first, as the store's Fires, with every fire the scheduler holds back
+// written first.
+func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
+	fires, err := s.sched.Fires(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return fires, nil
+}

@@ -30,6 +30,11 @@ type (
 	Alert = job.Alert
 	// AuditRecord is the audit trail's record of one ended run.
 	AuditRecord = job.AuditRecord
+	// Fire is what became of one occurrence of a time trigger, or of one
+	// trigger of a configuration.
+	Fire = job.Fire
+	// FireQuery selects fires.
+	FireQuery = store.FireQuery
 )
 
 // Actions.
@@ -301,7 +306,7 @@ func (s *Scheduler) Running(ctx context.Context) ([]RunStatus, error) {
 
 // Runs returns a job's runs, newest first, at most limit (0: all).
 func (s *Scheduler) Runs(ctx context.Context, name string, limit int) ([]RunRecord, error) {
-	rs, err := s.store.Runs(ctx, store.RunQuery{Task: name, Limit: limit})
+	rs, err := s.sched.Runs(ctx, store.RunQuery{Task: name, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: %w", err)
 	}

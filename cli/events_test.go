@@ -91,6 +91,12 @@ func TestSeedTableOverHTTP(t *testing.T) {
 	if n := strings.Count(out, "SCHEDULING_CONFIGURATION_1"); n != 2 {
 		t.Errorf("runs lists %d executions, want 2:\n%s", n, out)
 	}
+	// Its triggers are fires too (shown in the server's zone), written
+	// when asked for.
+	out = squeeze(f.mustRun("gnomon", "runs", "-j", "SCHEDULING_CONFIGURATION_1", "--fires", "-c", "5"))
+	if strings.Count(out, " ran") != 2 || !strings.Contains(out, "20210101 13:30:00 ran 1") || !strings.Contains(out, "20210101 14:10:00 ran 2") {
+		t.Errorf("fires of configuration 1:\n%s", out)
+	}
 	out = f.mustRun("gnomon", "task", "-j", "SCHEDULING_CONFIGURATION_1")
 	for _, want := range []string{"Type: configuration", "Dependency: FILE " + dir + "path/ (life 3600s)", "LastExecution: 2021-01-01T13:10:00Z",
 		// 12:14:50 is the only file still able to count after 13:10.

@@ -100,6 +100,7 @@ func (e *Engine) accept(en *entry, refs []eventdep.Ref, ev Data, res *DataResult
 // whether it ran.
 func (e *Engine) dataFire(en *entry, ev Data) bool {
 	name := en.def.Name
+	touched := e.out.tasks[name]
 	f := job.Fire{Task: name, Scheduled: ev.At, At: e.now, Fate: job.FateRan}
 	queued, why := e.admit(en, "configuration", job.Pending{Trigger: "event", Scheduled: ev.At})
 	if why != "" {
@@ -107,36 +108,69 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	} else if queued {
 		f.Reason = waitReason(en)
 	}
-	e.out.Fires = append(e.out.Fires, f)
 	if f.Fate != job.FateRan {
+		e.out.Fires = append(e.out.Fires, f)
 		return false
 	}
 	en.st.LastExec = job.At(ev.At)
 	e.touch(name)
 	e.pruneExecuted(en)
 	trig := Triggered{Task: name, At: ev.At, Type: ev.Type, Resource: ev.Resource}
-	if queued {
+	if queued || en.def.Executes() {
+		e.out.Fires = append(e.out.Fires, f)
 		e.out.Effects = append(e.out.Effects, trig)
-		return true
-	}
-	if en.def.Executes() {
-		en.st.Trigger, en.st.Scheduled = "event", job.At(ev.At)
-		e.out.Effects = append(e.out.Effects, trig)
-		e.setStatus(name, job.Queued, false)
-		e.release(name)
+		if !queued {
+			en.st.Trigger, en.st.Scheduled = "event", job.At(ev.At)
+			e.setStatus(name, job.Queued, false)
+			e.release(name)
+		}
 		return true
 	}
 	// Without a command the execution is recorded as a run that ended
 	// when it started.
 	e.lastRun++
-	run := &job.Run{ID: e.lastRun, Task: name, Status: job.Success, Start: e.now, End: e.now, Result: job.ResultNormal,
-		Trigger: "event", Scheduled: ev.At, Message: fmt.Sprintf("event %s %s", ev.Type, ev.Resource)}
+	run := EventRun(e.lastRun, name, ev, e.now)
 	e.touchRun(run)
 	e.alert(en, job.OutcomeSuccess, run, "")
 	trig.RunID = run.ID
 	e.out.Effects = append(e.out.Effects, trig)
 	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), job.At(e.now), 0
 	e.setStatus(name, job.Success, true)
+	if touched || en.st.BundleRun != 0 {
+		// Its state changed for other reasons too, or it takes part in a
+		// bundle run, which the run does not tell: written as usual.
+		f.RunID = run.ID
+		e.out.Fires = append(e.out.Fires, f)
+	} else {
+		e.out.Ran = append(e.out.Ran, run)
+		delete(e.out.tasks, name) // unless what it causes changes it again
+	}
+	return true
+}
+
+// EventRun returns the run that records the execution of configuration
+// task, which has no command, triggered by ev at now.
+func EventRun(id int64, task string, ev Data, now time.Time) *job.Run {
+	return &job.Run{ID: id, Task: task, Status: job.Success, Start: now, End: now, Result: job.ResultNormal,
+		Trigger: "event", Scheduled: ev.At, Message: fmt.Sprintf("event %s %s", ev.Type, ev.Resource)}
+}
+
+// RanFire returns the fire of the trigger an EventRun records.
+func RanFire(r *job.Run) job.Fire {
+	return job.Fire{Task: r.Task, Scheduled: r.Scheduled, Fate: job.FateRan, At: r.Start, RunID: r.ID}
+}
+
+// Replay applies to st what a configuration keeps of the execution an
+// EventRun records, and reports whether it did: not if st already holds
+// a later execution. Restarting from a stored state older than the run
+// then rebuilds the state the execution left.
+func Replay(st *job.State, r *job.Run) bool {
+	at := job.At(r.Scheduled)
+	if !st.LastExec.IsZero() && at <= st.LastExec {
+		return false
+	}
+	st.LastExec, st.Start, st.End, st.RunID = at, job.At(r.Start), job.At(r.Start), 0
+	st.Status, st.DueAt, st.ReadySeq, st.Trigger, st.Scheduled = job.Success, 0, 0, "", 0
 	return true
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -277,5 +278,52 @@ func TestLatenessBoundsMemory(t *testing.T) {
 	_, val := (&dataHarness{h.harness}).post(job.File, "/in/g", "2021-01-10 00:00:00")
 	if len(val) != 0 {
 		t.Errorf("an event 20 days late validated %v", val)
+	}
+}
+
+// TestRanReplays checks that a configuration that runs without a command
+// reports its run in Ran and not its fire in Fires nor its state in
+// Tasks, and that Replay of that run on the state before rebuilds the
+// state after, once.
+func TestRanReplays(t *testing.T) {
+	t.Parallel()
+	h := dataSetup(t, `[{"name":"L","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]},
+		{"name":"C","command":"true","out_log_file":"/tmp/o","err_log_file":"/tmp/e","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":0}]}]`)
+	for i := range 3 {
+		_, before, _ := h.e.Task("L")
+		h.now = h.now.Add(time.Minute)
+		out := h.apply(Data{Type: job.Table, Resource: "t", At: ts(fmt.Sprintf("2021-01-01 00:00:0%d", i))})
+		_, after, _ := h.e.Task("L")
+		if len(out.Ran) != 1 || out.Ran[0].Task != "L" || !slices.Contains(out.Runs, out.Ran[0]) {
+			t.Fatalf("event %d: ran %+v, want L's run", i, out.Ran)
+		}
+		f := out.Ran[0]
+		if want := EventRun(f.ID, "L", Data{Type: job.Table, Resource: "t", At: f.Scheduled}, h.now); !reflect.DeepEqual(f, want) {
+			t.Errorf("event %d: run %+v, want %+v", i, f, want)
+		}
+		if slices.Contains(out.Tasks, "L") {
+			t.Errorf("event %d: tasks %v hold L", i, out.Tasks)
+		}
+		if len(out.Fires) != 1 || out.Fires[0].Task != "C" {
+			t.Errorf("event %d: fires %+v, want C's alone", i, out.Fires)
+		}
+		replayed := before
+		if !Replay(&replayed, f) || !reflect.DeepEqual(replayed, after) {
+			t.Errorf("event %d: replayed on %+v gives\n%+v, want\n%+v", i, before, replayed, after)
+		}
+		if Replay(&replayed, f) || !reflect.DeepEqual(replayed, after) {
+			t.Errorf("event %d: replayed twice: %+v", i, replayed)
+		}
+	}
+	// A reset is later than the runs before it; a run after it is not.
+	h.apply(Act{Task: "L", Action: job.ActReset})
+	_, reset, _ := h.e.Task("L")
+	out := h.apply(Data{Type: job.Table, Resource: "t", At: ts("2020-01-01 00:00:00")})
+	if len(out.Ran) != 1 {
+		t.Fatalf("after a reset: ran %+v", out.Ran)
+	}
+	_, after, _ := h.e.Task("L")
+	if !Replay(&reset, out.Ran[0]) || !reflect.DeepEqual(reset, after) {
+		t.Errorf("after a reset: replayed %+v, want %+v", reset, after)
 	}
 }

@@ -144,7 +144,8 @@ type change struct {
 
 // Output is what one Apply did.
 type Output struct {
-	// Tasks names the tasks whose definition or state changed, sorted.
+	// Tasks names the tasks whose definition or state changed, sorted
+	// (but see Ran).
 	Tasks []string
 	// Defined names, among Tasks, those whose definition changed (the
 	// others changed only their state), sorted.
@@ -156,8 +157,15 @@ type Output struct {
 	// Effects are to be performed in order once the output is durable.
 	Effects []Effect
 	// Fires records the fate of each occurrence handled, and of each
-	// trigger of a configuration.
+	// trigger of a configuration, except those in Ran.
 	Fires []job.Fire
+	// Ran are the runs, among Runs, of configurations that a data event
+	// ran without a command (EventRun). Such a configuration is not in
+	// Tasks unless something else changed it: the run, its fire (RanFire)
+	// and the configuration's state (Replay) follow from the event and the
+	// run's ID and task, so a store may write all three later than the
+	// event, provided the event's journal entry names the run.
+	Ran []*job.Run
 	// Data is the result of a data event, nil for other events.
 	Data *DataResult
 	// Validations are the dependencies a data event validated, and (with

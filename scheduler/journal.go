@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
@@ -20,10 +22,22 @@ import (
 // a checkpoint of the windows plus the data entries after it rebuild them
 // at a restart. Consecutive data events of one commit share one journal
 // entry of kind "data", a JSON array of them.
+//
+// It also names the configurations the event ran without a command, and
+// their runs' IDs (engine.Output.Ran): those runs, their fires and the
+// configurations' states are written later than the event, and a restart
+// rebuilds them from here.
 type dataEntry struct {
 	engine.Data
 	Received time.Time   `json:"received"`
 	Accepted [][2]string `json:"accepted,omitempty"`
+	Ran      []ranEntry  `json:"ran,omitempty"`
+}
+
+// ranEntry names a configuration a data event ran, and the run.
+type ranEntry struct {
+	Task string `json:"task"`
+	Run  int64  `json:"run"`
 }
 
 // dataRun gathers consecutive data events into one journal entry. The
@@ -97,12 +111,15 @@ func appendJournalBody(dst []byte, ev engine.Event, out *engine.Output, now time
 	var v any = ev
 	switch ev := ev.(type) {
 	case engine.Data:
-		if b, ok := appendDataEntry(dst, ev, now, out.Validations); ok {
+		if b, ok := appendDataEntry(dst, ev, now, out.Validations, out.Ran); ok {
 			return b, nil
 		}
 		e := dataEntry{Data: ev, Received: now}
 		for _, v := range out.Validations {
 			e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
+		}
+		for _, r := range out.Ran {
+			e.Ran = append(e.Ran, ranEntry{Task: r.Task, Run: r.ID})
 		}
 		v = e
 	case engine.Define:
@@ -122,7 +139,7 @@ func appendJournalBody(dst []byte, ev engine.Event, out *engine.Output, now time
 // path of each one. It reports false, having appended nothing, when a
 // time is outside the years JSON can hold; the caller then uses
 // json.Marshal, which says so.
-func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job.Validation) ([]byte, bool) {
+func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job.Validation, ran []*job.Run) ([]byte, bool) {
 	if !jsonYear(d.At) || !jsonYear(received) {
 		return b, false
 	}
@@ -145,6 +162,16 @@ func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job
 			return append(b, ']')
 		})
 	}
+	if len(ran) > 0 {
+		b = append(b, `,"ran":`...)
+		b = jsonenc.AppendArray(b, ran, func(b []byte, r *job.Run) []byte {
+			b = append(b, `{"task":`...)
+			b = jsonenc.AppendString(b, r.Task)
+			b = append(b, `,"run":`...)
+			b = strconv.AppendInt(b, r.ID, 10)
+			return append(b, '}')
+		})
+	}
 	return append(b, '}'), true
 }
 
@@ -154,33 +181,58 @@ func jsonYear(t time.Time) bool {
 	return y >= 0 && y <= 9999
 }
 
-// windows returns the events configurations had accepted when the store
-// was last written: the checkpoint, then what the journal after it adds
-// and clears, in order. It also counts the journal entries after the
-// checkpoint and returns the last journal sequence number.
-func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []job.Validation, tail int, last int64, err error) {
-	vals, last = snap.Windows, snap.WindowsSeq
+// replay is what the journal after the last checkpoint tells beyond the
+// stored state.
+type replay struct {
+	// vals are the events configurations had accepted: the checkpoint,
+	// then what the journal after it adds and clears, in order.
+	vals []job.Validation
+	// runs are the runs of configurations that data events ran without
+	// a command, in order: the store may not have them, nor their fires,
+	// yet.
+	runs []*job.Run
+	// ran holds, for each configuration, the last of those runs since
+	// the last reset or deletion of the configuration: its stored state
+	// may not have it yet (engine.Replay).
+	ran map[string]*job.Run
+	// tail counts the journaled events after the checkpoint; last is the
+	// last journal sequence number, lastRun the highest run ID named.
+	tail    int
+	last    int64
+	lastRun int64
+}
+
+// replayJournal reads the checkpoint of the windows in snap and the journal
+// after it.
+func replayJournal(ctx context.Context, st store.Store, snap *store.Snapshot) (*replay, error) {
+	r := &replay{vals: snap.Windows, last: snap.WindowsSeq, ran: map[string]*job.Run{}}
 	for {
-		entries, err := st.Journal(ctx, last, 10_000)
+		entries, err := st.Journal(ctx, r.last, 10_000)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, err
 		}
 		if len(entries) == 0 {
-			return vals, tail, last, nil
+			return r, nil
 		}
 		for _, en := range entries {
-			last = en.Seq
-			tail++
+			r.last = en.Seq
+			r.tail++
 			switch en.Kind {
 			case "data":
 				var ds []dataEntry
 				if err := json.Unmarshal(en.Body, &ds); err != nil {
-					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
+					return nil, fmt.Errorf("journal entry %d: %w", en.Seq, err)
 				}
-				tail += len(ds) - 1
+				r.tail += len(ds) - 1
 				for _, d := range ds {
 					for _, a := range d.Accepted {
-						vals = append(vals, job.Validation{Task: a[0], Dep: a[1], TS: d.At})
+						r.vals = append(r.vals, job.Validation{Task: a[0], Dep: a[1], TS: d.At})
+					}
+					for _, ran := range d.Ran {
+						run := engine.EventRun(ran.Run, ran.Task, d.Data, d.Received)
+						r.runs = append(r.runs, run)
+						r.ran[run.Task] = run
+						r.lastRun = max(r.lastRun, run.ID)
 					}
 				}
 			case "define", "act":
@@ -193,14 +245,35 @@ func windows(ctx context.Context, st store.Store, snap *store.Snapshot) (vals []
 					Cleared [][2]string `json:"cleared"`
 				}
 				if err := json.Unmarshal(en.Body, &d); err != nil {
-					return nil, 0, 0, fmt.Errorf("journal entry %d: %w", en.Seq, err)
+					return nil, fmt.Errorf("journal entry %d: %w", en.Seq, err)
 				}
 				for _, c := range d.Cleared {
-					vals = append(vals, job.Validation{Task: c[0], Dep: c[1], Expire: true})
+					r.vals = append(r.vals, job.Validation{Task: c[0], Dep: c[1], Expire: true})
+					if c[1] == "" {
+						// A reset or a deletion: the state written with it
+						// is later than the executions before it.
+						delete(r.ran, c[0])
+					}
 				}
 			}
 		}
 	}
+}
+
+// apply brings the stored states in recs up to date with the executions
+// the journal names, and returns the configurations it changed.
+func (r *replay) apply(recs []job.Record) []string {
+	if len(r.ran) == 0 {
+		return nil
+	}
+	var changed []string
+	for i := range recs {
+		rec := &recs[i]
+		if run, ok := r.ran[rec.Def.Name]; ok && rec.Def.Type == job.Configuration && engine.Replay(&rec.State, run) {
+			changed = append(changed, rec.Def.Name)
+		}
+	}
+	return changed
 }
 
 // Checkpoints are written when this many events were journaled since the
@@ -224,6 +297,16 @@ const (
 // so it ends with the windows the loop had. Copying a part at a time keeps
 // the loop from stalling on a copy of all the windows (a third of a
 // second with a million configurations).
+//
+// The checkpointer also holds back what data events ran without a
+// command (engine.Output.Ran) and the store does not have yet: their runs
+// and fires, and the configurations whose stored state misses an
+// execution. Their journal entries name them, so a restart rebuilds all
+// three from the entries after Seq; a checkpoint therefore writes, with
+// its parts, those there were when it started, and is done only once
+// they are durable. Each such execution then costs the commit of its
+// event nothing but its share of the journal entry, instead of three rows
+// at random places (a run in the index by task, a fire, a state).
 type checkpointer struct {
 	gen   int64 // current generation
 	seq   int64 // last journal entry committed
@@ -234,19 +317,81 @@ type checkpointer struct {
 	refs    []engine.WindowRef // configurations not yet copied
 	rows    []job.Validation   // copied, not yet written
 	total   int                // rows written to it so far
-	// every and size override checkpointEvery and checkpointPart (tests).
-	every, size int
+	// held are the unwritten runs, in order; held[:due] are due before
+	// the checkpoint being written is done.
+	held []*job.Run
+	due  int
+	// dirty are the configurations whose stored state misses an
+	// execution; dueStates are those that were when the checkpoint being
+	// written started, not yet written.
+	dirty     map[string]bool
+	dueStates []string
+	// wroteHeld and wroteStates count what the batch being committed
+	// writes of held and dueStates.
+	wroteHeld, wroteStates int
+	// every, size and most override checkpointEvery, checkpointPart and
+	// maxHeld (tests).
+	every, size, most int
 }
 
-// part returns the next part of the checkpoint being written, if any,
-// copying from eng the configurations it needs.
-func (c *checkpointer) part(eng *engine.Engine) *store.Checkpoint {
-	if c.writing == nil {
-		return nil
+// maxHeld bounds the runs held back: beyond it, the oldest are written a
+// part at a time, checkpoint or not. A checkpoint writes at most heldPart
+// held runs and as many states per commit: with 1000 of each (and their
+// fires), at 10^4 configurations, the commits that wrote them held answers
+// up to 100 ms, against 60 ms with 250.
+const (
+	maxHeld  = 10_000
+	heldPart = 250
+)
+
+// hold takes the runs an applied event ran without a command.
+func (c *checkpointer) hold(out *engine.Output) {
+	for _, r := range out.Ran {
+		c.held = append(c.held, r)
+		if c.dirty == nil {
+			c.dirty = map[string]bool{}
+		}
+		c.dirty[r.Task] = true
 	}
+}
+
+// heldSince reports whether run id is among the runs held back from the
+// from-th on.
+func (c *checkpointer) heldSince(from int, id int64) bool {
+	// Held runs are in the order of their IDs.
+	_, ok := slices.BinarySearchFunc(c.held[from:], id, func(r *job.Run, id int64) int { return cmp.Compare(r.ID, id) })
+	return ok
+}
+
+// written notes that a batch writes the state of a task, or deletes it.
+func (c *checkpointer) written(name string) {
+	if c.dirty[name] {
+		delete(c.dirty, name)
+	}
+}
+
+// part adds to b the next part of the checkpoint being written, if any,
+// copying from eng the configurations it needs, and the due states and
+// runs it can take; states of tasks in skip are in b already.
+func (c *checkpointer) part(eng *engine.Engine, b *store.Batch, skip map[string]bool) {
 	size := checkpointPart
 	if c.size > 0 {
 		size = c.size
+	}
+	held := 0 // how many held runs this batch writes
+	if c.writing != nil {
+		held = min(size, heldPart, c.due)
+	}
+	most := maxHeld
+	if c.most > 0 {
+		most = c.most
+	}
+	if over := len(c.held) - most; over > 0 {
+		held = max(held, min(over+size, len(c.held)))
+	}
+	c.writeHeld(b, held)
+	if c.writing == nil {
+		return
 	}
 	for len(c.rows) < size && len(c.refs) > 0 {
 		ref := c.refs[len(c.refs)-1]
@@ -261,18 +406,45 @@ func (c *checkpointer) part(eng *engine.Engine) *store.Checkpoint {
 			}
 		}
 	}
+	c.wroteStates = min(size, heldPart, len(c.dueStates))
+	for _, name := range c.dueStates[:c.wroteStates] {
+		if _, st, ok := eng.Task(name); ok && !skip[name] {
+			b.States = append(b.States, store.TaskState{Name: name, State: st})
+		}
+	}
 	n := min(size, len(c.rows))
-	return &store.Checkpoint{Gen: c.writing.Gen, Seq: c.writing.Seq, Rows: c.rows[:n:n], Done: len(c.refs) == 0 && n == len(c.rows)}
+	done := len(c.refs) == 0 && n == len(c.rows) && c.wroteStates == len(c.dueStates) && c.wroteHeld >= c.due
+	b.Checkpoint = &store.Checkpoint{Gen: c.writing.Gen, Seq: c.writing.Seq, Rows: c.rows[:n:n], Done: done}
 }
+
+// writeHeld adds to b the first n held runs and their fires, unless b
+// has them already.
+func (c *checkpointer) writeHeld(b *store.Batch, n int) {
+	for _, r := range c.held[c.wroteHeld:max(n, c.wroteHeld)] {
+		b.Runs = append(b.Runs, *r)
+		b.Fires = append(b.Fires, engine.RanFire(r))
+	}
+	c.wroteHeld = max(n, c.wroteHeld)
+}
+
+// flush adds to b every held run and its fire: for a reader of either.
+func (c *checkpointer) flush(b *store.Batch) { c.writeHeld(b, len(c.held)) }
 
 // committed records a durable batch, which journaled that many events,
 // and starts a checkpoint when one is due.
 func (c *checkpointer) committed(b *store.Batch, journaled int, eng *engine.Engine) {
+	c.held = c.held[c.wroteHeld:]
+	c.due = max(c.due-c.wroteHeld, 0)
+	c.dueStates = c.dueStates[c.wroteStates:]
+	c.wroteHeld, c.wroteStates = 0, 0
+	if len(c.held) == 0 {
+		c.held = nil // let the array go
+	}
 	if p := b.Checkpoint; p != nil {
 		c.rows = c.rows[len(p.Rows):] // the part was a prefix of them
 		c.total += len(p.Rows)
 		if p.Done {
-			c.gen, c.live, c.writing, c.refs, c.rows = p.Gen, c.total, nil, nil, nil
+			c.gen, c.live, c.writing, c.refs, c.rows, c.dueStates = p.Gen, c.total, nil, nil, nil, nil
 		}
 	}
 	if n := len(b.Entries); n > 0 {
@@ -286,6 +458,11 @@ func (c *checkpointer) committed(b *store.Batch, journaled int, eng *engine.Engi
 	if c.writing == nil && c.since >= max(every, 2*c.live) {
 		c.refs, c.rows, c.total, c.since = eng.WindowRefs(), nil, 0, 0
 		c.writing = &store.Checkpoint{Gen: c.gen + 1, Seq: c.seq}
+		c.due = len(c.held)
+		for name := range c.dirty {
+			c.dueStates = append(c.dueStates, name)
+		}
+		c.dirty = nil
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -41,14 +42,68 @@ func windowsOf(t *testing.T, s *Scheduler) []string {
 	return out
 }
 
+// statesOf returns the states of a scheduler's tasks.
+func statesOf(t *testing.T, s *Scheduler) map[string]job.State {
+	t.Helper()
+	out := map[string]job.State{}
+	if err := s.Read(context.Background(), func(e *engine.Engine) {
+		for _, n := range e.Names() {
+			_, out[n], _ = e.Task(n)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// historyOf returns the runs and fires a scheduler has recorded, stored
+// or held back (flushed: through Runs and Fires, which write them), sorted.
+func historyOf(t *testing.T, s *Scheduler, flushed bool) []string {
+	t.Helper()
+	ctx := context.Background()
+	var held []*job.Run
+	if flushed {
+		if _, err := s.Runs(ctx, store.RunQuery{Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Fires(ctx, store.FireQuery{Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := s.Read(ctx, func(*engine.Engine) { held = slices.Clone(s.ckpt.held) }); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Store().Runs(ctx, store.RunQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fires, err := s.Store().Fires(ctx, store.FireQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range held {
+		runs, fires = append(runs, *r), append(fires, engine.RanFire(r))
+	}
+	var out []string
+	for _, r := range runs {
+		out = append(out, fmt.Sprintf("run %d %s %s %s %s %s %s %q", r.ID, r.Task, r.Status, r.Start.UTC().Format(time.RFC3339Nano),
+			r.End.UTC().Format(time.RFC3339Nano), r.Trigger, r.Scheduled.UTC().Format(time.RFC3339Nano), r.Message))
+	}
+	for _, f := range fires {
+		out = append(out, fmt.Sprintf("fire %s %s %s %s run %d %s", f.Task, f.Scheduled.UTC().Format(time.RFC3339Nano), f.Fate,
+			f.At.UTC().Format(time.RFC3339Nano), f.RunID, f.Reason))
+	}
+	slices.Sort(out)
+	return slices.Compact(out) // held back after a restart, and stored already
+}
+
 // TestWindowsSurviveRestart posts events across several checkpoints and a
-// redefinition, and checks that a restart rebuilds exactly the windows the
-// scheduler had in memory: from the last checkpoint and the journal after
-// it.
+// redefinition, and checks that a restart rebuilds exactly the windows,
+// states, runs and fires the scheduler had: from the last checkpoint, what
+// is stored, and the journal after it.
 func TestWindowsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	every, size := 7, 3
+	every, size, most := 7, 3, 0
 	open := func() (*Scheduler, func()) {
 		st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
 		if err != nil {
@@ -58,7 +113,7 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.ckpt.every, s.ckpt.size = every, size // checkpoints in parts, often
+		s.ckpt.every, s.ckpt.size, s.ckpt.most = every, size, most // checkpoints in parts, often
 		s.Start()
 		return s, func() { s.Stop(ctx); st.Close() }
 	}
@@ -80,11 +135,17 @@ func TestWindowsSurviveRestart(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		before := windowsOf(t, s)
+		before, states, history := windowsOf(t, s), statesOf(t, s), historyOf(t, s, false)
 		stop()
 		s, stop = open()
 		if diff := cmp.Diff(before, windowsOf(t, s)); diff != "" {
 			t.Errorf("%s: windows after a restart (-before +after):\n%s", when, diff)
+		}
+		if diff := cmp.Diff(states, statesOf(t, s)); diff != "" {
+			t.Errorf("%s: states after a restart (-before +after):\n%s", when, diff)
+		}
+		if diff := cmp.Diff(history, historyOf(t, s, true)); diff != "" {
+			t.Errorf("%s: runs and fires after a restart (-before +after):\n%s", when, diff)
 		}
 	}
 	for i := range 40 {
@@ -117,9 +178,10 @@ func TestWindowsSurviveRestart(t *testing.T) {
 	if s.ckpt.gen < 2 {
 		t.Errorf("only %d checkpoints written", s.ckpt.gen)
 	}
-	// No more checkpoints: what follows is only in the journal. B loses a
-	// dependency; A is deleted and created again, and forgets what it had.
-	every = 1000
+	// No more checkpoints: what follows is only in the journal, and what
+	// is held back beyond two runs is written. B loses a dependency; A is
+	// deleted and created again, and forgets what it had.
+	every, most = 1000, 2
 	stop()
 	s, stop = open()
 	post(job.Table, "t", 2000)
@@ -130,8 +192,18 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	define(`{"name":"A","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":60}]}`)
+	for i := range 10 {
+		post(job.Table, "t", 900+i) // A runs each time
+	}
 	post(job.Table, "t", 1000)
 	post(job.File, "/in/late", 5)
+	if err := s.Read(ctx, func(*engine.Engine) {
+		if n := len(s.ckpt.held); n > most+size {
+			t.Errorf("%d runs held back, want at most %d", n, most+size)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	check("after a redefinition")
 	// A reset empties B.
 	if err := s.Submit(ctx, engine.Act{Task: "B", Action: job.ActReset}); err != nil {
@@ -141,6 +213,16 @@ func TestWindowsSurviveRestart(t *testing.T) {
 	check("after a reset")
 	if got := windowsOf(t, s); !slices.Equal(got, []string{"A TABLE:t 2021-01-01T00:16:40Z", "B FILE:/in 2021-01-01T00:00:07Z"}) {
 		t.Errorf("windows after the redefinition and the reset: %v", got)
+	}
+	// B runs, then is reset: its stored state is the reset's, later than
+	// the run the journal names.
+	post(job.File, "/in/again", 9)
+	if err := s.Submit(ctx, engine.Act{Task: "B", Action: job.ActReset}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a run and a reset")
+	if st := statesOf(t, s)["B"]; !st.LastExec.IsZero() {
+		t.Errorf("B's last execution after a reset and a restart: %v", st.LastExec)
 	}
 	// Checkpoints of one row per commit, always one in progress: each copies
 	// a configuration's events commits after it started, while events,
@@ -180,14 +262,21 @@ func TestWindowsSurviveRestart(t *testing.T) {
 func checkDataEntry(t *testing.T, typ, resource, task, dep string, at, received time.Time) {
 	t.Helper()
 	d := engine.Data{Type: job.DataType(typ), Resource: resource, At: at}
-	var vals []job.Validation
+	var (
+		vals []job.Validation
+		ran  []*job.Run
+	)
 	if task != "" {
 		vals = []job.Validation{{Task: task, Dep: dep, TS: at}, {Task: task + "2", Dep: dep, TS: at}}
+		ran = []*job.Run{{Task: task, ID: 1}, {Task: task + "2", ID: math.MaxInt64}}
 	}
-	got, ok := appendDataEntry(nil, d, received, vals)
+	got, ok := appendDataEntry(nil, d, received, vals, ran)
 	e := dataEntry{Data: d, Received: received}
 	for _, v := range vals {
 		e.Accepted = append(e.Accepted, [2]string{v.Task, v.Dep})
+	}
+	for _, r := range ran {
+		e.Ran = append(e.Ran, ranEntry{Task: r.Task, Run: r.ID})
 	}
 	want, err := json.Marshal(e)
 	if !ok {

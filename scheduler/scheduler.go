@@ -157,6 +157,9 @@ type request struct {
 	reply chan error
 	// data is what a data event did, set before the reply.
 	data *engine.DataResult
+	// flush asks for every run and fire held back to be written in this
+	// commit.
+	flush bool
 }
 
 // timerEarly is how long before a due instant the loop's timer is armed.
@@ -217,18 +220,24 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals, data, last, err := windows(ctx, cfg.Store, snap)
+	rp, err := replayJournal(ctx, cfg.Store, snap)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.eng.Restore(snap.Tasks, snap.Active, snap.LastRun, vals); err != nil {
+	s.ckpt = checkpointer{gen: snap.WindowsGen, seq: rp.last, since: rp.tail, live: len(snap.Windows), held: rp.runs}
+	for _, name := range rp.apply(snap.Tasks) {
+		if s.ckpt.dirty == nil {
+			s.ckpt.dirty = map[string]bool{}
+		}
+		s.ckpt.dirty[name] = true
+	}
+	if err := s.eng.Restore(snap.Tasks, snap.Active, max(snap.LastRun, rp.lastRun), rp.vals); err != nil {
 		return nil, err
 	}
 	// Loading made garbage the size of the store (rows, JSON): give it
 	// back to the system now rather than keep it mapped until the heap
 	// grows into it again.
-	s.ckpt = checkpointer{gen: snap.WindowsGen, seq: last, since: data, live: len(snap.Windows)}
-	snap, vals = nil, nil
+	snap, rp = nil, nil
 	debug.FreeOSMemory()
 	for _, p := range s.eng.Problems() {
 		s.log.Warn("time trigger not armed", "problem", p)
@@ -336,8 +345,33 @@ func (s *Scheduler) stopErr() error {
 	return ErrStopped
 }
 
-// Store returns the scheduler's store, for reading history.
+// Store returns the scheduler's store, for reading history. Its runs and
+// fires may lack the latest of configurations that ran without a command,
+// which are written in bulk: Runs and Fires have them.
 func (s *Scheduler) Store() store.Store { return s.cfg.Store }
+
+// Runs returns run history, as the store's Runs, once every run the loop
+// holds back is written.
+func (s *Scheduler) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
+	if err := s.flush(ctx); err != nil {
+		return nil, err
+	}
+	return s.cfg.Store.Runs(ctx, q)
+}
+
+// Fires returns the recorded fates of occurrences, as the store's Fires,
+// once every fire the loop holds back is written.
+func (s *Scheduler) Fires(ctx context.Context, q store.FireQuery) ([]job.Fire, error) {
+	if err := s.flush(ctx); err != nil {
+		return nil, err
+	}
+	return s.cfg.Store.Fires(ctx, q)
+}
+
+// flush has the loop write what it holds back.
+func (s *Scheduler) flush(ctx context.Context) error {
+	return s.send(ctx, &request{flush: true, reply: make(chan error, 1)})
+}
 
 // Stop drains: no new run starts, running commands may finish until ctx is
 // done, then the loop stops. Commands still running keep running under
@@ -502,9 +536,15 @@ func (s *Scheduler) process(batch []*request) error {
 		data      = dataRun{spare: s.dataBuf}
 		journaled int
 	)
+	flush := false
+	held := len(s.ckpt.held) // the runs held back from this batch on
 	for i, r := range batch {
 		if r.read != nil {
 			r.read(s.eng)
+			continue
+		}
+		if r.flush {
+			flush = true
 			continue
 		}
 		now := s.cfg.Clock.Now()
@@ -544,6 +584,7 @@ func (s *Scheduler) process(batch []*request) error {
 			runs[run.ID] = *run
 		}
 		b.Fires = append(b.Fires, out.Fires...)
+		s.ckpt.hold(out)
 		r.data = out.Data
 		if ex, ok := r.ev.(engine.RunExited); ok {
 			exited = append(exited, ex.RunID)
@@ -562,6 +603,7 @@ func (s *Scheduler) process(batch []*request) error {
 		}
 	}
 	for n := range tasks {
+		s.ckpt.written(n)
 		def, st, ok := s.eng.Task(n)
 		switch {
 		case !ok:
@@ -572,14 +614,20 @@ func (s *Scheduler) process(batch []*request) error {
 		}
 	}
 	for n := range deleted {
+		s.ckpt.written(n)
 		b.Deleted = append(b.Deleted, n)
 	}
 	for _, r := range runs {
-		b.Runs = append(b.Runs, r)
+		if !s.ckpt.heldSince(held, r.ID) {
+			b.Runs = append(b.Runs, r)
+		}
 	}
 	b.Audit = auditOf(runs)
 	data.flush(&b)
-	b.Checkpoint = s.ckpt.part(s.eng)
+	s.ckpt.part(s.eng, &b, tasks)
+	if flush {
+		s.ckpt.flush(&b)
+	}
 	if err := s.cfg.Store.Commit(context.Background(), &b); err != nil {
 		return err
 	}
