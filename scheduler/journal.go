@@ -365,9 +365,7 @@ func (c *checkpointer) heldSince(from int, id int64) bool {
 
 // written notes that a batch writes the state of a task, or deletes it.
 func (c *checkpointer) written(name string) {
-	if c.dirty[name] {
-		delete(c.dirty, name)
-	}
+	delete(c.dirty, name)
 }
 
 // part adds to b the next part of the checkpoint being written, if any,
