@@ -45,28 +45,46 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/scheduler"
-	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
 func init() { executor.MaybeSupervise() }
 
-// Config configures a Scheduler.
+// Config configures a Scheduler. New assembles a running gnomon from the
+// parts it names, and chooses a default for each part left nil: the
+// embedded SQLite store in DataDir, commands and functions run on this
+// machine, email through SMTP when SMTP is set.
 type Config struct {
-	// DataDir holds the database (gnomon.db), the audit log (audit.log)
-	// and the directories of running commands. Required; created if
-	// missing.
+	// DataDir holds the audit log (audit.log), the files of running
+	// commands, and the database when Store is nil (gnomon.db). Required;
+	// created if missing.
 	DataDir string
+	// Store keeps the journal, definitions, state and history; nil means
+	// the SQLite database DataDir/gnomon.db (see OpenStore). The
+	// Scheduler owns it: Stop closes it.
+	Store Store
+	// Runner runs the commands and functions of jobs; nil means a local
+	// runner: each command under a supervisor process on this machine
+	// (see "Commands and the run supervisor"), each function on a
+	// goroutine of this program.
+	Runner Runner
+	// Mailer sends alerts; nil means SMTP when SMTP is set, else every
+	// alert is recorded as not sent.
+	Mailer Mailer
 	// Location is the time zone of calendars, cron expressions and
 	// interval dates of jobs that name none, and of the times in the
 	// audit log and alerts. Nil means time.Local.
@@ -77,12 +95,26 @@ type Config struct {
 	// and how long function runs have to return when the scheduler stops.
 	// Zero means 10s.
 	KillGrace time.Duration
-	// SMTP sends email alerts; nil records every alert as not sent.
+	// SMTP sends email alerts when Mailer is nil; nil records every alert
+	// as not sent.
 	SMTP *SMTP
+	// RetryAlertsFor is how long an alert the mail server does not take
+	// is retried, with backoff up to 5 minutes; zero means 24h.
+	RetryAlertsFor time.Duration
+	// EventLateness bounds how much older than the newest event a
+	// configuration has accepted a data event may be and still count:
+	// zero means 7 days, a negative value no bound (memory then grows with
+	// every event kept).
+	EventLateness time.Duration
 	// SimulateFrom, when set, runs the scheduler on a virtual clock that
-	// starts at this instant and moves only through Advance. Runs still
-	// execute for real, and take no virtual time.
+	// starts at this instant (or where the clock of the same store was
+	// left, if later) and moves only through Advance. Runs still execute
+	// for real, and the virtual clock moves by the real time they take.
 	SimulateFrom time.Time
+	// Supervisor is the command that starts a run supervisor for the
+	// local runner; nil means this program (see "Commands and the run
+	// supervisor").
+	Supervisor []string
 	// Logger receives the scheduler's log; nil discards it.
 	Logger *slog.Logger
 }
@@ -141,7 +173,7 @@ func (r *Run) Logf(format string, args ...any) {
 // Scheduler is an embedded gnomon scheduler.
 type Scheduler struct {
 	cfg   Config
-	store *sqlite.Store
+	store Store
 	sched *scheduler.Scheduler
 
 	mu        sync.RWMutex
@@ -152,11 +184,20 @@ type Scheduler struct {
 	stopped   bool
 }
 
-// New opens (or creates) the scheduler's state in cfg.DataDir. Register
-// functions, then Start it.
+// New assembles a scheduler from cfg and loads its state. Register
+// functions, then Start it. It is the one place where a running gnomon
+// is put together: the gnomon server is built on it too.
 func New(cfg Config) (*Scheduler, error) {
+	s, err := build(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	return s, nil
+}
+
+func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	if cfg.DataDir == "" {
-		return nil, errors.New("gnomon: Config.DataDir is required")
+		return nil, errors.New("Config.DataDir is required")
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.Local
@@ -164,37 +205,79 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 10 * time.Second
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("gnomon: %w", err)
+		return nil, err
 	}
-	var mailer scheduler.Mailer
-	if cfg.SMTP != nil {
-		m, err := notify.New(notify.Config{Addr: cfg.SMTP.Addr, From: cfg.SMTP.From, Subject: cfg.SMTP.Subject, TLS: cfg.SMTP.TLS,
-			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, Location: cfg.Location})
-		if err != nil {
-			return nil, fmt.Errorf("gnomon: %w", err)
-		}
-		mailer = m
-	}
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "gnomon.db"))
-	if err != nil {
-		return nil, fmt.Errorf("gnomon: %w", err)
-	}
-	s := &Scheduler{cfg: cfg, store: st, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
 	var clock scheduler.Clock = scheduler.SystemClock{}
 	if !cfg.SimulateFrom.IsZero() {
 		clock = scheduler.NewVirtualClock(cfg.SimulateFrom)
 	}
+	if cfg.Mailer == nil && cfg.SMTP != nil {
+		m, err := notify.New(notify.Config{Addr: cfg.SMTP.Addr, From: cfg.SMTP.From, Subject: cfg.SMTP.Subject, TLS: cfg.SMTP.TLS,
+			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, Location: cfg.Location, Now: clock.Now})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Mailer = m
+	}
+	if cfg.Store == nil {
+		if cfg.Store, err = OpenStore(ctx, "", cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		if err != nil {
+			cfg.Store.Close()
+		}
+	}()
+	s = &Scheduler{cfg: cfg, store: cfg.Store, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
+	if cfg.Runner == nil {
+		cfg.Runner, err = executor.NewLocal(executor.LocalConfig{
+			Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: s.function,
+			// A spare for each worker, up to 8: commands started together
+			// do not wait for supervisors to start one after the other.
+			Spares: min(max(cfg.Workers, 1), 8),
+			Now:    clock.Now, Logger: cfg.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
-		Store: st, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Grace: cfg.KillGrace, Location: cfg.Location,
-		Logger: cfg.Logger, Functions: s.function, Mailer: mailer, Listener: s.notify,
+		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
+		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
+		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 	})
 	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("gnomon: %w", err)
+		return nil, err
 	}
 	return s, nil
+}
+
+// OpenStore opens the store a database URL names, creating it if needed:
+// empty (the SQLite database gnomon.db in dataDir), or "sqlite:PATH" or a
+// file path (a SQLite database there).
+func OpenStore(ctx context.Context, db, dataDir string) (Store, error) {
+	switch {
+	case db == "":
+		return sqlite.Open(ctx, filepath.Join(dataDir, "gnomon.db"))
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+		return nil, fmt.Errorf("database %s: PostgreSQL is not supported by this version; name a SQLite file", redact(db))
+	default:
+		return sqlite.Open(ctx, strings.TrimPrefix(db, "sqlite:"))
+	}
+}
+
+// redact hides the password of a database URL.
+func redact(db string) string {
+	u, err := url.Parse(db)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 var funcName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
@@ -216,10 +299,22 @@ func (s *Scheduler) Register(name string, fn Func) error {
 	return nil
 }
 
+// function returns the function of a name: a registered one, else the
+// built-in "log"; nil if none.
 func (s *Scheduler) function(name string) executor.Func {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.funcs[name]
+	fn := s.funcs[name]
+	s.mu.RUnlock()
+	if fn == nil && name == engine.BuiltinLog {
+		return s.logFunc
+	}
+	return fn
+}
+
+// logFunc is the built-in function "log": it writes a log line.
+func (s *Scheduler) logFunc(_ context.Context, c *executor.Call) error {
+	s.cfg.Logger.Info("job triggered", "task", c.Task, "run", c.RunID, "scheduled", c.Scheduled)
+	return nil
 }
 
 // Start starts scheduling: runs that were in flight are re-attached (or
@@ -259,12 +354,27 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	return errors.Join(err, s.store.Close())
 }
 
+// Progress returns a function run's running status and message data, as
+// it last reported them; ok is false unless the run is a function run in
+// flight.
+func (s *Scheduler) Progress(run int64) (status string, data map[string]string, ok bool) {
+	return s.sched.Progress(run)
+}
+
 // Apply validates and applies definitions in gnomon's definition language
 // (insert_task, update_task, delete_task, insert_group, ...) or seed-000
 // JSON configurations, all or nothing. file names the text in errors. The
 // scheduler must be started.
 func (s *Scheduler) Apply(ctx context.Context, file, text string) error {
 	return s.submit(ctx, engine.Define{File: file, Text: text})
+}
+
+// Declare applies definitions as a declaration of what should exist: as
+// Apply, but an insert of a job or group that exists replaces it, so the
+// same text can be applied again and again (the server's --definitions
+// files are applied this way at every start).
+func (s *Scheduler) Declare(ctx context.Context, file, text string) error {
+	return s.submit(ctx, engine.Define{File: file, Text: text, Declarative: true})
 }
 
 // Check validates definitions as Apply would, without applying them.
@@ -286,6 +396,10 @@ func (s *Scheduler) submit(ctx context.Context, ev engine.Event) error {
 	return nil
 }
 
+// Done returns a channel that is closed when the scheduler stops, by Stop
+// or because its store failed (Stop then says why).
+func (s *Scheduler) Done() <-chan struct{} { return s.sched.Done() }
+
 // Now returns the scheduler's clock: the virtual one when simulating.
 func (s *Scheduler) Now() time.Time { return s.sched.Now() }
 
@@ -300,18 +414,33 @@ func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
 }
 
 // Store returns the scheduler's store, for reading history beyond what
-// the methods here offer. Its runs and fires may lack the latest of
-// configurations that ran without a command, which are written in bulk:
-// Runs and Fires have them.
-func (s *Scheduler) Store() store.Store { return s.store }
+// the methods here offer. It sees everything the scheduler has recorded.
+func (s *Scheduler) Store() Store { return s.sched.Store() }
 
 // Fires returns the recorded fates of occurrences and triggers, newest
-// first, as the store's Fires, with every fire the scheduler holds back
-// written first.
+// first.
 func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
-	fires, err := s.sched.Fires(ctx, q)
+	fires, err := s.sched.Store().Fires(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: %w", err)
 	}
 	return fires, nil
+}
+
+// Handler returns the scheduler's HTTP API (the JSON API under /api/v1/,
+// the data-event endpoint /events and /healthz, as docs/api.md describes),
+// for a program that serves it itself. The scheduler must be started.
+func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
+	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger)
+	h.MaxFutureSkew = cfg.MaxFutureSkew
+	return h
+}
+
+// HandlerConfig configures the HTTP API.
+type HandlerConfig struct {
+	// Version is what /healthz and the API report as the server's version.
+	Version string
+	// MaxFutureSkew, when positive, refuses data events stamped further
+	// ahead of the scheduler's clock.
+	MaxFutureSkew time.Duration
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
 )
 
@@ -35,6 +36,16 @@ type (
 	Fire = job.Fire
 	// FireQuery selects fires.
 	FireQuery = store.FireQuery
+	// Store keeps a scheduler's journal, state and history (Config.Store).
+	Store = store.Store
+	// Runner runs the commands and functions of jobs (Config.Runner).
+	Runner = scheduler.Runner
+	// Mailer sends alerts (Config.Mailer).
+	Mailer = scheduler.Mailer
+	// Launch is what a Runner needs to start a run.
+	Launch = job.Launch
+	// Exit is how a run ended, as a Runner reports it.
+	Exit = job.Exit
 )
 
 // Actions.
@@ -306,7 +317,7 @@ func (s *Scheduler) Running(ctx context.Context) ([]RunStatus, error) {
 
 // Runs returns a job's runs, newest first, at most limit (0: all).
 func (s *Scheduler) Runs(ctx context.Context, name string, limit int) ([]RunRecord, error) {
-	rs, err := s.sched.Runs(ctx, store.RunQuery{Task: name, Limit: limit})
+	rs, err := s.sched.Store().Runs(ctx, store.RunQuery{Task: name, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: %w", err)
 	}

@@ -72,7 +72,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	ahead := ev.At.Sub(s.sched.Now())
 	if s.MaxFutureSkew > 0 && ahead > s.MaxFutureSkew {
-		return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf("invalid event: eventTimestamp: %s is %s ahead of the server clock (at most %s with --max-future-skew)",
+		return &Error{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf("invalid event: eventTimestamp: %s is %s ahead of the server clock (the most allowed is %s)",
 			ev.At.Format(time.RFC3339Nano), ahead.Round(time.Second), s.MaxFutureSkew)}
 	}
 	if ahead > futureSkew {

@@ -394,7 +394,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	}
 	bundle := def.Type == job.Bundle
 	st := s.sched.Store()
-	runs, err := s.sched.Runs(r.Context(), q)
+	runs, err := s.sched.Store().Runs(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -431,7 +431,7 @@ func (s *Server) fires(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.taskDef(r, name); err != nil {
 		return err
 	}
-	fires, err := s.sched.Fires(r.Context(), q)
+	fires, err := s.sched.Store().Fires(r.Context(), q)
 	if err != nil {
 		return err
 	}

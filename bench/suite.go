@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -32,7 +34,11 @@ func JournalBody(i int64, n int) []byte {
 // second during d.
 func SchedulerPosts(st store.Store, dir string, d time.Duration, clients int) (float64, error) {
 	ctx := context.Background()
-	s, err := scheduler.New(ctx, scheduler.Config{Store: st, DataDir: dir})
+	runner, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs")})
+	if err != nil {
+		return 0, err
+	}
+	s, err := scheduler.New(ctx, scheduler.Config{Store: st, Runner: runner, DataDir: dir})
 	if err != nil {
 		return 0, err
 	}

@@ -10,20 +10,18 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/notify"
-	"github.com/gnomon-sched/gnomon/scheduler"
-	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
 // Version is gnomon's version.
@@ -56,20 +54,24 @@ type ServerConfig struct {
 	Logger         *slog.Logger
 	// SupervisorCommand overrides how run supervisors are started (tests).
 	SupervisorCommand []string
+	// TuneGC collects less often while the state loads, and returns the
+	// garbage of loading to the system after it.
+	TuneGC bool
 }
 
-// Server is a running gnomon server.
+// Server is a running gnomon server: the library's Scheduler, with its
+// HTTP API on a listener.
 type Server struct {
 	cfg   ServerConfig
-	sched *scheduler.Scheduler
-	store *sqlite.Store
+	sched *gnomon.Scheduler
 	http  *http.Server
 	ln    net.Listener
 	errc  chan error
 }
 
-// StartServer opens the store, loads the state, applies the definitions and
-// starts listening. It returns once /healthz would answer.
+// StartServer assembles the scheduler (gnomon.New), loads its state,
+// applies the definitions and starts listening. It returns once /healthz
+// would answer.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -78,77 +80,68 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var clock scheduler.Clock = scheduler.SystemClock{}
+	lc := gnomon.Config{
+		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
+		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger,
+	}
 	if cfg.SimulateFrom != "" {
-		t, err := calendar.ParseInstant(cfg.SimulateFrom, loc)
-		if err != nil {
+		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
 			return nil, usageErr("--simulate-from: %v", err)
 		}
-		clock = scheduler.NewVirtualClock(t)
+	}
+	if cfg.SMTP.Addr != "" {
+		lc.SMTP = &gnomon.SMTP{Addr: cfg.SMTP.Addr, From: cfg.SMTP.From, Subject: cfg.SMTP.Subject, TLS: cfg.SMTP.TLS,
+			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password}
+		// Checked here, to be refused as a usage error.
+		if _, err := notify.New(notify.Config{Addr: lc.SMTP.Addr, From: lc.SMTP.From, Subject: lc.SMTP.Subject, TLS: lc.SMTP.TLS}); err != nil {
+			return nil, usageErr("--smtp-*: %v", err)
+		}
 	}
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	dbPath := cfg.DB
-	switch {
-	case dbPath == "":
-		dbPath = filepath.Join(cfg.Data, "gnomon.db")
-	case strings.HasPrefix(dbPath, "postgres://"), strings.HasPrefix(dbPath, "postgresql://"):
-		return nil, usageErr("--db: PostgreSQL is not supported by this version; give a SQLite file path")
-	default:
-		dbPath = strings.TrimPrefix(dbPath, "sqlite:")
+	if lc.Store, err = gnomon.OpenStore(ctx, cfg.DB, cfg.Data); err != nil {
+		return nil, fmt.Errorf("--db: %w", err)
 	}
-	var mailer scheduler.Mailer
-	if cfg.SMTP.Addr != "" {
-		cfg.SMTP.Location = loc
-		m, err := notify.New(cfg.SMTP)
-		if err != nil {
-			return nil, usageErr("--smtp-*: %v", err)
-		}
-		mailer = m
+	if cfg.TuneGC {
+		// Loading allocates the whole state at once: collect less often
+		// meanwhile, and give the garbage back to the system after.
+		defer debug.FreeOSMemory()
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	st, err := sqlite.Open(ctx, dbPath)
-	if err != nil {
+	s := &Server{cfg: cfg, errc: make(chan error, 1)}
+	if s.sched, err = gnomon.New(lc); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, store: st, errc: make(chan error, 1)}
-	s.sched, err = scheduler.New(ctx, scheduler.Config{
-		Store: st, DataDir: cfg.Data, Workers: cfg.Workers, Grace: cfg.Grace, Location: loc, Clock: clock, EventLateness: cfg.EventLateness,
-		Logger: cfg.Logger, SupervisorCommand: cfg.SupervisorCommand, Mailer: mailer, RetryAlertsFor: cfg.RetryAlertsFor,
-	})
-	if err != nil {
-		st.Close()
+	if err := s.sched.Start(ctx); err != nil {
+		s.sched.Stop(ctx)
 		return nil, err
 	}
-	s.sched.Start()
 	if err := s.applyDefinitions(ctx); err != nil {
 		s.sched.Stop(ctx)
-		st.Close()
 		return nil, err
 	}
 	s.ln, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		s.sched.Stop(ctx)
-		st.Close()
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	handler := api.NewServer(s.sched, loc, Version, cfg.Logger)
-	handler.MaxFutureSkew = cfg.MaxFutureSkew
 	s.http = &http.Server{
-		Handler:           handler,
+		Handler:           s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { s.errc <- s.http.Serve(s.ln) }()
-	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", dbPath, "timezone", loc.String(),
-		"clock", clockName(clock))
-	return s, nil
-}
-
-func clockName(c scheduler.Clock) string {
-	if _, ok := c.(*scheduler.VirtualClock); ok {
-		return "simulated from " + c.Now().UTC().Format(time.RFC3339)
+	clock := "real"
+	if !lc.SimulateFrom.IsZero() {
+		clock = "simulated, reading " + s.sched.Now().UTC().Format(time.RFC3339)
 	}
-	return "real"
+	db := cfg.DB
+	if db == "" {
+		db = filepath.Join(cfg.Data, "gnomon.db")
+	}
+	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", db, "timezone", loc.String(),
+		"clock", clock)
+	return s, nil
 }
 
 // applyDefinitions applies --definitions: one file, or every *.def file of a
@@ -175,7 +168,7 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := s.sched.Submit(ctx, engine.Define{File: f, Text: text, Declarative: true}); err != nil {
+		if err := s.sched.Declare(ctx, f, text); err != nil {
 			return fmt.Errorf("--definitions: %w", err)
 		}
 		s.cfg.Logger.Info("definitions applied", "file", f)
@@ -187,7 +180,7 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Scheduler returns the server's scheduler.
-func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
+func (s *Server) Scheduler() *gnomon.Scheduler { return s.sched }
 
 // Wait blocks until the HTTP server or the scheduler fails.
 func (s *Server) Wait(ctx context.Context) error {
@@ -206,8 +199,7 @@ func (s *Server) Wait(ctx context.Context) error {
 // and closes the store.
 func (s *Server) Stop(ctx context.Context) error {
 	herr := s.http.Shutdown(ctx)
-	serr := s.sched.Stop(ctx)
-	return errors.Join(herr, serr, s.store.Close())
+	return errors.Join(herr, s.sched.Stop(ctx))
 }
 
 func serverCmd(env *Env) *cobra.Command {
@@ -234,11 +226,12 @@ func serverCmd(env *Env) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			cfg.TuneGC = heapFloor > 0
 			s, err := StartServer(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			// Once the state is loaded (which sets GOGC for itself).
+			// Once the state is loaded (with GOGC of its own).
 			defer gcfloor.Start(uint64(heapFloor) << 20)()
 			werr := s.Wait(ctx)
 			cfg.Logger.Info("stopping: no new runs; waiting for running commands", "grace", cfg.Drain)
@@ -248,7 +241,7 @@ func serverCmd(env *Env) *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&heapFloor, "heap-floor", 64, "MiB the heap may grow above what is live before a garbage collection, whatever GOGC; 0 leaves it to GOGC")
+	f.IntVar(&heapFloor, "heap-floor", 64, "MiB the heap may grow above what is live before a garbage collection, whatever GOGC, and collect less often while the state loads; 0 leaves it to GOGC")
 	f.StringVar(&cfg.Data, "data", "", "data directory (default $GNOMON_DATA or ./gnomon-data)")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&cfg.DB, "db", "", "database (default the SQLite file gnomon.db in the data directory)")

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,6 +212,10 @@ command returns once the server has settled at TIME.`,
 				return usageErr("--to TIME is required")
 			}
 			r, err := client().Advance(cmd.Context(), to)
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Status == http.StatusConflict && strings.Contains(ae.Message, "virtual clock") {
+				return errors.New("the clock can only be moved on a server started with --simulate-from")
+			}
 			if err != nil {
 				return err
 			}

@@ -23,7 +23,7 @@ func configured(tb testing.TB, n int) *Engine {
 		}}}}
 	}
 	e := New(Config{})
-	if err := e.Restore(recs, nil, 0, nil); err != nil {
+	if err := restore(e, recs, nil, 0, nil); err != nil {
 		tb.Fatal(err)
 	}
 	return e

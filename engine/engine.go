@@ -11,10 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/calendar"
@@ -224,57 +221,49 @@ func New(cfg Config) *Engine {
 	}
 }
 
-// Restore loads stored tasks, the runs that had not ended and the
-// accepted events of configurations (see restoreWindows). It must be called
-// on a new engine, before Apply. lastRun is the highest run id ever handed
-// out.
-func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, vals []job.Validation) error {
-	// Conditions and time triggers compile on every CPU; the indexes are
-	// built on this goroutine after.
-	ens := make([]entry, len(recs))
-	problems := make([]string, len(recs))
-	var (
-		wg   sync.WaitGroup
-		next atomic.Int64
-		bad  atomic.Pointer[error]
-	)
-	const chunk = 1024
-	for range runtime.NumCPU() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				first := int(next.Add(chunk)) - chunk
-				if first >= len(recs) {
-					return
-				}
-				for i := first; i < min(first+chunk, len(recs)); i++ {
-					r := &recs[i]
-					en := &ens[i]
-					*en = entry{def: r.Def, st: r.State, hidx: -1}
-					if r.Def.Condition != "" {
-						c, err := cond.Parse(r.Def.Condition)
-						if err != nil {
-							err = fmt.Errorf("restore %s: %w", r.Def.Name, err)
-							bad.CompareAndSwap(nil, &err)
-							continue
-						}
-						en.cond = c
-					}
-					problems[i] = e.compile(en)
-				}
-			}
-		}()
+// Prepared is a stored task made ready for Restore: its condition parsed
+// and its time trigger compiled.
+type Prepared struct {
+	rec     job.Record
+	cond    *cond.Expr
+	sched   calendar.Schedule
+	problem string
+}
+
+// Prepare parses a stored task's condition and compiles its time trigger,
+// for Restore. It reads only the engine's configuration and changes
+// nothing, so a loader may prepare many tasks concurrently before calling
+// Restore.
+func (e *Engine) Prepare(r job.Record) (Prepared, error) {
+	p := Prepared{rec: r}
+	if r.Def.Condition != "" {
+		c, err := cond.Parse(r.Def.Condition)
+		if err != nil {
+			return Prepared{}, fmt.Errorf("restore %s: %w", r.Def.Name, err)
+		}
+		p.cond = c
 	}
-	wg.Wait()
-	if err := bad.Load(); err != nil {
-		return *err
+	en := entry{def: r.Def}
+	p.problem = e.compile(&en)
+	p.sched = en.sched
+	return p, nil
+}
+
+// Restore loads stored tasks, prepared by Prepare, the runs that had not
+// ended and the accepted events of configurations (see restoreWindows). It
+// must be called on a new engine, before Apply. lastRun is the highest run
+// id ever handed out.
+func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, vals []job.Validation) {
+	ens := make([]entry, len(tasks))
+	for i := range tasks {
+		p := &tasks[i]
+		ens[i] = entry{def: p.rec.Def, st: p.rec.State, hidx: -1, cond: p.cond, sched: p.sched}
 	}
 	for i := range ens {
-		en, r := &ens[i], &recs[i]
+		en, r := &ens[i], &tasks[i].rec
 		name := r.Def.Name
-		if problems[i] != "" {
-			e.problems = append(e.problems, problems[i])
+		if p := tasks[i].problem; p != "" {
+			e.problems = append(e.problems, p)
 		}
 		if next := en.st.NextFire; en.sched != nil && !next.IsZero() {
 			// Keep the occurrence only if the trigger still yields it (the
@@ -317,7 +306,6 @@ func (e *Engine) Restore(recs []job.Record, active []*job.Run, lastRun int64, va
 	}
 	e.restoreWindows(vals)
 	e.lastRun = lastRun
-	return nil
 }
 
 // Task returns a task's definition and state.
@@ -665,6 +653,11 @@ func (e *Engine) exited(ev RunExited) {
 	end := ev.At
 	if end.IsZero() {
 		end = e.now
+	}
+	if end.Before(r.Start) {
+		// A clock set back, or a supervisor's clock behind the
+		// scheduler's: a run never ends before it started.
+		end = r.Start
 	}
 	r.End, r.ExitCode, r.Result, r.Message, r.Data = end, ev.ExitCode, ev.Result, ev.Message, ev.Data
 	en := e.tasks[r.Task]

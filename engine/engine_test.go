@@ -416,3 +416,18 @@ func checkInvariants(t *testing.T, e *Engine) {
 		}
 	}
 }
+
+// restore prepares stored tasks and restores them into e, as a loader
+// does.
+func restore(e *Engine, recs []job.Record, active []*job.Run, lastRun int64, vals []job.Validation) error {
+	tasks := make([]Prepared, len(recs))
+	for i, r := range recs {
+		p, err := e.Prepare(r)
+		if err != nil {
+			return err
+		}
+		tasks[i] = p
+	}
+	e.Restore(tasks, active, lastRun, vals)
+	return nil
+}

@@ -164,7 +164,7 @@ func TestMissedWhileDown(t *testing.T) {
 		recs = append(recs, job.Record{Def: &def, State: st})
 	}
 	e2 := New(Config{Workers: 10})
-	if err := e2.Restore(recs, nil, s.e.lastRun, nil); err != nil {
+	if err := restore(e2, recs, nil, s.e.lastRun, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.e = e2
@@ -189,7 +189,7 @@ func TestLongStopIsSummed(t *testing.T) {
 	def, st, _ := s.e.Task("a")
 	recs = append(recs, job.Record{Def: &def, State: st})
 	e2 := New(Config{})
-	if err := e2.Restore(recs, nil, 0, nil); err != nil {
+	if err := restore(e2, recs, nil, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.e = e2

@@ -170,7 +170,7 @@ func TestPendingSurvivesRestart(t *testing.T) {
 		t.Fatalf("pending %+v", st.Pending)
 	}
 	again := New(Config{Workers: 5})
-	if err := again.Restore([]job.Record{{Def: &def, State: st}}, h.e.ActiveRuns(), 1, nil); err != nil {
+	if err := restore(again, []job.Record{{Def: &def, State: st}}, h.e.ActiveRuns(), 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	out, err := again.Apply(RunExited{RunID: st.RunID, Result: job.ResultNormal}, h.now.Add(time.Minute))

@@ -55,26 +55,21 @@ import (
 
 // Spec is what a supervisor needs to run a command.
 type Spec struct {
-	RunID     int64         `json:"run_id"`
-	Task      string        `json:"task"`
-	Command   string        `json:"command"`
-	Profile   string        `json:"profile,omitempty"`
-	OutLog    string        `json:"out_log_file"`
-	ErrLog    string        `json:"err_log_file"`
-	Scheduled time.Time     `json:"scheduled"`
-	Grace     time.Duration `json:"grace"` // between TERM and KILL on abort
+	RunID     int64     `json:"run_id"`
+	Task      string    `json:"task"`
+	Command   string    `json:"command"`
+	Profile   string    `json:"profile,omitempty"`
+	OutLog    string    `json:"out_log_file"`
+	ErrLog    string    `json:"err_log_file"`
+	Scheduled time.Time `json:"scheduled"`
+	// Start is when the run started by the server's clock: the command's
+	// GNOMON_SCHEDULED_TIME when Scheduled is zero.
+	Start time.Time     `json:"start,omitzero"`
+	Grace time.Duration `json:"grace"` // between TERM and KILL on abort
 }
 
 // Exit is the outcome a supervisor records.
-type Exit struct {
-	RunID   int64      `json:"run_id"`
-	Code    int        `json:"exit_code"`
-	Result  job.Result `json:"result"`
-	Message string     `json:"message,omitempty"`
-	End     time.Time  `json:"end"`
-	// Data is the message data of a function run.
-	Data map[string]string `json:"data,omitempty"`
-}
+type Exit = job.Exit
 
 // Config configures an Executor.
 type Config struct {
@@ -93,6 +88,10 @@ type Config struct {
 	// Report receives the outcome of every run started or attached. It is
 	// called from the executor's goroutines.
 	Report func(Exit)
+	// Now is the clock that stamps the outcomes the executor records
+	// itself (a run that could not be launched, or was lost); nil means
+	// time.Now. A supervisor stamps a command's end with the system clock.
+	Now    func() time.Time
 	Logger *slog.Logger
 }
 
@@ -154,6 +153,9 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
@@ -314,7 +316,7 @@ func (x *Executor) Start(spec Spec) {
 		spec.Grace = x.cfg.Grace
 	}
 	fail := func(err error) {
-		x.cfg.Report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, Message: err.Error(), End: time.Now().UTC()})
+		x.cfg.Report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, Message: err.Error(), End: x.cfg.Now().UTC()})
 	}
 	base := x.base(spec.RunID)
 	// The spec travels with the run on the supervisor's socket; one too
@@ -435,8 +437,12 @@ func (x *Executor) finish(id int64) {
 	delete(x.pids, id)
 	x.mu.Unlock()
 	rec, _ := ReadRecord(x.base(id))
-	if rec.Exit == nil {
-		x.lost(id, "its supervisor died before recording the exit status")
+	switch {
+	case rec.Exit == nil && rec.Pgid == 0:
+		x.lost(id, "its supervisor died before starting the command")
+		return
+	case rec.Exit == nil:
+		x.lost(id, fmt.Sprintf("its supervisor died while the command ran (process group %d), before recording its exit status", rec.Pgid))
 		return
 	}
 	e := *rec.Exit
@@ -445,7 +451,7 @@ func (x *Executor) finish(id int64) {
 }
 
 func (x *Executor) lost(id int64, why string) {
-	x.cfg.Report(Exit{RunID: id, Code: -1, Result: job.ResultLost, Message: "run lost: " + why, End: time.Now().UTC()})
+	x.cfg.Report(Exit{RunID: id, Code: -1, Result: job.ResultLost, Message: "run lost: " + why, End: x.cfg.Now().UTC()})
 }
 
 // killRetry is how often Kill repeats its signal while the run lasts.

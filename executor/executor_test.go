@@ -196,7 +196,7 @@ func TestAttachLost(t *testing.T) {
 	// A lock that is free, with a pid but no outcome: the supervisor died.
 	os.WriteFile(filepath.Join(f.dir, "runs", "78.lock"), []byte(`{"pid":1,"pgid":2}`+"\n"), 0o644)
 	f.x.Attach(78)
-	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") {
+	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") || !strings.Contains(e.Message, "while the command ran") {
 		t.Errorf("exit = %+v", e)
 	}
 	// The same in an earlier version's run directory.
@@ -204,7 +204,7 @@ func TestAttachLost(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
 	f.x.Attach(79)
-	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") {
+	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") || !strings.Contains(e.Message, "before starting the command") {
 		t.Errorf("exit = %+v", e)
 	}
 	// An earlier version's run that ended while the server was down.

@@ -67,6 +67,7 @@ func (c *Call) Progress() (string, map[string]string) {
 type Funcs struct {
 	report func(Exit)
 	log    *slog.Logger
+	now    func() time.Time
 
 	mu    sync.Mutex
 	calls map[int64]*funcRun
@@ -83,14 +84,14 @@ func NewFuncs(report func(Exit), log *slog.Logger) *Funcs {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Funcs{report: report, log: log, calls: map[int64]*funcRun{}}
+	return &Funcs{report: report, log: log, now: time.Now, calls: map[int64]*funcRun{}}
 }
 
 // Start runs fn for a run on a new goroutine; a nil fn is reported as a
 // launch failure.
 func (f *Funcs) Start(spec Spec, name string, fn Func) {
 	if fn == nil {
-		f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: time.Now().UTC(),
+		f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.now().UTC(),
 			Message: fmt.Sprintf("function %s is not registered with this scheduler", name)})
 		return
 	}
@@ -105,7 +106,7 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 			for _, fh := range files {
 				fh.Close()
 			}
-			f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: time.Now().UTC(), Message: fmt.Sprintf("log file: %v", err)})
+			f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.now().UTC(), Message: fmt.Sprintf("log file: %v", err)})
 			return
 		}
 		files = append(files, fh)
@@ -124,7 +125,7 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 		defer f.wg.Done()
 		err, panicked := call(ctx, fn, c)
 		status, data := c.Progress()
-		e := Exit{RunID: spec.RunID, Result: job.ResultNormal, Message: status, End: time.Now().UTC()}
+		e := Exit{RunID: spec.RunID, Result: job.ResultNormal, Message: status, End: f.now().UTC()}
 		switch {
 		case panicked:
 			e.Code, e.Result, e.Message = -1, job.ResultInternal, err.Error()

@@ -195,6 +195,9 @@ func supervise(base string, lock int, specJSON []byte) int {
 
 	scheduled := spec.Scheduled
 	if scheduled.IsZero() {
+		scheduled = spec.Start
+	}
+	if scheduled.IsZero() {
 		scheduled = time.Now()
 	}
 	cmd := exec.Command("/bin/sh", "-c", script)

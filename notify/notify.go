@@ -64,6 +64,9 @@ type Config struct {
 	Timeout time.Duration
 	// Location is the zone of the times shown; nil means UTC.
 	Location *time.Location
+	// Now is the clock of the Date header; nil means time.Now. A
+	// simulating scheduler passes its virtual clock.
+	Now func() time.Time
 }
 
 // Mailer sends alerts.
@@ -88,6 +91,9 @@ func New(cfg Config) (*Mailer, error) {
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	m := &Mailer{cfg: cfg}
 	host, port, err := net.SplitHostPort(cfg.Addr)
@@ -173,7 +179,7 @@ func (m *Mailer) Send(ctx context.Context, a *job.Alert) error {
 		return Permanent{err}
 	}
 	msg.Subject(subject)
-	msg.SetDate()
+	msg.SetDateWithValue(m.cfg.Now().In(m.cfg.Location))
 	msg.SetMessageID()
 	msg.SetGenHeader(mail.HeaderXMailer, "gnomon")
 	msg.SetBodyString(mail.TypeTextPlain, body)
@@ -203,3 +209,7 @@ type Permanent struct{ Err error }
 
 func (p Permanent) Error() string { return p.Err.Error() }
 func (p Permanent) Unwrap() error { return p.Err }
+
+// Permanent reports true: the scheduler gives up on the alert at once
+// (scheduler.IsPermanent).
+func (Permanent) Permanent() bool { return true }

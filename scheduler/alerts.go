@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
-	"github.com/gnomon-sched/gnomon/notify"
 )
 
 // Alert delivery: alerts are committed with the outcome that asks for them,
@@ -20,11 +19,6 @@ const (
 	retryMin = time.Second
 	retryMax = 5 * time.Minute
 )
-
-// Mailer sends one alert; *notify.Mailer is one.
-type Mailer interface {
-	Send(ctx context.Context, a *job.Alert) error
-}
 
 // deliver sends pending alerts until the scheduler stops.
 func (s *Scheduler) deliver() {
@@ -43,11 +37,15 @@ func (s *Scheduler) deliver() {
 			return
 		case <-s.alertWake:
 		case <-timer.C:
+		case reply := <-s.sim.kick:
+			// Simulating: Advance asks, at each instant it stops at.
+			reply <- s.sendDue(ctx)
+			continue
 		}
 		next := s.sendDue(ctx)
 		timer.Stop()
-		if !next.IsZero() {
-			timer.Reset(max(time.Until(next), 0))
+		if !next.IsZero() && !s.sim.on() {
+			timer.Reset(max(next.Sub(s.cfg.Clock.Now()), 0))
 		}
 	}
 }
@@ -56,10 +54,10 @@ func (s *Scheduler) deliver() {
 // due (zero if none is waiting).
 func (s *Scheduler) sendDue(ctx context.Context) time.Time {
 	for ctx.Err() == nil {
-		due, err := s.cfg.Store.PendingAlerts(ctx, time.Now(), 50)
+		due, err := s.cfg.Store.PendingAlerts(ctx, s.cfg.Clock.Now(), 50)
 		if err != nil {
 			s.log.Error("reading pending alerts", "err", err)
-			return time.Now().Add(retryMax)
+			return s.cfg.Clock.Now().Add(retryMax)
 		}
 		if len(due) == 0 {
 			break
@@ -71,7 +69,7 @@ func (s *Scheduler) sendDue(ctx context.Context) time.Time {
 			s.attempt(ctx, &due[i])
 		}
 	}
-	later, err := s.cfg.Store.PendingAlerts(ctx, time.Now().Add(100*365*24*time.Hour), 1)
+	later, err := s.cfg.Store.PendingAlerts(ctx, s.cfg.Clock.Now().Add(100*365*24*time.Hour), 1)
 	if err != nil || len(later) == 0 {
 		return time.Time{}
 	}
@@ -80,10 +78,10 @@ func (s *Scheduler) sendDue(ctx context.Context) time.Time {
 
 // attempt tries to send one alert and records the outcome.
 func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
-	now := time.Now().UTC()
+	now := s.cfg.Clock.Now().UTC()
 	var err error
 	if s.cfg.Mailer == nil {
-		err = notify.Permanent{Err: errors.New("no SMTP server is configured (--smtp-addr)")}
+		err = errNoMailer
 	} else {
 		err = s.cfg.Mailer.Send(ctx, a)
 	}
@@ -95,12 +93,11 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	}
 	a.Attempts++
 	at := job.Attempt{Alert: a.ID, At: now}
-	var perm notify.Permanent
 	switch {
 	case err == nil:
 		a.State, a.SentAt, a.NextAt, a.LastError = job.AlertSent, now, time.Time{}, ""
 		s.log.Info("alert sent", "alert", a.ID, "task", a.Task, "outcome", a.Outcome, "to", a.To)
-	case errors.As(err, &perm):
+	case errors.Is(err, errNoMailer) || IsPermanent(err):
 		at.Error, a.LastError = err.Error(), err.Error()
 		a.State, a.NextAt = job.AlertFailed, time.Time{}
 		if s.cfg.Mailer == nil {
@@ -125,10 +122,6 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	}
 }
 
-// wakeAlerts tells the deliverer that new alerts were committed.
-func (s *Scheduler) wakeAlerts() {
-	select {
-	case s.alertWake <- struct{}{}:
-	default:
-	}
-}
+// errNoMailer is the outcome of every alert of a scheduler without a
+// Mailer.
+var errNoMailer = errors.New("no SMTP server is configured")

@@ -166,13 +166,6 @@ func appendLines(f *os.File, recs []job.AuditRecord, loc *time.Location) error {
 	return w.Flush()
 }
 
-func (s *Scheduler) wakeAudit() {
-	select {
-	case s.auditWake <- struct{}{}:
-	default:
-	}
-}
-
 // auditOf returns the audit records of the runs a batch ended, in order of
 // end, then id.
 func auditOf(runs map[int64]job.Run) []job.AuditRecord {

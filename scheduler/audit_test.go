@@ -47,7 +47,7 @@ func TestAuditLogRecoversAfterCrash(t *testing.T) {
 	if err := os.WriteFile(path, []byte(line+line+line+line[:10]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(ctx, Config{Store: st, DataDir: dir, Location: time.UTC})
+	s, err := New(ctx, Config{Store: st, Runner: localRunner(t, dir), DataDir: dir, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

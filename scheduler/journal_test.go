@@ -63,20 +63,20 @@ func historyOf(t *testing.T, s *Scheduler, flushed bool) []string {
 	ctx := context.Background()
 	var held []*job.Run
 	if flushed {
-		if _, err := s.Runs(ctx, store.RunQuery{Limit: 1}); err != nil {
+		if _, err := s.Store().Runs(ctx, store.RunQuery{Limit: 1}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Fires(ctx, store.FireQuery{Limit: 1}); err != nil {
+		if _, err := s.Store().Fires(ctx, store.FireQuery{Limit: 1}); err != nil {
 			t.Fatal(err)
 		}
 	} else if err := s.Read(ctx, func(*engine.Engine) { held = slices.Clone(s.ckpt.held) }); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := s.Store().Runs(ctx, store.RunQuery{})
+	runs, err := s.cfg.Store.Runs(ctx, store.RunQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fires, err := s.Store().Fires(ctx, store.FireQuery{})
+	fires, err := s.cfg.Store.Fires(ctx, store.FireQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := New(ctx, Config{Store: st, DataDir: dir, Clock: NewVirtualClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))})
+		s, err := New(ctx, Config{Store: st, Runner: localRunner(t, dir), DataDir: dir, Clock: NewVirtualClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/gnomon-sched/gnomon/executor"
@@ -12,4 +13,15 @@ import (
 func TestMain(m *testing.M) {
 	executor.MaybeSupervise()
 	os.Exit(m.Run())
+}
+
+// localRunner returns a runner of commands and functions on this machine,
+// with its files in dir/runs.
+func localRunner(t testing.TB, dir string) *executor.Local {
+	t.Helper()
+	r, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

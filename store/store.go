@@ -34,9 +34,9 @@ type Store interface {
 	// Journal returns journal entries with a sequence number above after,
 	// oldest first, at most limit of them.
 	Journal(ctx context.Context, after int64, limit int) ([]Entry, error)
-	// JournalBefore returns journal entries of one kind with a sequence
-	// number below before (0: from the last), newest first, at most limit
-	// of them.
+	// JournalBefore returns journal entries of one kind (of every kind
+	// when kind is empty) with a sequence number below before (0: from the
+	// last), newest first, at most limit of them.
 	JournalBefore(ctx context.Context, kind string, before int64, limit int) ([]Entry, error)
 	// Alerts returns alerts, newest first.
 	Alerts(ctx context.Context, q AlertQuery) ([]job.Alert, error)

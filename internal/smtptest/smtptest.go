@@ -36,6 +36,8 @@ type Message struct {
 	To      []string // envelope recipients
 	Subject string
 	Body    string
+	// Date is the message's Date header, zero if it has none.
+	Date time.Time
 }
 
 // Start starts a mailbox on addr ("127.0.0.1:0" for any port), closed
@@ -135,8 +137,9 @@ func (s *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	date, _ := m.Header.Date()
 	s.mb.mu.Lock()
-	s.mb.msgs = append(s.mb.msgs, Message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n")})
+	s.mb.msgs = append(s.mb.msgs, Message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n"), Date: date})
 	s.mb.mu.Unlock()
 	s.mb.got <- struct{}{}
 	return nil

@@ -12,16 +12,13 @@ import (
 	"io/fs"
 	"math"
 	"net/url"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
-	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -245,11 +242,11 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 		defer st.Close()
 		for _, t := range b.Tasks {
-			def, err := json.Marshal(t.Def.JSON())
+			def, err := store.EncodeDef(t.Def)
 			if err != nil {
 				return err
 			}
-			state, err := json.Marshal(t.State)
+			state, err := store.EncodeState(&t.State)
 			if err != nil {
 				return err
 			}
@@ -265,7 +262,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		}
 		defer st.Close()
 		for _, t := range b.States {
-			state, err := json.Marshal(t.State)
+			state, err := store.EncodeState(&t.State)
 			if err != nil {
 				return err
 			}
@@ -340,7 +337,7 @@ func (s *Store) commitCheckpoint(ctx context.Context, tx *sql.Tx, c *store.Check
 		if err != nil {
 			return err
 		}
-		if _, err := ins.ExecContext(ctx, c.Gen, string(appendPart(nil, c.Rows))); err != nil {
+		if _, err := ins.ExecContext(ctx, c.Gen, string(store.AppendCheckpointPart(nil, c.Rows))); err != nil {
 			return err
 		}
 	}
@@ -352,39 +349,6 @@ func (s *Store) commitCheckpoint(ctx context.Context, tx *sql.Tx, c *store.Check
 	}
 	_, err := tx.ExecContext(ctx, `DELETE FROM checkpoint_parts WHERE gen < ?`, c.Gen)
 	return err
-}
-
-// partGroup is how a part's body holds the timestamps of one dependency of
-// one configuration.
-type partGroup struct {
-	Task string  `json:"task"`
-	Dep  string  `json:"dep"`
-	TS   []int64 `json:"ts"` // unix nanoseconds
-}
-
-// appendPart appends the JSON body of a part, a partGroup for each run of
-// rows of one dependency of one configuration.
-func appendPart(b []byte, rows []job.Validation) []byte {
-	b = append(b, '[')
-	for i, v := range rows {
-		if i == 0 || v.Task != rows[i-1].Task || v.Dep != rows[i-1].Dep {
-			if i > 0 {
-				b = append(b, "]},"...)
-			}
-			b = append(b, `{"task":`...)
-			b = jsonenc.AppendString(b, v.Task)
-			b = append(b, `,"dep":`...)
-			b = jsonenc.AppendString(b, v.Dep)
-			b = append(b, `,"ts":[`...)
-		} else {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, v.TS.UnixNano(), 10)
-	}
-	if len(rows) > 0 {
-		b = append(b, "]}"...)
-	}
-	return append(b, ']')
 }
 
 // Fires returns recorded occurrences, newest first.
@@ -455,123 +419,34 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	return snap, nil
 }
 
-// interner shares the strings that many definitions repeat (commands,
-// log files, zones) among the tasks one goroutine decodes.
-type interner map[string]string
-
-func (in interner) str(p *string) {
-	if *p == "" {
-		return
-	}
-	if v, ok := in[*p]; ok {
-		*p = v
-	} else if len(in) < 1<<16 {
-		in[*p] = *p
-	}
-}
-
-func (in interner) task(t *job.Task) {
-	for _, c := range [...]job.Type{job.Callable, job.Bundle, job.Configuration, job.Group} {
-		if t.Type == c {
-			t.Type = c // the constant's bytes, not a copy
-			break
-		}
-	}
-	in.str(&t.Command)
-	in.str(&t.OutLog)
-	in.str(&t.ErrLog)
-	in.str(&t.Parent)
-	in.str(&t.Timezone)
-	if x := t.Extra; x != nil {
-		in.str(&x.Profile)
-		in.str(&x.Machine)
-		in.str(&x.Function)
-	}
-}
-
-// loadTasks reads every task: one goroutine reads the rows, and the
-// JSON documents are decoded on every CPU, in chunks, into their place.
+// loadTasks reads every task in table order (no index lookups) and
+// decodes them with a store.TaskDecoder.
 func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 	var n int
 	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM tasks`).Scan(&n); err != nil {
 		return nil, fmt.Errorf("load tasks: %w", err)
 	}
-	recs := make([]job.Record, n)
-	type chunk struct {
-		first      int
-		def, state [][]byte
-	}
-	work := make(chan chunk, 2*runtime.NumCPU())
-	var (
-		wg   sync.WaitGroup
-		once sync.Once
-		derr error
-	)
-	for range runtime.NumCPU() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			in := interner{}
-			var j job.TaskJSON
-			for c := range work {
-				defs := make([]job.Task, len(c.def)) // one allocation per chunk
-				for i := range c.def {
-					rec := &recs[c.first+i]
-					rec.Def = &defs[i]
-					j = job.TaskJSON{} // nothing shared with the previous task
-					err := json.Unmarshal(c.def[i], &j)
-					j.Into(rec.Def)
-					in.task(rec.Def)
-					rec.Def.PackStrings()
-					if err != nil {
-						err = fmt.Errorf("load tasks: definition: %w", err)
-					} else if err = json.Unmarshal(c.state[i], &rec.State); err != nil {
-						err = fmt.Errorf("load tasks: state of %s: %w", rec.Def.Name, err)
-					}
-					if err != nil {
-						once.Do(func() { derr = err })
-					}
-				}
-			}
-		}()
-	}
+	d := store.NewTaskDecoder(n)
 	err := func() error {
-		defer close(work)
-		rows, err := s.w.QueryContext(ctx, `SELECT def, state FROM tasks`) // table order: no index lookups
+		rows, err := s.w.QueryContext(ctx, `SELECT def, state FROM tasks`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		const size = 512
-		c, i := chunk{}, 0
 		for rows.Next() {
 			var def, state []byte
 			if err := rows.Scan(&def, &state); err != nil {
 				return err
 			}
-			if i >= n {
-				return errors.New("more tasks than counted")
+			if err := d.Add(def, state); err != nil {
+				return err
 			}
-			c.def, c.state = append(c.def, def), append(c.state, state)
-			if i++; len(c.def) == size {
-				work <- c
-				c = chunk{first: i}
-			}
-		}
-		if len(c.def) > 0 {
-			work <- c
-		}
-		if i != n {
-			return fmt.Errorf("%d tasks read, %d counted", i, n)
 		}
 		return rows.Err()
 	}()
-	wg.Wait()
-	if err != nil {
+	recs, derr := d.Wait()
+	if err = errors.Join(err, derr); err != nil {
 		return nil, fmt.Errorf("load tasks: %w", err)
-	}
-	if derr != nil {
-		return nil, derr
 	}
 	return recs, nil
 }
@@ -649,8 +524,8 @@ func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
 	return runs, nil
 }
 
-// JournalBefore returns entries of one kind before a sequence number,
-// newest first.
+// JournalBefore returns entries of one kind (or of every kind) before a
+// sequence number, newest first.
 func (s *Store) JournalBefore(ctx context.Context, kind string, before int64, limit int) ([]store.Entry, error) {
 	if limit <= 0 {
 		limit = 1000
@@ -658,7 +533,11 @@ func (s *Store) JournalBefore(ctx context.Context, kind string, before int64, li
 	if before <= 0 {
 		before = math.MaxInt64
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, at, kind, body FROM journal WHERE seq < ? AND kind = ? ORDER BY seq DESC LIMIT ?`, before, kind, limit)
+	query, args := `SELECT seq, at, kind, body FROM journal WHERE seq < ? AND kind = ? ORDER BY seq DESC LIMIT ?`, []any{before, kind, limit}
+	if kind == "" {
+		query, args = `SELECT seq, at, kind, body FROM journal WHERE seq < ? ORDER BY seq DESC LIMIT ?`, []any{before, limit}
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -711,20 +590,15 @@ func (s *Store) loadWindows(ctx context.Context, snap *store.Snapshot) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id     int64
-			body   []byte
-			groups []partGroup
+			id   int64
+			body []byte
+			err  error
 		)
 		if err := rows.Scan(&id, &body); err != nil {
 			return err
 		}
-		if err := json.Unmarshal(body, &groups); err != nil {
+		if snap.Windows, err = store.DecodeCheckpointPart(snap.Windows, body); err != nil {
 			return fmt.Errorf("checkpoint part %d: %w", id, err)
-		}
-		for _, g := range groups {
-			for _, ts := range g.TS {
-				snap.Windows = append(snap.Windows, job.Validation{Task: g.Task, Dep: g.Dep, TS: time.Unix(0, ts).UTC()})
-			}
 		}
 	}
 	return rows.Err()

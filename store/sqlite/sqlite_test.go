@@ -118,20 +118,6 @@ func TestMigrateValidations(t *testing.T) {
 	}
 }
 
-func TestAppendPart(t *testing.T) {
-	at := func(ns int64) time.Time { return time.Unix(0, ns).UTC() }
-	rows := []job.Validation{{Task: "a", Dep: "TABLE:t", TS: at(1)}, {Task: "a", Dep: "TABLE:t", TS: at(-2)},
-		{Task: "a", Dep: `FILE:/é "q"`, TS: at(3)}, {Task: "b", Dep: "TABLE:t", TS: at(4)}}
-	got := string(appendPart(nil, rows))
-	want := `[{"task":"a","dep":"TABLE:t","ts":[1,-2]},{"task":"a","dep":"FILE:/é \"q\"","ts":[3]},{"task":"b","dep":"TABLE:t","ts":[4]}]`
-	if got != want {
-		t.Errorf("appendPart:\n got %s\nwant %s", got, want)
-	}
-	if got := string(appendPart(nil, nil)); got != "[]" {
-		t.Errorf("appendPart of no rows: %s", got)
-	}
-}
-
 // TestMigrateFewerPages opens a database of schema 5 and checks migration
 // 6: fires name the run they started, the index that found it is gone,
 // and the journal and the audit trail keep their numbers and go on from

@@ -238,6 +238,13 @@ func Run(t *testing.T, open Open) {
 		if diff := cmp.Diff(want[2:3], seqs(page)); diff != "" || string(page[0].Body) != `{"i":1}` {
 			t.Errorf("a page before entry 3: %+v", page)
 		}
+		every, err := s.JournalBefore(ctx, "", b.Entries[3].Seq, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]int64{b.Entries[2].Seq, b.Entries[1].Seq}, seqs(every)); diff != "" || every[0].Kind != "act" {
+			t.Errorf("entries of every kind before entry 3 (-want +got):\n%s", diff)
+		}
 	})
 	t.Run("checkpoints", func(t *testing.T) {
 		t.Parallel()

@@ -1,0 +1,166 @@
+package executor
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// LocalConfig configures a Local runner.
+type LocalConfig struct {
+	// Dir holds the files of running commands. Required.
+	Dir string
+	// Supervisor starts a run supervisor (see Config.Command); nil means
+	// the running executable.
+	Supervisor []string
+	// Grace is the time between TERM and KILL when a command is aborted,
+	// and how long function runs have to return when the runner stops.
+	// Zero means 10s.
+	Grace time.Duration
+	// Spares is how many idle supervisors are kept ahead of need; zero
+	// means 1.
+	Spares int
+	// Functions finds the Go function of a name; nil has none.
+	Functions func(name string) Func
+	// Now stamps the outcomes the runner records itself; nil means
+	// time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Local runs work on this machine: commands under supervisors (Executor),
+// Go functions in process (Funcs). Each run's outcome goes to the report
+// function given when it was started or attached. It is safe for
+// concurrent use.
+type Local struct {
+	cfg LocalConfig
+	x   *Executor
+	fx  *Funcs
+
+	mu      sync.Mutex
+	reports map[int64]func(Exit)
+}
+
+// NewLocal returns a Local runner. Supervisors start with the first
+// command: a program that runs only functions never starts one.
+func NewLocal(cfg LocalConfig) (*Local, error) {
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Functions == nil {
+		cfg.Functions = func(string) Func { return nil }
+	}
+	l := &Local{cfg: cfg, reports: map[int64]func(Exit){}}
+	var err error
+	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	l.fx = NewFuncs(l.report, cfg.Logger)
+	l.fx.now = cfg.Now
+	return l, nil
+}
+
+// report hands an outcome to the report function of its run.
+func (l *Local) report(e Exit) {
+	l.mu.Lock()
+	fn := l.reports[e.RunID]
+	delete(l.reports, e.RunID)
+	l.mu.Unlock()
+	if fn != nil {
+		fn(e)
+	}
+}
+
+func (l *Local) watch(id int64, report func(Exit)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reports[id] = report
+}
+
+// Start starts a run: its function when it names one, else its command.
+// The outcome, or the failure to launch, goes to report.
+func (l *Local) Start(w job.Launch, report func(Exit)) {
+	l.watch(w.RunID, report)
+	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, OutLog: w.OutLog, ErrLog: w.ErrLog,
+		Scheduled: w.Scheduled, Start: l.cfg.Now().UTC()}
+	if w.Function != "" {
+		l.fx.Start(spec, w.Function, l.cfg.Functions(w.Function))
+		return
+	}
+	l.x.Start(spec)
+}
+
+// Attach watches a run started before a restart. A function run cannot
+// have survived it: it is reported lost at once.
+func (l *Local) Attach(w job.Launch, report func(Exit)) {
+	if w.Function != "" {
+		report(Exit{RunID: w.RunID, Code: -1, Result: job.ResultLost, End: l.cfg.Now().UTC(),
+			Message: "run lost: the scheduler stopped while its function ran"})
+		return
+	}
+	l.watch(w.RunID, report)
+	l.x.Attach(w.RunID)
+}
+
+// Kill aborts a run: a function's context is cancelled; a command's
+// process group gets TERM, then KILL after the grace period.
+func (l *Local) Kill(id int64) {
+	if !l.fx.Kill(id) {
+		l.x.Kill(id)
+	}
+}
+
+// Forget removes the files of a run whose outcome is recorded.
+func (l *Local) Forget(id int64) { l.x.Forget(id) }
+
+// Sweep removes the files of every run not in keep.
+func (l *Local) Sweep(keep map[int64]bool) { l.x.Sweep(keep) }
+
+// Running returns the number of runs in flight.
+func (l *Local) Running() int { return l.x.Running() + l.fx.Running() }
+
+// Progress returns a function run's running status and message data; ok
+// is false unless the run is a function run in flight.
+func (l *Local) Progress(id int64) (status string, data map[string]string, ok bool) {
+	c := l.fx.Call(id)
+	if c == nil {
+		return "", nil, false
+	}
+	status, data = c.Progress()
+	return status, data, true
+}
+
+// Stop cancels the function runs, which cannot outlive the process, and
+// waits until each has returned and been reported, for at most the grace
+// period or until ctx is done. Commands keep running under their
+// supervisors, to be attached by the next runner on the same Dir. Stop
+// then releases the idle supervisors. It may be called more than once.
+func (l *Local) Stop(ctx context.Context) {
+	if l.fx.Running() > 0 {
+		l.fx.CancelAll()
+		done := make(chan struct{})
+		go func() { l.fx.Wait(); close(done) }()
+		t := time.NewTimer(l.cfg.Grace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	l.x.Close()
+}
+
+// Wait waits until every goroutine of the runner has ended: every run
+// watched has been reported.
+func (l *Local) Wait() {
+	l.x.Wait()
+	l.fx.Wait()
+}

@@ -1,0 +1,30 @@
+package job
+
+import "time"
+
+// Launch is what a runner needs to start one run of a task: a shell
+// command under a supervisor, or a Go function in process.
+type Launch struct {
+	RunID   int64
+	Task    string
+	Command string
+	// Function names the Go function to call instead of Command.
+	Function string
+	Profile  string
+	OutLog   string
+	ErrLog   string
+	// Scheduled is the occurrence the run is for, zero if none.
+	Scheduled time.Time
+}
+
+// Exit is how a run ended, as its runner reports it.
+type Exit struct {
+	RunID   int64  `json:"run_id"`
+	Code    int    `json:"exit_code"`
+	Result  Result `json:"result"`
+	Message string `json:"message,omitempty"`
+	// End is when the run ended, by the runner's clock.
+	End time.Time `json:"end"`
+	// Data is the message data of a function run.
+	Data map[string]string `json:"data,omitempty"`
+}

@@ -1,0 +1,139 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// effect is what the loop has done once a batch is durable, in order, on
+// the effects goroutine: start or kill a run, release a run's files, tell
+// a listener, log. The set is closed: the types below.
+type effect interface{ perform(s *Scheduler) }
+
+type (
+	startRun engine.StartRun
+	killRun  engine.KillRun
+	// forget releases the files of a run whose end is durable.
+	forget int64
+	// logged is an engine effect that only the log hears of.
+	logged struct{ engine.Effect }
+	// logFire is the fate of an occurrence that did not run.
+	logFire job.Fire
+)
+
+// effectOf returns the effect of an engine effect.
+func effectOf(ef engine.Effect) effect {
+	switch ef := ef.(type) {
+	case engine.StartRun:
+		return startRun(ef)
+	case engine.KillRun:
+		return killRun(ef)
+	}
+	return logged{ef}
+}
+
+// perform carries out effects in order, off the loop goroutine.
+func (s *Scheduler) perform() {
+	defer s.wg.Done()
+	for list := range s.effects {
+		for _, ef := range list {
+			ef.perform(s)
+		}
+	}
+}
+
+func (ef startRun) perform(s *Scheduler) {
+	s.log.Info("run started", "task", ef.Task.Name, "run", ef.Run.ID)
+	s.sim.started(ef.Run.ID, ef.Run.Start)
+	s.cfg.Runner.Start(launchOf(&ef.Run, &ef.Task), s.report)
+}
+
+func (ef killRun) perform(s *Scheduler) {
+	s.log.Info("run aborted", "run", ef.RunID)
+	s.cfg.Runner.Kill(ef.RunID)
+}
+
+func (ef forget) perform(s *Scheduler) { s.cfg.Runner.Forget(int64(ef)) }
+
+func (ef Notice) perform(s *Scheduler) { s.cfg.Listener(ef) }
+
+func (ef logged) perform(s *Scheduler) {
+	switch ef := ef.Effect.(type) {
+	case engine.Triggered:
+		s.log.Info("job triggered", "configuration", ef.Task, "at", ef.At.UTC().Format(time.RFC3339Nano),
+			"event", string(ef.Type)+"/"+ef.Resource)
+	case engine.NotStarted:
+		s.log.Info("not started", "task", ef.Task, "reason", ef.Reason)
+	}
+}
+
+func (ef logFire) perform(s *Scheduler) {
+	s.log.Info("occurrence "+string(ef.Fate), "task", ef.Task, "scheduled", ef.Scheduled, "reason", ef.Reason)
+}
+
+// launchOf returns what a runner needs to start (or attach to) run r of
+// task t.
+func launchOf(r *job.Run, t *job.Task) job.Launch {
+	x := t.Extras()
+	return job.Launch{RunID: r.ID, Task: r.Task, Command: t.Command, Function: x.Function, Profile: x.Profile,
+		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled}
+}
+
+// report hands a run's outcome to the loop (or drops it once the
+// scheduler stops: the run stays recorded as running, and is attached or
+// lost at the next start).
+func (s *Scheduler) report(e job.Exit) {
+	ev := engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, Data: e.Data, At: e.End}
+	if s.sim.on() {
+		ev.At = s.sim.ended(e.RunID)
+	}
+	select {
+	case s.in <- &request{ev: ev}:
+	case <-s.quit:
+	}
+}
+
+// Notice is what a Listener is told.
+type Notice struct {
+	Kind NoticeKind
+	Task string
+	// Run is the run started or ended (zero for NotStarted).
+	Run job.Run
+	// Reason says why a task did not start.
+	Reason string
+}
+
+// NoticeKind is the kind of a Notice.
+type NoticeKind string
+
+// Notice kinds.
+const (
+	Started    NoticeKind = "started"
+	Succeeded  NoticeKind = "succeeded"
+	Failed     NoticeKind = "failed" // failed, aborted, lost or failed to launch
+	NotStarted NoticeKind = "not_started"
+)
+
+// appendNotices adds what an output tells listeners: the runs that ended,
+// then what that caused.
+func appendNotices(notices []effect, out *engine.Output) []effect {
+	for _, r := range out.Runs {
+		switch {
+		case r.Status == job.Success:
+			notices = append(notices, Notice{Kind: Succeeded, Task: r.Task, Run: *r})
+		case r.Done():
+			notices = append(notices, Notice{Kind: Failed, Task: r.Task, Run: *r})
+		}
+	}
+	for _, ef := range out.Effects {
+		switch ef := ef.(type) {
+		case engine.StartRun:
+			notices = append(notices, Notice{Kind: Started, Task: ef.Task.Name, Run: ef.Run})
+		case engine.NotStarted:
+			notices = append(notices, Notice{Kind: NotStarted, Task: ef.Task, Reason: ef.Reason})
+		}
+	}
+	return notices
+}

@@ -1,0 +1,56 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Runner runs the work the engine starts. The scheduler calls it from one
+// goroutine, after the start of a run is durable; the runner reports each
+// run's outcome, once, to the report function it was given, from any
+// goroutine. The scheduler never constructs a runner: executor.Local runs
+// commands and Go functions on this machine.
+type Runner interface {
+	// Start starts a run. A run that cannot start is reported too, with
+	// job.ResultLaunch.
+	Start(w job.Launch, report func(job.Exit))
+	// Attach watches a run that a previous scheduler started and that
+	// had not ended when it stopped, reporting its outcome (job.ResultLost
+	// if it can no longer be known).
+	Attach(w job.Launch, report func(job.Exit))
+	// Kill aborts a run; its outcome is reported as for any run.
+	Kill(run int64)
+	// Forget releases what a run whose outcome is durable still holds.
+	Forget(run int64)
+	// Sweep releases what every run but those in keep still holds.
+	Sweep(keep map[int64]bool)
+	// Running returns the number of runs in flight.
+	Running() int
+	// Stop ends the runs that cannot outlive the process, waiting until
+	// they are reported or ctx is done, and releases the runner; runs
+	// that can outlive it go on, to be attached by the next scheduler.
+	Stop(ctx context.Context)
+}
+
+// Progressor is a Runner that knows a run's running status and message
+// data while it runs (a Go function's, as it reports them).
+type Progressor interface {
+	Progress(run int64) (status string, data map[string]string, ok bool)
+}
+
+// Mailer sends one alert. An error whose Permanent method reports true
+// (see IsPermanent) ends the alert's delivery at once; any other error is
+// retried with backoff.
+type Mailer interface {
+	Send(ctx context.Context, a *job.Alert) error
+}
+
+// IsPermanent reports whether err, or an error it wraps, says of itself
+// that retrying cannot help: it has a method Permanent() bool that returns
+// true.
+func IsPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}

@@ -1,0 +1,232 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// A scheduler on a VirtualClock simulates: its clock moves only through
+// Advance, which stops at every instant where something is due (an
+// occurrence, a start delay, an alert's retry), in order, and lets
+// everything due there happen before it moves on.
+//
+// Commands and functions still run for real, and virtual time passes
+// while they do: a run ends at its virtual start plus the real time it
+// took, and the clock moves on to that end if it is later. So `sleep 1`
+// takes a second of virtual time, and a run never ends before it started;
+// an occurrence that falls due while a run is in flight is handled when
+// the run has ended, late by what remains of it.
+//
+// The virtual clock is state: Stop and every Advance record its reading
+// in the store, and a scheduler started again on the same store resumes
+// from the latest of that reading, the last journal entry and the start of
+// the runs in flight, never earlier.
+
+// clockCursor is the store cursor that holds the virtual clock's reading,
+// in Unix nanoseconds.
+const clockCursor = "virtual clock"
+
+// simulation is the state of a scheduler's virtual clock; its zero value
+// is a scheduler on a real clock.
+type simulation struct {
+	clock *VirtualClock // nil on a real clock
+	// change gets a signal after every batch that applied an event;
+	// Advance waits on it.
+	change  chan struct{}
+	advance sync.Mutex // one Advance at a time
+	// kick asks the alert deliverer to attempt what is due and answer
+	// when the next retry is due (zero if none).
+	kick chan chan time.Time
+
+	mu sync.Mutex
+	// runs holds when each run in flight started: on the virtual clock,
+	// and (monotonic) on the system's.
+	runs map[int64][2]time.Time
+}
+
+// init takes the clock, and resumes a virtual one from what the store
+// recorded.
+func (m *simulation) init(ctx context.Context, c Clock, st store.Store, snap *store.Snapshot) error {
+	v, ok := c.(*VirtualClock)
+	if !ok {
+		return nil
+	}
+	m.clock, m.change, m.kick, m.runs = v, make(chan struct{}, 1), make(chan chan time.Time), map[int64][2]time.Time{}
+	ns, err := st.Cursor(ctx, clockCursor)
+	if err != nil {
+		return fmt.Errorf("virtual clock: %w", err)
+	}
+	if ns != 0 {
+		v.forward(time.Unix(0, ns))
+	}
+	last, err := st.JournalBefore(ctx, "", 0, 1)
+	if err != nil {
+		return fmt.Errorf("virtual clock: %w", err)
+	}
+	if len(last) > 0 {
+		v.forward(last[0].At)
+	}
+	for _, r := range snap.Active {
+		v.forward(r.Start)
+	}
+	return nil
+}
+
+func (m *simulation) on() bool { return m.clock != nil }
+
+// changed signals Advance that a batch applied an event.
+func (m *simulation) changed() {
+	if m.on() {
+		wake(m.change)
+	}
+}
+
+// started notes that a run started at virtual instant at.
+func (m *simulation) started(id int64, at time.Time) {
+	if !m.on() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.runs[id] = [2]time.Time{at, time.Now()}
+}
+
+// ended returns the virtual instant a run ended: its virtual start plus
+// the real time it took (now, for a run started before a restart), and
+// moves the clock there if it is later.
+func (m *simulation) ended(id int64) time.Time {
+	m.mu.Lock()
+	r, ok := m.runs[id]
+	delete(m.runs, id)
+	m.mu.Unlock()
+	if !ok {
+		return m.clock.Now()
+	}
+	return m.clock.forward(r[0].Add(time.Since(r[1])))
+}
+
+// save records the virtual clock's reading in the store.
+func (m *simulation) save(st store.Store) error {
+	if !m.on() {
+		return nil
+	}
+	return st.SetCursors(context.Background(), map[string]int64{clockCursor: m.clock.Now().UnixNano()})
+}
+
+// Simulated reports whether the scheduler runs on a virtual clock.
+func (s *Scheduler) Simulated() bool { return s.sim.on() }
+
+// Advance moves a virtual clock to instant to. It stops at every instant
+// where something is due, in order, lets the engine fire it and the alert
+// deliverer retry what is due, and waits until every run started has
+// ended, so that when it returns the scheduler has settled at the new time
+// (or later: see the virtual time runs take). It fails on a real clock,
+// and for an instant before the current one.
+func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
+	if !s.sim.on() {
+		return ErrNotSimulated
+	}
+	s.sim.advance.Lock()
+	defer s.sim.advance.Unlock()
+	if now := s.sim.clock.Now(); to.Before(now) {
+		return fmt.Errorf("the clock cannot go back: it reads %s", now.UTC().Format(time.RFC3339Nano))
+	}
+	var last time.Time
+	for {
+		if err := s.settle(ctx); err != nil {
+			return err
+		}
+		next, err := s.nextDue(ctx)
+		if err != nil {
+			return err
+		}
+		if next.IsZero() || next.After(to) {
+			break
+		}
+		if !last.IsZero() && !next.After(last) {
+			return fmt.Errorf("the engine is stuck at %s", next.UTC().Format(time.RFC3339Nano))
+		}
+		last = next
+		s.sim.clock.forward(next)
+		if err := s.Submit(ctx, engine.Tick{}); err != nil {
+			return err
+		}
+	}
+	s.sim.clock.forward(to)
+	if err := s.Submit(ctx, engine.Tick{}); err != nil {
+		return err
+	}
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
+	if _, err := s.kickAlerts(ctx); err != nil {
+		return err
+	}
+	if err := s.sim.save(s.cfg.Store); err != nil {
+		return fmt.Errorf("virtual clock: %w", err)
+	}
+	return nil
+}
+
+// nextDue returns the earliest instant something is due: the engine's next
+// wake or an alert's next retry, once the alerts due now are attempted.
+func (s *Scheduler) nextDue(ctx context.Context) (time.Time, error) {
+	var wake time.Time
+	if err := s.Read(ctx, func(e *engine.Engine) { wake = e.NextWake() }); err != nil {
+		return time.Time{}, err
+	}
+	retry, err := s.kickAlerts(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if wake.IsZero() || (!retry.IsZero() && retry.Before(wake)) {
+		wake = retry
+	}
+	return wake, nil
+}
+
+// kickAlerts has the alert deliverer attempt every alert due now, and
+// returns when the next retry is due.
+func (s *Scheduler) kickAlerts(ctx context.Context) (time.Time, error) {
+	reply := make(chan time.Time, 1)
+	select {
+	case s.sim.kick <- reply:
+	case <-s.done:
+		return time.Time{}, s.stopErr()
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+	select {
+	case next := <-reply:
+		return next, nil
+	case <-s.quit:
+		return time.Time{}, ErrStopped
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// settle waits until no callable run is in flight.
+func (s *Scheduler) settle(ctx context.Context) error {
+	for {
+		var busy bool
+		if err := s.Read(ctx, func(e *engine.Engine) { busy = e.Running() > 0 }); err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-s.sim.change:
+		case <-s.done:
+			return s.stopErr()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

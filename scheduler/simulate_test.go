@@ -1,0 +1,198 @@
+package scheduler
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/internal/smtptest"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/notify"
+	"github.com/gnomon-sched/gnomon/store"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
+)
+
+// sim is a scheduler on a virtual clock, on a SQLite store and a local
+// runner in a directory of its own.
+type sim struct {
+	t     *testing.T
+	dir   string
+	clock *VirtualClock
+	st    store.Store
+	s     *Scheduler
+}
+
+var t0 = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
+
+// openSim starts a simulating scheduler on dir from instant from, with the
+// mailer that mailer returns for its clock (nil for none).
+func openSim(t *testing.T, dir string, from time.Time, mailer func(Clock) Mailer) *sim {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &sim{t: t, dir: dir, clock: NewVirtualClock(from), st: st}
+	r, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Now: m.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Store: st, Runner: r, DataDir: dir, Clock: m.clock, Location: time.UTC}
+	if mailer != nil {
+		cfg.Mailer = mailer(m.clock)
+	}
+	m.s, err = New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.s.Start()
+	return m
+}
+
+// stop stops the scheduler without waiting for runs: they go on under
+// their supervisors.
+func (m *sim) stop() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.s.Stop(ctx); err != nil {
+		m.t.Fatal(err)
+	}
+	m.st.Close()
+}
+
+func (m *sim) submit(ev engine.Event) {
+	m.t.Helper()
+	if err := m.s.Submit(context.Background(), ev); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *sim) advance(to time.Time) {
+	m.t.Helper()
+	if err := m.s.Advance(context.Background(), to); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+func (m *sim) runs(task string) []job.Run {
+	m.t.Helper()
+	rs, err := m.s.Store().Runs(context.Background(), store.RunQuery{Task: task})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return rs
+}
+
+// TestAlertRetriedOnVirtualTime fails a run whose alert cannot be sent:
+// the mail server is down for the first two attempts. The attempts happen
+// at the virtual instants the backoff gives (1 s, then 2 s after), when
+// Advance reaches them, and the mail is dated by the virtual clock.
+func TestAlertRetriedOnVirtualTime(t *testing.T) {
+	t.Parallel()
+	addr := smtptest.FreeAddr(t)
+	m := openSim(t, t.TempDir(), t0, func(c Clock) Mailer {
+		mailer, err := notify.New(notify.Config{Addr: addr, From: "gnomon@example.com", TLS: notify.TLSNone, Timeout: 5 * time.Second, Now: c.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mailer
+	})
+	defer m.stop()
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: exit 3\nout_log_file: " + filepath.Join(m.dir, "a.out") +
+		"\nerr_log_file: " + filepath.Join(m.dir, "a.err") + "\nalert_on: failure\nalert_to: ops@example.com\n"})
+	m.submit(engine.Act{Task: "a", Action: job.ActStart})
+	m.advance(t0) // the run ends (a little later), and the first attempt fails
+	alerts, err := m.st.Alerts(context.Background(), store.AlertQuery{Task: "a"})
+	if err != nil || len(alerts) != 1 || alerts[0].Attempts != 1 {
+		t.Fatalf("alerts %+v, %v; want one, attempted once", alerts, err)
+	}
+	m.advance(alerts[0].FirstAttempt.Add(1500 * time.Millisecond)) // the second, 1 s after, fails too
+	box := smtptest.Start(t, addr)
+	m.advance(t0.Add(10 * time.Second))
+	msgs := box.Wait(t, 1)
+	atts, err := m.st.Attempts(context.Background(), alerts[0].ID)
+	if err != nil || len(atts) != 3 {
+		t.Fatalf("attempts %+v, %v; want 3", atts, err)
+	}
+	first := atts[0].At
+	if first.Before(t0) || first.After(t0.Add(time.Second)) {
+		t.Errorf("first attempt at %s, want within a second of %s (when the run ended)", first, t0)
+	}
+	for i, want := range []time.Duration{0, time.Second, 3 * time.Second} {
+		if got := atts[i].At.Sub(first); got != want {
+			t.Errorf("attempt %d at first + %s, want + %s", i+1, got, want)
+		}
+	}
+	if atts[0].Error == "" || atts[1].Error == "" || atts[2].Error != "" {
+		t.Errorf("attempts: %+v; want two failures, then a success", atts)
+	}
+	if d := msgs[0].Date; !d.Equal(atts[2].At.Truncate(time.Second)) {
+		t.Errorf("mail dated %s, want the virtual instant it was sent, %s", d, atts[2].At)
+	}
+}
+
+// TestRunTakesVirtualTime runs a command that sleeps: it ends as much
+// virtual time after its start as it took, and the clock moves on.
+func TestRunTakesVirtualTime(t *testing.T) {
+	t.Parallel()
+	m := openSim(t, t.TempDir(), t0, nil)
+	defer m.stop()
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.3\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.submit(engine.Act{Task: "a", Action: job.ActStart})
+	m.advance(t0)
+	rs := m.runs("a")
+	if len(rs) != 1 || rs[0].Status != job.Success {
+		t.Fatalf("runs %+v", rs)
+	}
+	if took := rs[0].End.Sub(rs[0].Start); took < 300*time.Millisecond || took > 20*time.Second {
+		t.Errorf("the run took %s of virtual time, want the 0.3 s it slept (and not much more)", took)
+	}
+	if now := m.s.Now(); now.Before(rs[0].End) {
+		t.Errorf("the clock reads %s, before the run's end %s", now, rs[0].End)
+	}
+}
+
+// TestVirtualClockResumes restarts a simulating scheduler, from an earlier
+// instant, with a run in flight: the clock resumes where it was, and the
+// run ends after it started. Without the recorded reading (a crash before
+// it was written), the journal bounds it.
+func TestVirtualClockResumes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSim(t, dir, t0, nil)
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.5\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	later := t0.Add(5 * time.Hour)
+	m.advance(later)
+	m.submit(engine.Act{Task: "a", Action: job.ActStart}) // at 11:00, running when the scheduler stops
+	m.stop()
+
+	m = openSim(t, dir, t0, nil)
+	if now := m.s.Now(); now.Before(later) {
+		t.Errorf("after a restart from %s the clock reads %s, before %s where it was", t0, now, later)
+	}
+	m.advance(m.s.Now())
+	rs := m.runs("a")
+	if len(rs) != 1 || rs[0].Status != job.Success || rs[0].End.Before(rs[0].Start) || !rs[0].Start.Equal(later) {
+		t.Fatalf("runs after the restart: %+v; want one success from %s, ending after it started", rs, later)
+	}
+	m.stop()
+
+	// The reading lost: the last journal entry (the run's end) bounds it.
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetCursors(context.Background(), map[string]int64{clockCursor: 0}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	m = openSim(t, dir, t0, nil)
+	defer m.stop()
+	if now := m.s.Now(); now.Before(rs[0].End) {
+		t.Errorf("without the recorded reading, the clock resumed at %s, before the last run's end %s", now, rs[0].End)
+	}
+}

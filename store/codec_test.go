@@ -1,0 +1,112 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+func TestCheckpointPart(t *testing.T) {
+	t.Parallel()
+	at := func(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+	rows := []job.Validation{{Task: "a", Dep: "TABLE:t", TS: at(1)}, {Task: "a", Dep: "TABLE:t", TS: at(-2)},
+		{Task: "a", Dep: `FILE:/é "q"`, TS: at(3)}, {Task: "b", Dep: "TABLE:t", TS: at(4)}}
+	got := string(AppendCheckpointPart(nil, rows))
+	want := `[{"task":"a","dep":"TABLE:t","ts":[1,-2]},{"task":"a","dep":"FILE:/é \"q\"","ts":[3]},{"task":"b","dep":"TABLE:t","ts":[4]}]`
+	if got != want {
+		t.Errorf("AppendCheckpointPart:\n got %s\nwant %s", got, want)
+	}
+	if got := string(AppendCheckpointPart(nil, nil)); got != "[]" {
+		t.Errorf("AppendCheckpointPart of no rows: %s", got)
+	}
+	back, err := DecodeCheckpointPart(nil, []byte("[]"))
+	if err != nil || len(back) != 0 {
+		t.Errorf("decoding []: %v, %v", back, err)
+	}
+	back, err = DecodeCheckpointPart(nil, []byte(want))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rows, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if _, err := DecodeCheckpointPart(nil, []byte(`{"task":`)); err == nil {
+		t.Error("a broken part decoded")
+	}
+}
+
+func TestTaskDecoder(t *testing.T) {
+	t.Parallel()
+	const n = 3*decodeChunkSize + 7
+	encode := func(i int) (def, state []byte) {
+		task := &job.Task{Name: fmt.Sprintf("t%04d", i), Type: job.Callable, Command: "true"}
+		def, err := EncodeDef(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := job.State{Status: job.Success, RunID: int64(i)}
+		if state, err = EncodeState(&st); err != nil {
+			t.Fatal(err)
+		}
+		return def, state
+	}
+	t.Run("in order", func(t *testing.T) {
+		t.Parallel()
+		d := NewTaskDecoder(n)
+		for i := range n {
+			if err := d.Add(encode(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		recs, err := d.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range recs {
+			if r.Def.Name != fmt.Sprintf("t%04d", i) || r.Def.Command != "true" || r.State.RunID != int64(i) || r.State.Status != job.Success {
+				t.Fatalf("task %d decoded as %+v %+v", i, *r.Def, r.State)
+			}
+		}
+	})
+	t.Run("first error by position", func(t *testing.T) {
+		t.Parallel()
+		// Errors in the last chunk and in the second: the second's is
+		// reported, however the workers are scheduled.
+		for range 20 {
+			d := NewTaskDecoder(n)
+			for i := range n {
+				def, state := encode(i)
+				switch i {
+				case decodeChunkSize + 3:
+					state = []byte(`{"status":`)
+				case n - 1:
+					def = []byte(`nonsense`)
+				}
+				d.Add(def, state)
+			}
+			_, err := d.Wait()
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("task t%04d: state", decodeChunkSize+3)) {
+				t.Fatalf("error %v, want the state of t%04d", err, decodeChunkSize+3)
+			}
+		}
+	})
+	t.Run("counts", func(t *testing.T) {
+		t.Parallel()
+		d := NewTaskDecoder(1)
+		d.Add(encode(0))
+		if err := d.Add(encode(1)); err == nil {
+			t.Error("a task beyond the count was accepted")
+		}
+		d.Wait()
+		d = NewTaskDecoder(2)
+		d.Add(encode(0))
+		if _, err := d.Wait(); err == nil {
+			t.Error("fewer tasks than counted decoded without an error")
+		}
+	})
+}
