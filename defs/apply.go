@@ -39,12 +39,19 @@ type Env struct {
 // Apply validates actions against the current definitions, in file order on
 // a working copy, then checks the whole resulting set. It is all or nothing:
 // on any error it returns Errors and cur is untouched.
+//
+// Apply reports every error of the file once, in line order, each naming
+// its action: the grammar errors Parse left in the actions, and every error
+// of meaning. An action with errors still does what it can to the working
+// copy (a misspelt priority does not keep the task from being defined), so
+// that what follows is checked against what the file means rather than
+// reported again as a consequence.
 func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Result, error) {
 	a := applier{
 		file:    file,
 		tasks:   overlay{base: cur, over: map[string]*job.Task{}},
-		lines:   map[string]map[string]int{},
-		deletes: map[string]int{},
+		lines:   map[string]map[string]origin{},
+		deletes: map[string]deletion{},
 	}
 	if env != nil {
 		a.env = *env
@@ -119,15 +126,42 @@ func (o *overlay) each(fn func(name string, t *job.Task)) {
 type applier struct {
 	file  string
 	tasks overlay
-	lines map[string]map[string]int // task → attribute ("" = action) → line that last set it
+	// lines tells, for each task the file defines, which action last set
+	// each attribute ("" = the task itself), so that an error found on the
+	// resulting set names the right line and action.
+	lines map[string]map[string]origin
 	env   Env
 	errs  Errors
-	// deletes holds the line of the last delete of each task.
-	deletes map[string]int
+	// deletes holds the last delete of each task and what it deleted.
+	deletes map[string]deletion
+}
+
+// origin is the line of an attribute and the action it belongs to.
+type origin struct {
+	line int
+	kind Kind
+}
+
+// deletion is a delete action and the type of what it deleted.
+type deletion struct {
+	line int
+	kind Kind
+	typ  job.Type
 }
 
 func (a *applier) errorf(act *Action, line int, format string, args ...any) {
 	a.errs = append(a.errs, &Error{File: a.file, Line: line, Kind: act.Kind, Target: act.Name, Msg: fmt.Sprintf(format, args...)})
+}
+
+// errorAt reports an error on the line and action that set attribute key
+// of a task the file defines (the action itself for key "" or a key the
+// file did not set).
+func (a *applier) errorAt(name, key string, format string, args ...any) {
+	o, ok := a.lines[name][key]
+	if !ok {
+		o = a.lines[name][""]
+	}
+	a.errs = append(a.errs, &Error{File: a.file, Line: o.line, Kind: o.kind, Target: name, Msg: fmt.Sprintf(format, args...)})
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
@@ -143,42 +177,55 @@ func checkName(name string) string {
 	return ""
 }
 
-// action applies one action to the working copy and reports whether it was
-// valid.
+// action applies one action to the working copy, reporting its errors, and
+// reports whether it changed the working copy as the action says (for a
+// delete: whether the task is gone).
+//
+// An action that names an existing task of the right kind (or inserts a
+// new one) changes the working copy even when some of its attributes are
+// wrong: those are left out, so that later actions and the checks on the
+// resulting set see the task instead of reporting it missing. An action
+// whose target is unusable (an empty name, an insert of a name taken, an
+// update of a name not defined) changes nothing, and only the values of its
+// attributes are checked.
 func (a *applier) action(act *Action) bool {
-	nerr := len(a.errs)
-	if act.Name == "" {
-		return false // reported by Parse
-	}
-	if msg := checkName(act.Name); msg != "" {
-		a.errorf(act, act.Line, "%s", msg)
-		return false
+	a.errs = append(a.errs, act.Syntax...)
+	kind := act.Kind.base()
+	if act.Name != "" {
+		if msg := checkName(act.Name); msg != "" {
+			a.errorf(act, act.Line, "%s", msg)
+		}
 	}
 	old, exists := a.tasks.get(act.Name)
-	kind := act.Kind.base()
+	usable := act.Name != ""
 	switch {
+	case !usable:
+		// Reported by Parse.
 	case kind == Insert && exists && act.Kind.IsGroup() != (old.Type == job.Group):
 		a.errorf(act, act.Line, "name %s is already taken by a %s", act.Name, noun(old))
-		return false
+		usable = false
 	case kind == Insert && exists:
 		a.errorf(act, act.Line, "%s already exist", noun(old))
-		return false
+		usable = false
 	case kind != Insert && !exists && act.Kind.IsGroup():
 		a.errorf(act, act.Line, "group not exist")
-		return false
+		usable = false
 	case kind != Insert && !exists:
 		a.errorf(act, act.Line, "task not exist")
-		return false
+		usable = false
 	case kind != Insert && act.Kind.IsGroup() && old.Type != job.Group:
 		a.errorf(act, act.Line, "%s is a task, not a group (use %s)", act.Name, strings.Replace(string(act.Kind), "group", "task", 1))
-		return false
+		usable = false
 	case kind != Insert && !act.Kind.IsGroup() && old.Type == job.Group:
 		a.errorf(act, act.Line, "%s is a group, not a task (use %s)", act.Name, strings.Replace(string(act.Kind), "task", "group", 1))
-		return false
+		usable = false
 	}
 	if kind == Delete {
 		for _, f := range act.Fields {
 			a.errorf(act, f.Line, "%s should not have other attributes", strings.Replace(string(act.Kind), "_", " ", 1))
+		}
+		if !usable {
+			return false
 		}
 		if old.Type != job.Group && a.env.Active(act.Name) {
 			a.errorf(act, act.Line, "task %s is active and cannot be deleted", act.Name)
@@ -190,13 +237,14 @@ func (a *applier) action(act *Action) bool {
 				}
 			}
 		}
-		if len(a.errs) > nerr {
-			return false
-		}
 		a.tasks.del(act.Name)
 		delete(a.lines, act.Name)
-		a.deletes[act.Name] = act.Line
+		a.deletes[act.Name] = deletion{line: act.Line, kind: act.Kind, typ: old.Type}
 		return true
+	}
+	if kind == Update && !usable {
+		a.values(act)
+		return false
 	}
 
 	var t *job.Task
@@ -204,6 +252,9 @@ func (a *applier) action(act *Action) bool {
 	case act.Kind == InsertGroup:
 		t = &job.Task{Name: act.Name, Type: job.Group}
 	case kind == Insert:
+		// A missing or unknown type leaves Type empty: the task is
+		// defined, of a type unknown, and no rule that depends on the
+		// type is applied to it or to what refers to it.
 		t = &job.Task{Name: act.Name}
 		typ, ok := field(act, "type")
 		switch {
@@ -219,107 +270,144 @@ func (a *applier) action(act *Action) bool {
 	default:
 		t = old.Clone()
 	}
-	lines := map[string]int{"": act.Line}
+	lines := map[string]origin{"": {act.Line, act.Kind}}
 	if act.Kind == InsertGroup {
-		lines["type"] = act.Line
+		lines["type"] = origin{act.Line, act.Kind}
+	}
+	// bad holds the attributes whose line had an error: the rules on the
+	// resulting definition that involve one of them are not applied, as
+	// they would only repeat it.
+	bad := map[string]bool{}
+	fieldErr := func(f Field, format string, args ...any) {
+		bad[f.Key] = true
+		a.errorf(act, f.Line, format, args...)
 	}
 	for _, f := range act.Fields {
 		if t.Type == job.Group && !groupAttrs[f.Key] {
-			a.errorf(act, f.Line, "%s: field is not allowed for a group (a group has jobs, label and alert_* fields)", f.Key)
+			fieldErr(f, "%s: field is not allowed for a group (a group has jobs, label and alert_* fields)", f.Key)
 			continue
 		}
 		if t.Type != job.Group && f.Key == "jobs" {
-			a.errorf(act, f.Line, "jobs: field is only allowed for a group")
+			fieldErr(f, "jobs: field is only allowed for a group")
 			continue
 		}
 		if f.Key == "type" {
 			if act.Kind == Update {
-				a.errorf(act, f.Line, "type attribute cannot be changed")
+				fieldErr(f, "type attribute cannot be changed")
 			}
-			lines["type"] = f.Line
+			lines["type"] = origin{f.Line, act.Kind}
 			continue
 		}
-		lines[f.Key] = f.Line
+		lines[f.Key] = origin{f.Line, act.Kind}
 		if t.Type == job.Bundle && bundleForbidden[f.Key] {
-			a.errorf(act, f.Line, "%s: field is not allowed for bundle", f.Key)
+			fieldErr(f, "%s: field is not allowed for bundle", f.Key)
 			continue
 		}
 		if t.Type == job.Configuration && configurationForbidden[f.Key] {
-			a.errorf(act, f.Line, "%s: field is not allowed for configuration (its dependencies trigger it)", f.Key)
+			fieldErr(f, "%s: field is not allowed for configuration (its dependencies trigger it)", f.Key)
 			continue
 		}
 		if t.Type != job.Configuration && f.Key == "dependencies" && t.Type != "" {
-			a.errorf(act, f.Line, "dependencies: field is only allowed for type configuration")
+			fieldErr(f, "dependencies: field is only allowed for type configuration")
 			continue
 		}
 		if f.Value == "" {
 			if act.Kind == Update && callableRequired[f.Key] && t.Type == job.Callable && t.Extras().Function == "" {
-				a.errorf(act, f.Line, "%s: value is empty", f.Key)
+				fieldErr(f, "%s: value is empty", f.Key)
 				continue
 			}
 			clear(t, f.Key)
 			continue
 		}
 		if err := set(t, f.Key, f.Value); err != nil {
-			a.errorf(act, f.Line, "%v", err)
+			fieldErr(f, "%v", err)
+			clear(t, f.Key) // what a wrong value would have set is left out
 		}
 	}
 	t.Compact()
-	if len(a.errs) > nerr {
+	a.resulting(act, t, lines, bad)
+	if !usable {
 		return false
 	}
-	// Rules on the resulting definition.
-	if t.Type == job.Callable && act.Kind == Insert && t.Extras().Function == "" {
+	a.tasks.put(act.Name, t)
+	if a.lines[act.Name] == nil || kind == Insert {
+		a.lines[act.Name] = lines
+	} else {
+		maps.Copy(a.lines[act.Name], lines)
+	}
+	return true
+}
+
+// values checks the values of an action whose target is unusable, so that
+// their errors are not hidden by the target's: without a definition to
+// apply them to, only what each value must look like is checked.
+func (a *applier) values(act *Action) {
+	scratch := &job.Task{Name: act.Name}
+	for _, f := range act.Fields {
+		if f.Value == "" || f.Key == "type" {
+			continue
+		}
+		if err := set(scratch, f.Key, f.Value); err != nil {
+			a.errorf(act, f.Line, "%v", err)
+		}
+	}
+}
+
+// resulting applies the rules on the definition an insert or update
+// results in. A rule that involves an attribute whose line had an error is
+// not applied.
+func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, bad map[string]bool) {
+	ok := func(keys ...string) bool {
+		for _, k := range keys {
+			if bad[k] {
+				return false
+			}
+		}
+		return true
+	}
+	at := func(keys ...string) int {
+		for _, k := range keys {
+			if l, ok := lines[k]; ok {
+				return l.line
+			}
+		}
+		return act.Line
+	}
+	if t.Type == job.Callable && act.Kind == Insert && t.Extras().Function == "" && ok("function") {
 		for _, k := range []string{"command", "out_log_file", "err_log_file"} {
 			if f, ok := field(act, k); !ok || f.Value == "" {
 				a.errorf(act, act.Line, "%s: field is required", k)
 			}
 		}
 	}
-	at := func(keys ...string) int {
-		for _, k := range keys {
-			if l, ok := lines[k]; ok {
-				return l
-			}
-		}
-		return act.Line
-	}
-	if t.Type == job.Configuration {
+	if t.Type == job.Configuration && ok("dependencies", "command", "out_log_file", "err_log_file") {
 		a.checkConfiguration(act, t, at)
 	}
-	a.checkRunner(act, t, at)
-	if (t.Extras().Overlap == job.OverlapAllow || t.Extras().Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") {
+	if ok("function", "command") {
+		a.checkRunner(act, t, at)
+	}
+	if (t.Extras().Overlap == job.OverlapAllow || t.Extras().Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") && ok("parent") {
 		a.errorf(act, at("overlap", "parent"), "overlap: %s is not allowed for a bundle or a task inside one (a bundle run starts each child once)", t.Extras().Overlap)
 	}
-	if t.Type == job.Group && len(t.Extras().Jobs) == 0 {
+	if t.Type == job.Group && len(t.Extras().Jobs) == 0 && ok("jobs") {
 		a.errorf(act, at("jobs"), "jobs: a group should contain at least one job")
 	}
-	if (len(t.Extras().AlertOn) > 0) != (len(t.Extras().AlertTo) > 0) {
+	if (len(t.Extras().AlertOn) > 0) != (len(t.Extras().AlertTo) > 0) && ok("alert_on", "alert_to") {
 		a.errorf(act, at("alert_on", "alert_to"), "alerts need both alert_on and alert_to")
 	}
-	if t.Extras().AlertTemplate != "" && len(t.Extras().AlertTo) == 0 {
+	if t.Extras().AlertTemplate != "" && len(t.Extras().AlertTo) == 0 && ok("alert_on", "alert_to") {
 		a.errorf(act, at("alert_template"), "alert_template needs alert_on and alert_to")
 	}
 	if len(t.StartTimes) > 0 && (t.Window != nil || len(t.StartMins) > 0) {
 		a.errorf(act, at("start_times", "run_window", "start_mins"), "task should not have both batch run and window run")
 	}
-	if (t.Window != nil) != (len(t.StartMins) > 0) {
+	if (t.Window != nil) != (len(t.StartMins) > 0) && ok("run_window", "start_mins") {
 		a.errorf(act, at("run_window", "start_mins"), "window run should have both 'run_window' and 'start_mins' attributes")
 	}
 	if t.Parent != "" && (t.HasTimeTrigger() || len(t.StartMins) > 0 || t.RunDays != 0 || t.EndDate != "" || t.Interval != "") {
 		a.errorf(act, at("start_times", "run_window", "start_mins", "run_days", "cron", "start_date", "end_date", "interval", "parent"), "scheduling attributes are not allowed on a task inside a bundle")
 	}
-	a.checkTimeTrigger(act, t, at)
-	if len(a.errs) > nerr {
-		return false
-	}
-	a.tasks.put(act.Name, t)
-	if a.lines[act.Name] == nil || act.Kind == Insert {
-		a.lines[act.Name] = lines
-	} else {
-		maps.Copy(a.lines[act.Name], lines)
-	}
-	return true
+	a.checkTimeTrigger(act, t, at, ok)
 }
 
 func field(act *Action, key string) (Field, bool) {
@@ -688,7 +776,7 @@ func ParseStartMins(v string) ([]int, error) {
 // checkTimeTrigger applies the rules on time triggers: at most one of a
 // calendar, a cron expression and an interval; an interval needs its start;
 // run_days belongs to calendars.
-func (a *applier) checkTimeTrigger(act *Action, t *job.Task, at func(...string) int) {
+func (a *applier) checkTimeTrigger(act *Action, t *job.Task, at func(...string) int, ok func(...string) bool) {
 	kinds := 0
 	for _, has := range []bool{len(t.StartTimes) > 0 || t.Window != nil, t.Cron != "", t.StartDate != ""} {
 		if has {
@@ -698,13 +786,13 @@ func (a *applier) checkTimeTrigger(act *Action, t *job.Task, at func(...string) 
 	if kinds > 1 {
 		a.errorf(act, at("cron", "start_date", "start_times", "run_window"), "task should have only one time trigger: start_times or run_window, cron, or start_date")
 	}
-	if t.StartDate == "" && (t.EndDate != "" || t.Interval != "") {
+	if t.StartDate == "" && (t.EndDate != "" || t.Interval != "") && ok("start_date") {
 		a.errorf(act, at("interval", "end_date"), "start_date: field is required with interval and end_date")
 	}
 	if t.RunDays != 0 && (t.Cron != "" || t.StartDate != "") {
 		a.errorf(act, at("run_days"), "run_days applies to start_times and run_window only (a cron expression has its own day fields)")
 	}
-	if t.StartDate != "" && t.EndDate != "" {
+	if t.StartDate != "" && t.EndDate != "" && ok("interval") {
 		if _, err := calendar.IntervalOf(t.StartDate, t.EndDate, t.Interval, time.UTC); err != nil {
 			a.errorf(act, at("end_date", "start_date"), "%v", err)
 		}

@@ -375,18 +375,36 @@ func FuzzParse(f *testing.F) {
 	f.Add(`[{"name":"C","dependencies":[{"type":"FILE","resourceId":"/in/","lifeDuration":"3600"}],"command":"x","out_log_file":"/o","err_log_file":"/e"}]`)
 	f.Add("insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"TABLE\",\"resourceId\":\"t\",\"lifeDuration\":0}]\n")
 	f.Add("insert_task: f\ntype: callable\nfunction: log\noverlap: queue\nalert_on: failure,not_started\nalert_to: a@example.com\n\ninsert_group: g\njobs: f\nalert_on: success\nalert_to: b@example.com\nalert_template: /t\n\nupdate_group: g\nlabel: x\n\ndelete_group: g\n")
+	for _, tt := range manyErrors {
+		f.Add(tt.text)
+	}
+	f.Add("insert_task b4\ntype callable\ncommand: x\nfoo: bar\ninsert_task\nupdate x\n: y\n")
+	f.Add("insert_task: t1\n" + callable + "\ninsert_task: c1\nparent: t1\n" + callable + "\ndelete_task: t1\ndelete_task: t1\n")
+	f.Add("insert_task: p\ntype: bundel\ninsert_task: q\nparent: p\ntype: callable\ncondition: su(p)\ninsert_group: g\njobs: p,q\ndelete_task: p\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1
+		// checkLines checks that every error names a line of the file,
+		// that they come in line order, and that none is said twice (in
+		// the JSON shape, two elements on one line may have the same
+		// problem: its errors do not name the element).
 		checkLines := func(err error) {
 			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
 				t.Fatalf("error %v is not Errors", err)
 			}
-			for _, e := range errs {
+			said := map[string]bool{}
+			for i, e := range errs {
 				if e.Line < 0 || e.Line > nlines {
 					t.Fatalf("error on line %d of a %d-line file: %v", e.Line, nlines, e)
 				}
+				if i > 0 && e.Line < errs[i-1].Line {
+					t.Fatalf("errors out of line order:\n%v", err)
+				}
+				if said[e.Error()] && !IsJSON(text) {
+					t.Fatalf("error reported twice: %v\n%v", e, err)
+				}
+				said[e.Error()] = true
 			}
 		}
 		if err != nil {
@@ -443,4 +461,233 @@ func TestDeclarative(t *testing.T) {
 
 func callable2(name, extra string) string {
 	return "insert_task: " + name + "\n" + callable + extra + "\n"
+}
+
+// manyErrors are files with several errors each, and every error each one
+// must report: once, on its own line, naming its action.
+var manyErrors = []struct {
+	name, text string
+	active     []string
+	want       []string
+}{
+	{"the errors of one action", `insert_task: x
+type: callable
+command: c
+out_log_file: o
+err_log_file: e
+condition: su(ghost)
+run_days: mo,mo
+start_times: 25:00
+`, nil, []string{
+		"f.def:6: insert_task x: condition refers to task ghost which does not exist",
+		"f.def:7: insert_task x: run_days attribute contains repeated days",
+		"f.def:8: insert_task x: start_times attribute should be comma separated values of time in format hh:mm",
+	}},
+	{"an action line without its colon", `update_task: ghost
+label: x
+
+insert_task b4
+type: callable
+command: c
+out_log_file: o
+err_log_file: e
+foo: bar
+`, nil, []string{
+		"f.def:1: update_task ghost: task not exist",
+		`f.def:4: insert_task b4: key value pair separated by colon is expected (write "insert_task: b4")`,
+		`f.def:9: insert_task b4: invalid field "foo"`,
+	}},
+	{"a child of a callable deleted in the same file", `insert_task: t1
+type: callable
+command: c
+out_log_file: o
+err_log_file: e
+
+insert_task: c1
+type: callable
+parent: t1
+command: c
+out_log_file: o
+err_log_file: e
+
+delete_task: t1
+`, nil, []string{
+		"f.def:9: insert_task c1: parent task t1 not exist (deleted on line 14)",
+	}},
+	{"a child of a bundle deleted in the same file", `update_task: kid
+label: still here
+
+delete_task: box
+`, nil, []string{
+		"f.def:4: delete_task box: bundle box still has child tasks: kid",
+	}},
+	{"an insert with errors still defines its task", `insert_task: x
+type: callable
+command: c
+out_log_file: o
+priority: urgent
+
+update_task: x
+label: later
+condition: su(nobody)
+
+update_task: a
+condition: su(x)
+`, nil, []string{
+		"f.def:1: insert_task x: err_log_file: field is required",
+		"f.def:5: insert_task x: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:9: update_task x: condition refers to task nobody which does not exist",
+	}},
+	{"a parent of unknown type", `insert_task: nb
+type: bundel
+
+insert_task: c2
+type: callable
+parent: nb
+command: c
+out_log_file: o
+err_log_file: e
+start_times: 10:00
+`, nil, []string{
+		"f.def:2: insert_task nb: type attribute should be either bundle/callable/configuration",
+		"f.def:10: insert_task c2: scheduling attributes are not allowed on a task inside a bundle",
+	}},
+	{"unusable targets still have their values checked", `insert_task:
+type: callable
+command: c
+out_log_file: o
+err_log_file: e
+priority: 7
+
+update_task: zz
+run_days: xx
+
+delete_task: yy
+label: x
+`, nil, []string{
+		"f.def:1: insert_task: target name is empty",
+		"f.def:6: insert_task: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:8: update_task zz: task not exist",
+		"f.def:9: update_task zz: run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa",
+		"f.def:11: delete_task yy: task not exist",
+		"f.def:12: delete_task yy: delete task should not have other attributes",
+	}},
+	{"a wrong value hides no rule and causes none", `update_task: a
+priority: 9
+start_times: 10:00
+run_window: 1:00-2:00
+start_mins: 5
+
+update_task: b
+run_window: 25:00-26:00
+start_mins: 10
+`, nil, []string{
+		"f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:3: update_task a: task should not have both batch run and window run",
+		"f.def:8: update_task b: run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm)",
+	}},
+	{"grammar and meaning together", `type: callable
+command: x
+
+insert_task: a
+type callable
+command: c
+out_log_file: o
+err_log_file: e
+priority: 9
+label: one
+label: two
+
+update: b
+label: x
+
+delete_task: box
+`, nil, []string{
+		`f.def:1: invalid action: attribute "type" before the first action`,
+		"f.def:4: insert_task a: task already exist",
+		`f.def:5: insert_task a: key value pair separated by colon is expected (write "type: callable")`,
+		"f.def:9: insert_task a: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:11: insert_task a: attribute label given more than once (first on line 10)",
+		`f.def:13: invalid action "update"`,
+		"f.def:16: delete_task box: bundle box still has child tasks: kid",
+	}},
+	{"what a delete leaves dangling is said once", `insert_group: g
+jobs: a
+
+delete_task: a
+`, nil, []string{
+		"f.def:4: delete_task a: task a is referenced in condition of b",
+		"f.def:4: delete_task a: task a belongs to group g (remove it from the group's jobs first)",
+	}},
+	{"errors on the result name the action that set the attribute", `insert_task: x
+type: callable
+command: c
+out_log_file: o
+err_log_file: e
+
+update_task: x
+condition: su(ghost)
+
+update_task: x
+label: l
+
+update_task: a
+condition: fa(b)
+`, nil, []string{
+		"f.def:8: update_task x: condition refers to task ghost which does not exist",
+		"f.def:14: update_task a: cyclic dependency: a -> b -> a",
+	}},
+	{"a delete refused still deletes in the file", `delete_task: a
+
+insert_task: a
+type: callable
+command: c
+out_log_file: o
+err_log_file: e
+priority: 5
+`, []string{"a"}, []string{
+		"f.def:1: delete_task a: task a is active and cannot be deleted",
+		"f.def:8: insert_task a: priority should be either (low=0, normal=1, important=2, critical=3)",
+	}},
+}
+
+func TestErrorLists(t *testing.T) {
+	t.Parallel()
+	for _, tt := range manyErrors {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cur := load(t, base)
+			_, err := run(cur, tt.text, tt.active...)
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("err = %v, want Errors", err)
+			}
+			got := make([]string, len(errs))
+			for i, e := range errs {
+				got[i] = e.Error()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSyntaxErrors(t *testing.T) {
+	t.Parallel()
+	acts, err := Parse("f.def", "insert_task: x\ntype callable\n\nupdate: y\n")
+	if err != nil {
+		t.Fatalf("Parse failed on a file with actions: %v", err)
+	}
+	err = SyntaxErrors(acts)
+	want := "f.def:2: insert_task x: key value pair separated by colon is expected (write \"type: callable\")\nf.def:4: invalid action \"update\""
+	if err == nil || err.Error() != want {
+		t.Errorf("SyntaxErrors = %v, want\n%s", err, want)
+	}
+	if acts, _ := Parse("f.def", callable2("x", "")); SyntaxErrors(acts) != nil {
+		t.Errorf("SyntaxErrors of a good file = %v", SyntaxErrors(acts))
+	}
+	if _, err := Parse("f.def", "update: y\nlabel: x\n"); err == nil || err.Error() != `f.def:1: invalid action "update"` {
+		t.Errorf("a file without an action: %v", err)
+	}
 }

@@ -22,6 +22,9 @@ func (a *applier) children(bundle string) []string {
 
 // global checks the G-rules on the resulting set. Only tasks this file
 // touched can break G1-G6: every set the store holds passed these checks.
+// A task whose type is unknown (its insert had none, or a wrong one) is
+// taken to exist, and no rule that depends on its type is applied to what
+// refers to it.
 func (a *applier) global(deleted map[string]bool) {
 	touched := make([]string, 0, len(a.lines))
 	for name := range a.lines {
@@ -37,7 +40,8 @@ func (a *applier) global(deleted map[string]bool) {
 		if !gone(name) {
 			continue
 		}
-		act := &Action{Kind: Delete, Name: name, Line: a.deleteLine(name)}
+		d := a.deletes[name]
+		act := &Action{Kind: d.kind, Name: name, Line: d.line}
 		var users, kids, groups []string
 		a.tasks.each(func(other string, t *job.Task) {
 			if t.Parent == name {
@@ -59,34 +63,35 @@ func (a *applier) global(deleted map[string]bool) {
 		for _, g := range groups {
 			a.errorf(act, act.Line, "task %s belongs to group %s (remove it from the group's jobs first)", name, g)
 		}
-		if len(kids) > 0 {
+		// Children of a task that was no bundle are reported at their
+		// parent line, below.
+		if len(kids) > 0 && d.typ == job.Bundle {
 			a.errorf(act, act.Line, "bundle %s still has child tasks: %s", name, strings.Join(kids, ", "))
 		}
 	}
 
 	for _, name := range touched {
 		t, _ := a.tasks.get(name)
-		act := &Action{Kind: a.kindOf(name), Name: name, Line: a.lines[name][""]}
-		line := func(key string) int {
-			if l, ok := a.lines[name][key]; ok {
-				return l
-			}
-			return act.Line
-		}
 		for _, j := range t.Extras().Jobs {
 			switch m, ok := a.tasks.get(j); {
+			case !ok && gone(j):
+				// Reported at the delete.
 			case !ok:
-				a.errorf(act, line("jobs"), "jobs: task %s does not exist", j)
+				a.errorAt(name, "jobs", "jobs: task %s does not exist", j)
 			case m.Type == job.Group:
-				a.errorf(act, line("jobs"), "jobs: %s is a group (groups do not nest)", j)
+				a.errorAt(name, "jobs", "jobs: %s is a group (groups do not nest)", j)
 			}
 		}
-		if t.Parent != "" && !gone(t.Parent) {
+		if t.Parent != "" {
 			switch p, ok := a.tasks.get(t.Parent); {
+			case !ok && gone(t.Parent) && a.deletes[t.Parent].typ == job.Bundle:
+				// G8, reported at the delete.
+			case !ok && gone(t.Parent):
+				a.errorAt(name, "parent", "parent task %s not exist (deleted on line %d)", t.Parent, a.deletes[t.Parent].line)
 			case !ok:
-				a.errorf(act, line("parent"), "parent task %s not exist", t.Parent)
-			case p.Type != job.Bundle:
-				a.errorf(act, line("parent"), "parent task should be bundle type")
+				a.errorAt(name, "parent", "parent task %s not exist", t.Parent)
+			case p.Type != job.Bundle && p.Type != "":
+				a.errorAt(name, "parent", "parent task should be bundle type")
 			}
 		}
 		if t.Condition == "" {
@@ -96,13 +101,13 @@ func (a *applier) global(deleted map[string]bool) {
 		for _, ref := range e.Names() {
 			switch rt, ok := a.tasks.get(ref); {
 			case ok && rt.Type == job.Group:
-				a.errorf(act, line("condition"), "condition refers to %s, which is a group, not a task", ref)
+				a.errorAt(name, "condition", "condition refers to %s, which is a group, not a task", ref)
 			case ref == name:
-				a.errorf(act, line("condition"), "self reference is not allowed")
+				a.errorAt(name, "condition", "self reference is not allowed")
 			case !ok && !gone(ref):
-				a.errorf(act, line("condition"), "condition refers to task %s which does not exist", ref)
+				a.errorAt(name, "condition", "condition refers to task %s which does not exist", ref)
 			case t.Parent != "" && ref == t.Parent:
-				a.errorf(act, line("condition"), "condition of a task inside a bundle cannot reference its own bundle")
+				a.errorAt(name, "condition", "condition of a task inside a bundle cannot reference its own bundle")
 			}
 		}
 	}
@@ -171,12 +176,7 @@ func (a *applier) cycles(touched []string) {
 						break
 					}
 				}
-				act := &Action{Kind: a.kindOf(at), Name: at, Line: a.lines[at][""]}
-				l := act.Line
-				if cl, ok := a.lines[at]["condition"]; ok {
-					l = cl
-				}
-				a.errorf(act, l, "cyclic dependency: %s", strings.Join(cyc, " -> "))
+				a.errorAt(at, "condition", "cyclic dependency: %s", strings.Join(cyc, " -> "))
 			}
 		}
 		stack = stack[:len(stack)-1]
@@ -195,22 +195,6 @@ func canonicalCycle(cyc []string) string {
 	slices.Sort(nodes)
 	return strings.Join(nodes, ",")
 }
-
-func (a *applier) kindOf(name string) Kind {
-	_, inserted := a.lines[name]["type"]
-	t, _ := a.tasks.get(name)
-	switch {
-	case t != nil && t.Type == job.Group && inserted:
-		return InsertGroup
-	case t != nil && t.Type == job.Group:
-		return UpdateGroup
-	case inserted:
-		return Insert
-	}
-	return Update
-}
-
-func (a *applier) deleteLine(name string) int { return a.deletes[name] }
 
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))

@@ -11,6 +11,7 @@ package defs
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gnomon-sched/gnomon/eventdep"
@@ -59,6 +60,11 @@ type Action struct {
 	Name   string
 	Line   int
 	Fields []Field
+	// Syntax holds the grammar errors Parse found in the action's lines
+	// (and, for the first action, before it). Apply reports them together
+	// with the errors of meaning, in line order, so that one error does not
+	// hide another.
+	Syntax Errors
 }
 
 // Error is a problem in a definition file. It names the file, the line, and
@@ -76,8 +82,11 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
-	if e.Kind != "" {
+	switch {
+	case e.Kind != "" && e.Target != "":
 		return fmt.Sprintf("%s: %s %s: %s", loc, e.Kind, e.Target, e.Msg)
+	case e.Kind != "":
+		return fmt.Sprintf("%s: %s: %s", loc, e.Kind, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", loc, e.Msg)
 }
@@ -91,6 +100,21 @@ func (es Errors) Error() string {
 		s[i] = e.Error()
 	}
 	return strings.Join(s, "\n")
+}
+
+// SyntaxErrors returns the grammar errors the actions carry (see
+// Action.Syntax), or nil. Apply reports them itself; a caller that only
+// parses asks here.
+func SyntaxErrors(acts []Action) error {
+	var errs Errors
+	for _, a := range acts {
+		errs = append(errs, a.Syntax...)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(errs, func(x, y *Error) int { return x.Line - y.Line })
+	return errs
 }
 
 // Attribute names known to the language.
@@ -108,22 +132,49 @@ var attributes = map[string]bool{
 const MaxFileSize = 4 << 20
 
 // Parse splits a definition file into actions. It checks the grammar only;
-// Apply checks the meaning. All syntax errors are reported.
+// Apply checks the meaning.
+//
+// A grammar error does not end the parse: it is kept in the Syntax of the
+// action it occurs in, and Apply reports it together with every error of
+// meaning, each once, on its own line and naming its action. Parse recovers
+// the way a compiler does: an action or attribute line without its colon
+// ("insert_task b4", "type callable") is taken as what it was meant to be,
+// and the lines after an unknown action keyword are skipped. Parse itself fails only when the file
+// holds no action (or is too large, or is JSON that does not parse); use
+// SyntaxErrors to see the grammar errors without applying.
 func Parse(file, src string) ([]Action, error) {
-	var (
-		acts []Action
-		errs Errors
-		cur  *Action
-		seen map[string]int
-		// skipping is set after an invalid action line: its attributes
-		// are not reported again.
-		skipping bool
-	)
 	if len(src) > MaxFileSize {
 		return nil, Errors{{File: file, Msg: fmt.Sprintf("file larger than %d bytes", MaxFileSize)}}
 	}
 	if eventdep.IsJSON(src) {
 		return parseJSON(file, src)
+	}
+	var (
+		acts []Action
+		// cur is the index of the action the lines belong to; -1 before the
+		// first action and after an invalid action line, whose attributes
+		// are not reported again (skipping).
+		cur      = -1
+		skipping bool
+		seen     map[string]int
+		// before holds the errors found before the first action.
+		before Errors
+	)
+	report := func(line int, format string, args ...any) {
+		e := &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+		switch {
+		case cur >= 0:
+			e.Kind, e.Target = acts[cur].Kind, acts[cur].Name
+			acts[cur].Syntax = append(acts[cur].Syntax, e)
+		case len(acts) > 0:
+			acts[len(acts)-1].Syntax = append(acts[len(acts)-1].Syntax, e)
+		default:
+			before = append(before, e)
+		}
+	}
+	start := func(k Kind, name string, line int) {
+		acts = append(acts, Action{Kind: k, Name: name, Line: line})
+		cur, seen, skipping = len(acts)-1, map[string]int{}, false
 	}
 	for i, raw := range strings.Split(src, "\n") {
 		line := i + 1
@@ -133,48 +184,76 @@ func Parse(file, src string) ([]Action, error) {
 		}
 		key, value, ok := strings.Cut(text, ":")
 		if !ok {
-			errs = append(errs, &Error{File: file, Line: line, Msg: "key value pair separated by colon is expected"})
+			word, rest, _ := strings.Cut(text, " ")
+			rest = strings.TrimSpace(rest)
+			switch k := Kind(word); {
+			case k.valid():
+				// An action line without its colon still starts the action,
+				// so that its attributes are checked against it.
+				start(k, rest, line)
+				if rest == "" {
+					report(line, "key value pair separated by colon is expected (write \"%s: NAME\")", k)
+				} else {
+					report(line, "key value pair separated by colon is expected (write \"%s: %s\")", k, rest)
+				}
+			case actionLike(word):
+				cur, skipping = -1, true
+				report(line, "invalid action %q", word)
+			case attributes[word] && !skipping:
+				// Taken as the attribute it was meant to be, so that the
+				// action is not also reported as lacking it.
+				report(line, "key value pair separated by colon is expected (write \"%s: %s\")", word, rest)
+				if _, dup := seen[word]; cur >= 0 && !dup {
+					seen[word] = line
+					acts[cur].Fields = append(acts[cur].Fields, Field{Key: word, Value: rest, Line: line})
+				}
+			case !skipping:
+				report(line, "key value pair separated by colon is expected")
+			}
 			continue
 		}
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		switch k := Kind(key); {
-		case k == Insert || k == Update || k == Delete || k.IsGroup():
-			acts = append(acts, Action{Kind: k, Name: value, Line: line})
-			cur, seen, skipping = &acts[len(acts)-1], map[string]int{}, false
+		case k.valid():
+			start(k, value, line)
 			if value == "" {
-				errs = append(errs, &Error{File: file, Line: line, Kind: k, Msg: "target name is empty"})
+				report(line, "target name is empty")
 			}
 		case actionLike(key):
-			errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid action %q", key)})
-			cur, skipping = nil, true
+			cur, skipping = -1, true
+			report(line, "invalid action %q", key)
 		case skipping:
 			// attributes of an action already reported as invalid
-		case attributes[key]:
-			if cur == nil {
-				errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid action: attribute %q before the first action", key)})
-				continue
-			}
+		case cur < 0 && attributes[key]:
+			skipping = true
+			report(line, "invalid action: attribute %q before the first action", key)
+		case cur < 0:
+			skipping = true
+			report(line, "invalid action %q", key)
+		case !attributes[key]:
+			report(line, "invalid field %q", key)
+		default:
 			if prev, dup := seen[key]; dup {
-				errs = append(errs, &Error{File: file, Line: line, Kind: cur.Kind, Target: cur.Name,
-					Msg: fmt.Sprintf("attribute %s given more than once (first on line %d)", key, prev)})
+				report(line, "attribute %s given more than once (first on line %d)", key, prev)
 				continue
 			}
 			seen[key] = line
-			cur.Fields = append(cur.Fields, Field{Key: key, Value: value, Line: line})
-		case cur == nil:
-			errs = append(errs, &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid action %q", key)})
-			skipping = true
-		default:
-			errs = append(errs, &Error{File: file, Line: line, Kind: cur.Kind, Target: cur.Name, Msg: fmt.Sprintf("invalid field %q", key)})
+			acts[cur].Fields = append(acts[cur].Fields, Field{Key: key, Value: value, Line: line})
 		}
 	}
-	if len(acts) == 0 && len(errs) == 0 {
-		errs = append(errs, &Error{File: file, Msg: "no task actions found"})
+	if len(acts) == 0 {
+		if len(before) == 0 {
+			before = Errors{{File: file, Msg: "no task actions found"}}
+		}
+		return nil, before
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
+	acts[0].Syntax = append(before, acts[0].Syntax...)
 	return acts, nil
+}
+
+// valid reports whether k is an action keyword.
+func (k Kind) valid() bool {
+	return k == Insert || k == Update || k == Delete || k.IsGroup()
 }
 
 // actionLike reports whether a key that is not a known action looks like a

@@ -29,7 +29,7 @@ func Declarative(file string, cur map[string]*job.Task, acts []Action) []Action 
 		if err == nil && reflect.DeepEqual(res.Tasks[a.Name], old) {
 			continue
 		}
-		up := Action{Kind: Update, Name: a.Name, Line: a.Line}
+		up := Action{Kind: Update, Name: a.Name, Line: a.Line, Syntax: a.Syntax}
 		if a.Kind == InsertGroup {
 			up.Kind = UpdateGroup
 		}
