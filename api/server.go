@@ -383,7 +383,9 @@ func (s *Server) taskDef(r *http.Request, name string) (job.Task, error) {
 
 func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	q := store.RunQuery{Task: name, Done: true}
+	// A run is history from the moment it starts: runs in progress are
+	// listed, with their status running and no end.
+	q := store.RunQuery{Task: name}
 	var err error
 	if q.Limit, q.From, q.To, err = s.countAndDay(r, 1); err != nil {
 		return err
@@ -402,7 +404,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	for _, run := range runs {
 		v := RunView{Run: s.localRun(run)}
 		if bundle {
-			kids, err := st.Runs(r.Context(), store.RunQuery{BundleRun: run.ID, Done: true})
+			kids, err := st.Runs(r.Context(), store.RunQuery{BundleRun: run.ID})
 			if err != nil {
 				return err
 			}
