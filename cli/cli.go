@@ -302,14 +302,22 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				writeFires(env.Stdout, fs)
+				none := "no fires recorded yet for " + name
+				if date != "" {
+					none = fmt.Sprintf("no fires recorded for %s on %s", name, date)
+				}
+				writeFires(env.Stdout, fs, none)
 				return nil
 			}
 			rs, err := client().Runs(cmd.Context(), name, count, day)
 			if err != nil {
 				return err
 			}
-			writeRuns(env.Stdout, rs)
+			none := "no runs recorded yet for " + name
+			if date != "" {
+				none = fmt.Sprintf("no runs of %s started on %s", name, date)
+			}
+			writeRuns(env.Stdout, rs, none)
 			return nil
 		},
 	}

@@ -87,6 +87,11 @@ func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 				return writeJSONOut(env.Stdout, res)
 			}
 			fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
+			if len(res.Events) == 0 && name != "" {
+				fmt.Fprintf(env.Stdout, "no data events stored by %s yet\n", name)
+			} else if len(res.Events) == 0 {
+				fmt.Fprintln(env.Stdout, "no data events received yet")
+			}
 			for _, e := range res.Events {
 				by := strings.Join(e.Accepted, ", ")
 				if by == "" {

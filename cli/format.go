@@ -119,14 +119,15 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 	}
 }
 
-// writeRuns prints schd_runs: the same table, no header when there are no
-// runs; a bundle run is followed by the runs of its children.
-func writeRuns(w io.Writer, rs *api.RunsResponse) {
+// writeRuns prints schd_runs: the same table, and below the header the
+// line none when there are no runs; a bundle run is followed by the runs of
+// its children.
+func writeRuns(w io.Writer, rs *api.RunsResponse, none string) {
+	tableHeader(w)
 	if len(rs.Runs) == 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, none)
 		return
 	}
-	tableHeader(w)
 	for _, r := range rs.Runs {
 		tableRow(w, r.Task, 0, r.Start, r.End, r.Status)
 		for _, c := range r.Children {
@@ -135,18 +136,19 @@ func writeRuns(w io.Writer, rs *api.RunsResponse) {
 	}
 }
 
-// writeFires prints what became of planned occurrences, newest first.
-func writeFires(w io.Writer, fs *api.FiresResponse) {
-	if len(fs.Fires) == 0 {
-		fmt.Fprintln(w)
-		return
-	}
+// writeFires prints what became of planned occurrences, newest first, and
+// below the header the line none when there are none.
+func writeFires(w io.Writer, fs *api.FiresResponse, none string) {
 	line := func(sched, fate, run, reason string) {
 		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-7s %-8s %s", wTime, sched, fate, run, reason), " "))
 	}
 	u := strings.Repeat
 	line("Scheduled", "Fate", "Run", "Reason")
 	line(u("_", wTime), u("_", 7), u("_", 8), u("_", 6))
+	if len(fs.Fires) == 0 {
+		fmt.Fprintln(w, none)
+		return
+	}
 	for _, f := range fs.Fires {
 		run := ""
 		if f.RunID != 0 {

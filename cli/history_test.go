@@ -67,3 +67,39 @@ err_log_file: @DIR@/k1.err
 		return err == nil && len(rs.Runs) == 1 && rs.Runs[0].Status == job.Aborted && !rs.Runs[0].End.IsZero()
 	})
 }
+
+// TestEmptyListings checks that every listing prints its header and a line
+// saying there is nothing yet, rather than nothing at all.
+func TestEmptyListings(t *testing.T) {
+	t.Parallel()
+	f := setup(t, simulateFrom("2026-06-01T09:00:00Z"))
+	f.mustRun("schd_def", "-f", f.file("hb.def", `insert_task: demo_heartbeat
+type: callable
+command: true
+out_log_file: @DIR@/hb.out
+err_log_file: @DIR@/hb.err
+cron: 0 * * * *
+
+insert_task: landing
+type: configuration
+dependencies: [{"type":"FILE","resourceId":"/landing/","lifeDuration":60}]
+`))
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"empty_runs", []string{"schd_runs", "-j", "demo_heartbeat"}},
+		{"empty_runs_day", []string{"gnomon", "runs", "-j", "demo_heartbeat", "-d", "01/01/2001"}},
+		{"empty_fires", []string{"gnomon", "runs", "-j", "demo_heartbeat", "--fires"}},
+		{"empty_fires_day", []string{"gnomon", "runs", "-j", "demo_heartbeat", "--fires", "-d", "01/01/2001"}},
+		{"empty_events", []string{"gnomon", "events"}},
+		{"empty_events_configuration", []string{"gnomon", "events", "-j", "landing"}},
+		{"empty_alerts", []string{"gnomon", "alerts"}},
+		{"empty_alerts_task", []string{"gnomon", "alerts", "-j", "demo_heartbeat"}},
+		{"empty_audit", []string{"gnomon", "audit"}},
+		{"empty_audit_after", []string{"gnomon", "audit", "--after", "7"}},
+	}
+	for _, tt := range tests {
+		f.golden(tt.golden, f.mustRun(tt.args...))
+	}
+}

@@ -31,7 +31,11 @@ func alertsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if asJSON {
 				return writeJSONOut(env.Stdout, res)
 			}
-			writeAlerts(env.Stdout, res)
+			none := "no alerts yet"
+			if name != "" {
+				none += " for " + name
+			}
+			writeAlerts(env.Stdout, res, none)
 			return nil
 		},
 	}
@@ -41,8 +45,13 @@ func alertsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	return c
 }
 
-func writeAlerts(w io.Writer, res *api.AlertsResponse) {
+// writeAlerts prints alerts under a header, and the line none when there
+// are none.
+func writeAlerts(w io.Writer, res *api.AlertsResponse, none string) {
 	fmt.Fprintf(w, "%-6s %-17s %-20s %-11s %-8s %-8s %s\n", "Id", "Created", "Task", "Outcome", "State", "Attempts", "To")
+	if len(res.Alerts) == 0 {
+		fmt.Fprintln(w, none)
+	}
 	for _, a := range res.Alerts {
 		fmt.Fprintf(w, "%-6d %-17s %-20s %-11s %-8s %-8d %s\n", a.ID, stamp(a.Created), a.Task, a.Outcome, a.State, a.Attempts, strings.Join(a.To, ","))
 		if a.LastError != "" {
@@ -74,6 +83,12 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 			}
 			if asJSON {
 				return writeJSONOut(env.Stdout, res)
+			}
+			// The lines are audit.log's, without a header.
+			if len(res.Records) == 0 && after > 0 {
+				fmt.Fprintf(env.Stdout, "no audit records after %d\n", after)
+			} else if len(res.Records) == 0 {
+				fmt.Fprintln(env.Stdout, "no audit records yet")
 			}
 			for _, r := range res.Records {
 				fmt.Fprintln(env.Stdout, r.Line)
