@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -325,5 +326,25 @@ func TestRanReplays(t *testing.T) {
 	_, after, _ := h.e.Task("L")
 	if !Replay(&reset, out.Ran[0]) || !reflect.DeepEqual(reset, after) {
 		t.Errorf("after a reset: replayed %+v, want %+v", reset, after)
+	}
+}
+
+// TestStartConfigurationWithoutCommand: an operator's start of a
+// configuration that runs nothing is refused, and leaves it idle (it
+// used to wait in Ready for a run that never came, and refuse its data
+// events meanwhile).
+func TestStartConfigurationWithoutCommand(t *testing.T) {
+	t.Parallel()
+	h := dataSetup(t, `{"name":"C","dependencies":[{"type":"TABLE","resourceId":"a","lifeDuration":0}]}`)
+	_, err := h.e.Apply(Act{Task: "C", Action: job.ActStart}, h.now)
+	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "no command or function to start") {
+		t.Fatalf("start of C: %v, want a refusal", err)
+	}
+	if _, st, _ := h.e.Task("C"); st.Status != job.Idle {
+		t.Errorf("C is %s after the refused start", st.Status)
+	}
+	out := h.apply(Data{Type: job.Table, Resource: "a", At: h.now})
+	if out.Data == nil || len(out.Data.Triggered) != 1 {
+		t.Errorf("C's event after the refused start: %+v", out.Data)
 	}
 }

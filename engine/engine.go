@@ -730,6 +730,10 @@ func (e *Engine) act(ev Act) error {
 		if s == job.Ready || s == job.Running {
 			return refused("event start is not effective on active task")
 		}
+		if en.def.Type == job.Configuration && !en.def.Executes() {
+			// It would wait in Ready for a run that never comes.
+			return refused("configuration %s has no command or function to start: its data events trigger it", name)
+		}
 		if en.def.Type == job.Bundle {
 			if s.Active() {
 				return refused("event start is not effective on active task")

@@ -347,17 +347,41 @@ func TestDefineRejectsDeletingActive(t *testing.T) {
 
 // TestReplay drives random event streams and checks invariants after every
 // step, then replays the accepted events on a fresh engine and compares.
+// TestReplay applies random streams of events (operator actions, run
+// exits, time passing over cron and interval occurrences, data events, and
+// definitions that change tasks and configurations mid-stream) and checks
+// that replaying the accepted ones, at the same instants, on a new engine
+// gives the same state: every task's, the windows of configurations, the
+// runs in flight and the next wake.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	defsText := bundleDefs + callable("k1", "parent: box\npriority: 2") + callable("k2", "parent: box\ncondition: su(k1) | nr(x)") +
-		callable("x", "") + callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s") + callable("z", "condition: fa(y) | su(k2)")
-	names := []string{"box", "k1", "k2", "x", "y", "z"}
+		callable("x", "") + callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s") + callable("z", "condition: fa(y) | su(k2)") +
+		callable("c", "cron: */1 * * * *\noverlap: queue") + callable("iv", "start_date: 2026-03-01 12:00:30\ninterval: 45 seconds\noverlap: allow")
+	configs := `[{"name":"d1","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"60"},{"type":"FILE","resourceId":"/in","lifeDuration":"120"}]},
+		{"name":"d2","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"30"},{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0}]}]`
+	// Definitions sent mid-stream: a condition changed, a trigger changed,
+	// a task deleted and added back, a configuration changed and removed.
+	redefs := []Define{
+		{File: "r1.def", Text: "update_task: z\ncondition: su(x)\n"},
+		{File: "r2.def", Text: "update_task: c\ncron: */2 * * * *\n"},
+		{File: "r3.def", Text: "delete_task: y\n"},
+		{File: "r4.def", Text: callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s")},
+		{File: "r5.json", Text: `{"name":"d2","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"90"}]}`},
+		{File: "r6.def", Text: "delete_task: d1\n"},
+		{File: "r7.json", Text: `{"name":"d1","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":"60"}]}`},
+	}
+	data := []Data{{Type: job.Table, Resource: "t"}, {Type: job.File, Resource: "/in/a"}, {Type: job.File, Resource: "/in/b"},
+		{Type: job.TimeBased, Resource: "cron"}}
+	names := []string{"box", "k1", "k2", "x", "y", "z", "c", "iv", "d1", "d2"}
 	actions := []job.Action{job.ActStart, job.ActAbort, job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed}
 	for seed := range uint64(50) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		h := setup(t, 2, defsText)
-		log := []Event{Define{File: "t.def", Text: defsText}}
-		times := []time.Time{h.now}
+		h.apply(Define{File: "c.json", Text: configs})
+		log := []Event{Define{File: "t.def", Text: defsText}, Define{File: "c.json", Text: configs}}
+		times := []time.Time{h.now, h.now}
+		kinds := map[string]int{}
 		for range 300 {
 			h.now = h.now.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
 			var ev Event
@@ -366,6 +390,12 @@ func TestReplay(t *testing.T) {
 				ev = RunExited{RunID: r[rng.IntN(len(r))].ID, ExitCode: rng.IntN(2), Result: job.ResultNormal}
 			case rng.IntN(5) == 0:
 				ev = Tick{}
+			case rng.IntN(4) == 0:
+				d := data[rng.IntN(len(data))]
+				d.At = h.now.Add(-time.Duration(rng.IntN(90)) * time.Second) // late, out of order
+				ev = d
+			case rng.IntN(12) == 0:
+				ev = redefs[rng.IntN(len(redefs))]
 			default:
 				ev = Act{Task: names[rng.IntN(len(names))], Action: actions[rng.IntN(len(actions))]}
 			}
@@ -373,6 +403,7 @@ func TestReplay(t *testing.T) {
 			if err != nil {
 				continue
 			}
+			kinds[Kind(ev)]++
 			h.record(out)
 			log, times = append(log, ev), append(times, h.now)
 			checkInvariants(t, h.e)
@@ -383,12 +414,26 @@ func TestReplay(t *testing.T) {
 				t.Fatalf("seed %d: replay of %#v: %v", seed, ev, err)
 			}
 		}
-		for _, n := range names {
-			_, s1, _ := h.e.Task(n)
-			_, s2, _ := again.Task(n)
-			if !reflect.DeepEqual(s1, s2) {
-				t.Fatalf("seed %d: %s replayed to %+v, want %+v", seed, n, s2, s1)
+		for _, k := range []string{"act", "run_exited", "tick", "data", "define"} {
+			if kinds[k] == 0 {
+				t.Errorf("seed %d: no %s event was accepted: the stream does not cover it", seed, k)
 			}
+		}
+		if !slices.Equal(h.e.Names(), again.Names()) {
+			t.Fatalf("seed %d: tasks %v replayed as %v", seed, h.e.Names(), again.Names())
+		}
+		for _, n := range h.e.Names() {
+			d1, s1, _ := h.e.Task(n)
+			d2, s2, _ := again.Task(n)
+			if !reflect.DeepEqual(s1, s2) || !reflect.DeepEqual(d1, d2) {
+				t.Fatalf("seed %d: %s replayed to %+v %+v, want %+v %+v", seed, n, d2, s2, d1, s1)
+			}
+			if !reflect.DeepEqual(h.e.StoredEvents(n), again.StoredEvents(n)) {
+				t.Fatalf("seed %d: windows of %s replayed to %+v, want %+v", seed, n, again.StoredEvents(n), h.e.StoredEvents(n))
+			}
+		}
+		if !reflect.DeepEqual(h.e.ActiveRuns(), again.ActiveRuns()) || !h.e.NextWake().Equal(again.NextWake()) {
+			t.Fatalf("seed %d: runs in flight or next wake differ after the replay", seed)
 		}
 	}
 }
