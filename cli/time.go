@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -54,29 +56,34 @@ func forecastCmd(env *Env, client func() *api.Client) *cobra.Command {
 		limit                      int
 	)
 	c := &cobra.Command{
-		Use:   "forecast [-j TASK] [--from TIME] [--to TIME] [-f FILE] [--json]",
+		Use:   "forecast [-j TASK] [--from TIME] [--to TIME] [--timezone ZONE] [-f FILE] [--json]",
 		Short: "list planned fire instants, from the server or offline from a definition file",
 		Long: `forecast lists the instants at which time triggers will fire, one line per
-fire: the instant in RFC 3339 UTC, then the task, sorted by instant then
-name. TIME is an RFC 3339 instant (2026-03-08T07:00:00Z) or a local date and
-time (2026-03-08 02:30, in the server's zone, or --timezone with -f).
---from defaults to now and --to to a day later.
+fire: the instant in RFC 3339 with its UTC offset, then the task, sorted by
+instant then name. Instants are shown in --timezone; without it, in the
+task's own zone when one task is asked for (-j) and it has one, else in the
+server's zone (with -f: the host's).
+
+TIME is an RFC 3339 instant (2026-03-08T07:00:00Z) or a local date and time
+(2026-03-08 02:30) in --timezone, or without it in the server's zone (with
+-f: the host's). --from defaults to now and --to to a day later.
 
 With -f the file is read offline: no server is needed, and calendars without
 a timezone of their own use --timezone (default the host's zone).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 {
+				return usageErr("--limit must be at least 1")
+			}
 			var (
 				resp *api.ForecastResponse
+				show *time.Location // the zone instants are shown in
 				err  error
 			)
 			if file != "" {
-				resp, err = offlineForecast(env, file, name, from, to, zone, limit)
+				resp, show, err = offlineForecast(env, file, name, from, to, zone, limit)
 			} else {
-				if zone != "" {
-					return usageErr("--timezone applies to -f only: the server's zone applies to its tasks")
-				}
-				resp, err = client().Forecast(cmd.Context(), name, from, to, limit)
+				resp, show, err = serverForecast(cmd.Context(), client(), name, from, to, zone, limit)
 			}
 			if err != nil {
 				return err
@@ -84,11 +91,7 @@ a timezone of their own use --timezone (default the host's zone).`,
 			if asJSON {
 				return writeJSONOut(env.Stdout, resp)
 			}
-			var b strings.Builder
-			for _, p := range resp.Fires {
-				fmt.Fprintf(&b, "%s %s\n", p.At.UTC().Format(time.RFC3339), p.Task)
-			}
-			fmt.Fprint(env.Stdout, b.String())
+			writeForecast(env.Stdout, resp, name, show)
 			if resp.Truncated {
 				fmt.Fprintf(env.Stderr, "forecast stopped after %d fires; narrow --from/--to or raise --limit\n", len(resp.Fires))
 			}
@@ -100,36 +103,108 @@ a timezone of their own use --timezone (default the host's zone).`,
 	f.StringVar(&from, "from", "", "first instant (default now)")
 	f.StringVar(&to, "to", "", "end of the range, excluded (default a day after --from)")
 	f.StringVarP(&file, "file", "f", "", "forecast the definitions of this file, offline")
-	f.StringVar(&zone, "timezone", "", "with -f: time zone of calendars and local times (default the host's)")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.StringVar(&zone, "timezone", "", "time zone instants are shown in and local times are read in; with -f also that of calendars without their own (default: the task's, else the server's or, with -f, the host's)")
+	f.BoolVar(&asJSON, "json", false, "print JSON (instants in UTC, as the API answers)")
 	f.IntVar(&limit, "limit", 10000, "most fires listed")
 	return c
 }
 
-// offlineForecast forecasts a definition file without a server.
-func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*api.ForecastResponse, error) {
+// writeForecast prints one line per fire, the instant in RFC 3339 in zone
+// show, or a line saying that nothing is planned.
+func writeForecast(w io.Writer, resp *api.ForecastResponse, name string, show *time.Location) {
+	var b strings.Builder
+	if len(resp.Fires) == 0 {
+		what := "no fires planned"
+		if name != "" {
+			what += " for " + name
+		}
+		fmt.Fprintf(&b, "%s from %s to %s\n", what, resp.From.In(show).Format(time.RFC3339), resp.To.In(show).Format(time.RFC3339))
+	}
+	for _, p := range resp.Fires {
+		fmt.Fprintf(&b, "%s %s\n", p.At.In(show).Format(time.RFC3339), p.Task)
+	}
+	fmt.Fprint(w, b.String())
+}
+
+// serverForecast asks the server for a forecast, and tells the zone to
+// show it in: zone, else the task's own, else the server's. Local times in
+// from and to are read in zone when it is given (else by the server, in
+// its own).
+func serverForecast(ctx context.Context, c *api.Client, name, from, to, zone string, limit int) (*api.ForecastResponse, *time.Location, error) {
+	var show *time.Location
+	if zone != "" {
+		loc, err := zoneFlag(zone, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		show = loc
+		for _, v := range []*string{&from, &to} {
+			if *v == "" {
+				continue
+			}
+			t, err := calendar.ParseInstant(*v, loc)
+			if err != nil {
+				flag := "--from"
+				if v == &to {
+					flag = "--to"
+				}
+				return nil, nil, usageErr("%s: %v", flag, err)
+			}
+			*v = t.UTC().Format(time.RFC3339Nano)
+		}
+	}
+	resp, err := c.Forecast(ctx, name, from, to, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if show != nil {
+		return resp, show, nil
+	}
+	if name != "" {
+		v, err := c.Task(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v.Task.Timezone != "" {
+			if loc, err := time.LoadLocation(v.Task.Timezone); err == nil {
+				return resp, loc, nil
+			}
+		}
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	loc, err := time.LoadLocation(info.Timezone)
+	if err != nil {
+		loc = time.UTC // a zone this host does not know: instants stay exact
+	}
+	return resp, loc, nil
+}
+
+// offlineForecast forecasts a definition file without a server, and tells
+// the zone to show it in: zone (default the host's), or the task's own
+// when one task is asked for and zone is not given.
+func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*api.ForecastResponse, *time.Location, error) {
 	loc, err := zoneFlag(zone, env.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	text, err := readDefinitions(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	acts, err := defs.Parse(file, text)
 	if err != nil {
-		return nil, rejected(err)
+		return nil, nil, rejected(err)
 	}
 	res, err := defs.Apply(file, nil, acts, nil)
 	if err != nil {
-		return nil, rejected(err)
+		return nil, nil, rejected(err)
 	}
 	start, end, err := forecastRange(from, to, loc)
 	if err != nil {
-		return nil, err
-	}
-	if limit < 1 {
-		return nil, usageErr("--limit must be at least 1")
+		return nil, nil, err
 	}
 	scheds := map[string]calendar.Schedule{}
 	for n, t := range res.Tasks {
@@ -140,14 +215,21 @@ func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*a
 			scheds[n] = s
 		}
 	}
-	if _, ok := res.Tasks[name]; name != "" && !ok {
-		return nil, &exitError{code: ExitRejected, msg: fmt.Sprintf("task %s not found in %s", name, file)}
+	t, ok := res.Tasks[name]
+	if name != "" && !ok {
+		return nil, nil, &exitError{code: ExitRejected, msg: fmt.Sprintf("task %s not found in %s", name, file)}
+	}
+	show := loc
+	if name != "" && zone == "" && t.Timezone != "" {
+		if l, err := time.LoadLocation(t.Timezone); err == nil {
+			show = l
+		}
 	}
 	fires, more := calendar.Forecast(scheds, start, end, limit)
 	if fires == nil {
 		fires = []calendar.Planned{}
 	}
-	return &api.ForecastResponse{From: start, To: end, Fires: fires, Truncated: more}, nil
+	return &api.ForecastResponse{From: start, To: end, Fires: fires, Truncated: more}, show, nil
 }
 
 func forecastRange(from, to string, loc *time.Location) (time.Time, time.Time, error) {

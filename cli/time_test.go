@@ -221,12 +221,28 @@ timezone: Europe/Paris
 `)
 	// New York springs forward on 8 March and falls back on 1 November.
 	out, errs, code := f.run("gnomon", "forecast", "-f", file, "--timezone", "America/New_York", "--from", "2026-03-08", "--to", "2026-03-09")
-	if code != 0 || out != "2026-03-08T06:00:00Z every_half\n2026-03-08T06:30:00Z every_half\n2026-03-08T07:00:00Z gap\n" {
+	if code != 0 || out != "2026-03-08T01:00:00-05:00 every_half\n2026-03-08T01:30:00-05:00 every_half\n2026-03-08T03:00:00-04:00 gap\n" {
 		t.Errorf("spring: exit %d\n%s%s", code, out, errs)
 	}
+	// Times are shown in the zone asked for, with their offset: the hour
+	// that happens twice shows both offsets.
 	out, _, _ = f.run("gnomon", "forecast", "-f", file, "--timezone", "America/New_York", "--from", "2026-11-01", "--to", "2026-11-02", "-j", "every_half")
-	if out != "2026-11-01T05:00:00Z every_half\n2026-11-01T05:30:00Z every_half\n2026-11-01T06:00:00Z every_half\n2026-11-01T06:30:00Z every_half\n" {
+	if out != "2026-11-01T01:00:00-04:00 every_half\n2026-11-01T01:30:00-04:00 every_half\n2026-11-01T01:00:00-05:00 every_half\n2026-11-01T01:30:00-05:00 every_half\n" {
 		t.Errorf("fall:\n%s", out)
+	}
+	out, _, _ = f.run("gnomon", "forecast", "-f", file, "--timezone", "UTC", "--from", "2026-01-01T00:00:00Z", "--to", "2026-02-01T00:00:00Z", "-j", "monthly")
+	if out != "2026-01-31T08:00:00Z monthly\n" {
+		t.Errorf("in UTC:\n%s", out)
+	}
+	// One task with its own zone is shown in it: Paris moves to summer
+	// time on 29 March.
+	out, _, _ = f.run("gnomon", "forecast", "-f", file, "-j", "monthly", "--from", "2026-01-01T00:00:00Z", "--to", "2026-05-01T00:00:00Z")
+	if out != "2026-01-31T09:00:00+01:00 monthly\n2026-02-28T09:00:00+01:00 monthly\n2026-03-31T09:00:00+02:00 monthly\n2026-04-30T09:00:00+02:00 monthly\n" {
+		t.Errorf("monthly in its own zone:\n%s", out)
+	}
+	out, _, _ = f.run("gnomon", "forecast", "-f", file, "-j", "gap", "--timezone", "America/New_York", "--from", "2026-03-08T12:00:00Z", "--to", "2026-03-08T13:00:00Z")
+	if out != "no fires planned for gap from 2026-03-08T08:00:00-04:00 to 2026-03-08T09:00:00-04:00\n" {
+		t.Errorf("nothing planned:\n%s", out)
 	}
 	out, _, _ = f.run("gnomon", "forecast", "-f", file, "-j", "monthly", "--from", "2026-01-01T00:00:00Z", "--to", "2026-05-01T00:00:00Z", "--json")
 	var resp api.ForecastResponse
@@ -242,6 +258,60 @@ timezone: Europe/Paris
 	_, errs, code = f.run("gnomon", "forecast", "-f", file, "--timezone", "Mars/Base")
 	if code != 2 || !strings.Contains(errs, `unknown time zone "Mars/Base"`) {
 		t.Errorf("bad zone: exit %d %q", code, errs)
+	}
+}
+
+// TestForecastZones checks the zone a server's forecast is shown in: the
+// one asked for, else the task's own for one task, else the server's; and
+// that local times are read in the zone asked for.
+func TestForecastZones(t *testing.T) {
+	t.Parallel()
+	f := setup(t, simulateFrom("2026-03-01T00:00:00Z")) // the server's zone is Europe/Paris
+	f.mustRun("schd_def", "-f", f.file("zones.def", `insert_task: ny
+type: callable
+command: true
+out_log_file: @DIR@/ny.out
+err_log_file: @DIR@/ny.err
+start_times: 01:30,02:30
+timezone: America/New_York
+
+insert_task: paris
+type: callable
+command: true
+out_log_file: @DIR@/p.out
+err_log_file: @DIR@/p.err
+start_times: 02:30
+`))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"one task in its zone, spring forward", []string{"-j", "ny", "--from", "2026-03-08T00:00:00Z", "--to", "2026-03-09T00:00:00Z"},
+			"2026-03-08T01:30:00-05:00 ny\n2026-03-08T03:00:00-04:00 ny\n"},
+		{"one task in its zone, fall back", []string{"-j", "ny", "--from", "2026-11-01T00:00:00Z", "--to", "2026-11-02T00:00:00Z"},
+			"2026-11-01T01:30:00-04:00 ny\n2026-11-01T02:30:00-05:00 ny\n"},
+		{"one task without a zone in the server's", []string{"-j", "paris", "--from", "2026-03-29T00:00:00Z", "--to", "2026-03-31T00:00:00Z"},
+			"2026-03-29T03:00:00+02:00 paris\n2026-03-30T02:30:00+02:00 paris\n"},
+		{"all tasks in the server's zone", []string{"--from", "2026-03-08T00:00:00Z", "--to", "2026-03-09T00:00:00Z"},
+			"2026-03-08T02:30:00+01:00 paris\n2026-03-08T07:30:00+01:00 ny\n2026-03-08T08:00:00+01:00 ny\n"},
+		{"the zone asked for, local times read in it", []string{"--timezone", "America/New_York", "--from", "2026-03-08 00:00", "--to", "2026-03-09 00:00"},
+			"2026-03-08T01:30:00-05:00 ny\n2026-03-08T03:00:00-04:00 ny\n2026-03-08T21:30:00-04:00 paris\n"},
+		{"the zone asked for over the task's", []string{"-j", "ny", "--timezone", "Asia/Kolkata", "--from", "2026-03-08T00:00:00Z", "--to", "2026-03-08T07:00:00Z"},
+			"2026-03-08T12:00:00+05:30 ny\n"},
+		{"nothing planned", []string{"-j", "ny", "--from", "2026-03-08T12:00:00Z", "--to", "2026-03-08T13:00:00Z"},
+			"no fires planned for ny from 2026-03-08T08:00:00-04:00 to 2026-03-08T09:00:00-04:00\n"},
+	}
+	for _, tt := range tests {
+		if out := f.mustRun(append([]string{"gnomon", "forecast"}, tt.args...)...); out != tt.want {
+			t.Errorf("%s: got\n%swant\n%s", tt.name, out, tt.want)
+		}
+	}
+	if _, errs, code := f.run("gnomon", "forecast", "--timezone", "Mars/Base"); code != 2 || !strings.Contains(errs, `unknown time zone "Mars/Base"`) {
+		t.Errorf("bad zone: exit %d %q", code, errs)
+	}
+	if _, errs, code := f.run("gnomon", "forecast", "--timezone", "UTC", "--from", "tomorrow"); code != 2 || !strings.Contains(errs, "--from: ") {
+		t.Errorf("bad --from: exit %d %q", code, errs)
 	}
 }
 
