@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -67,6 +69,9 @@ type Server struct {
 	http  *http.Server
 	ln    net.Listener
 	errc  chan error
+	// draining is set while Stop drains: reads are answered, changes are
+	// refused with 503.
+	draining atomic.Bool
 }
 
 // StartServer assembles the scheduler (gnomon.New), loads its state,
@@ -127,7 +132,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s.http = &http.Server{
-		Handler:           s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew}),
+		Handler:           s.drainable(s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() { s.errc <- s.http.Serve(s.ln) }()
@@ -194,12 +199,47 @@ func (s *Server) Wait(ctx context.Context) error {
 	}
 }
 
-// Stop stops accepting requests, drains the scheduler (running commands get
-// until ctx is done; those still running are re-attached at the next start)
-// and closes the store.
+// drainRetry is the Retry-After of a change refused while the server
+// drains, in seconds.
+const drainRetry = "5"
+
+// drainable answers as h does, but while the server drains it refuses
+// every change (any method but GET and HEAD) with 503 and Retry-After, and
+// /healthz says it is draining (503) so that a balancer stops sending it
+// work; reads are answered until the drain ends.
+func (s *Server) drainable(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.draining.Load() {
+			h.ServeHTTP(w, r)
+			return
+		}
+		status, body := 0, ""
+		switch {
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			status, body = http.StatusServiceUnavailable, `{"error":"the server is stopping: changes are refused while it drains its running commands"}`
+		case r.URL.Path == "/healthz":
+			status, body = http.StatusServiceUnavailable, `{"status":"draining"}`
+		default:
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", drainRetry)
+		w.WriteHeader(status)
+		io.WriteString(w, body+"\n")
+	})
+}
+
+// Stop drains the scheduler: no new run starts, running commands get until
+// ctx is done (those still running are re-attached at the next start).
+// Meanwhile the server answers reads and refuses changes with 503. Then it
+// stops listening and closes the store.
 func (s *Server) Stop(ctx context.Context) error {
-	herr := s.http.Shutdown(ctx)
-	return errors.Join(herr, s.sched.Stop(ctx))
+	s.draining.Store(true)
+	serr := s.sched.Stop(ctx)
+	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return errors.Join(serr, s.http.Shutdown(hctx))
 }
 
 func serverCmd(env *Env) *cobra.Command {

@@ -3,8 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServerFlags checks that the server refuses a bad setting before it
@@ -26,5 +29,53 @@ func TestServerFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d %q, want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// TestDrainAnswersReads stops a server while a command runs: until the
+// command has ended, reads are answered, changes are refused with 503 and
+// Retry-After, and /healthz says it is draining; then the server is gone.
+func TestDrainAnswersReads(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	f.mustRun("gnomon", "def", "-f", f.file("a.def", "insert_task: a\ntype: callable\ncommand: sleep 2\nout_log_file: @DIR@/a.out\nerr_log_file: @DIR@/a.err\n"))
+	f.mustRun("gnomon", "event", "-j", "a", "-e", "start")
+	f.waitFor("a running", func() bool { return strings.Contains(f.mustRun("gnomon", "status", "-j", "a"), "running") })
+	base := f.client.Base
+	stopped := make(chan error, 1)
+	srv := f.srv
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		stopped <- srv.Stop(ctx)
+	}()
+	f.waitFor("the drain", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable
+	})
+	resp, err := http.Get(base + "/api/v1/tasks/a/status")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a read while draining: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Post(base+"/api/v1/tasks/a/events", "application/json", strings.NewReader(`{"event":"abort"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "stopping") {
+		t.Errorf("a change while draining: %d %q %q", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	f.srv = nil
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("the server still answers after the drain")
 	}
 }

@@ -351,7 +351,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
 		s.Read(ctx, func(e *engine.Engine) { e.Drain(true) })
-		for s.cfg.Runner.Running() > 0 && ctx.Err() == nil {
+		for s.busy(ctx) {
 			select {
 			case <-ctx.Done():
 			case <-time.After(50 * time.Millisecond):
@@ -365,6 +365,20 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		err = s.runErr()
 	})
 	return err
+}
+
+// busy reports whether runs are in flight, as the engine records them (a
+// run whose start is committed but not yet performed counts) or as the
+// runner knows them, until ctx is done.
+func (s *Scheduler) busy(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	running := 0
+	if err := s.Read(ctx, func(e *engine.Engine) { running = e.Running() }); err != nil {
+		return false
+	}
+	return running > 0 || s.cfg.Runner.Running() > 0
 }
 
 func (s *Scheduler) runErr() error {
