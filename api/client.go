@@ -86,6 +86,15 @@ func (c *Client) Event(ctx context.Context, task, event string) error {
 	return c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/events", EventRequest{Event: event}, nil)
 }
 
+// Tasks returns the names of every task, sorted.
+func (c *Client) Tasks(ctx context.Context) ([]string, error) {
+	var v struct {
+		Tasks []string `json:"tasks"`
+	}
+	err := c.do(ctx, http.MethodGet, "/api/v1/tasks", nil, &v)
+	return v.Tasks, err
+}
+
 // Task returns a task's definition and state.
 func (c *Client) Task(ctx context.Context, name string) (*TaskView, error) {
 	var v TaskView

@@ -57,7 +57,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 	name := filepath.Base(args[0])
 	rest := args[1:]
 	if sub, ok := seedNames[name]; ok {
-		rest = append([]string{sub}, rest...)
+		if len(rest) > 0 && (rest[0] == cobra.ShellCompRequestCmd || rest[0] == cobra.ShellCompNoDescRequestCmd) {
+			// A completion script asks "schd_def __complete ARGS".
+			rest = append([]string{rest[0], sub}, rest[1:]...)
+		} else {
+			rest = append([]string{sub}, rest...)
+		}
 	}
 	root.SetArgs(rest)
 	root.SetOut(env.Stdout)
@@ -147,7 +152,10 @@ http://127.0.0.1:8080).`,
 		alertsCmd(env, client),
 		auditCmd(env, client),
 		linksCmd(env),
+		completionCmd(env),
 	)
+	root.CompletionOptions.DisableDefaultCmd = true // completionCmd registers the seed names too
+	registerCompletions(root, client)
 	return root
 }
 
