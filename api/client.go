@@ -81,6 +81,13 @@ func (c *Client) Define(ctx context.Context, file, text string, check bool) (str
 	return resp.Message, err
 }
 
+// DefineFile sends a definition file as req says (in the apply and sync
+// modes, the answer tells what it changes).
+func (c *Client) DefineFile(ctx context.Context, req DefineRequest) (*DefineResponse, error) {
+	var resp DefineResponse
+	return &resp, c.do(ctx, http.MethodPost, "/api/v1/definitions", req, &resp)
+}
+
 // Event sends an action to a task.
 func (c *Client) Event(ctx context.Context, task, event string) error {
 	return c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/events", EventRequest{Event: event}, nil)

@@ -193,24 +193,6 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
-	var req DefineRequest
-	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	if req.File == "" {
-		req.File = "definitions"
-	}
-	if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: req.Text, Check: req.Check}); err != nil {
-		return err
-	}
-	msg := "Successfully processed"
-	if req.Check {
-		msg = "Successfully validated"
-	}
-	return writeJSON(w, http.StatusOK, DefineResponse{Message: msg})
-}
-
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 	name := r.URL.Query().Get("task")
 	var list []*job.Task

@@ -15,11 +15,60 @@ type DefineRequest struct {
 	File  string `json:"file"`
 	Text  string `json:"text"`
 	Check bool   `json:"check,omitempty"`
+	// Mode is how the file is applied: empty, as written (an insert of an
+	// existing task is an error); ModeApply, declaratively (an insert of an
+	// existing task replaces it); ModeSync, declaratively, and the tasks,
+	// groups and configurations the file does not define are deleted (see
+	// docs/definitions.md for what a file owns).
+	Mode string `json:"mode,omitempty"`
 }
+
+// Modes of a DefineRequest.
+const (
+	ModeApply = "apply"
+	ModeSync  = "sync"
+)
 
 // DefineResponse answers a DefineRequest that was accepted.
 type DefineResponse struct {
 	Message string `json:"message"`
+	// Changes is what the file changes (with Check: would change), in the
+	// apply and sync modes.
+	Changes *Changes `json:"changes,omitempty"`
+}
+
+// Changes is what applying a definition file changes.
+type Changes struct {
+	Added   []DefinitionRef `json:"added"`
+	Changed []ChangedDef    `json:"changed"`
+	Deleted []DefinitionRef `json:"deleted"`
+	// SyncOwns names, in the sync mode, the kinds of definitions the file
+	// owns: "tasks" (callables, bundles and groups) and "configurations".
+	// Those of a kind it does not own are left alone.
+	SyncOwns []string `json:"sync_owns,omitempty"`
+}
+
+// DefinitionRef names a definition and its type (callable, bundle,
+// configuration or group).
+type DefinitionRef struct {
+	Name string   `json:"name"`
+	Type job.Type `json:"type"`
+}
+
+// ChangedDef is a definition the file changes, with the attributes that
+// change, in the language's order.
+type ChangedDef struct {
+	Name   string        `json:"name"`
+	Type   job.Type      `json:"type"`
+	Fields []FieldChange `json:"fields"`
+}
+
+// FieldChange is one attribute that changes: its value before and after,
+// as the definition language writes it (empty: not set).
+type FieldChange struct {
+	Field string `json:"field"`
+	Old   string `json:"old"`
+	New   string `json:"new"`
 }
 
 // EventRequest sends an action to a task.

@@ -34,6 +34,7 @@ func TestAPIBadInput(t *testing.T) {
 		{"rejected file", "POST", "/api/v1/definitions", "application/json", `{"file":"x.def","text":"insert_task: a\ntype: thing\n"}`, 422, "definitions rejected"},
 		{"unknown task", "POST", "/api/v1/tasks/ghost/events", "application/json", `{"event":"start"}`, 404, "task ghost not found"},
 		{"unknown event", "POST", "/api/v1/tasks/ghost/events", "application/json", `{"event":"launch"}`, 400, `invalid send event "launch"`},
+		{"bad mode", "POST", "/api/v1/definitions", "application/json", `{"text":"x","mode":"replace"}`, 400, `mode: "replace" should be "apply" or "sync"`},
 		{"bad count", "GET", "/api/v1/tasks/ghost/runs?count=0", "", "", 400, "count must be"},
 	}
 	for _, tt := range tests {

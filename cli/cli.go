@@ -168,31 +168,61 @@ func requireJob(name string) error {
 
 func defCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		file  string
-		check bool
+		file               string
+		check, apply, sync bool
 	)
 	c := &cobra.Command{
-		Use:   "def [-c] -f FILE",
+		Use:   "def [-c] [--apply | --sync] -f FILE",
 		Short: "validate (-c) or validate and apply a definition file",
-		Args:  cobra.NoArgs,
+		Long: `def validates a definition file and, without -c, applies it: all of it or
+nothing.
+
+As written, an insert_task of a task that exists is an error. With --apply
+the file is applied declaratively, as gnomon server --definitions applies
+its files: an insert of an existing task replaces its definition, so that
+the output of gnomon export can be edited and applied again. --sync does
+the same and also deletes what the file does not define: the tasks and
+groups if the file defines at least one task or group, the configurations
+if it defines at least one configuration. Both print what changes (with -c:
+what would change) before the result: the definitions added, those changed
+with each attribute that changes, and those deleted.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return usageErr("-f FILE is required")
+			}
+			if apply && sync {
+				return usageErr("--apply and --sync exclude each other (--sync applies too)")
 			}
 			text, err := readDefinitions(file)
 			if err != nil {
 				return err
 			}
-			msg, err := client().Define(cmd.Context(), file, text, check)
+			if !apply && !sync {
+				msg, err := client().Define(cmd.Context(), file, text, check)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(env.Stdout, msg)
+				return nil
+			}
+			req := api.DefineRequest{File: file, Text: text, Check: check, Mode: api.ModeApply}
+			if sync {
+				req.Mode = api.ModeSync
+			}
+			resp, err := client().DefineFile(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(env.Stdout, msg)
+			writeChanges(env.Stdout, resp.Changes, sync)
+			fmt.Fprintln(env.Stdout, resp.Message)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&file, "file", "f", "", "definition file")
-	c.Flags().BoolVarP(&check, "check", "c", false, "validate only; change nothing")
+	c.Flags().BoolVarP(&check, "check", "c", false, "validate only; change nothing (with --apply or --sync: print what would change)")
+	c.Flags().BoolVar(&apply, "apply", false, "apply declaratively: an insert of an existing task replaces it")
+	c.Flags().BoolVar(&sync, "sync", false, "apply declaratively and delete what the file does not define")
 	return c
 }
 

@@ -164,3 +164,47 @@ func writeJSONOut(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
+
+// writeChanges prints what a definition file changes: the definitions
+// added, changed (each attribute that changes, old value then new, quoted;
+// "unset" when not set) and deleted, or "no changes". With sync it first
+// says what the file owns.
+func writeChanges(w io.Writer, c *api.Changes, sync bool) {
+	if c == nil {
+		return
+	}
+	if sync {
+		switch owns := strings.Join(c.SyncOwns, ","); owns {
+		case "tasks":
+			fmt.Fprintln(w, "sync: the file owns the tasks and groups; configurations are left alone (it defines none)")
+		case "configurations":
+			fmt.Fprintln(w, "sync: the file owns the configurations; tasks and groups are left alone (it defines none)")
+		case "tasks,configurations":
+			fmt.Fprintln(w, "sync: the file owns the tasks, groups and configurations")
+		default:
+			fmt.Fprintln(w, "sync: the file defines nothing, and deletes nothing it does not name")
+		}
+	}
+	if len(c.Added)+len(c.Changed)+len(c.Deleted) == 0 {
+		fmt.Fprintln(w, "no changes")
+		return
+	}
+	value := func(v string) string {
+		if v == "" {
+			return "unset"
+		}
+		return fmt.Sprintf("%q", v)
+	}
+	for _, a := range c.Added {
+		fmt.Fprintf(w, "added:   %s (%s)\n", a.Name, a.Type)
+	}
+	for _, ch := range c.Changed {
+		fmt.Fprintf(w, "changed: %s (%s)\n", ch.Name, ch.Type)
+		for _, f := range ch.Fields {
+			fmt.Fprintf(w, "    %s: %s -> %s\n", f.Field, value(f.Old), value(f.New))
+		}
+	}
+	for _, d := range c.Deleted {
+		fmt.Fprintf(w, "deleted: %s (%s)\n", d.Name, d.Type)
+	}
+}

@@ -1,0 +1,268 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// define applies a definition file: as written, or in the apply and sync
+// modes declaratively, answering with what it changes.
+func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
+	var req DefineRequest
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.File == "" {
+		req.File = "definitions"
+	}
+	msg := "Successfully processed"
+	if req.Check {
+		msg = "Successfully validated"
+	}
+	switch req.Mode {
+	case "":
+		if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: req.Text, Check: req.Check}); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, DefineResponse{Message: msg})
+	case ModeApply, ModeSync:
+	default:
+		return badRequest("mode: %q should be %q or %q (or absent: apply the file as written)", req.Mode, ModeApply, ModeSync)
+	}
+	var (
+		p    *plan
+		perr error
+	)
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { p, perr = planDefinitions(e, req) }); err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
+	}
+	// The engine checks the file again as it applies it (with what the
+	// plan cannot know, such as the functions it has registered).
+	if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: p.text, Check: req.Check, Declarative: true}); err != nil {
+		return p.rewrite(err, true)
+	}
+	return writeJSON(w, http.StatusOK, DefineResponse{Message: msg, Changes: p.changes})
+}
+
+// plan is a definition file made ready for the apply or sync mode: the
+// text to submit, and what it changes.
+type plan struct {
+	file string
+	text string
+	// lines maps a line of text to the line of the file it came from,
+	// when text is not the file's own (nil: the same lines).
+	lines []int
+	// deletes holds the line, in text, of each delete the sync mode adds.
+	deletes map[string]int
+	changes *Changes
+}
+
+// planDefinitions plans a file in the apply or sync mode against the
+// engine's definitions, validating it as the engine will. In the sync
+// mode it adds a delete for every definition of a kind the file owns that
+// the file does not define: the file owns its tasks (callables, bundles
+// and groups) if it defines at least one of them, and its configurations
+// if it defines at least one configuration.
+func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
+	p := &plan{file: req.File, text: req.Text, deletes: map[string]int{}}
+	acts, err := defs.Parse(req.File, req.Text)
+	if err != nil {
+		return nil, err
+	}
+	cur := e.Definitions()
+	env := &defs.Env{Active: func(name string) bool {
+		_, st, ok := e.Task(name)
+		return ok && (st.Status.Active() || st.RunID != 0)
+	}}
+	decl := defs.Declarative(req.File, cur, acts)
+	var owns []string
+	if req.Mode == ModeSync {
+		alone, err := defs.Apply(req.File, cur, decl, env)
+		if err != nil {
+			return nil, err
+		}
+		// What the file defines: the targets whose last action is not a
+		// delete, and their kinds.
+		last := map[string]defs.Kind{}
+		for _, a := range acts {
+			last[a.Name] = a.Kind
+		}
+		kept := map[string]bool{}
+		ownTasks, ownConfigs := false, false
+		for name, k := range last {
+			if k == defs.Delete || k == defs.DeleteGroup {
+				continue
+			}
+			t := alone.Tasks[name]
+			if t == nil {
+				t = cur[name]
+			}
+			if t == nil {
+				continue
+			}
+			kept[name] = true
+			if t.Type == job.Configuration {
+				ownConfigs = true
+			} else {
+				ownTasks = true
+			}
+		}
+		if ownTasks {
+			owns = append(owns, "tasks")
+		}
+		if ownConfigs {
+			owns = append(owns, "configurations")
+		}
+		var gone []defs.Action
+		for _, name := range sortedNames(cur) {
+			t := cur[name]
+			mine := ownConfigs && t.Type == job.Configuration || ownTasks && t.Type != job.Configuration
+			if !mine || kept[name] || slices.Contains(alone.Deleted, name) {
+				continue
+			}
+			kind := defs.Delete
+			if t.Type == job.Group {
+				kind = defs.DeleteGroup
+			}
+			gone = append(gone, defs.Action{Kind: kind, Name: name})
+		}
+		if err := p.addDeletes(acts, gone); err != nil {
+			return nil, err
+		}
+		decl = append(decl, gone...)
+	}
+	res, err := defs.Apply(req.File, cur, decl, env)
+	if err != nil {
+		return nil, p.rewrite(err, false)
+	}
+	p.changes = diff(cur, res)
+	p.changes.SyncOwns = owns
+	return p, nil
+}
+
+// addDeletes appends the deletes of the sync mode to the text to submit,
+// after the file's own lines, and numbers them as they are there. A file in
+// the JSON shape, which cannot hold deletes, is written in the task
+// language first.
+func (p *plan) addDeletes(acts []defs.Action, gone []defs.Action) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if defs.IsJSON(p.text) {
+		lines, err := defs.FormatActions(&b, p.file, acts)
+		if err != nil {
+			return err
+		}
+		p.lines = lines
+	} else {
+		b.WriteString(p.text)
+		if !strings.HasSuffix(p.text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	line := strings.Count(b.String(), "\n") + 1
+	fmt.Fprintf(&b, "# not in %s: deleted by the sync\n", p.file)
+	for i := range gone {
+		line++
+		gone[i].Line = line
+		p.deletes[gone[i].Name] = line
+		fmt.Fprintf(&b, "%s: %s\n", gone[i].Kind, gone[i].Name)
+	}
+	p.text = b.String()
+	return nil
+}
+
+// rewrite tells definition errors in terms of the file: an error at a
+// delete the sync mode added names no line and says why the definition is
+// deleted, and, from the engine (fromText), the lines of text written from
+// a JSON file are those of the file.
+func (p *plan) rewrite(err error, fromText bool) error {
+	var errs defs.Errors
+	if !errors.As(err, &errs) {
+		return err
+	}
+	out := make(defs.Errors, len(errs))
+	for i, e := range errs {
+		c := *e
+		if line, ok := p.deletes[c.Target]; ok && c.Line == line && (c.Kind == defs.Delete || c.Kind == defs.DeleteGroup) {
+			c.Line = 0
+			c.Msg += fmt.Sprintf(" (the sync deletes %s: %s does not define it)", c.Target, p.file)
+		} else if fromText && p.lines != nil && c.Line > 0 && c.Line <= len(p.lines) {
+			c.Line = p.lines[c.Line-1]
+		}
+		for name, line := range p.deletes {
+			c.Msg = strings.Replace(c.Msg, fmt.Sprintf("(deleted on line %d)", line), fmt.Sprintf("(the sync deletes %s: %s does not define it)", name, p.file), 1)
+		}
+		out[i] = &c
+	}
+	return out
+}
+
+// diff tells what res changes in cur.
+func diff(cur map[string]*job.Task, res *defs.Result) *Changes {
+	c := &Changes{Added: []DefinitionRef{}, Changed: []ChangedDef{}, Deleted: []DefinitionRef{}}
+	for _, name := range res.Changed {
+		t := res.Tasks[name]
+		old, ok := cur[name]
+		if !ok {
+			c.Added = append(c.Added, DefinitionRef{Name: name, Type: t.Type})
+			continue
+		}
+		if fields := fieldChanges(old, t); len(fields) > 0 {
+			c.Changed = append(c.Changed, ChangedDef{Name: name, Type: t.Type, Fields: fields})
+		}
+	}
+	for _, name := range res.Deleted {
+		if old, ok := cur[name]; ok {
+			c.Deleted = append(c.Deleted, DefinitionRef{Name: name, Type: old.Type})
+		}
+	}
+	return c
+}
+
+// fieldChanges lists the attributes whose values differ, in the language's
+// order (those only the old definition has last).
+func fieldChanges(old, t *job.Task) []FieldChange {
+	before := map[string]string{}
+	var keys []string
+	for _, kv := range defs.Attrs(old) {
+		before[kv[0]] = kv[1]
+	}
+	after := map[string]string{}
+	for _, kv := range defs.Attrs(t) {
+		after[kv[0]] = kv[1]
+		keys = append(keys, kv[0])
+	}
+	for _, kv := range defs.Attrs(old) {
+		if _, ok := after[kv[0]]; !ok {
+			keys = append(keys, kv[0])
+		}
+	}
+	var out []FieldChange
+	for _, k := range keys {
+		if before[k] != after[k] {
+			out = append(out, FieldChange{Field: k, Old: before[k], New: after[k]})
+		}
+	}
+	return out
+}
+
+func sortedNames(m map[string]*job.Task) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
