@@ -1,6 +1,7 @@
-// Package bench holds gnomon's load generators and the same-run baselines
-// they are compared with. Everything talks to 127.0.0.1 only and stops by
-// itself; cmd/gnomon-bench runs it.
+// Package bench holds gnomon's load generators, the same-run baselines
+// they are compared with, and the other Go schedulers (peers.go) measured
+// beside gnomon. Everything talks to 127.0.0.1 only and stops by itself;
+// cmd/gnomon-bench runs it, and nothing else may import it.
 package bench
 
 import (

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -117,11 +116,11 @@ func ShellChains(conc, length int, dir string) string {
 }
 
 // EverySecondOfMinute returns function tasks s<first>... each firing once a
-// minute, task k at second k mod 60.
+// minute, task k at second k mod 60 (cron: CronSpec(k)).
 func EverySecondOfMinute(first, n int) string {
 	var b strings.Builder
 	for k := first; k < first+n; k++ {
-		fmt.Fprintf(&b, "insert_task: s%d\ntype: callable\nfunction: log\ncron: %d * * * * *\n\n", k, k%60)
+		fmt.Fprintf(&b, "insert_task: s%d\ntype: callable\nfunction: log\ncron: %s\n\n", k, CronSpec(k))
 	}
 	return b.String()
 }
@@ -145,49 +144,4 @@ func Mix(first, n int) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// HeapTimer is the baseline of fire lateness: n schedules, schedule k due
-// at second k mod 60 of every minute, in a heap with one timer armed for
-// the earliest; for window it fires every due instant and returns how late
-// each was handled.
-func HeapTimer(n int, window time.Duration) []time.Duration {
-	start := time.Now()
-	minute := start.Truncate(time.Minute)
-	h := make(dueHeap, n)
-	for k := range n {
-		due := minute.Add(time.Duration(k%60) * time.Second)
-		if due.Before(start) {
-			due = due.Add(time.Minute)
-		}
-		h[k] = due
-	}
-	heap.Init(&h)
-	var late []time.Duration
-	timer := time.NewTimer(time.Until(h[0]))
-	defer timer.Stop()
-	for time.Since(start) < window {
-		<-timer.C
-		now := time.Now()
-		for len(h) > 0 && !h[0].After(now) {
-			late = append(late, now.Sub(h[0]))
-			h[0] = h[0].Add(time.Minute)
-			heap.Fix(&h, 0)
-		}
-		timer.Reset(time.Until(h[0]))
-	}
-	return late
-}
-
-type dueHeap []time.Time
-
-func (h dueHeap) Len() int           { return len(h) }
-func (h dueHeap) Less(i, j int) bool { return h[i].Before(h[j]) }
-func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dueHeap) Push(x any)        { *h = append(*h, x.(time.Time)) }
-func (h *dueHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -4,7 +4,7 @@
 //
 //	gnomon-bench all [-quick] [-gnomon bin/gnomon]     every benchmark below, 3 rounds each
 //	gnomon-bench commits     data events accepted per second (synchronous=FULL) vs raw SQLite inserts in batches of 100
-//	gnomon-bench lateness    run start minus due instant, schedules spread over a minute, vs a bare heap and timer
+//	gnomon-bench lateness    start minus due instant, schedules spread over a minute: gnomon, robfig/cron and gocron vs a bare heap and timer
 //	gnomon-bench chain       a chain of condition-triggered function tasks vs two raw commits per hop
 //	gnomon-bench shell       `true` runs per second, 8 at a time, vs exec.Command("true").Run() in 8 goroutines
 //	gnomon-bench startup     time to ready and RSS with stored task definitions
@@ -46,7 +46,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash [flags] | noop ADDR")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash [flags] | noop ADDR | peer [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -55,6 +55,8 @@ func main() {
 		err = events(os.Args[2:])
 	case "noop":
 		err = noop(os.Args[2:])
+	case "peer":
+		err = peer(os.Args[2:])
 	case "commits":
 		err = commits(os.Args[2:])
 	case "chain":
