@@ -1,0 +1,140 @@
+package periods
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// File is a parsed tree file: settings shared by its trees, and the trees.
+// It holds what the file says and no more: a setting the file leaves out
+// stays unset here, and the defaults apply when the trees are built. Parse
+// then Format gives the file back in a canonical layout, and parsing that
+// gives an equal File.
+type File struct {
+	// Settings are the defaults of every tree of the file.
+	Settings Settings
+	Trees    []Tree
+}
+
+// Settings are the settings of a tree, or of every tree of a file. A zero
+// field is unset: a tree's setting falls back to its file's, and that to
+// the default.
+type Settings struct {
+	// StartTimeperiod is the first hour the trees are built from. It has
+	// no default: the file or each tree must set it.
+	StartTimeperiod Key
+	// LagMinutes is how long after its end a discrete period is due. Nil
+	// means 5.
+	LagMinutes *int
+	// MaxFailures is how many failed runs a node retries; the failure
+	// after them skips it. Nil means 3.
+	MaxFailures *int
+	// Timezone is "UTC" or empty: keys are always UTC.
+	Timezone string
+}
+
+// Tree is one tree of a file.
+type Tree struct {
+	Name string
+	// DependentOn names the trees whose counterparts gate this tree's
+	// nodes (§4 of the semantics). They may be defined in other files.
+	DependentOn []string
+	// Settings override the file's.
+	Settings Settings
+	// Levels are ordered coarsest first.
+	Levels []Level
+}
+
+// Level is one level of a tree: the process that handles its periods.
+type Level struct {
+	// Process names the level; it is unique among all processes and jobs.
+	Process      string
+	Qualifier    Qualifier
+	StateMachine StateMachine
+	Blocking     Blocking
+	// Command is a shell command that handles a period. At most one of
+	// Command and Function is set; with neither, an external worker
+	// handles the period and reports its outcome.
+	Command string
+	// Function names a registered Go function that handles a period.
+	Function string
+	// Every is the tick of a continuous level; zero means DefaultEvery.
+	// Discrete levels have none.
+	Every time.Duration
+}
+
+// Defaults of the settings.
+const (
+	DefaultLagMinutes  = 5
+	DefaultMaxFailures = 3
+	DefaultEvery       = time.Minute
+)
+
+type fileJSON struct {
+	Settings *settingsJSON `json:"settings,omitempty"`
+	Trees    []treeJSON    `json:"trees"`
+}
+
+type settingsJSON struct {
+	StartTimeperiod string `json:"startTimeperiod,omitempty"`
+	LagMinutes      *int   `json:"lagMinutes,omitempty"`
+	MaxFailures     *int   `json:"maxFailures,omitempty"`
+	Timezone        string `json:"timezone,omitempty"`
+}
+
+type treeJSON struct {
+	Name        string        `json:"name"`
+	DependentOn []string      `json:"dependentOn,omitempty"`
+	Settings    *settingsJSON `json:"settings,omitempty"`
+	Levels      []levelJSON   `json:"levels"`
+}
+
+type levelJSON struct {
+	Process      string `json:"process"`
+	Qualifier    string `json:"qualifier"`
+	StateMachine string `json:"stateMachine,omitempty"`
+	Blocking     string `json:"blocking,omitempty"`
+	Command      string `json:"command,omitempty"`
+	Function     string `json:"function,omitempty"`
+	Every        string `json:"every,omitempty"`
+}
+
+func settingsOut(s Settings) *settingsJSON {
+	if s == (Settings{}) {
+		return nil
+	}
+	o := &settingsJSON{LagMinutes: s.LagMinutes, MaxFailures: s.MaxFailures, Timezone: s.Timezone}
+	if s.StartTimeperiod != 0 {
+		o.StartTimeperiod = s.StartTimeperiod.String()
+	}
+	return o
+}
+
+// Format writes the file in the JSON shape Parse reads, indented, with
+// unset settings and default values left out.
+func Format(f *File) []byte {
+	out := fileJSON{Settings: settingsOut(f.Settings), Trees: make([]treeJSON, len(f.Trees))}
+	for i, t := range f.Trees {
+		tj := treeJSON{Name: t.Name, DependentOn: t.DependentOn, Settings: settingsOut(t.Settings),
+			Levels: make([]levelJSON, len(t.Levels))}
+		for j, l := range t.Levels {
+			lj := levelJSON{Process: l.Process, Qualifier: l.Qualifier.String(), Command: l.Command, Function: l.Function}
+			if l.StateMachine != Discrete {
+				lj.StateMachine = l.StateMachine.String()
+			}
+			if l.Blocking != Normal {
+				lj.Blocking = l.Blocking.String()
+			}
+			if l.Every != 0 {
+				lj.Every = l.Every.String()
+			}
+			tj.Levels[j] = lj
+		}
+		out.Trees[i] = tj
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		panic("periods: format: " + err.Error()) // only strings, ints and slices: cannot fail
+	}
+	return append(b, '\n')
+}
