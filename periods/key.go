@@ -158,9 +158,17 @@ func (q Qualifier) Parse(s string) (Key, error) {
 		return 0, err
 	}
 	if len(s) != 10 || !q.Valid(k) {
-		return 0, fmt.Errorf("bad timeperiod key %q: not a %s key (%s)", s, q, q.pattern())
+		return 0, fmt.Errorf("bad timeperiod key %q: not %s key (%s)", s, q.article(), q.pattern())
 	}
 	return k, nil
+}
+
+// article returns the qualifier's name with its indefinite article.
+func (q Qualifier) article() string {
+	if q == Hourly {
+		return "an hourly"
+	}
+	return "a " + q.String()
 }
 
 func (q Qualifier) pattern() string {

@@ -338,7 +338,7 @@ func (c *checker) tree(v *jval, path string, fileStart bool) *ptree {
 		}
 		seen[l.Qualifier] = i
 		if prev != 0 && l.Qualifier > prev {
-			c.errorf(lv.off, join(lp, "qualifier"), "%s level after a %s one: list levels coarsest first (yearly, monthly, daily, hourly)", l.Qualifier, prev)
+			c.errorf(lv.off, join(lp, "qualifier"), "%s level after %s one: list levels coarsest first (yearly, monthly, daily, hourly)", l.Qualifier, prev.article())
 		}
 		prev = l.Qualifier
 	}

@@ -1,6 +1,7 @@
 package periods
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -108,8 +109,18 @@ func (f *Forest) restore(s Snapshot) error {
 		if _, dup := files[sf.Name]; dup {
 			return fmt.Errorf("file %s twice", sf.Name)
 		}
+		// The file's own trees, so that any other name passes for a
+		// tree of another file.
+		var own struct{ Trees []struct{ Name string } }
+		if err := json.Unmarshal([]byte(sf.Text), &own); err != nil {
+			return fmt.Errorf("%s: %w", sf.Name, err)
+		}
+		mine := map[string]bool{}
+		for _, t := range own.Trees {
+			mine[t.Name] = true
+		}
 		file, err := Parse(sf.Name, []byte(sf.Text), Options{
-			TreeFunc: func(string) (string, []string, bool) { return "", nil, true },
+			TreeFunc: func(name string) (string, []string, bool) { return "", nil, !mine[name] },
 		})
 		if err != nil {
 			return err
