@@ -496,7 +496,7 @@ func TestOperatorErrors(t *testing.T) {
 		{Skip{Process: "site_hourly"}, ErrInvalid},
 		{Skip{Process: "site_hourly", Timeperiods: []string{"2023123100"}}, ErrNotFound},
 		{Skip{Process: "site_hourly", Timeperiods: []string{"2024010200"}}, ErrNotFound}, // the future
-		{Skip{Process: "site_daily", Timeperiods: []string{"2024010000"}}, ErrInvalid},  // a month for a day
+		{Skip{Process: "site_daily", Timeperiods: []string{"2024010000"}}, ErrInvalid},   // a month for a day
 		{Reprocess{Process: "site_hourly", Timeperiod: "x"}, ErrInvalid},
 		{ContinuousTick{Process: "site_hourly"}, ErrInvalid},
 		{ContinuousTick{Process: "nope"}, ErrNotFound},
