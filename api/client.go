@@ -95,11 +95,25 @@ func (c *Client) Event(ctx context.Context, task, event string) error {
 
 // Tasks returns the names of every task, sorted.
 func (c *Client) Tasks(ctx context.Context) ([]string, error) {
-	var v struct {
-		Tasks []string `json:"tasks"`
-	}
+	var v TasksResponse
 	err := c.do(ctx, http.MethodGet, "/api/v1/tasks", nil, &v)
 	return v.Tasks, err
+}
+
+// ListTasks returns a page of task names, sorted: at most count after
+// cursor (empty: from the first).
+func (c *Client) ListTasks(ctx context.Context, count int, cursor string) (*TasksResponse, error) {
+	q := url.Values{"count": {strconv.Itoa(count)}}
+	setCursor(q, cursor)
+	var v TasksResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks?"+q.Encode(), nil, &v)
+}
+
+// setCursor adds a page's cursor to a query, when there is one.
+func setCursor(q url.Values, cursor string) {
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
 }
 
 // Task returns a task's definition and state.
@@ -115,23 +129,55 @@ func (c *Client) Status(ctx context.Context, name string) (*StatusResponse, erro
 }
 
 // Runs returns up to count past runs, newest first, optionally only those
-// that started on day (YYYY-MM-DD in the server's zone).
+// that started on day (YYYY-MM-DD in the server's zone). Runs in progress
+// are included.
 func (c *Client) Runs(ctx context.Context, name string, count int, day string) (*RunsResponse, error) {
-	q := url.Values{"count": {strconv.Itoa(count)}}
-	if day != "" {
-		q.Set("date", day)
+	return c.ListRuns(ctx, RunsQuery{Task: name, Count: count, Day: day})
+}
+
+// RunsQuery selects a page of a task's runs.
+type RunsQuery struct {
+	Task  string
+	Count int    // at most this many (the server's default when 0)
+	Day   string // only those started on this day (YYYY-MM-DD in the server's zone)
+	// Done leaves out runs in progress.
+	Done bool
+	// Cursor is the Next of the previous page (empty: the newest first).
+	Cursor string
+}
+
+// ListRuns returns a page of a task's runs, newest first.
+func (c *Client) ListRuns(ctx context.Context, rq RunsQuery) (*RunsResponse, error) {
+	q := url.Values{}
+	if rq.Count > 0 {
+		q.Set("count", strconv.Itoa(rq.Count))
 	}
+	if rq.Day != "" {
+		q.Set("date", rq.Day)
+	}
+	if rq.Done {
+		q.Set("done", "true")
+	}
+	setCursor(q, rq.Cursor)
 	var v RunsResponse
-	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name)+"/runs?"+q.Encode(), nil, &v)
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(rq.Task)+"/runs?"+q.Encode(), nil, &v)
 }
 
 // Fires returns up to count recorded occurrences of a task, newest first,
 // optionally of one day (YYYY-MM-DD in the server's zone).
 func (c *Client) Fires(ctx context.Context, name string, count int, day string) (*FiresResponse, error) {
+	return c.ListFires(ctx, name, count, day, "")
+}
+
+// ListFires returns a page of a task's recorded occurrences, newest first:
+// at most count (of day, when not empty) after cursor (empty: the newest
+// first).
+func (c *Client) ListFires(ctx context.Context, name string, count int, day, cursor string) (*FiresResponse, error) {
 	q := url.Values{"count": {strconv.Itoa(count)}}
 	if day != "" {
 		q.Set("date", day)
 	}
+	setCursor(q, cursor)
 	var v FiresResponse
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/tasks/"+url.PathEscape(name)+"/fires?"+q.Encode(), nil, &v)
 }
@@ -139,6 +185,12 @@ func (c *Client) Fires(ctx context.Context, name string, count int, day string) 
 // Forecast returns the planned fires of one task (or all when task is
 // empty) between from and to (empty: the server's defaults).
 func (c *Client) Forecast(ctx context.Context, task, from, to string, limit int) (*ForecastResponse, error) {
+	return c.ListForecast(ctx, task, from, to, limit, "")
+}
+
+// ListForecast returns a page of a forecast: the cursor is the Next of the
+// previous page, given with the same task, from, to and limit.
+func (c *Client) ListForecast(ctx context.Context, task, from, to string, limit int, cursor string) (*ForecastResponse, error) {
 	q := url.Values{}
 	for k, v := range map[string]string{"task": task, "from": from, "to": to} {
 		if v != "" {
@@ -148,6 +200,7 @@ func (c *Client) Forecast(ctx context.Context, task, from, to string, limit int)
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
+	setCursor(q, cursor)
 	var v ForecastResponse
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/forecast?"+q.Encode(), nil, &v)
 }
@@ -196,10 +249,17 @@ func (c *Client) PostEvent(ctx context.Context, typ, resource, ts string) (*Even
 // Received lists the data events the server accepted, newest first, at
 // most count, only those configuration stored when it is not empty.
 func (c *Client) Received(ctx context.Context, configuration string, count int) (*ReceivedResponse, error) {
+	return c.ListReceived(ctx, configuration, count, "")
+}
+
+// ListReceived returns a page of the data events the server accepted,
+// newest first: at most count after cursor (empty: the newest first).
+func (c *Client) ListReceived(ctx context.Context, configuration string, count int, cursor string) (*ReceivedResponse, error) {
 	q := url.Values{"count": {strconv.Itoa(count)}}
 	if configuration != "" {
 		q.Set("configuration", configuration)
 	}
+	setCursor(q, cursor)
 	var v ReceivedResponse
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/events?"+q.Encode(), nil, &v)
 }
@@ -207,10 +267,17 @@ func (c *Client) Received(ctx context.Context, configuration string, count int) 
 // Alerts lists alerts, newest first: a job's (every job's when name is
 // empty), at most count.
 func (c *Client) Alerts(ctx context.Context, name string, count int) (*AlertsResponse, error) {
+	return c.ListAlerts(ctx, name, count, "")
+}
+
+// ListAlerts returns a page of alerts, newest first: at most count after
+// cursor (empty: the newest first).
+func (c *Client) ListAlerts(ctx context.Context, name string, count int, cursor string) (*AlertsResponse, error) {
 	q := url.Values{"count": {strconv.Itoa(count)}}
 	if name != "" {
 		q.Set("job", name)
 	}
+	setCursor(q, cursor)
 	var v AlertsResponse
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/alerts?"+q.Encode(), nil, &v)
 }
@@ -218,7 +285,14 @@ func (c *Client) Alerts(ctx context.Context, name string, count int) (*AlertsRes
 // Audit lists audit records after a sequence number, oldest first, at
 // most count.
 func (c *Client) Audit(ctx context.Context, after int64, count int) (*AuditResponse, error) {
+	return c.ListAudit(ctx, after, count, "")
+}
+
+// ListAudit returns a page of audit records, oldest first: at most count
+// after the sequence number after, or after cursor when it is not empty.
+func (c *Client) ListAudit(ctx context.Context, after int64, count int, cursor string) (*AuditResponse, error) {
 	q := url.Values{"count": {strconv.Itoa(count)}, "after": {strconv.FormatInt(after, 10)}}
+	setCursor(q, cursor)
 	var v AuditResponse
 	return &v, c.do(ctx, http.MethodGet, "/api/v1/audit?"+q.Encode(), nil, &v)
 }

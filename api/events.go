@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/gnomon-sched/gnomon/eventdep"
 	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // MaxEventBody bounds the body of POST /events.
@@ -112,15 +114,20 @@ func appendEventsResponse(b []byte, res *engine.DataResult) []byte {
 // ReceivedResponse lists data events the server accepted.
 type ReceivedResponse struct {
 	Events []scheduler.Received `json:"events"`
+	// Next, when set, is the cursor of the next page: more events may
+	// remain (see docs/api.md, Paging).
+	Next string `json:"next,omitempty"`
 }
 
-// receivedScan bounds how far back a listing of received events reads.
+// receivedScan bounds how many events one answer of received events reads
+// back; when it stops short, the answer's next cursor goes on from there.
 const receivedScan = 100_000
 
 // received lists the data events the journal holds, newest first
-// (count=N, default 20), optionally only those a configuration stored.
+// (count=N, default 20, at most MaxPage an answer), optionally only those a
+// configuration stored, from a cursor (see docs/api.md, Paging).
 func (s *Server) received(w http.ResponseWriter, r *http.Request) error {
-	limit, _, _, err := s.countAndDay(r, 20)
+	limit, err := pageCount(r, 20)
 	if err != nil {
 		return err
 	}
@@ -130,12 +137,79 @@ func (s *Server) received(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	evs, err := scheduler.ReceivedEvents(r.Context(), s.sched.Store(), cfg, min(limit, 10_000), receivedScan)
+	c, hasCursor, err := readCursor(r, "events", "configuration")
 	if err != nil {
 		return err
+	}
+	// The journal, as far as the cursor: its data entries up to the one
+	// the last event given belongs to, of which the first Skip events
+	// (that match) were given.
+	view := &journalView{Store: s.sched.Store()}
+	if hasCursor {
+		view.upTo = c.ID
+	}
+	evs, err := scheduler.ReceivedEvents(r.Context(), view, cfg, limit+c.Skip+1, receivedScan)
+	if err != nil {
+		return err
+	}
+	skip := 0
+	for skip < c.Skip && skip < len(evs) && evs[skip].Seq == c.ID {
+		skip++
+	}
+	evs = evs[skip:]
+	resp := ReceivedResponse{Events: []scheduler.Received{}}
+	next := cursor{List: "events", Query: queryDigest(r, "configuration")}
+	switch {
+	case len(evs) > limit:
+		evs = evs[:limit]
+		last := evs[limit-1].Seq
+		next.ID = last
+		for _, e := range evs {
+			if e.Seq == last {
+				next.Skip++
+			}
+		}
+		if last == c.ID {
+			next.Skip += c.Skip
+		}
+		resp.Next = next.encode()
+	case !view.exhausted && view.oldest > 1:
+		// The scan stopped before the start of the journal: go on
+		// below the oldest entry it read.
+		next.ID = view.oldest - 1
+		resp.Next = next.encode()
 	}
 	for i := range evs {
 		evs[i].At = s.local(evs[i].At)
 	}
-	return writeJSON(w, http.StatusOK, ReceivedResponse{Events: evs})
+	resp.Events = append(resp.Events, evs...)
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+// journalView is a store whose journal of one kind ends at entry upTo
+// (0: at its end), and that notes how far back it was read: the oldest
+// entry given, and whether the start of the journal was reached.
+type journalView struct {
+	store.Store
+	upTo      int64
+	oldest    int64
+	exhausted bool
+}
+
+// JournalBefore reads the journal as the view has it.
+func (v *journalView) JournalBefore(ctx context.Context, kind string, before int64, limit int) ([]store.Entry, error) {
+	if before <= 0 && v.upTo > 0 {
+		before = v.upTo + 1
+	}
+	entries, err := v.Store.JournalBefore(ctx, kind, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) < limit {
+		v.exhausted = true
+	}
+	if n := len(entries); n > 0 && (v.oldest == 0 || entries[n-1].Seq < v.oldest) {
+		v.oldest = entries[n-1].Seq
+	}
+	return entries, nil
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // alerts lists alerts, newest first, with their attempts: ?job= selects a
-// task's (or group member's) alerts, ?count= bounds them (default 20).
+// task's (or group member's) alerts, ?count= bounds them (default 20, at
+// most MaxPage an answer), ?cursor= goes on from an answer's next.
 func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
-	limit, _, _, err := s.countAndDay(r, 20)
+	limit, err := pageCount(r, 20)
 	if err != nil {
 		return err
 	}
@@ -21,12 +22,21 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	c, hasCursor, err := readCursor(r, "alerts", "job")
+	if err != nil {
+		return err
+	}
 	st := s.sched.Store()
-	as, err := st.Alerts(r.Context(), store.AlertQuery{Task: name, Limit: limit})
+	as, more, err := byID(c, hasCursor, limit, func(limit int) ([]job.Alert, error) {
+		return st.Alerts(r.Context(), store.AlertQuery{Task: name, Limit: limit})
+	}, func(a job.Alert) int64 { return a.ID })
 	if err != nil {
 		return err
 	}
 	resp := AlertsResponse{Alerts: []AlertView{}}
+	if more {
+		resp.Next = cursor{List: "alerts", Query: queryDigest(r, "job"), ID: as[len(as)-1].ID, N: c.N + len(as)}.encode()
+	}
 	for _, a := range as {
 		att, err := st.Attempts(r.Context(), a.ID)
 		if err != nil {
@@ -46,9 +56,10 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 }
 
 // audit lists audit records oldest first: ?after= a sequence number,
-// ?count= bounds them (default 100, at most 10000).
+// ?count= bounds them (default 100, at most MaxPage an answer), ?cursor=
+// goes on from an answer's next (in place of after).
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
-	limit, _, _, err := s.countAndDay(r, 100)
+	limit, err := pageCount(r, 100)
 	if err != nil {
 		return err
 	}
@@ -58,11 +69,22 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("after must be a sequence number (a whole number of at least 0), got %q", a)
 		}
 	}
-	recs, err := s.sched.Store().Audit(r.Context(), after, min(limit, 10_000))
+	c, hasCursor, err := readCursor(r, "audit")
+	if err != nil {
+		return err
+	}
+	if hasCursor {
+		after = c.ID
+	}
+	recs, err := s.sched.Store().Audit(r.Context(), after, limit+1)
 	if err != nil {
 		return err
 	}
 	resp := AuditResponse{Records: []AuditView{}}
+	if len(recs) > limit {
+		recs = recs[:limit]
+		resp.Next = cursor{List: "audit", Query: queryDigest(r), ID: recs[limit-1].Seq}.encode()
+	}
 	for _, a := range recs {
 		line := a.Line(s.loc)
 		a.Launch, a.Stop = s.local(a.Launch), s.local(a.Stop)

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -225,15 +226,36 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 	return defs.Format(w, list)
 }
 
+// list lists task names, sorted: all of them, or with ?count= a page.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	var names []string
 	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { names = e.Names() }); err != nil {
 		return err
 	}
-	if names == nil {
-		names = []string{}
+	c, hasCursor, err := readCursor(r, "tasks")
+	if err != nil {
+		return err
 	}
-	return writeJSON(w, http.StatusOK, map[string][]string{"tasks": names})
+	resp := TasksResponse{Tasks: []string{}}
+	if hasCursor {
+		i, found := slices.BinarySearch(names, c.Name)
+		if found {
+			i++
+		}
+		names = names[i:]
+	}
+	if r.URL.Query().Get("count") != "" || hasCursor {
+		limit, err := pageCount(r, MaxPage)
+		if err != nil {
+			return err
+		}
+		if len(names) > limit {
+			names = names[:limit]
+			resp.Next = cursor{List: "tasks", Query: queryDigest(r), Name: names[limit-1]}.encode()
+		}
+	}
+	resp.Tasks = append(resp.Tasks, names...)
+	return writeJSON(w, http.StatusOK, resp)
 }
 
 func notFound(name string) error {
@@ -363,13 +385,32 @@ func (s *Server) taskDef(r *http.Request, name string) (job.Task, error) {
 	return def, nil
 }
 
+// runs lists a task's runs, newest first, runs in progress included:
+// ?count= (default 1), ?date=, ?done=true for the ended runs only, and
+// ?cursor= for the next page.
 func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	// A run is history from the moment it starts: runs in progress are
 	// listed, with their status running and no end.
 	q := store.RunQuery{Task: name}
 	var err error
-	if q.Limit, q.From, q.To, err = s.countAndDay(r, 1); err != nil {
+	if _, q.From, q.To, err = s.countAndDay(r, 1); err != nil {
+		return err
+	}
+	switch d := r.URL.Query().Get("done"); d {
+	case "", "false":
+	case "true":
+		q.Done = true
+	default:
+		return badRequest("done must be true or false, got %q", d)
+	}
+	limit, err := pageCount(r, 1)
+	if err != nil {
+		return err
+	}
+	list := "runs/" + name
+	c, hasCursor, err := readCursor(r, list, "date", "done")
+	if err != nil {
 		return err
 	}
 	def, err := s.taskDef(r, name)
@@ -378,7 +419,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	}
 	bundle := def.Type == job.Bundle
 	st := s.sched.Store()
-	runs, err := s.sched.Store().Runs(r.Context(), q)
+	runs, more, err := byID(c, hasCursor, limit, func(limit int) ([]job.Run, error) {
+		q.Limit = limit
+		return st.Runs(r.Context(), q)
+	}, func(r job.Run) int64 { return r.ID })
 	if err != nil {
 		return err
 	}
@@ -396,6 +440,9 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 		}
 		resp.Runs = append(resp.Runs, v)
 	}
+	if more {
+		resp.Next = cursor{List: list, Query: queryDigest(r, "date", "done"), ID: runs[len(runs)-1].ID, N: c.N + len(runs)}.encode()
+	}
 	return writeJSON(w, http.StatusOK, resp)
 }
 
@@ -404,22 +451,44 @@ func (s *Server) localRun(r job.Run) job.Run {
 	return r
 }
 
-// fires lists what became of a task's planned occurrences.
+// fires lists what became of a task's planned occurrences, newest first:
+// ?count= (default 20), ?date=, ?cursor= for the next page.
 func (s *Server) fires(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	q := store.FireQuery{Task: name}
 	var err error
-	if q.Limit, q.From, q.To, err = s.countAndDay(r, 20); err != nil {
+	if _, q.From, q.To, err = s.countAndDay(r, 20); err != nil {
 		return err
+	}
+	limit, err := pageCount(r, 20)
+	if err != nil {
+		return err
+	}
+	list := "fires/" + name
+	c, hasCursor, err := readCursor(r, list, "date")
+	if err != nil {
+		return err
+	}
+	if hasCursor {
+		// A task's occurrences are told apart by their instant: the next
+		// page is what is scheduled before the last one given.
+		if at := time.Unix(0, c.At); q.To.IsZero() || at.Before(q.To) {
+			q.To = at
+		}
 	}
 	if _, err := s.taskDef(r, name); err != nil {
 		return err
 	}
+	q.Limit = limit + 1
 	fires, err := s.sched.Store().Fires(r.Context(), q)
 	if err != nil {
 		return err
 	}
 	resp := FiresResponse{Fires: []job.Fire{}}
+	if len(fires) > limit {
+		fires = fires[:limit]
+		resp.Next = cursor{List: list, Query: queryDigest(r, "date"), At: fires[limit-1].Scheduled.UnixNano()}.encode()
+	}
 	for _, f := range fires {
 		f.Scheduled, f.At = s.local(f.Scheduled), s.local(f.At)
 		resp.Fires = append(resp.Fires, f)
@@ -456,6 +525,16 @@ func (s *Server) forecast(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("limit must be a whole number from 1 to %d, got %q", maxForecast, v)
 		}
 	}
+	params := []string{"task", "from", "to", "limit"}
+	c, hasCursor, err := readCursor(r, "forecast", params...)
+	if err != nil {
+		return err
+	}
+	start := from
+	if hasCursor {
+		// The pages of a forecast keep the range of the first.
+		from, to, start = time.Unix(0, c.From), time.Unix(0, c.To), time.Unix(0, c.At)
+	}
 	name := q.Get("task")
 	scheds := map[string]calendar.Schedule{}
 	found := true
@@ -476,11 +555,32 @@ func (s *Server) forecast(w http.ResponseWriter, r *http.Request) error {
 	if !found {
 		return notFound(name)
 	}
-	fires, more := calendar.Forecast(scheds, from, to, limit)
+	// After a cursor, the fires at its instant up to its task were given:
+	// at most one per schedule.
+	skip := 0
+	if hasCursor {
+		skip = len(scheds)
+	}
+	fires, more := calendar.Forecast(scheds, start, to, limit+skip)
+	if hasCursor {
+		i := 0
+		for i < len(fires) && fires[i].At.Equal(start) && fires[i].Task <= c.Name {
+			i++
+		}
+		fires = fires[i:]
+	}
+	if len(fires) > limit {
+		fires, more = fires[:limit], true
+	}
 	if fires == nil {
 		fires = []calendar.Planned{}
 	}
-	return writeJSON(w, http.StatusOK, ForecastResponse{From: from.UTC(), To: to.UTC(), Fires: fires, Truncated: more})
+	resp := ForecastResponse{From: from.UTC(), To: to.UTC(), Fires: fires, Truncated: more}
+	if more {
+		last := fires[len(fires)-1]
+		resp.Next = cursor{List: "forecast", Query: queryDigest(r, params...), From: from.UnixNano(), To: to.UnixNano(), At: last.At.UnixNano(), Name: last.Task}.encode()
+	}
+	return writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) clock(w http.ResponseWriter, r *http.Request) error {

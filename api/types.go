@@ -134,6 +134,9 @@ type AlertView struct {
 // AlertsResponse lists alerts, newest first.
 type AlertsResponse struct {
 	Alerts []AlertView `json:"alerts"`
+	// Next, when set, is the cursor of the next page: more alerts remain
+	// (see docs/api.md, Paging).
+	Next string `json:"next,omitempty"`
 }
 
 // AuditView is an audit record and its line in audit.log.
@@ -145,6 +148,9 @@ type AuditView struct {
 // AuditResponse lists audit records, oldest first.
 type AuditResponse struct {
 	Records []AuditView `json:"records"`
+	// Next, when set, is the cursor of the next page: more records remain
+	// (see docs/api.md, Paging).
+	Next string `json:"next,omitempty"`
 }
 
 // StatusResponse is the latest status of a task (and a bundle's children).
@@ -161,6 +167,17 @@ type RunView struct {
 // RunsResponse lists past runs, newest first.
 type RunsResponse struct {
 	Runs []RunView `json:"runs"`
+	// Next, when set, is the cursor of the next page: more runs remain
+	// (see docs/api.md, Paging).
+	Next string `json:"next,omitempty"`
+}
+
+// TasksResponse lists task names, sorted.
+type TasksResponse struct {
+	Tasks []string `json:"tasks"`
+	// Next, when set, is the cursor of the next page: more names remain
+	// (only when a count was asked; see docs/api.md, Paging).
+	Next string `json:"next,omitempty"`
 }
 
 // Info describes the server.
@@ -182,6 +199,9 @@ type RuntimeInfo struct {
 // first.
 type FiresResponse struct {
 	Fires []job.Fire `json:"fires"`
+	// Next, when set, is the cursor of the next page: more fires remain
+	// (see docs/api.md, Paging).
+	Next string `json:"next,omitempty"`
 }
 
 // ForecastResponse lists planned fires, sorted by instant then task.
@@ -189,8 +209,10 @@ type ForecastResponse struct {
 	From  time.Time          `json:"from"`
 	To    time.Time          `json:"to"`
 	Fires []calendar.Planned `json:"fires"`
-	// Truncated is set when the limit left fires out.
-	Truncated bool `json:"truncated,omitempty"`
+	// Truncated is set when the limit left fires out; Next is then the
+	// cursor of the next page (see docs/api.md, Paging).
+	Truncated bool   `json:"truncated,omitempty"`
+	Next      string `json:"next,omitempty"`
 }
 
 // ClockRequest moves a simulating server's clock.

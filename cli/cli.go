@@ -336,26 +336,59 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 				if !cmd.Flags().Changed("count") {
 					count = 20
 				}
-				fs, err := client().Fires(cmd.Context(), name, count, day)
-				if err != nil {
-					return err
-				}
 				none := "no fires recorded yet for " + name
 				if date != "" {
 					none = fmt.Sprintf("no fires recorded for %s on %s", name, date)
 				}
-				writeFires(env.Stdout, fs, none)
+				total := 0
+				more, err := follow(count, func(n int, cursor string) (int, string, error) {
+					fs, err := client().ListFires(cmd.Context(), name, n, day, cursor)
+					if err != nil {
+						return 0, "", err
+					}
+					if cursor == "" { // the header once the task is known
+						fireHeader(env.Stdout)
+					}
+					writeFireRows(env.Stdout, fs.Fires)
+					total += len(fs.Fires)
+					return len(fs.Fires), fs.Next, nil
+				})
+				if err != nil {
+					return err
+				}
+				if total == 0 {
+					fmt.Fprintln(env.Stdout, none)
+				}
+				if more {
+					fmt.Fprintf(env.Stderr, "more fires are recorded than the %d shown: raise -c to see them\n", count)
+				}
 				return nil
-			}
-			rs, err := client().Runs(cmd.Context(), name, count, day)
-			if err != nil {
-				return err
 			}
 			none := "no runs recorded yet for " + name
 			if date != "" {
 				none = fmt.Sprintf("no runs of %s started on %s", name, date)
 			}
-			writeRuns(env.Stdout, rs, none)
+			// The seed's table: the runs asked for, without a word on those
+			// left out (-c 1 by default).
+			total := 0
+			_, err := follow(count, func(n int, cursor string) (int, string, error) {
+				rs, err := client().ListRuns(cmd.Context(), api.RunsQuery{Task: name, Count: n, Day: day, Cursor: cursor})
+				if err != nil {
+					return 0, "", err
+				}
+				if cursor == "" { // the header once the task is known
+					tableHeader(env.Stdout)
+				}
+				writeRunRows(env.Stdout, rs.Runs)
+				total += len(rs.Runs)
+				return len(rs.Runs), rs.Next, nil
+			})
+			if err != nil {
+				return err
+			}
+			if total == 0 {
+				fmt.Fprintln(env.Stdout, none)
+			}
 			return nil
 		},
 	}

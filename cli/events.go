@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 func postEventCmd(env *Env, client func() *api.Client, now func() time.Time) *cobra.Command {
@@ -79,25 +80,45 @@ func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if count < 1 {
 				return usageErr("-c must be at least 1, got %d", count)
 			}
-			res, err := client().Received(cmd.Context(), name, count)
+			// Pages are printed as they come; --json gathers them in one
+			// answer, whose next goes on where it stops.
+			all := &api.ReceivedResponse{Events: []scheduler.Received{}}
+			total := 0
+			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+				res, err := client().ListReceived(cmd.Context(), name, n, cursor)
+				if err != nil {
+					return 0, "", err
+				}
+				total += len(res.Events)
+				if asJSON {
+					all.Events, all.Next = append(all.Events, res.Events...), res.Next
+					return len(res.Events), res.Next, nil
+				}
+				if cursor == "" {
+					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
+				}
+				for _, e := range res.Events {
+					by := strings.Join(e.Accepted, ", ")
+					if by == "" {
+						by = "nothing"
+					}
+					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s -> %s\n", stamp(e.At), e.TS.UTC().Format(time.RFC3339Nano), e.Type, e.Resource, by)
+				}
+				return len(res.Events), res.Next, nil
+			})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSONOut(env.Stdout, res)
+				return writeJSONOut(env.Stdout, all)
 			}
-			fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
-			if len(res.Events) == 0 && name != "" {
+			if total == 0 && name != "" {
 				fmt.Fprintf(env.Stdout, "no data events stored by %s yet\n", name)
-			} else if len(res.Events) == 0 {
+			} else if total == 0 {
 				fmt.Fprintln(env.Stdout, "no data events received yet")
 			}
-			for _, e := range res.Events {
-				by := strings.Join(e.Accepted, ", ")
-				if by == "" {
-					by = "nothing"
-				}
-				fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s -> %s\n", stamp(e.At), e.TS.UTC().Format(time.RFC3339Nano), e.Type, e.Resource, by)
+			if more {
+				fmt.Fprintf(env.Stderr, "more events were received than the %d shown: raise -c to see them\n", count)
 			}
 			return nil
 		},

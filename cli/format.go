@@ -119,16 +119,10 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 	}
 }
 
-// writeRuns prints schd_runs: the same table, and below the header the
-// line none when there are no runs; a bundle run is followed by the runs of
-// its children.
-func writeRuns(w io.Writer, rs *api.RunsResponse, none string) {
-	tableHeader(w)
-	if len(rs.Runs) == 0 {
-		fmt.Fprintln(w, none)
-		return
-	}
-	for _, r := range rs.Runs {
+// writeRunRows prints runs as schd_runs does, below tableHeader: a bundle
+// run is followed by the runs of its children.
+func writeRunRows(w io.Writer, runs []api.RunView) {
+	for _, r := range runs {
 		tableRow(w, r.Task, 0, r.Start, r.End, r.Status)
 		for _, c := range r.Children {
 			tableRow(w, c.Task, 1, c.Start, c.End, c.Status)
@@ -136,25 +130,27 @@ func writeRuns(w io.Writer, rs *api.RunsResponse, none string) {
 	}
 }
 
-// writeFires prints what became of planned occurrences, newest first, and
-// below the header the line none when there are none.
-func writeFires(w io.Writer, fs *api.FiresResponse, none string) {
-	line := func(sched, fate, run, reason string) {
-		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-7s %-8s %s", wTime, sched, fate, run, reason), " "))
-	}
+// fireLine writes one line of the table of fires.
+func fireLine(w io.Writer, sched, fate, run, reason string) {
+	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-7s %-8s %s", wTime, sched, fate, run, reason), " "))
+}
+
+// fireHeader writes the header of the table of fires.
+func fireHeader(w io.Writer) {
 	u := strings.Repeat
-	line("Scheduled", "Fate", "Run", "Reason")
-	line(u("_", wTime), u("_", 7), u("_", 8), u("_", 6))
-	if len(fs.Fires) == 0 {
-		fmt.Fprintln(w, none)
-		return
-	}
-	for _, f := range fs.Fires {
+	fireLine(w, "Scheduled", "Fate", "Run", "Reason")
+	fireLine(w, u("_", wTime), u("_", 7), u("_", 8), u("_", 6))
+}
+
+// writeFireRows prints what became of planned occurrences, below
+// fireHeader.
+func writeFireRows(w io.Writer, fires []job.Fire) {
+	for _, f := range fires {
 		run := ""
 		if f.RunID != 0 {
 			run = fmt.Sprint(f.RunID)
 		}
-		line(stamp(f.Scheduled), string(f.Fate), run, f.Reason)
+		fireLine(w, stamp(f.Scheduled), string(f.Fate), run, f.Reason)
 	}
 }
 

@@ -24,18 +24,29 @@ func alertsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if count < 1 {
 				return usageErr("-c must be at least 1, got %d", count)
 			}
-			res, err := client().Alerts(cmd.Context(), name, count)
+			all := &api.AlertsResponse{Alerts: []api.AlertView{}}
+			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+				res, err := client().ListAlerts(cmd.Context(), name, n, cursor)
+				if err != nil {
+					return 0, "", err
+				}
+				all.Alerts, all.Next = append(all.Alerts, res.Alerts...), res.Next
+				return len(res.Alerts), res.Next, nil
+			})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSONOut(env.Stdout, res)
+				return writeJSONOut(env.Stdout, all)
 			}
 			none := "no alerts yet"
 			if name != "" {
 				none += " for " + name
 			}
-			writeAlerts(env.Stdout, res, none)
+			writeAlerts(env.Stdout, all, none)
+			if more {
+				fmt.Fprintf(env.Stderr, "more alerts were sent than the %d shown: raise -c to see them\n", count)
+			}
 			return nil
 		},
 	}
@@ -77,21 +88,40 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if count < 1 {
 				return usageErr("-c must be at least 1, got %d", count)
 			}
-			res, err := client().Audit(cmd.Context(), after, count)
+			// Pages are printed as they come; --json gathers them in one
+			// answer, whose next goes on where it stops.
+			all := &api.AuditResponse{Records: []api.AuditView{}}
+			total, last := 0, after
+			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+				res, err := client().ListAudit(cmd.Context(), after, n, cursor)
+				if err != nil {
+					return 0, "", err
+				}
+				total += len(res.Records)
+				if asJSON {
+					all.Records, all.Next = append(all.Records, res.Records...), res.Next
+					return len(res.Records), res.Next, nil
+				}
+				// The lines are audit.log's, without a header.
+				for _, r := range res.Records {
+					fmt.Fprintln(env.Stdout, r.Line)
+					last = r.Seq
+				}
+				return len(res.Records), res.Next, nil
+			})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSONOut(env.Stdout, res)
+				return writeJSONOut(env.Stdout, all)
 			}
-			// The lines are audit.log's, without a header.
-			if len(res.Records) == 0 && after > 0 {
+			if total == 0 && after > 0 {
 				fmt.Fprintf(env.Stdout, "no audit records after %d\n", after)
-			} else if len(res.Records) == 0 {
+			} else if total == 0 {
 				fmt.Fprintln(env.Stdout, "no audit records yet")
 			}
-			for _, r := range res.Records {
-				fmt.Fprintln(env.Stdout, r.Line)
+			if more {
+				fmt.Fprintf(env.Stderr, "more audit records follow: gnomon audit --after %d\n", last)
 			}
 			return nil
 		},
