@@ -3,6 +3,7 @@ package periods
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -62,12 +63,29 @@ type simState struct {
 	r    *rand.Rand
 	live map[Ref]int64 // the run each node has outstanding, from effects
 	old  []RunResult   // results of ended runs, replayed as stale
+	text string        // the file, as last defined
+}
+
+var blockingRE = regexp.MustCompile(`"blocking": "[a-z]+"|"maxFailures": [0-9]+`)
+
+// redefine changes one level's blocking kind or one tree's retries: what
+// may change under nodes without breaking the invariants (a new
+// dependency or a longer lag would make finished nodes unfinalizable).
+func (st *simState) redefine() {
+	ms := blockingRE.FindAllStringIndex(st.text, -1)
+	m := ms[st.r.IntN(len(ms))]
+	repl := fmt.Sprintf(`"blocking": %q`, []string{"normal", "children", "dependencies"}[st.r.IntN(3)])
+	if strings.HasPrefix(st.text[m[0]:], `"maxFailures"`) {
+		repl = fmt.Sprintf(`"maxFailures": %d`, st.r.IntN(4))
+	}
+	st.text = st.text[:m[0]] + repl + st.text[m[1]:]
+	st.step(Define{File: "random.json", Text: st.text})
 }
 
 func runSimulation(t *testing.T, seed uint64, steps int) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	text := randomFile(r)
-	st := &simState{sim: newSim(t, "2023-12-30T18:00"), r: r, live: map[Ref]int64{}}
+	st := &simState{sim: newSim(t, "2023-12-30T18:00"), r: r, live: map[Ref]int64{}, text: text}
 	st.step(Define{File: "random.json", Text: text})
 	for i := 0; i < steps && !t.Failed(); i++ {
 		st.randomStep()
@@ -128,8 +146,10 @@ func (st *simState) randomStep() {
 		if n, ok := st.randomNode(); ok {
 			st.step(Reprocess{Process: n.Process, Timeperiod: n.Timeperiod.String(), By: "sim", DryRun: r.IntN(4) == 0})
 		}
-	case p < 98:
+	case p < 97:
 		st.step(ContinuousTick{})
+	case p < 98:
+		st.redefine()
 	default:
 		st.step(Restart{})
 	}
@@ -240,4 +260,13 @@ func (st *simState) step(ev Event) *Output {
 		st.t.Fatal("Output.Nodes not sorted")
 	}
 	return o
+}
+
+// FuzzSimulation runs the random simulation from fuzzed seeds.
+func FuzzSimulation(f *testing.F) {
+	f.Add(uint64(1), uint16(200))
+	f.Add(uint64(7), uint16(50))
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		runSimulation(t, seed, int(steps%400))
+	})
 }
