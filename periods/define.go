@@ -57,12 +57,26 @@ func (f *Forest) parseOptions(file string) Options {
 }
 
 // planDefine parses and checks a Define against the forest.
-func (f *Forest) planDefine(ev Define) (*File, error) {
+func (f *Forest) planDefine(ev Define, now time.Time) (*File, error) {
+	if ev.File == "" {
+		return nil, fmt.Errorf("define: no file name: %w", ErrInvalid)
+	}
 	file, err := Parse(ev.File, []byte(ev.Text), f.parseOptions(ev.File))
 	if err != nil {
 		return nil, err
 	}
 	var probs Problems
+	for i, t := range file.Trees {
+		bottom := t.Levels[len(t.Levels)-1].Qualifier
+		start := resolve(file.Settings, t.Settings).start
+		if old, ok := f.trees[t.Name]; ok && old.start <= start {
+			continue // it builds nothing new: a tree may grow past the limit
+		}
+		if n := bottom.Sub(bottom.KeyAt(now), bottom.truncate(start)) + 1; n > int64(f.cfg.MaxPeriods) {
+			probs = append(probs, Problem{File: ev.File, Path: fmt.Sprintf("trees[%d]", i),
+				Msg: fmt.Sprintf("starting at %s, the %s level would have %d periods already, more than %d", start, bottom, n, f.cfg.MaxPeriods)})
+		}
+	}
 	if old := f.files[ev.File]; old != nil {
 		kept := map[string]bool{}
 		for _, t := range file.Trees {

@@ -1,6 +1,10 @@
 package periods
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
 
 // Event is an input to a Forest. Events are plain data that encode as
 // JSON, so that a journal of them, replayed with their instants, rebuilds
@@ -92,6 +96,44 @@ func (Restart) kind() string        { return "restart" }
 
 // Kind returns the journal name of an event.
 func Kind(e Event) string { return e.kind() }
+
+// DecodeEvent reads an event from its journal name (Kind) and its JSON.
+func DecodeEvent(kind string, data []byte) (Event, error) {
+	var ev Event
+	var err error
+	switch kind {
+	case "define":
+		ev, err = decode[Define](data)
+	case "remove":
+		ev, err = decode[Remove](data)
+	case "tick":
+		ev, err = decode[Tick](data)
+	case "continuous_tick":
+		ev, err = decode[ContinuousTick](data)
+	case "run_started":
+		ev, err = decode[RunStarted](data)
+	case "run_result":
+		ev, err = decode[RunResult](data)
+	case "skip":
+		ev, err = decode[Skip](data)
+	case "reprocess":
+		ev, err = decode[Reprocess](data)
+	case "restart":
+		ev, err = decode[Restart](data)
+	default:
+		return nil, fmt.Errorf("decode event: unknown kind %q: %w", kind, ErrInvalid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode %s event: %w", kind, err)
+	}
+	return ev, nil
+}
+
+func decode[E Event](data []byte) (Event, error) {
+	var ev E
+	err := json.Unmarshal(data, &ev)
+	return ev, err
+}
 
 // Effect is something the caller must do once the output is durable.
 type Effect interface{ effect() }

@@ -65,9 +65,12 @@ type Level struct {
 
 // Defaults of the settings.
 const (
-	DefaultLagMinutes  = 5
+	// DefaultLagMinutes is the lag when no settings give one.
+	DefaultLagMinutes = 5
+	// DefaultMaxFailures is the retry count when no settings give one.
 	DefaultMaxFailures = 3
-	DefaultEvery       = time.Minute
+	// DefaultEvery is the tick of a continuous level that gives none.
+	DefaultEvery = time.Minute
 )
 
 type fileJSON struct {

@@ -21,14 +21,27 @@ type Config struct {
 	// FunctionKnownFunc reports whether a function name is registered.
 	// Nil accepts every well-formed name.
 	FunctionKnownFunc func(name string) bool
+	// MaxPeriods is the most periods a tree's bottom level may span, from
+	// its start to the current period, when the tree is defined: a start
+	// mistyped decades early would otherwise build millions of nodes.
+	// Zero means DefaultMaxPeriods.
+	MaxPeriods int
 }
+
+// DefaultMaxPeriods is the default Config.MaxPeriods: over eleven years
+// of hours.
+const DefaultMaxPeriods = 100000
 
 // Error kinds that callers branch on, matched with errors.Is. A bad
 // Define returns Problems instead.
 var (
+	// ErrNotFound is an unknown process, tree or node.
 	ErrNotFound = errors.New("not found")
-	ErrInvalid  = errors.New("invalid")
-	ErrRefused  = errors.New("refused")
+	// ErrInvalid is a malformed event: a bad key, outcome or argument.
+	ErrInvalid = errors.New("invalid")
+	// ErrRefused is an event the state forbids, such as removing a tree
+	// another depends on.
+	ErrRefused = errors.New("refused")
 )
 
 // Forest holds the tree definitions and the state of every node. Apply
@@ -94,6 +107,9 @@ type level struct {
 
 // New returns an empty forest.
 func New(cfg Config) *Forest {
+	if cfg.MaxPeriods <= 0 {
+		cfg.MaxPeriods = DefaultMaxPeriods
+	}
 	return &Forest{
 		cfg:         cfg,
 		files:       map[string]*File{},
@@ -207,7 +223,7 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 	var plan *File
 	switch ev := ev.(type) {
 	case Define:
-		p, err := f.planDefine(ev)
+		p, err := f.planDefine(ev, now)
 		if err != nil {
 			return nil, err
 		}

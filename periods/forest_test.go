@@ -1,11 +1,14 @@
 package periods
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // file builds a tree file starting 2024-01-01 00:00 with a lag of 5
@@ -600,4 +603,59 @@ func TestEventLog(t *testing.T) {
 		t.Errorf("output log %+v", s.out.Log)
 	}
 	checkReplay(t, s)
+}
+
+func TestJournalEvents(t *testing.T) {
+	t.Parallel()
+	events := []Event{
+		Define{File: "a.json", Text: hourly},
+		Remove{Tree: "site"},
+		Tick{},
+		ContinuousTick{Process: "p"},
+		RunStarted{Process: "p", Timeperiod: 2024010100, RunID: 3},
+		RunResult{Process: "p", Timeperiod: 2024010100, RunID: 3, Outcome: OutcomeFailed, Message: "m"},
+		Skip{Process: "p", Timeperiods: []string{"2024010100", "2024010101"}, By: "ops", DryRun: true},
+		Reprocess{Process: "p", Timeperiod: "2024010100", By: "ops"},
+		Restart{},
+	}
+	for _, ev := range events {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeEvent(Kind(ev), b)
+		if err != nil {
+			t.Fatalf("%s: %v", Kind(ev), err)
+		}
+		if d := cmp.Diff(ev, back); d != "" {
+			t.Errorf("%s (-want +got):\n%s", Kind(ev), d)
+		}
+	}
+	if _, err := DecodeEvent("nope", nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown kind: %v", err)
+	}
+	if _, err := DecodeEvent("run_result", []byte(`{"timeperiod": "x"}`)); err == nil {
+		t.Error("bad key decoded")
+	}
+}
+
+func TestMaxPeriods(t *testing.T) {
+	t.Parallel()
+	f := New(Config{MaxPeriods: 48})
+	now := parseTime(t, "2024-01-02T23:30")
+	if _, err := f.Apply(Define{File: "a.json", Text: hourly}, now); err != nil {
+		t.Fatalf("48 hours: %v", err)
+	}
+	// The tree grows past the limit, and may be redefined.
+	if _, err := f.Apply(Define{File: "a.json", Text: strings.ReplaceAll(hourly, `"maxFailures": 3`, `"maxFailures": 2`)}, now.Add(time.Hour)); err != nil {
+		t.Fatalf("redefine: %v", err)
+	}
+	_, err := f.Apply(Define{File: "b.json", Text: file(tr("other", "", lv("other_hourly", "hourly", "")))}, now.Add(time.Hour))
+	var ps Problems
+	if !errors.As(err, &ps) || !strings.Contains(ps.Error(), "b.json: trees[0]: starting at 2024010100, the hourly level would have 49 periods already, more than 48") {
+		t.Errorf("49 hours: %v", err)
+	}
+	if _, err := f.Apply(Define{Text: hourly}, now); !errors.Is(err, ErrInvalid) {
+		t.Errorf("no file name: %v", err)
+	}
 }

@@ -12,9 +12,13 @@ type Qualifier uint8
 
 // Qualifiers, finest first.
 const (
+	// Hourly is the qualifier of hours, keys YYYYMMDDHH.
 	Hourly Qualifier = iota + 1
+	// Daily is the qualifier of days, keys YYYYMMDD00.
 	Daily
+	// Monthly is the qualifier of months, keys YYYYMM0000.
 	Monthly
+	// Yearly is the qualifier of years, keys YYYY000000.
 	Yearly
 )
 

@@ -9,12 +9,20 @@ type State uint8
 
 // States of a node.
 const (
-	Embryo     State = iota // waiting to start (the UI says "queued")
-	InProgress              // started: a run is outstanding, or it awaits its final run
-	FinalRun                // its last run is outstanding
-	Processed               // done
-	Noop                    // done, with nothing to do
-	Skipped                 // given up: by an operator, by failures or by a cascade
+	// Embryo is a node waiting to start (a display may say "queued").
+	Embryo State = iota
+	// InProgress is a started node: a run is outstanding, or it awaits
+	// its final run.
+	InProgress
+	// FinalRun is a node whose last run is outstanding.
+	FinalRun
+	// Processed is a node done.
+	Processed
+	// Noop is a node done with nothing to do.
+	Noop
+	// Skipped is a node given up: by an operator, by failures or by a
+	// cascade.
+	Skipped
 	numStates
 )
 
@@ -135,10 +143,14 @@ type Outcome string
 
 // Outcomes of a run.
 const (
+	// OutcomeProcessed is a run that did its work.
 	OutcomeProcessed Outcome = "processed"
-	OutcomeNoop      Outcome = "noop"
-	OutcomeFailed    Outcome = "failed"
-	OutcomeCanceled  Outcome = "canceled"
+	// OutcomeNoop is a run that found nothing to do.
+	OutcomeNoop Outcome = "noop"
+	// OutcomeFailed is a run that failed; the node retries.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeCanceled is a run that was canceled; the node is skipped.
+	OutcomeCanceled Outcome = "canceled"
 )
 
 func (o Outcome) valid() bool {
@@ -154,8 +166,10 @@ type RunStatus string
 
 // Run statuses besides the outcomes.
 const (
-	RunRequested RunStatus = "requested" // asked for; no worker has said it started
-	RunRunning   RunStatus = "running"   // a worker said it started
+	// RunRequested is a run asked for that no worker has said it started.
+	RunRequested RunStatus = "requested"
+	// RunRunning is a run a worker said it started.
+	RunRunning RunStatus = "running"
 )
 
 // Outstanding reports whether the run has not ended.
