@@ -157,6 +157,9 @@ type StartRun struct {
 	Attempt  int    `json:"attempt"`
 	Command  string `json:"command,omitempty"`
 	Function string `json:"function,omitempty"`
+	// External is set when the level has neither command nor function:
+	// a worker outside the scheduler does the work.
+	External bool `json:"external,omitempty"`
 }
 
 // CancelRun asks to stop a run that is no longer wanted: its node was

@@ -46,21 +46,23 @@ type Tree struct {
 }
 
 // Level is one level of a tree: the process that handles its periods.
+//
+// Its JSON encoding, for listings, is not the file's: Format writes files.
 type Level struct {
 	// Process names the level; it is unique among all processes and jobs.
-	Process      string
-	Qualifier    Qualifier
-	StateMachine StateMachine
-	Blocking     Blocking
+	Process      string       `json:"process"`
+	Qualifier    Qualifier    `json:"qualifier"`
+	StateMachine StateMachine `json:"state_machine"`
+	Blocking     Blocking     `json:"blocking"`
 	// Command is a shell command that handles a period. At most one of
 	// Command and Function is set; with neither, an external worker
 	// handles the period and reports its outcome.
-	Command string
+	Command string `json:"command,omitempty"`
 	// Function names a registered Go function that handles a period.
-	Function string
+	Function string `json:"function,omitempty"`
 	// Every is the tick of a continuous level; zero means DefaultEvery.
 	// Discrete levels have none.
-	Every time.Duration
+	Every time.Duration `json:"every,omitempty"`
 }
 
 // Defaults of the settings.

@@ -289,6 +289,54 @@ func TestStateMachine(t *testing.T) {
 			tick(afterDay), want("site_daily@2024010100=in_progress+run"),
 			result("site_daily@2024010100", OutcomeProcessed), want("site_daily@2024010100=processed"),
 		}},
+		{"reprocessing a parent whose children are all skipped is undone by rule 13", "2024-01-01T00:00", []string{dayAndHours("normal")}, []step{
+			at("2024-01-01T23:30"), skip(hoursOf("site_hourly", "20240101")...),
+			tick("2024-01-02T00:00"), want("site_daily@2024010100=skipped"),
+			reprocess("site_daily@2024010100"),
+			changed(16, "site_daily@2024010100", Skipped, Embryo), changed(13, "site_daily@2024010100", Embryo, Skipped),
+			// Reprocessing a child revives it: the child runs, then the day.
+			reprocess("site_hourly@2024010107"), want("site_daily@2024010100=embryo", "site_hourly@2024010107=in_progress+run"),
+			result("site_hourly@2024010107", OutcomeProcessed),
+			tick(afterDay), want("site_daily@2024010100=in_progress+run"),
+			result("site_daily@2024010100", OutcomeProcessed), want("site_daily@2024010100=processed"),
+		}},
+		{"reprocessing an open period is harmless", "2024-01-01T00:00", []string{dayAndHours("normal")}, []step{
+			tick("2024-01-01T01:10"), reprocess("site_hourly@2024010101"),
+			want("site_hourly@2024010101=embryo", "site_daily@2024010100=embryo", "site_hourly@2024010100=in_progress+run"), noRun(),
+		}},
+		{"a monthly level over an hourly one, across a leap day and a month's end", "2024-02-29T21:00", []string{
+			`{"settings": {"startTimeperiod": "2024022922", "lagMinutes": 0}, "trees": [` +
+				tr("site", "", lv("site_monthly", "monthly", `, "blocking": "children"`), lv("site_hourly", "hourly", `, "stateMachine": "continuous"`)) + `]}`,
+		}, []step{
+			check(func(s *sim) {
+				if ns, _ := s.f.Nodes("site_monthly", 0, 0); len(ns) != 0 {
+					s.t.Errorf("nodes before the start: %v", ns)
+				}
+			}),
+			tick("2024-02-29T22:00"), want("site_hourly@2024022922=in_progress+run"),
+			result("site_hourly@2024022922", OutcomeProcessed),
+			tick("2024-02-29T23:00"), changed(7, "site_hourly@2024022922", InProgress, FinalRun),
+			result("site_hourly@2024022922", OutcomeProcessed), want("site_hourly@2024022923=in_progress+run"),
+			result("site_hourly@2024022923", OutcomeNoop),
+			tick("2024-03-01T00:00:00Z"), want("site_hourly@2024022923=final_run+run", "site_monthly@2024020000=embryo"),
+			result("site_hourly@2024022923", OutcomeNoop), // February's children are done
+			want("site_monthly@2024020000=embryo"), // due strictly after its end, even with no lag
+			tick("2024-03-01T00:00:00.000000001Z"), changed(1, "site_monthly@2024020000", Embryo, InProgress),
+			result("site_monthly@2024020000", OutcomeProcessed), want("site_monthly@2024020000=processed", "site_monthly@2024030000=embryo"),
+			check(func(s *sim) {
+				if d := s.node("site_monthly@2024020000"); len(d.Children) != 2 {
+					s.t.Errorf("february has %d hours since the start", len(d.Children))
+				}
+			}),
+		}},
+		{"a failed final run is retried as a final run", "2024-01-01T03:30", []string{continuousHourly}, []step{
+			result("site_hourly@2024010100", OutcomeFailed), changed(10, "site_hourly@2024010100", FinalRun, FinalRun),
+			check(func(s *sim) {
+				if sr := s.out.Effects[0].(StartRun); !sr.Final || sr.Attempt != 2 || !sr.External {
+					s.t.Errorf("retry %+v", sr)
+				}
+			}),
+		}},
 		{"stale results are ignored", "2024-01-01T00:00", []string{hourly}, []step{
 			tick("2024-01-01T01:06"),
 			check(func(s *sim) {

@@ -68,10 +68,8 @@ func (f *Forest) treeInfo(t *tree) TreeInfo {
 				li.Counts[State(s)] = c
 			}
 		}
-		for _, n := range l.heap {
-			if n.state.Active() && (li.Next == 0 || n.key < li.Next) {
-				li.Next = n.key
-			}
+		if len(l.heap) > 0 && l.heap[0].state.Active() { // stale tops are gone after each Apply
+			li.Next = l.heap[0].key
 		}
 		ti.Levels = append(ti.Levels, li)
 	}

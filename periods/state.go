@@ -101,6 +101,21 @@ func ParseStateMachine(s string) (StateMachine, error) {
 	return 0, fmt.Errorf("unknown stateMachine %q (want discrete or continuous)", s)
 }
 
+// MarshalText implements encoding.TextMarshaler.
+func (m StateMachine) MarshalText() ([]byte, error) {
+	if int(m) >= len(machineNames) {
+		return nil, fmt.Errorf("marshal %s", m)
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *StateMachine) UnmarshalText(b []byte) error {
+	v, err := ParseStateMachine(string(b))
+	*m = v
+	return err
+}
+
 // Blocking is the precondition a level's nodes need to start (§4 of the
 // semantics). The zero value is Normal.
 type Blocking uint8
@@ -136,6 +151,21 @@ func ParseBlocking(s string) (Blocking, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown blocking %q (want normal, children or dependencies)", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (b Blocking) MarshalText() ([]byte, error) {
+	if int(b) >= len(blockingNames) {
+		return nil, fmt.Errorf("marshal %s", b)
+	}
+	return []byte(b.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (b *Blocking) UnmarshalText(text []byte) error {
+	v, err := ParseBlocking(string(text))
+	*b = v
+	return err
 }
 
 // Outcome is how a run ended, as its worker reports it.
