@@ -320,7 +320,7 @@ func TestStateMachine(t *testing.T) {
 			result("site_hourly@2024022923", OutcomeNoop),
 			tick("2024-03-01T00:00:00Z"), want("site_hourly@2024022923=final_run+run", "site_monthly@2024020000=embryo"),
 			result("site_hourly@2024022923", OutcomeNoop), // February's children are done
-			want("site_monthly@2024020000=embryo"), // due strictly after its end, even with no lag
+			want("site_monthly@2024020000=embryo"),        // due strictly after its end, even with no lag
 			tick("2024-03-01T00:00:00.000000001Z"), changed(1, "site_monthly@2024020000", Embryo, InProgress),
 			result("site_monthly@2024020000", OutcomeProcessed), want("site_monthly@2024020000=processed", "site_monthly@2024030000=embryo"),
 			check(func(s *sim) {
