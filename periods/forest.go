@@ -10,13 +10,15 @@ import (
 
 // Config tunes a Forest. The zero value is usable.
 type Config struct {
-	// NextRunIDFunc hands out the ID of each run the forest requests. It
-	// must give the same IDs when a journal is replayed, as a counter kept
-	// with the state does. Nil means the forest counts itself, from 1 (the
-	// count is part of the Snapshot).
+	// NextRunIDFunc hands out the ID of each run the forest requests: a
+	// positive ID no run has had. It must give the same IDs when a journal
+	// is replayed, as a counter kept with the state does. Nil means the
+	// forest counts itself, from 1 (the count is part of the Snapshot).
 	NextRunIDFunc func() int64
 	// NameTakenFunc reports whether a name belongs to a job of another
-	// kind, so that no process takes it. Nil means no name is taken.
+	// kind, so that no process takes it. It must not report the forest's
+	// own processes (Process tells those), or a file could not be defined
+	// again. Nil means no name is taken.
 	NameTakenFunc func(name string) bool
 	// FunctionKnownFunc reports whether a function name is registered.
 	// Nil accepts every well-formed name.

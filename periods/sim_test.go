@@ -46,7 +46,7 @@ func randomFile(r *rand.Rand) string {
 // simulated clock and checks invariants after every step.
 func TestRandomSimulation(t *testing.T) {
 	t.Parallel()
-	seeds := 24
+	seeds := 16
 	if testing.Short() {
 		seeds = 6
 	}
