@@ -95,6 +95,7 @@ func (f *Forest) planDefine(ev Define, now time.Time) (*File, error) {
 		}
 	}
 	if len(probs) > 0 {
+		probs.sort()
 		return nil, probs
 	}
 	return file, nil

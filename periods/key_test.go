@@ -235,6 +235,24 @@ func TestKeyText(t *testing.T) {
 	if err := q.UnmarshalText([]byte("weekly")); err == nil {
 		t.Error("weekly accepted")
 	}
+	for _, name := range []string{"discrete", "continuous"} {
+		var m StateMachine
+		if err := m.UnmarshalText([]byte(name)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := m.MarshalText(); string(b) != name {
+			t.Errorf("state machine %s marshals as %s", name, b)
+		}
+	}
+	for _, name := range []string{"normal", "children", "dependencies"} {
+		var b Blocking
+		if err := b.UnmarshalText([]byte(name)); err != nil {
+			t.Fatal(err)
+		}
+		if text, _ := b.MarshalText(); string(text) != name {
+			t.Errorf("blocking %s marshals as %s", name, text)
+		}
+	}
 	for s := Embryo; s < numStates; s++ {
 		b, _ := s.MarshalText()
 		var back State

@@ -87,19 +87,23 @@ func Parse(file string, data []byte, opts Options) (*File, error) {
 	}
 	f := c.file1(v)
 	if len(c.probs) > 0 {
-		ps := c.probs
-		slices.SortStableFunc(ps, func(a, b Problem) int {
-			if n := comparePaths(a.Path, b.Path); n != 0 {
-				return n
-			}
-			if a.Line != b.Line {
-				return a.Line - b.Line
-			}
-			return strings.Compare(a.Msg, b.Msg)
-		})
-		return nil, ps
+		c.probs.sort()
+		return nil, c.probs
 	}
 	return f, nil
+}
+
+// sort orders problems by path, then line, then message.
+func (ps Problems) sort() {
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if n := comparePaths(a.Path, b.Path); n != 0 {
+			return n
+		}
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return strings.Compare(a.Msg, b.Msg)
+	})
 }
 
 type checker struct {
