@@ -108,14 +108,8 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if lc.Store, err = gnomon.OpenStore(ctx, cfg.DB, cfg.Data); err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
 	}
-	if cfg.TuneGC {
-		// Loading allocates the whole state at once: collect less often
-		// meanwhile, and give the garbage back to the system after.
-		defer debug.FreeOSMemory()
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
 	s := &Server{cfg: cfg, errc: make(chan error, 1)}
-	if s.sched, err = gnomon.New(lc); err != nil {
+	if s.sched, err = load(lc, cfg.TuneGC); err != nil {
 		return nil, err
 	}
 	if err := s.sched.Start(ctx); err != nil {
@@ -147,6 +141,18 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", db, "timezone", loc.String(),
 		"clock", clock)
 	return s, nil
+}
+
+// load assembles the scheduler and loads its state. Loading allocates the
+// whole state at once: with tune, the collector runs less often meanwhile,
+// and the garbage of loading is given back to the system before the server
+// says it is ready.
+func load(lc gnomon.Config, tune bool) (*gnomon.Scheduler, error) {
+	if tune {
+		defer debug.FreeOSMemory()
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	return gnomon.New(lc)
 }
 
 // applyDefinitions applies --definitions: one file, or every *.def file of a
