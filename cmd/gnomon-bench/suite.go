@@ -300,13 +300,19 @@ func rawChain(n int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
+// lastRun returns the last ended run of a task (none if none): a run in
+// progress is listed too, and has no end yet.
+func (s *server) lastRun(ctx context.Context, task string) (*api.RunsResponse, error) {
+	return s.client.ListRuns(ctx, api.RunsQuery{Task: task, Count: 1, Done: true})
+}
+
 // runChain starts the head of the chain and returns the time from its
 // run's start to the end of the last task's run, as the server recorded
 // them.
 func runChain(s *server, n int) (time.Duration, error) {
 	ctx := context.Background()
 	last := fmt.Sprintf("chain%d", n-1)
-	before, err := s.client.Runs(ctx, last, 1, "")
+	before, err := s.lastRun(ctx, last)
 	if err != nil {
 		return 0, err
 	}
@@ -315,12 +321,12 @@ func runChain(s *server, n int) (time.Duration, error) {
 	}
 	deadline := time.Now().Add(30 * time.Minute)
 	for {
-		rs, err := s.client.Runs(ctx, last, 1, "")
+		rs, err := s.lastRun(ctx, last)
 		if err != nil {
 			return 0, err
 		}
 		if len(rs.Runs) > 0 && (len(before.Runs) == 0 || rs.Runs[0].ID != before.Runs[0].ID) {
-			head, err := s.client.Runs(ctx, "chain0", 1, "")
+			head, err := s.lastRun(ctx, "chain0")
 			if err != nil {
 				return 0, err
 			}
@@ -388,7 +394,7 @@ func runShell(s *server, conc, length int) (float64, error) {
 	last := func(c int) string { return fmt.Sprintf("sh%d_%d", c, length-1) }
 	before := map[int]int64{}
 	for c := range conc {
-		rs, err := s.client.Runs(ctx, last(c), 1, "")
+		rs, err := s.lastRun(ctx, last(c))
 		if err != nil {
 			return 0, err
 		}
@@ -404,7 +410,7 @@ func runShell(s *server, conc, length int) (float64, error) {
 	var first, end time.Time
 	for c := range conc {
 		for {
-			rs, err := s.client.Runs(ctx, last(c), 1, "")
+			rs, err := s.lastRun(ctx, last(c))
 			if err != nil {
 				return 0, err
 			}
@@ -416,7 +422,7 @@ func runShell(s *server, conc, length int) (float64, error) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		head, err := s.client.Runs(ctx, fmt.Sprintf("sh%d_0", c), 1, "")
+		head, err := s.lastRun(ctx, fmt.Sprintf("sh%d_0", c))
 		if err != nil {
 			return 0, err
 		}
@@ -427,7 +433,7 @@ func runShell(s *server, conc, length int) (float64, error) {
 	// Every run of a sample of the tasks succeeded.
 	for c := range conc {
 		for i := 0; i < length; i += 50 {
-			rs, err := s.client.Runs(ctx, fmt.Sprintf("sh%d_%d", c, i), 1, "")
+			rs, err := s.lastRun(ctx, fmt.Sprintf("sh%d_%d", c, i))
 			if err != nil {
 				return 0, err
 			}
