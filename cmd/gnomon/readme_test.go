@@ -20,9 +20,10 @@ import (
 // set-up block's `make demo` does (the demo server in the background, the
 // demo flow started and finished), writes the files the README shows
 // (a fence named after a file), and runs every shell block after it, in
-// order, in one shell, as one terminal would. The README's ports (8080,
-// 8081, 8082) are replaced by free ones. A block that fails fails the test,
-// with what the shell printed.
+// order, in one shell, as one terminal would. A console block shows
+// commands ("$ " lines) with what each prints: the test compares. The
+// README's ports (8080, 8081, 8082) are replaced by free ones. A block
+// that fails, or prints other than the README shows, fails the test.
 func TestREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gnomon and runs the README's walkthroughs")
@@ -55,6 +56,7 @@ func TestREADME(t *testing.T) {
 	script.WriteString("set -euo pipefail\n")
 	blocks := fences(string(readme))
 	setup := false
+	var shown []console
 	for i, b := range blocks {
 		switch {
 		case b.info == "sh setup":
@@ -75,6 +77,12 @@ for i in $(seq 300); do ./bin/gnomon status -j demo_report | grep -q success && 
 			}
 		case b.info == "sh":
 			fmt.Fprintf(&script, "echo '@@ block %d (README.md line %d)'\n%s\n", i, b.line, localize(b.body))
+		case b.info == "console":
+			fmt.Fprintf(&script, "echo '@@ block %d (README.md line %d)'\n", i, b.line)
+			for _, c := range commands(b) {
+				fmt.Fprintf(&script, "%s > %s 2>&1\n", localize(c.cmd), filepath.Join(dir, fmt.Sprintf("console-%d", len(shown))))
+				shown = append(shown, c)
+			}
 		}
 	}
 	if !setup {
@@ -100,6 +108,34 @@ for i in $(seq 300); do ./bin/gnomon status -j demo_report | grep -q success && 
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		t.Fatalf("the README's shell blocks failed: %v\n%s\n--- the demo server's log:\n%s", err, out.String(), log)
 	}
+	for i, c := range shown {
+		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("console-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.output {
+			t.Errorf("README.md line %d: %s printed\n%s\nthe README shows\n%s", c.line, c.cmd, got, c.output)
+		}
+	}
+}
+
+// console is a command of a console block and the output shown after it.
+type console struct {
+	cmd, output string
+	line        int
+}
+
+// commands returns the commands of a console block.
+func commands(b block) []console {
+	var out []console
+	for i, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
+		if cmd, ok := strings.CutPrefix(l, "$ "); ok {
+			out = append(out, console{cmd: cmd, line: b.line + 1 + i})
+		} else if len(out) > 0 {
+			out[len(out)-1].output += l + "\n"
+		}
+	}
+	return out
 }
 
 // block is a fenced block of the README: its info string (after the
