@@ -27,15 +27,15 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st := s.sched.Store()
-	as, more, err := byID(c, hasCursor, limit, func(limit int) ([]job.Alert, error) {
-		return st.Alerts(r.Context(), store.AlertQuery{Task: name, Limit: limit})
-	}, func(a job.Alert) int64 { return a.ID })
+	as, more, err := byID(c, hasCursor, limit, func(limit int, before int64) ([]job.Alert, error) {
+		return st.Alerts(r.Context(), store.AlertQuery{Task: name, Limit: limit, Before: before})
+	})
 	if err != nil {
 		return err
 	}
 	resp := AlertsResponse{Alerts: []AlertView{}}
 	if more {
-		resp.Next = cursor{List: "alerts", Query: queryDigest(r, "job"), ID: as[len(as)-1].ID, N: c.N + len(as)}.encode()
+		resp.Next = cursor{List: "alerts", Query: queryDigest(r, "job"), ID: as[len(as)-1].ID}.encode()
 	}
 	for _, a := range as {
 		att, err := st.Attempts(r.Context(), a.ID)

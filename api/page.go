@@ -20,10 +20,9 @@ type cursor struct {
 	// select its items: a cursor is refused elsewhere.
 	List  string `json:"l"`
 	Query uint64 `json:"q"`
-	// ID is the id (or sequence number) of the last item given and N the
-	// number of items given before it, in lists ordered by id.
+	// ID is the id (or sequence number) of the last item given, in lists
+	// ordered by id.
 	ID int64 `json:"id,omitempty"`
-	N  int   `json:"n,omitempty"`
 	// At is the instant of the last item given (Unix nanoseconds), in
 	// lists ordered by instant, and Name its task.
 	At   int64  `json:"at,omitempty"`
@@ -70,7 +69,7 @@ func readCursor(r *http.Request, list string, params ...string) (c cursor, ok bo
 	if c.Query != queryDigest(r, params...) {
 		return c, false, badRequest("cursor: the cursor was given for other parameters (%s): give the same ones with it", strings.Join(params, ", "))
 	}
-	if c.ID < 0 || c.N < 0 || c.Skip < 0 {
+	if c.ID < 0 || c.Skip < 0 {
 		return c, false, badRequest("cursor: %q is not a cursor (give back the next value of an answer, unchanged)", v)
 	}
 	return c, true, nil
@@ -90,45 +89,21 @@ func pageCount(r *http.Request, def int) (int, error) {
 	return min(n, MaxPage), nil
 }
 
-// byID pages a list ordered by id, newest first, from a store query that
-// cannot start after a given id: fetch(limit) returns the first limit
-// items and id tells an item's id. It returns at most count items after
-// the cursor (if any), and whether more remain. The items before the
-// cursor are read again, so a page deep in a long list costs the pages
-// before it.
-func byID[T any](c cursor, hasCursor bool, count int, fetch func(limit int) ([]T, error), id func(T) int64) ([]T, bool, error) {
-	if !hasCursor {
-		items, err := fetch(count + 1)
-		if err != nil {
-			return nil, false, err
-		}
-		if len(items) > count {
-			return items[:count], true, nil
-		}
-		return items, false, nil
+// byID returns a page of count items of a list ordered by descending ID,
+// after the cursor's item when there is one: fetch reads at most limit
+// items with an ID below before (0: from the newest). It reports whether
+// more remain.
+func byID[T any](c cursor, hasCursor bool, count int, fetch func(limit int, before int64) ([]T, error)) ([]T, bool, error) {
+	var before int64
+	if hasCursor {
+		before = c.ID
 	}
-	// Items added since the cursor was given come first: read further
-	// until count+1 items after the cursor are found or the list ends.
-	for limit := c.N + count + 2; ; limit *= 2 {
-		items, err := fetch(limit)
-		if err != nil {
-			return nil, false, err
-		}
-		after := items
-		for i, it := range items {
-			if id(it) < c.ID {
-				after = items[i:]
-				break
-			}
-			if i == len(items)-1 {
-				after = nil
-			}
-		}
-		switch {
-		case len(after) > count:
-			return after[:count], true, nil
-		case len(items) < limit:
-			return after, false, nil
-		}
+	items, err := fetch(count+1, before)
+	if err != nil {
+		return nil, false, err
 	}
+	if len(items) > count {
+		return items[:count], true, nil
+	}
+	return items, false, nil
 }

@@ -419,10 +419,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	}
 	bundle := def.Type == job.Bundle
 	st := s.sched.Store()
-	runs, more, err := byID(c, hasCursor, limit, func(limit int) ([]job.Run, error) {
-		q.Limit = limit
+	runs, more, err := byID(c, hasCursor, limit, func(limit int, before int64) ([]job.Run, error) {
+		q.Limit, q.Before = limit, before
 		return st.Runs(r.Context(), q)
-	}, func(r job.Run) int64 { return r.ID })
+	})
 	if err != nil {
 		return err
 	}
@@ -441,7 +441,7 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 		resp.Runs = append(resp.Runs, v)
 	}
 	if more {
-		resp.Next = cursor{List: list, Query: queryDigest(r, "date", "done"), ID: runs[len(runs)-1].ID, N: c.N + len(runs)}.encode()
+		resp.Next = cursor{List: list, Query: queryDigest(r, "date", "done"), ID: runs[len(runs)-1].ID}.encode()
 	}
 	return writeJSON(w, http.StatusOK, resp)
 }

@@ -64,6 +64,9 @@ type Store interface {
 type AlertQuery struct {
 	Task  string // empty means every task
 	Limit int    // 0 means no limit
+	// Before, when set, selects the alerts with an ID below it: the next
+	// page after the alert of that ID.
+	Before int64
 }
 
 // Snapshot is the state Load returns.
@@ -141,6 +144,9 @@ type RunQuery struct {
 	BundleRun int64
 	// Done leaves out runs that have not ended.
 	Done bool
+	// Before, when set, selects the runs with an ID below it: the next
+	// page after the run of that ID.
+	Before int64
 }
 
 // FireQuery selects recorded occurrences.

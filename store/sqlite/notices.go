@@ -85,6 +85,10 @@ func (s *Store) Alerts(ctx context.Context, q store.AlertQuery) ([]job.Alert, er
 		query += ` AND task = ?`
 		args = append(args, q.Task)
 	}
+	if q.Before > 0 {
+		query += ` AND id < ?`
+		args = append(args, q.Before)
+	}
 	query += ` ORDER BY id DESC`
 	if q.Limit > 0 {
 		query += ` LIMIT ?`

@@ -504,6 +504,10 @@ func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
 	if q.Done {
 		query += ` AND status != 'running'`
 	}
+	if q.Before > 0 {
+		query += ` AND id < ?`
+		args = append(args, q.Before)
+	}
 	if !q.From.IsZero() {
 		query += ` AND start_at >= ?`
 		args = append(args, q.From.UnixNano())

@@ -142,6 +142,8 @@ func Run(t *testing.T, open Open) {
 		day := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
 		check("one day", ids(store.RunQuery{Task: "a", From: day, To: day.AddDate(0, 0, 1)}), []int64{4, 3})
 		check("bundle run", ids(store.RunQuery{Task: "a", BundleRun: 100}), []int64{6, 4, 2})
+		check("before, a page", ids(store.RunQuery{Task: "a", Before: 5, Limit: 2}), []int64{4, 3})
+		check("before, done", ids(store.RunQuery{Task: "a", Before: 7, Done: true}), []int64{5, 4, 3, 2, 1})
 		check("other task", ids(store.RunQuery{Task: "b"}), []int64{9})
 	})
 	t.Run("fires", func(t *testing.T) {
@@ -373,6 +375,9 @@ func Run(t *testing.T, open Open) {
 		}
 		if got, _ := s.Alerts(ctx, store.AlertQuery{Task: "a", Limit: 5}); len(got) != 1 || got[0].ID != a.ID {
 			t.Errorf("Alerts of a = %+v", got)
+		}
+		if got, _ := s.Alerts(ctx, store.AlertQuery{Before: b.ID}); len(got) != 1 || got[0].ID != a.ID {
+			t.Errorf("Alerts before %d = %+v, want alert %d", b.ID, got, a.ID)
 		}
 		att, err := s.Attempts(ctx, a.ID)
 		if err != nil {
