@@ -23,5 +23,6 @@ func localRunner(t testing.TB, dir string) *executor.Local {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Wait) // every run watched has been reported
 	return r
 }

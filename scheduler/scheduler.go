@@ -359,7 +359,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		}
 		s.cfg.Runner.Stop(context.Background())
 		s.settleExits()
-		s.sim.save(s.cfg.Store)
+		if err := s.sim.save(s.cfg.Store); err != nil {
+			s.log.Error("virtual clock not recorded: a restart resumes from the last journal entry", "err", err)
+		}
 		close(s.quit)
 		s.wg.Wait()
 		err = s.runErr()

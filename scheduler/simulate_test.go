@@ -41,6 +41,7 @@ func openSim(t *testing.T, dir string, from time.Time, mailer func(Clock) Mailer
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Wait)
 	cfg := Config{Store: st, Runner: r, DataDir: dir, Clock: m.clock, Location: time.UTC}
 	if mailer != nil {
 		cfg.Mailer = mailer(m.clock)
