@@ -19,8 +19,9 @@ demo: build ## run the server on ./gnomon-data with examples/ loaded and start t
 	./$(BIN) event -j demo_flow -e start && echo "demo_flow started: try ./$(BIN) status -j demo_flow"; \
 	wait $$pid
 
-test: ## run the whole test suite (race detector on)
+test: ## run the whole test suite (race detector on), then the end-to-end tests again on PostgreSQL
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 ./cli
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
@@ -41,6 +42,8 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./scheduler -run '^$$' -fuzz '^FuzzAppendDataEntry$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/jsonenc -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./api -run '^$$' -fuzz '^FuzzEventsResponse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./periods -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./periods -run '^$$' -fuzz '^FuzzSimulation$$' -fuzztime $(FUZZTIME)
 
 # make bench: every benchmark against its same-run baseline (about 20 minutes
 # on 2 cores); make bench quick: the same, shorter and smaller (under 5).

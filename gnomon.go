@@ -46,7 +46,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,7 +57,9 @@ import (
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/notify"
+	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store/postgres"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
@@ -74,9 +75,13 @@ type Config struct {
 	// created if missing.
 	DataDir string
 	// Store keeps the journal, definitions, state and history; nil means
-	// the SQLite database DataDir/gnomon.db (see OpenStore). The
-	// Scheduler owns it: Stop closes it.
+	// the database DB names (see OpenStore). The Scheduler owns it: Stop
+	// closes it.
 	Store Store
+	// DB names the database when Store is nil: empty for the SQLite
+	// database DataDir/gnomon.db, "sqlite:PATH", or a PostgreSQL URL
+	// postgres://USER@HOST:PORT/DB.
+	DB string
 	// Runner runs the commands and functions of jobs; nil means a local
 	// runner: each command under a supervisor process on this machine
 	// (see "Commands and the run supervisor"), each function on a
@@ -141,6 +146,11 @@ type SMTP struct {
 // the error's text.
 type Func func(ctx context.Context, run *Run) error
 
+// ErrNoop, returned by the function of a timeperiod process, says that it
+// found nothing to do in its period: the node becomes noop instead of
+// processed. From a task's function it is a failure like any error.
+var ErrNoop = executor.ErrNoop
+
 // Run is one run of a Func, as the function sees it. Its methods are safe
 // for concurrent use.
 type Run struct{ c *executor.Call }
@@ -154,6 +164,16 @@ func (r *Run) Job() string { return r.c.Task }
 // Scheduled returns the time-trigger occurrence the run is for, or the
 // zero time when something else started it.
 func (r *Run) Scheduled() time.Time { return r.c.Scheduled }
+
+// Period returns the timeperiod a timeperiod process's run is for: its
+// key (YYYYMMDDHH, UTC) and bounds, [start, end). ok is false for a
+// task's run.
+func (r *Run) Period() (key string, start, end time.Time, ok bool) {
+	if p := r.c.Period; p != nil {
+		return p.Key, p.Start, p.End, true
+	}
+	return "", time.Time{}, time.Time{}, false
+}
 
 // SetStatus reports the run's running status: a short message that
 // Running and the status listings show while it runs, and that becomes
@@ -224,7 +244,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		cfg.Mailer = m
 	}
 	if cfg.Store == nil {
-		if cfg.Store, err = OpenStore(ctx, "", cfg.DataDir); err != nil {
+		if cfg.Store, err = OpenStore(ctx, cfg.DB, cfg.DataDir); err != nil {
 			return nil, err
 		}
 	}
@@ -258,26 +278,18 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 }
 
 // OpenStore opens the store a database URL names, creating it if needed:
-// empty (the SQLite database gnomon.db in dataDir), or "sqlite:PATH" or a
-// file path (a SQLite database there).
+// empty (the SQLite database gnomon.db in dataDir), "sqlite:PATH" or a
+// file path (a SQLite database there), or postgres://USER@HOST:PORT/DB
+// (a PostgreSQL database, which must exist; its tables are created).
 func OpenStore(ctx context.Context, db, dataDir string) (Store, error) {
 	switch {
 	case db == "":
 		return sqlite.Open(ctx, filepath.Join(dataDir, "gnomon.db"))
 	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
-		return nil, fmt.Errorf("database %s: PostgreSQL is not supported by this version; name a SQLite file", redact(db))
+		return postgres.Open(ctx, db)
 	default:
 		return sqlite.Open(ctx, strings.TrimPrefix(db, "sqlite:"))
 	}
-}
-
-// redact hides the password of a database URL.
-func redact(db string) string {
-	u, err := url.Parse(db)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 var funcName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
@@ -411,6 +423,26 @@ func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
 		return fmt.Errorf("gnomon: %w", err)
 	}
 	return nil
+}
+
+// Node is one period of a timeperiod process (seed 003): its state,
+// failures and outstanding run.
+type Node = periods.Node
+
+// Nodes returns the nodes of a timeperiod process, in key order. Trees
+// are defined like jobs, by Declare or Apply of a tree file.
+func (s *Scheduler) Nodes(ctx context.Context, process string) ([]Node, error) {
+	var (
+		nodes []Node
+		err   error
+	)
+	if rerr := s.sched.ReadTrees(ctx, func(f *periods.Forest, _ *engine.Engine) { nodes, err = f.Nodes(process, 0, 0) }); rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gnomon: nodes of %s: %w", process, err)
+	}
+	return nodes, nil
 }
 
 // Store returns the scheduler's store, for reading history beyond what

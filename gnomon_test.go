@@ -483,3 +483,57 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("Jobs = %d, %v", len(js), err)
 	}
 }
+
+// TestTreeLevelRunsAFunction runs the hours of a timeperiod process as a
+// registered Go function on a simulated clock: the function sees its
+// period, and ErrNoop makes a node noop.
+func TestTreeLevelRunsAFunction(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 3, 8, 3, 0, 0, 0, time.UTC)
+	s := start(t, gnomon.Config{SimulateFrom: from})
+	var mu sync.Mutex
+	var seen []string
+	if err := s.Register("rollup", func(_ context.Context, r *gnomon.Run) error {
+		key, begin, end, ok := r.Period()
+		if !ok || !end.Equal(begin.Add(time.Hour)) || r.Job() != "hits_hourly" {
+			return fmt.Errorf("period %s %s %s %v of %s", key, begin, end, ok, r.Job())
+		}
+		mu.Lock()
+		seen = append(seen, key)
+		mu.Unlock()
+		if key == "2026030801" {
+			return gnomon.ErrNoop
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tree := `{"settings": {"startTimeperiod": "2026030800", "lagMinutes": 0},
+	  "trees": [{"name": "hits", "levels": [{"process": "hits_hourly", "qualifier": "hourly", "function": "rollup"}]}]}`
+	if err := s.Declare(context.Background(), "hits.json", tree); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Advance(context.Background(), from.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := s.Nodes(context.Background(), "hits_hourly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range nodes {
+		got = append(got, n.Timeperiod.String()+" "+n.State.String())
+	}
+	want := []string{"2026030800 processed", "2026030801 noop", "2026030802 processed", "2026030803 embryo"}
+	if !slices.Equal(got, want) {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Errorf("nodes %v, want %v (the function saw %v)", got, want, seen)
+	}
+	if _, err := s.Nodes(context.Background(), "nope"); err == nil {
+		t.Error("the nodes of an unknown process")
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/periods"
 )
 
 // Client calls a gnomon server's API.
@@ -221,12 +223,121 @@ func (c *Client) Clock(ctx context.Context) (*ClockResponse, error) {
 // the server has settled there. It may take long: give ctx a deadline, or
 // none.
 func (c *Client) Advance(ctx context.Context, to string) (*ClockResponse, error) {
+	return c.MoveClock(ctx, ClockRequest{To: to})
+}
+
+// MoveClock moves a simulating server's clock, ticks its continuous
+// timeperiod levels, or both, as req says, and returns once the server has
+// settled. It may take long: give ctx a deadline, or none.
+func (c *Client) MoveClock(ctx context.Context, req ClockRequest) (*ClockResponse, error) {
 	var v ClockResponse
 	long := *c
 	if c.HTTP == nil {
 		long.HTTP = &http.Client{} // no timeout: a simulated week takes a while
 	}
-	return &v, long.do(ctx, http.MethodPost, "/api/v1/clock", ClockRequest{To: to}, &v)
+	return &v, long.do(ctx, http.MethodPost, "/api/v1/clock", req, &v)
+}
+
+// Tick runs a tick of every continuous timeperiod level of a simulating
+// server, without moving its clock.
+func (c *Client) Tick(ctx context.Context) (*ClockResponse, error) {
+	return c.MoveClock(ctx, ClockRequest{Tick: true})
+}
+
+// ExportTreeFile writes a tree file, as JSON, as the server holds it.
+func (c *Client) ExportTreeFile(ctx context.Context, file string, w io.Writer) error {
+	return c.do(ctx, http.MethodGet, "/api/v1/definitions?tree_file="+url.QueryEscape(file), nil, w)
+}
+
+// Trees describes every timeperiod tree, by name.
+func (c *Client) Trees(ctx context.Context) (*TreesResponse, error) {
+	var v TreesResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/trees", nil, &v)
+}
+
+// Tree describes one timeperiod tree.
+func (c *Client) Tree(ctx context.Context, name string) (*periods.TreeInfo, error) {
+	var v periods.TreeInfo
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/trees/"+url.PathEscape(name), nil, &v)
+}
+
+// NodesQuery selects nodes: those of Process (between From and To, keys of
+// its level or finer, inclusive, when set), with Outstanding only those with
+// a run requested or running; Outstanding without Process selects those of
+// every tree.
+type NodesQuery struct {
+	Process     string
+	From, To    string
+	Outstanding bool
+}
+
+// Nodes lists nodes, in process and key order.
+func (c *Client) Nodes(ctx context.Context, nq NodesQuery) (*NodesResponse, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"process": nq.Process, "from": nq.From, "to": nq.To} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if nq.Outstanding {
+		q.Set("outstanding", "true")
+	}
+	var v NodesResponse
+	return &v, c.do(ctx, http.MethodGet, "/api/v1/nodes?"+q.Encode(), nil, &v)
+}
+
+// nodePath is the path of a node's endpoints.
+func nodePath(process, timeperiod string) string {
+	return "/api/v1/nodes/" + url.PathEscape(process) + "/" + url.PathEscape(timeperiod)
+}
+
+// Node returns one node with what surrounds it; a timeperiod of a finer
+// level names the period that contains it.
+func (c *Client) Node(ctx context.Context, process, timeperiod string) (*NodeDetailView, error) {
+	var v NodeDetailView
+	return &v, c.do(ctx, http.MethodGet, nodePath(process, timeperiod), nil, &v)
+}
+
+// CompleteNode reports the outcome of a node's outstanding run and returns
+// the node after it.
+func (c *Client) CompleteNode(ctx context.Context, process, timeperiod string, req CompleteRequest) (*NodeDetailView, error) {
+	var v NodeDetailView
+	return &v, c.do(ctx, http.MethodPost, nodePath(process, timeperiod)+"/complete", req, &v)
+}
+
+// StartNode says that a node's outstanding run started, and returns the
+// node.
+func (c *Client) StartNode(ctx context.Context, process, timeperiod string) (*NodeDetailView, error) {
+	var v NodeDetailView
+	return &v, c.do(ctx, http.MethodPost, nodePath(process, timeperiod)+"/start", nil, &v)
+}
+
+// SkipNodes skips periods of a process (at least one), with the cascade,
+// and returns the state changes; with dryRun, those it would make.
+func (c *Client) SkipNodes(ctx context.Context, process string, timeperiods []string, dryRun bool) (*ChangedResponse, error) {
+	if len(timeperiods) == 0 {
+		return nil, errors.New("skip: no timeperiod")
+	}
+	var in any
+	if len(timeperiods) > 1 {
+		in = SkipRequest{Timeperiods: timeperiods[1:]}
+	}
+	var v ChangedResponse
+	return &v, c.do(ctx, http.MethodPost, nodePath(process, timeperiods[0])+"/skip"+dryRunQuery(dryRun), in, &v)
+}
+
+// ReprocessNode reprocesses a period of a process, with the cascade, and
+// returns the state changes; with dryRun, those it would make.
+func (c *Client) ReprocessNode(ctx context.Context, process, timeperiod string, dryRun bool) (*ChangedResponse, error) {
+	var v ChangedResponse
+	return &v, c.do(ctx, http.MethodPost, nodePath(process, timeperiod)+"/reprocess"+dryRunQuery(dryRun), nil, &v)
+}
+
+func dryRunQuery(dryRun bool) string {
+	if dryRun {
+		return "?dry_run=true"
+	}
+	return ""
 }
 
 // Export writes definitions (all, or one task and its children) in the

@@ -10,6 +10,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
 )
 
 // define applies a definition file: as written, or in the apply and sync
@@ -35,6 +36,9 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	case ModeApply, ModeSync:
 	default:
 		return badRequest("mode: %q should be %q or %q (or absent: apply the file as written)", req.Mode, ModeApply, ModeSync)
+	}
+	if periods.IsTreeFile(req.Text) {
+		return s.defineTrees(w, r, req, msg)
 	}
 	var (
 		p    *plan

@@ -18,7 +18,7 @@ func (s *Server) alerts(w http.ResponseWriter, r *http.Request) error {
 	}
 	name := r.URL.Query().Get("job")
 	if name != "" {
-		if _, err := s.taskDef(r, name); err != nil {
+		if _, err := s.historyOwner(r, name); err != nil {
 			return err
 		}
 	}

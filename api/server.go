@@ -20,6 +20,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -45,6 +46,10 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	}
 	srv := &Server{sched: s, loc: loc, version: version, log: log, mux: http.NewServeMux()}
 	srv.handle("GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
+		if err := s.Unavailable(); err != nil {
+			w.Header().Set("Retry-After", "1")
+			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable", "error": err.Error()})
+		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	srv.handle("GET /api/v1/info", func(w http.ResponseWriter, r *http.Request) error {
@@ -65,6 +70,14 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/audit", srv.audit)
 	srv.handle("GET /api/v1/clock", srv.clock)
 	srv.handle("POST /api/v1/clock", srv.advance)
+	srv.handle("GET /api/v1/trees", srv.trees)
+	srv.handle("GET /api/v1/trees/{name}", srv.tree)
+	srv.handle("GET /api/v1/nodes", srv.nodes)
+	srv.handle("GET /api/v1/nodes/{process}/{timeperiod}", srv.node)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/complete", srv.complete)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/start", srv.start)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/skip", srv.skip)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/reprocess", srv.reprocess)
 	srv.mux.HandleFunc("/", srv.unrouted)
 	return srv
 }
@@ -122,13 +135,20 @@ func badRequest(format string, args ...any) error {
 // toError maps error kinds to HTTP statuses, in one place.
 func toError(err error) *Error {
 	var (
-		ae   *Error
-		errs defs.Errors
-		mbe  *http.MaxBytesError
+		ae    *Error
+		errs  defs.Errors
+		probs periods.Problems
+		mbe   *http.MaxBytesError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &probs):
+		lines := make([]string, len(probs))
+		for i, p := range probs {
+			lines[i] = p.String()
+		}
+		return &Error{Status: http.StatusBadRequest, Message: "tree file rejected", Errors: lines}
 	case errors.As(err, &errs):
 		lines := make([]string, len(errs))
 		for i, e := range errs {
@@ -141,9 +161,15 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusNotFound, Message: strings.TrimPrefix(err.Error(), "not found: ")}
 	case errors.Is(err, engine.ErrRefused):
 		return &Error{Status: http.StatusConflict, Message: strings.TrimPrefix(err.Error(), "refused: ")}
+	case errors.Is(err, periods.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Message: err.Error()}
+	case errors.Is(err, periods.ErrInvalid):
+		return &Error{Status: http.StatusBadRequest, Message: strings.TrimSuffix(err.Error(), ": "+periods.ErrInvalid.Error())}
+	case errors.Is(err, periods.ErrRefused):
+		return &Error{Status: http.StatusConflict, Message: strings.TrimSuffix(err.Error(), ": "+periods.ErrRefused.Error())}
 	case errors.Is(err, scheduler.ErrNotSimulated):
 		return &Error{Status: http.StatusConflict, Message: err.Error()}
-	case errors.Is(err, scheduler.ErrStopped):
+	case errors.Is(err, scheduler.ErrStopped), errors.Is(err, store.ErrUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Message: err.Error()}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &Error{Status: http.StatusServiceUnavailable, Message: err.Error()}
@@ -194,8 +220,16 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
+// export writes definitions in the definition language: all, or one task
+// and its children (?task=); or one tree file as JSON (?tree_file=).
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 	name := r.URL.Query().Get("task")
+	if file := r.URL.Query().Get("tree_file"); file != "" {
+		if name != "" {
+			return badRequest("give task or tree_file, not both")
+		}
+		return s.exportTreeFile(w, r, file)
+	}
 	var list []*job.Task
 	var missing bool
 	err := s.sched.Read(r.Context(), func(e *engine.Engine) {
@@ -385,6 +419,25 @@ func (s *Server) taskDef(r *http.Request, name string) (job.Task, error) {
 	return def, nil
 }
 
+// historyOwner checks that name has a history of runs, fires and alerts:
+// a task, or a timeperiod process (whose runs are those of its nodes). It
+// reports whether it is a bundle, and answers 404 for another name.
+func (s *Server) historyOwner(r *http.Request, name string) (bundle bool, err error) {
+	var def job.Task
+	var task, process bool
+	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, e *engine.Engine) {
+		if def, _, task = e.Task(name); !task {
+			_, _, process = f.Process(name)
+		}
+	}); err != nil {
+		return false, err
+	}
+	if !task && !process {
+		return false, notFound(name)
+	}
+	return def.Type == job.Bundle, nil
+}
+
 // runs lists a task's runs, newest first, runs in progress included:
 // ?count= (default 1), ?date=, ?done=true for the ended runs only, and
 // ?cursor= for the next page.
@@ -413,11 +466,10 @@ func (s *Server) runs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	def, err := s.taskDef(r, name)
+	bundle, err := s.historyOwner(r, name)
 	if err != nil {
 		return err
 	}
-	bundle := def.Type == job.Bundle
 	st := s.sched.Store()
 	runs, more, err := byID(c, hasCursor, limit, func(limit int, before int64) ([]job.Run, error) {
 		q.Limit, q.Before = limit, before
@@ -476,7 +528,7 @@ func (s *Server) fires(w http.ResponseWriter, r *http.Request) error {
 			q.To = at
 		}
 	}
-	if _, err := s.taskDef(r, name); err != nil {
+	if _, err := s.historyOwner(r, name); err != nil {
 		return err
 	}
 	q.Limit = limit + 1
@@ -588,24 +640,40 @@ func (s *Server) clock(w http.ResponseWriter, r *http.Request) error {
 }
 
 // advance moves a simulating server's clock and answers once the engine
-// has settled at the new time.
+// has settled at the new time; with tick, it then runs a tick of every
+// continuous timeperiod level (without moving the clock when to is not
+// given).
 func (s *Server) advance(w http.ResponseWriter, r *http.Request) error {
 	var req ClockRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
+	if req.To == "" && !req.Tick {
+		return badRequest("give to (the instant to move the clock to), tick: true (a tick of the continuous timeperiod levels), or both")
+	}
 	if !s.sched.Simulated() {
 		return scheduler.ErrNotSimulated
 	}
-	to, err := calendar.ParseInstant(req.To, s.loc)
-	if err != nil {
-		return badRequest("to: %v", err)
+	if req.To != "" {
+		to, err := calendar.ParseInstant(req.To, s.loc)
+		if err != nil {
+			return badRequest("to: %v", err)
+		}
+		if now := s.sched.Now(); to.Before(now) {
+			return badRequest("to: %s is before the clock's time %s; the clock cannot go back", to.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		}
+		if err := s.sched.Advance(r.Context(), to); err != nil {
+			return err
+		}
 	}
-	if now := s.sched.Now(); to.Before(now) {
-		return badRequest("to: %s is before the clock's time %s; the clock cannot go back", to.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
-	}
-	if err := s.sched.Advance(r.Context(), to); err != nil {
-		return err
+	if req.Tick {
+		if _, err := s.sched.Trees(r.Context(), periods.ContinuousTick{}); err != nil {
+			return err
+		}
+		// Where it stands: the runs the tick started end before the answer.
+		if err := s.sched.Advance(r.Context(), s.sched.Now()); err != nil {
+			return err
+		}
 	}
 	return s.clock(w, r)
 }

@@ -43,8 +43,14 @@ type Changes struct {
 	Changed []ChangedDef    `json:"changed"`
 	Deleted []DefinitionRef `json:"deleted"`
 	// SyncOwns names, in the sync mode, the kinds of definitions the file
-	// owns: "tasks" (callables, bundles and groups) and "configurations".
-	// Those of a kind it does not own are left alone.
+	// owns: "tasks" (callables, bundles and groups) and "configurations";
+	// for a tree file, "trees" (those of the file). Those of a kind it
+	// does not own are left alone.
+	//
+	// A tree file lists its trees under Added, Changed and Deleted with
+	// the type TypeTree; a changed tree's fields are its dependentOn, its
+	// settings in effect and its levels ("level PROCESS", as the file
+	// writes the level).
 	SyncOwns []string `json:"sync_owns,omitempty"`
 }
 
@@ -215,11 +221,15 @@ type ForecastResponse struct {
 	Next      string `json:"next,omitempty"`
 }
 
-// ClockRequest moves a simulating server's clock.
+// ClockRequest moves a simulating server's clock, ticks its continuous
+// timeperiod levels, or both (the move first). One of them is required.
 type ClockRequest struct {
 	// To is an RFC 3339 instant or a local date and time in the server's
 	// zone.
-	To string `json:"to"`
+	To string `json:"to,omitempty"`
+	// Tick runs a tick of every continuous timeperiod level now, as if
+	// its schedule had come.
+	Tick bool `json:"tick,omitempty"`
 }
 
 // ClockResponse tells the server's time.

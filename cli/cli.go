@@ -139,6 +139,7 @@ http://127.0.0.1:8080).`,
 	}
 	root.AddCommand(
 		serverCmd(env),
+		migrateCmd(env),
 		defCmd(env, client),
 		eventCmd(env, client),
 		taskCmd(env, client),
@@ -147,6 +148,8 @@ http://127.0.0.1:8080).`,
 		exportCmd(env, client),
 		forecastCmd(env, client),
 		clockCmd(env, client),
+		treeCmd(env, client),
+		nodeCmd(env, client),
 		postEventCmd(env, client, time.Now),
 		eventsCmd(env, client),
 		alertsCmd(env, client),
@@ -377,7 +380,7 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 					return 0, "", err
 				}
 				if cursor == "" { // the header once the task is known
-					tableHeader(env.Stdout)
+					runsHeader(env.Stdout, rs.Runs)
 				}
 				writeRunRows(env.Stdout, rs.Runs)
 				total += len(rs.Runs)
@@ -400,16 +403,28 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 }
 
 func exportCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name string
+	var name, treeFile string
 	c := &cobra.Command{
-		Use:   "export [-j TASK]",
-		Short: "print definitions in the definition language",
-		Args:  cobra.NoArgs,
+		Use:   "export [-j TASK | --tree-file NAME]",
+		Short: "print definitions in the definition language, or a tree file as JSON",
+		Long: `export prints the definitions in the definition language: all of them, or
+one task (a bundle with its children). With --tree-file it prints a tree
+file as the server holds it, in JSON: NAME is the file's name as it was
+defined (the path given to gnomon def -f, or to --definitions; gnomon tree
+list shows it). Defined again under that name, the output changes nothing.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if treeFile != "" {
+				if name != "" {
+					return usageErr("-j and --tree-file exclude each other")
+				}
+				return client().ExportTreeFile(cmd.Context(), treeFile, env.Stdout)
+			}
 			return client().Export(cmd.Context(), name, env.Stdout)
 		},
 	}
 	c.Flags().StringVarP(&name, "job", "j", "", "only this task (a bundle with its children)")
+	c.Flags().StringVar(&treeFile, "tree-file", "", "print this tree file, as JSON")
 	return c
 }
 

@@ -24,9 +24,11 @@ func completionCmd(env *Env) *cobra.Command {
 		Short: "print a shell completion script for gnomon and the schd_* names",
 		Long: `completion prints a script that completes gnomon and the seed names
 schd_def, schd_event, schd_task, schd_status and schd_runs: commands, flags,
-event names, and task names for -j, asked of the server (--server,
-$GNOMON_SERVER, or http://127.0.0.1:8080; nothing is offered when it does not
-answer within two seconds). Load it in the current shell with, for bash:
+event names, task names for -j (and timeperiod processes for runs and
+alerts), processes and trees for the node and tree commands, tree files for
+export --tree-file, asked of the server (--server, $GNOMON_SERVER, or
+http://127.0.0.1:8080; nothing is offered when it does not answer within two
+seconds). Load it in the current shell with, for bash:
 
 	source <(gnomon completion bash)
 
@@ -120,19 +122,106 @@ const completionTimeout = 2 * time.Second
 // It offers nothing, quietly, when the server does not answer.
 func completeTasks(client func() *api.Client) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
-		defer cancel()
-		names, err := client().Tasks(ctx)
-		if err != nil {
+		return completeNames(cmd, func(ctx context.Context) ([]string, error) { return client().Tasks(ctx) }, prefix)
+	}
+}
+
+// completeNames completes with names that list returns, quietly offering
+// nothing when the server does not answer.
+func completeNames(cmd *cobra.Command, list func(ctx context.Context) ([]string, error), prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+	defer cancel()
+	names, err := list(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []cobra.Completion
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// treeNames lists the names of the server's trees and, with processes,
+// those of their processes instead.
+func treeNames(ctx context.Context, c *api.Client, processes bool) ([]string, error) {
+	resp, err := c.Trees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range resp.Trees {
+		if !processes {
+			names = append(names, t.Name)
+			continue
+		}
+		for _, l := range t.Levels {
+			names = append(names, l.Process)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// completeProcesses completes the first argument of the node commands
+// with the names of the server's timeperiod processes.
+func completeProcesses(client func() *api.Client) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		var out []cobra.Completion
-		for _, n := range names {
-			if strings.HasPrefix(n, prefix) {
-				out = append(out, n)
-			}
+		return completeNames(cmd, func(ctx context.Context) ([]string, error) { return treeNames(ctx, client(), true) }, prefix)
+	}
+}
+
+// completeTrees completes the argument of tree show with tree names.
+func completeTrees(client func() *api.Client) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return completeNames(cmd, func(ctx context.Context) ([]string, error) { return treeNames(ctx, client(), false) }, prefix)
+	}
+}
+
+// completeHistory completes runs -j with the names of tasks and of
+// timeperiod processes: both have runs.
+func completeHistory(client func() *api.Client) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeNames(cmd, func(ctx context.Context) ([]string, error) {
+			names, err := client().Tasks(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if procs, err := treeNames(ctx, client(), true); err == nil {
+				names = append(names, procs...)
+				slices.Sort(names)
+			}
+			return names, nil
+		}, prefix)
+	}
+}
+
+// completeTreeFiles completes export --tree-file with the files that
+// define the server's trees.
+func completeTreeFiles(client func() *api.Client) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return completeNames(cmd, func(ctx context.Context) ([]string, error) {
+			resp, err := client().Trees(ctx)
+			if err != nil {
+				return nil, err
+			}
+			var files []string
+			for _, t := range resp.Trees {
+				if !slices.Contains(files, t.File) {
+					files = append(files, t.File)
+				}
+			}
+			slices.Sort(files)
+			return files, nil
+		}, prefix)
 	}
 }
 
@@ -148,11 +237,19 @@ func completeEvents(_ *cobra.Command, _ []string, prefix string) ([]cobra.Comple
 }
 
 // registerCompletions completes the -j flag of every command that has one
-// with task names, and schd_event's -e with event names.
+// with task names (runs and alerts: with process names too), export's
+// --tree-file with tree files, and schd_event's -e with event names. The
+// node and tree commands register their own.
 func registerCompletions(root *cobra.Command, client func() *api.Client) {
 	for _, c := range root.Commands() {
-		if c.Flags().Lookup("job") != nil {
+		switch {
+		case c.Name() == "runs" || c.Name() == "alerts":
+			c.RegisterFlagCompletionFunc("job", completeHistory(client))
+		case c.Flags().Lookup("job") != nil:
 			c.RegisterFlagCompletionFunc("job", completeTasks(client))
+		}
+		if c.Name() == "export" {
+			c.RegisterFlagCompletionFunc("tree-file", completeTreeFiles(client))
 		}
 		if c.Name() == "event" {
 			c.RegisterFlagCompletionFunc("event", completeEvents)

@@ -38,7 +38,7 @@ func freePort(t *testing.T) string {
 func startProcess(t *testing.T, data, addr string) *process {
 	t.Helper()
 	self, _ := os.Executable()
-	cmd := exec.Command(self, "server", "--data", data, "--listen", addr, "--timezone", "UTC", "--workers", "4")
+	cmd := exec.Command(self, "server", "--data", data, "--db", testDB(t, data), "--listen", addr, "--timezone", "UTC", "--workers", "4")
 	cmd.Env = append(os.Environ(), envServerProcess+"=1")
 	logf, _ := os.OpenFile(filepath.Join(data+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -9,15 +9,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/engine"
-	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
 // postRaw sends a body to a path with a content type and returns the
@@ -312,7 +311,7 @@ func TestEventsSurviveKill(t *testing.T) {
 		t.Fatalf("only %d events accepted before the kill", len(accepted))
 	}
 	q := startProcess(t, data, addr)
-	st, err := sqlite.Open(context.Background(), filepath.Join(data, "gnomon.db"))
+	st, err := gnomon.OpenStore(context.Background(), testDB(t, data), data)
 	if err != nil {
 		t.Fatal(err)
 	}

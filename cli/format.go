@@ -7,11 +7,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
 )
 
 // writeTask prints a definition as schd_task does: a blank line, then
@@ -119,10 +121,38 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 	}
 }
 
-// writeRunRows prints runs as schd_runs does, below tableHeader: a bundle
-// run is followed by the runs of its children.
+// wPeriod is the width of the timeperiod column of a process's runs.
+const wPeriod = 10
+
+// periodLine writes a row of the runs of a timeperiod process: the four
+// columns of the seed's table, then the timeperiod and the outcome.
+func periodLine(w io.Writer, name, start, end, status, period, outcome string) {
+	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, wPeriod, period, outcome)
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
+}
+
+// runsHeader writes the header of a runs table: the seed's, with the
+// timeperiod and outcome columns when the runs are those of a timeperiod
+// process.
+func runsHeader(w io.Writer, runs []api.RunView) {
+	if !slices.ContainsFunc(runs, func(r api.RunView) bool { return r.Timeperiod != "" }) {
+		tableHeader(w)
+		return
+	}
+	u := strings.Repeat
+	periodLine(w, "Task Name", "Start Time", "End Time", "Status", "Timeperiod", "Outcome")
+	periodLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", wPeriod), u("_", 9))
+}
+
+// writeRunRows prints runs as schd_runs does, below runsHeader: a bundle
+// run is followed by the runs of its children; the run of a timeperiod
+// process ends with its timeperiod and outcome.
 func writeRunRows(w io.Writer, runs []api.RunView) {
 	for _, r := range runs {
+		if r.Timeperiod != "" {
+			periodLine(w, r.Task, stamp(r.Start), stamp(r.End), r.Status.String(), r.Timeperiod, r.Outcome)
+			continue
+		}
 		tableRow(w, r.Task, 0, r.Start, r.End, r.Status)
 		for _, c := range r.Children {
 			tableRow(w, c.Task, 1, c.Start, c.End, c.Status)
@@ -177,6 +207,8 @@ func writeChanges(w io.Writer, c *api.Changes, sync bool) {
 			fmt.Fprintln(w, "sync: the file owns the configurations; tasks and groups are left alone (it defines none)")
 		case "tasks,configurations":
 			fmt.Fprintln(w, "sync: the file owns the tasks, groups and configurations")
+		case "trees":
+			fmt.Fprintln(w, "sync: the tree file owns its trees: those it no longer defines are removed")
 		default:
 			fmt.Fprintln(w, "sync: the file defines nothing, and deletes nothing it does not name")
 		}
@@ -202,5 +234,256 @@ func writeChanges(w io.Writer, c *api.Changes, sync bool) {
 	}
 	for _, d := range c.Deleted {
 		fmt.Fprintf(w, "deleted: %s (%s)\n", d.Name, d.Type)
+	}
+}
+
+// stateName names a node's state as the command line shows it: embryo is
+// queued.
+func stateName(s periods.State) string {
+	if s == periods.Embryo {
+		return "queued"
+	}
+	return s.String()
+}
+
+// states are the states of a node in the order listings count them.
+var states = []periods.State{periods.Embryo, periods.InProgress, periods.FinalRun, periods.Processed, periods.Noop, periods.Skipped}
+
+// every formats a continuous level's tick: 15m, 1h30m, 90s.
+func every(d time.Duration) string {
+	if d == 0 {
+		d = periods.DefaultEvery
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// none is what a list shows for no names.
+func none(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeTrees prints the trees: for each, its file, settings and
+// dependencies, then a table of its levels, coarsest first, with the
+// nodes of each by state.
+func writeTrees(w io.Writer, trees []periods.TreeInfo) {
+	if len(trees) == 0 {
+		fmt.Fprintln(w, "no trees defined")
+		return
+	}
+	for i, t := range trees {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "tree %s (file %s): start %s, lag %d min, max failures %d\n", t.Name, t.File, t.Start, t.LagMinutes, t.MaxFailures)
+		fmt.Fprintf(w, "  depends on: %s; dependants: %s\n", none(t.DependentOn), none(t.Dependants))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  LEVEL\tQUALIFIER\tSTATE MACHINE\tBLOCKING\tRUN BY\tNEXT\tNODES")
+		for _, l := range t.Levels {
+			machine := l.StateMachine.String()
+			if l.StateMachine == periods.Continuous {
+				machine += " every " + every(l.Every)
+			}
+			by := "external"
+			switch {
+			case l.Command != "":
+				by = "command"
+			case l.Function != "":
+				by = "function " + l.Function
+			}
+			next := "-"
+			if l.Next != 0 {
+				next = l.Next.String()
+			}
+			var counts []string
+			for _, s := range states {
+				if n := l.Counts[s]; n > 0 {
+					counts = append(counts, fmt.Sprintf("%s %d", stateName(s), n))
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Process, l.Qualifier, machine, l.Blocking, by, next, none(counts))
+		}
+		tw.Flush()
+	}
+}
+
+// gridCell shows a node in a grid: its state, its failures in parentheses
+// when it has some, and a * while a run is outstanding.
+func gridCell(n api.NodeView) string {
+	s := stateName(n.State)
+	if n.Failures > 0 {
+		s += fmt.Sprintf("(%d)", n.Failures)
+	}
+	if n.Run != nil {
+		s += "*"
+	}
+	return s
+}
+
+// writeGrid prints a tree's nodes as a grid: one row per period, oldest
+// first, with its key (UTC) and its start in loc, and one column per level.
+func writeGrid(w io.Writer, g *grid, loc *time.Location) {
+	if len(g.rows) == 0 {
+		fmt.Fprintf(w, "tree %s has no periods in that range (nodes exist from the tree's start to the current period)\n", g.tree)
+		return
+	}
+	fmt.Fprintf(w, "tree %s: %d %s periods from %s to %s\n", g.tree, len(g.rows), g.rowQ, g.rows[0], g.rows[len(g.rows)-1])
+	layout := "2006-01-02 15:04"
+	if loc != time.UTC {
+		layout += " -07:00"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"TIMEPERIOD", "START (" + loc.String() + ")"}
+	for _, l := range g.levels {
+		head = append(head, l.Process)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	marks := false
+	for _, k := range g.rows {
+		row := []string{k.String(), g.rowQ.Start(k).In(loc).Format(layout)}
+		for i, l := range g.levels {
+			cell := "-"
+			if lk, err := l.Qualifier.Cast(k); err == nil {
+				if n, ok := g.nodes[i][lk]; ok {
+					cell = gridCell(n)
+					marks = marks || n.Run != nil || n.Failures > 0
+				}
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	if marks {
+		fmt.Fprintln(w, "(n): failed runs since the node started; *: a run is outstanding (requested or running)")
+	}
+}
+
+// nodeLine names a node and tells its state, failures and run.
+func nodeLine(n api.NodeView) string {
+	s := fmt.Sprintf("%s %s %s", n.Process, n.Timeperiod, stateName(n.State))
+	if n.Failures > 0 {
+		s += fmt.Sprintf(", %d failed", n.Failures)
+	}
+	if n.Run != nil {
+		s += fmt.Sprintf(", run %d %s", n.Run.ID, n.Run.State)
+	}
+	return s
+}
+
+// writeNode prints a node: its period, state, run, its neighbours in the
+// trees, and its event log, newest first.
+func writeNode(w io.Writer, d *api.NodeDetailView) {
+	fmt.Fprintf(w, "Node: %s %s (%s, tree %s)\n", d.Process, d.Timeperiod, d.Qualifier, d.Tree)
+	fmt.Fprintf(w, "Period: %s to %s\n", d.Start.Format(time.RFC3339), d.End.Format(time.RFC3339))
+	fmt.Fprintf(w, "State: %s\n", stateName(d.State))
+	fmt.Fprintf(w, "Failures: %d\n", d.Failures)
+	switch {
+	case d.Run != nil:
+		fmt.Fprintf(w, "Run: %d %s\n", d.Run.ID, d.Run.State)
+	case d.Awaiting:
+		fmt.Fprintln(w, "Run: none, awaiting its final run")
+	default:
+		fmt.Fprintln(w, "Run: none")
+	}
+	parent := "none"
+	if d.Parent != nil {
+		parent = nodeLine(*d.Parent)
+	}
+	fmt.Fprintf(w, "Parent: %s\n", parent)
+	// Children may be hundreds (a year's days): counted by state.
+	var counts []string
+	for _, s := range states {
+		n := 0
+		for _, c := range d.Children {
+			if c.State == s {
+				n++
+			}
+		}
+		if n > 0 {
+			counts = append(counts, fmt.Sprintf("%s %d", stateName(s), n))
+		}
+	}
+	if len(d.Children) == 0 {
+		fmt.Fprintln(w, "Children: none")
+	} else {
+		fmt.Fprintf(w, "Children: %d (%s)\n", len(d.Children), strings.Join(counts, ", "))
+	}
+	for _, list := range []struct {
+		label string
+		nodes []api.NodeView
+	}{{"Counterparts", d.Counterparts}, {"Dependants", d.Dependants}} {
+		if len(list.nodes) == 0 {
+			fmt.Fprintf(w, "%s: none\n", list.label)
+			continue
+		}
+		fmt.Fprintf(w, "%s:\n", list.label)
+		for _, n := range list.nodes {
+			fmt.Fprintf(w, "  %s\n", nodeLine(n))
+		}
+	}
+	fmt.Fprintln(w, "Log (newest first):")
+	if len(d.Log) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, e := range d.Log {
+		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", e.At.Format(time.RFC3339), stateName(e.From), stateName(e.To), e.Cause, e.Rule)
+		if e.RunID != 0 {
+			line += fmt.Sprintf(", run %d", e.RunID)
+		}
+		if e.By != "" {
+			line += ", by " + e.By
+		}
+		if e.Origin != nil {
+			line += fmt.Sprintf(", from %s %s", e.Origin.Process, e.Origin.Timeperiod)
+		}
+		if e.Message != "" {
+			line += ": " + e.Message
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// writeNodes prints nodes as a table, or the line none when there are
+// none.
+func writeNodes(w io.Writer, nodes []api.NodeView, none string) {
+	if len(nodes) == 0 {
+		fmt.Fprintln(w, none)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROCESS\tTIMEPERIOD\tSTATE\tFAILURES\tRUN")
+	for _, n := range nodes {
+		run := "-"
+		if n.Run != nil {
+			run = fmt.Sprintf("%d %s", n.Run.ID, n.Run.State)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", n.Process, n.Timeperiod, stateName(n.State), n.Failures, run)
+	}
+	tw.Flush()
+}
+
+// writeNodeChanges prints the state changes of a skip or a reprocess, one
+// line per change: process, timeperiod, from -> to.
+func writeNodeChanges(w io.Writer, changes []api.NodeChange, dry bool) {
+	for _, c := range changes {
+		fmt.Fprintf(w, "%s %s %s -> %s\n", c.Process, c.Timeperiod, stateName(c.From), stateName(c.To))
+	}
+	switch {
+	case dry && len(changes) == 0:
+		fmt.Fprintln(w, "dry run: no node would change")
+	case dry:
+		fmt.Fprintln(w, "dry run: nothing was changed")
+	case len(changes) == 0:
+		fmt.Fprintln(w, "no node changed")
 	}
 }

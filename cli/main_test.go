@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/internal/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -28,6 +30,27 @@ func TestMain(m *testing.M) {
 		os.Exit(Run(context.Background(), append([]string{"gnomon"}, os.Args[1:]...), Env{Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
 	os.Exit(m.Run())
+}
+
+// testDBs holds the PostgreSQL database of each data directory, when the
+// tests run on PostgreSQL: a server started again on the same data
+// directory finds its database.
+var testDBs sync.Map
+
+// testDB returns the --db of a server on data: empty for the embedded
+// SQLite store, or, when GNOMON_TEST_DB is "postgres", a fresh PostgreSQL
+// database of its own (see internal/pgtest).
+func testDB(t testing.TB, data string) string {
+	t.Helper()
+	if os.Getenv("GNOMON_TEST_DB") != "postgres" {
+		return ""
+	}
+	if db, ok := testDBs.Load(data); ok {
+		return db.(string)
+	}
+	db := pgtest.URL(t)
+	testDBs.Store(data, db)
+	return db
 }
 
 type fixture struct {
@@ -50,7 +73,7 @@ func setup(t *testing.T, opts ...func(*ServerConfig)) *fixture {
 func (f *fixture) start(opts ...func(*ServerConfig)) {
 	f.t.Helper()
 	cfg := ServerConfig{
-		Data: filepath.Join(f.dir, "data"), Listen: "127.0.0.1:0", Timezone: "Europe/Paris",
+		Data: filepath.Join(f.dir, "data"), DB: testDB(f.t, filepath.Join(f.dir, "data")), Listen: "127.0.0.1:0", Timezone: "Europe/Paris",
 		Workers: 4, Grace: time.Second, Logger: slog.New(slog.DiscardHandler),
 	}
 	for _, o := range opts {

@@ -262,6 +262,9 @@ func serverCmd(env *Env) *cobra.Command {
 			if cfg.Data == "" {
 				cfg.Data = "gnomon-data"
 			}
+			if cfg.DB == "" {
+				cfg.DB = env.Getenv("GNOMON_DB")
+			}
 			cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 			cfg.SMTP.Username, cfg.SMTP.Password = env.Getenv("GNOMON_SMTP_USERNAME"), env.Getenv("GNOMON_SMTP_PASSWORD")
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
@@ -290,7 +293,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.IntVar(&heapFloor, "heap-floor", 64, "MiB the heap may grow above what is live before a garbage collection, whatever GOGC, and collect less often while the state loads; 0 leaves it to GOGC")
 	f.StringVar(&cfg.Data, "data", "", "data directory (default $GNOMON_DATA or ./gnomon-data)")
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
-	f.StringVar(&cfg.DB, "db", "", "database (default the SQLite file gnomon.db in the data directory)")
+	f.StringVar(&cfg.DB, "db", "", "database: postgres://USER@HOST:PORT/DB, or sqlite:PATH (default $GNOMON_DB, else the SQLite file gnomon.db in the data directory)")
 	f.StringVar(&cfg.Definitions, "definitions", "", "definition file, or directory of *.def and *.json files, to apply before listening")
 	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
 	f.StringVar(&cfg.SimulateFrom, "simulate-from", "", "run on a virtual clock starting at this instant, moved only by 'gnomon clock advance' (commands still run)")

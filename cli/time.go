@@ -267,12 +267,24 @@ func rejected(err error) error {
 }
 
 func clockCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var tick bool
 	c := &cobra.Command{
-		Use:   "clock",
+		Use:   "clock [--tick]",
 		Short: "print the server's clock; move a simulating server's clock",
-		Args:  cobra.NoArgs,
+		Long: `clock prints the server's clock. With --tick, on a server started with
+--simulate-from, it first runs a tick of every continuous timeperiod level,
+as if their schedule had come, without moving the clock.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := client().Clock(cmd.Context())
+			var (
+				r   *api.ClockResponse
+				err error
+			)
+			if tick {
+				r, err = treeTick(cmd.Context(), client(), api.ClockRequest{Tick: true})
+			} else {
+				r, err = client().Clock(cmd.Context())
+			}
 			if err != nil {
 				return err
 			}
@@ -280,18 +292,31 @@ func clockCmd(env *Env, client func() *api.Client) *cobra.Command {
 			return nil
 		},
 	}
-	var to string
+	c.Flags().BoolVar(&tick, "tick", false, "tick the continuous timeperiod levels of a simulating server now")
+	var (
+		to      string
+		advTick bool
+	)
 	adv := &cobra.Command{
 		Use:   "advance --to TIME",
 		Short: "move the virtual clock of a server started with --simulate-from",
 		Long: `advance moves the virtual clock of a server started with --simulate-from to
 TIME (RFC 3339, or a local date and time in the server's zone). Every
 occurrence due on the way fires in order and its commands run for real; the
-command returns once the server has settled at TIME.`,
+command returns once the server has settled at TIME. With --tick, every
+continuous timeperiod level then runs a tick at TIME.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
 				return usageErr("--to TIME is required")
+			}
+			if advTick {
+				r, err := treeTick(cmd.Context(), client(), api.ClockRequest{To: to, Tick: true})
+				if err != nil {
+					return err
+				}
+				printClock(env, r)
+				return nil
 			}
 			r, err := client().Advance(cmd.Context(), to)
 			var ae *api.Error
@@ -306,6 +331,7 @@ command returns once the server has settled at TIME.`,
 		},
 	}
 	adv.Flags().StringVar(&to, "to", "", "the instant to move to")
+	adv.Flags().BoolVar(&advTick, "tick", false, "then tick the continuous timeperiod levels")
 	c.AddCommand(adv)
 	return c
 }

@@ -34,6 +34,9 @@ type Env struct {
 	Active func(name string) bool
 	// Function reports whether a function name is registered.
 	Function func(name string) bool
+	// Taken says what else owns a name, such as "a timeperiod process of
+	// tree site", or "" when nothing does: no task may take it.
+	Taken func(name string) string
 }
 
 // Apply validates actions against the current definitions, in file order on
@@ -58,6 +61,9 @@ func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Res
 	}
 	if a.env.Active == nil {
 		a.env.Active = func(string) bool { return false }
+	}
+	if a.env.Taken == nil {
+		a.env.Taken = func(string) string { return "" }
 	}
 	if a.env.Function == nil {
 		a.env.Function = func(string) bool { return true }
@@ -206,6 +212,9 @@ func (a *applier) action(act *Action) bool {
 		usable = false
 	case kind == Insert && exists:
 		a.errorf(act, act.Line, "%s already exist", noun(old))
+		usable = false
+	case kind == Insert && a.env.Taken(act.Name) != "":
+		a.errorf(act, act.Line, "name %s is already taken by %s", act.Name, a.env.Taken(act.Name))
 		usable = false
 	case kind != Insert && !exists && act.Kind.IsGroup():
 		a.errorf(act, act.Line, "group not exist")

@@ -26,6 +26,7 @@ func (e *Engine) define(ev Define) error {
 			return en != nil && (en.st.Status.Active() || en.st.RunID != 0)
 		},
 		Function: e.functions,
+		Taken:    e.taken,
 	})
 	if err != nil || ev.Check {
 		return err

@@ -41,6 +41,9 @@ type Config struct {
 	// Functions reports whether a function name is registered, for the
 	// validation of definitions. Nil accepts only the built-in "log".
 	Functions func(name string) bool
+	// Taken says what else owns a name (see defs.Env.Taken); nil means
+	// nothing does.
+	Taken func(name string) string
 }
 
 // BuiltinLog is the function every scheduler provides: it writes a log
@@ -65,6 +68,7 @@ type Engine struct {
 	runs     map[int64]*job.Run  // runs not yet ended
 	running  int                 // callable runs holding a worker slot
 	lastRun  int64               // highest run id handed out
+	taken    func(string) string // what else owns a name
 	seq      int64               // ready order
 	// draining stops dispatch: ready tasks stay ready.
 	draining bool
@@ -205,6 +209,7 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{
 		functions: cfg.Functions,
+		taken:     cfg.Taken,
 		workers:   cfg.Workers,
 		lateness:  int64(cfg.EventLateness),
 		loc:       cfg.Location,
@@ -350,6 +355,13 @@ func (e *Engine) Schedule(name string) calendar.Schedule {
 		return en.sched
 	}
 	return nil
+}
+
+// NewRunID hands out a run ID for a run the engine does not start itself
+// (a timeperiod node's): the engine's runs and those share one sequence.
+func (e *Engine) NewRunID() int64 {
+	e.lastRun++
+	return e.lastRun
 }
 
 // NextWake returns the earliest instant at which a Tick has work to do, or

@@ -66,6 +66,10 @@ type Spec struct {
 	// GNOMON_SCHEDULED_TIME when Scheduled is zero.
 	Start time.Time     `json:"start,omitzero"`
 	Grace time.Duration `json:"grace"` // between TERM and KILL on abort
+	// Period is the timeperiod of a timeperiod process's run: the
+	// command gets it in GNOMON_PROCESS, GNOMON_TIMEPERIOD,
+	// GNOMON_PERIOD_START and GNOMON_PERIOD_END.
+	Period *job.Period `json:"period,omitempty"`
 }
 
 // Exit is the outcome a supervisor records.

@@ -20,11 +20,19 @@ import (
 // error is a success.
 type Func func(ctx context.Context, c *Call) error
 
+// ErrNoop, returned by the function of a timeperiod process, says that it
+// found nothing to do: the run ends with status job.ExitNoop, and its
+// node becomes noop instead of processed.
+var ErrNoop = errors.New("nothing to do")
+
 // Call is one run of a Func. Its methods are safe for concurrent use.
 type Call struct {
 	RunID     int64
 	Task      string
 	Scheduled time.Time // the occurrence the run is for, zero if none
+	// Period is the timeperiod of a timeperiod process's run (Task names
+	// the process), nil for a task's.
+	Period *job.Period
 	// Stdout and Stderr append to the task's log files (discarding when
 	// it has none).
 	Stdout, Stderr io.Writer
@@ -95,7 +103,7 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 			Message: fmt.Sprintf("function %s is not registered with this scheduler", name)})
 		return
 	}
-	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Stdout: io.Discard, Stderr: io.Discard}
+	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Period: spec.Period, Stdout: io.Discard, Stderr: io.Discard}
 	var files []*os.File
 	for i, p := range []string{spec.OutLog, spec.ErrLog} {
 		if p == "" {
@@ -129,6 +137,8 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 		switch {
 		case panicked:
 			e.Code, e.Result, e.Message = -1, job.ResultInternal, err.Error()
+		case errors.Is(err, ErrNoop):
+			e.Code = job.ExitNoop
 		case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 			e.Code, e.Result, e.Message = -1, job.ResultKilled, "cancelled: "+err.Error()
 		case err != nil:

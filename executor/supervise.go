@@ -214,6 +214,14 @@ func supervise(base string, lock int, specJSON []byte) int {
 		"GNOMON_COMMAND="+spec.Command,
 		"GNOMON_PROFILE="+spec.Profile,
 	)
+	if p := spec.Period; p != nil {
+		cmd.Env = append(cmd.Env,
+			"GNOMON_PROCESS="+spec.Task,
+			"GNOMON_TIMEPERIOD="+p.Key,
+			"GNOMON_PERIOD_START="+p.Start.UTC().Format(time.RFC3339),
+			"GNOMON_PERIOD_END="+p.End.UTC().Format(time.RFC3339),
+		)
+	}
 	cmd.Env = without(cmd.Env, EnvSupervise)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -15,6 +15,9 @@ type Launch struct {
 	ErrLog   string
 	// Scheduled is the occurrence the run is for, zero if none.
 	Scheduled time.Time
+	// Period is the timeperiod of a timeperiod process's run, nil for a
+	// task's.
+	Period *Period
 }
 
 // Exit is how a run ended, as its runner reports it.

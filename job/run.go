@@ -29,6 +29,11 @@ type Run struct {
 	BundleRun int64             `json:"bundle_run,omitempty"` // the bundle run that started it, 0 if none
 	Trigger   string            `json:"trigger,omitempty"`    // what started it: "start", "bundle", "condition", ...
 	Scheduled time.Time         `json:"scheduled,omitzero"`   // the occurrence it ran for, if any
+	// Timeperiod is the period a timeperiod process's run is for (Task
+	// is the process), and Outcome how it ended: processed, noop, failed
+	// or canceled. Both are empty for a task's run.
+	Timeperiod string `json:"timeperiod,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
 }
 
 // Done reports whether the run has ended.

@@ -56,6 +56,13 @@ func (f *Forest) parseOptions(file string) Options {
 	}
 }
 
+// Check validates a Define against the forest as Apply would, and changes
+// nothing: the error is the one Apply would return.
+func (f *Forest) Check(ev Define) error {
+	_, err := f.planDefine(ev, f.now)
+	return err
+}
+
 // planDefine parses and checks a Define against the forest.
 func (f *Forest) planDefine(ev Define, now time.Time) (*File, error) {
 	if ev.File == "" {

@@ -65,7 +65,10 @@
 // dependencies; command and function are exclusive. every, a Go duration
 // in whole seconds from 1s to 24h, is the tick of a continuous level
 // (default one minute); a discrete level has none, for its periods run
-// when they are due.
+// when they are due. A level may send email when a run ends, as a task's
+// alert_on and alert_to do: alertOn lists the outcomes, "success" or
+// "failure", and alertTo the addresses (user@host), each non-empty and
+// without repeats, and one goes with the other.
 //
 // Parse reads a file strictly: an unknown key anywhere, a repeated key, a
 // wrong type or value, a duplicate qualifier, tree or process, levels out

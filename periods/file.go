@@ -1,7 +1,9 @@
 package periods
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -63,6 +65,10 @@ type Level struct {
 	// Every is the tick of a continuous level; zero means DefaultEvery.
 	// Discrete levels have none.
 	Every time.Duration `json:"every,omitempty"`
+	// AlertOn and AlertTo configure email alerts at the end of a run:
+	// on which outcomes ("success", "failure") and to whom.
+	AlertOn []string `json:"alert_on,omitempty"`
+	AlertTo []string `json:"alert_to,omitempty"`
 }
 
 // Defaults of the settings.
@@ -95,13 +101,15 @@ type treeJSON struct {
 }
 
 type levelJSON struct {
-	Process      string `json:"process"`
-	Qualifier    string `json:"qualifier"`
-	StateMachine string `json:"stateMachine,omitempty"`
-	Blocking     string `json:"blocking,omitempty"`
-	Command      string `json:"command,omitempty"`
-	Function     string `json:"function,omitempty"`
-	Every        string `json:"every,omitempty"`
+	Process      string   `json:"process"`
+	Qualifier    string   `json:"qualifier"`
+	StateMachine string   `json:"stateMachine,omitempty"`
+	Blocking     string   `json:"blocking,omitempty"`
+	Command      string   `json:"command,omitempty"`
+	Function     string   `json:"function,omitempty"`
+	Every        string   `json:"every,omitempty"`
+	AlertOn      []string `json:"alertOn,omitempty"`
+	AlertTo      []string `json:"alertTo,omitempty"`
 }
 
 func settingsOut(s Settings) *settingsJSON {
@@ -123,7 +131,8 @@ func Format(f *File) []byte {
 		tj := treeJSON{Name: t.Name, DependentOn: t.DependentOn, Settings: settingsOut(t.Settings),
 			Levels: make([]levelJSON, len(t.Levels))}
 		for j, l := range t.Levels {
-			lj := levelJSON{Process: l.Process, Qualifier: l.Qualifier.String(), Command: l.Command, Function: l.Function}
+			lj := levelJSON{Process: l.Process, Qualifier: l.Qualifier.String(), Command: l.Command, Function: l.Function,
+				AlertOn: l.AlertOn, AlertTo: l.AlertTo}
 			if l.StateMachine != Discrete {
 				lj.StateMachine = l.StateMachine.String()
 			}
@@ -131,15 +140,58 @@ func Format(f *File) []byte {
 				lj.Blocking = l.Blocking.String()
 			}
 			if l.Every != 0 {
-				lj.Every = l.Every.String()
+				lj.Every = formatEvery(l.Every)
 			}
 			tj.Levels[j] = lj
 		}
 		out.Trees[i] = tj
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
+	// Commands hold shell operators: written as they are, not escaped
+	// for HTML.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
 		panic("periods: format: " + err.Error()) // only strings, ints and slices: cannot fail
 	}
-	return append(b, '\n')
+	return b.Bytes()
+}
+
+// formatEvery writes a tick as people do: 15m rather than 15m0s, 1h
+// rather than 1h0m0s.
+func formatEvery(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// IsTreeFile reports whether a definition file is a tree file: a JSON
+// object with a "trees" member. Definition files of other kinds (the
+// task language, data configurations) never are, so a caller can route a
+// file by its shape.
+func IsTreeFile(text string) bool {
+	dec := json.NewDecoder(strings.NewReader(text))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if key == "trees" {
+			return true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
+	return false
 }

@@ -509,6 +509,61 @@ func TestDefineRemove(t *testing.T) {
 	checkReplay(t, s)
 }
 
+// TestRedefineAlerts checks that a level redefined with only its alert
+// settings changed keeps its nodes and its outstanding run, and takes the
+// new settings.
+func TestRedefineAlerts(t *testing.T) {
+	t.Parallel()
+	alerts := func(on, to string) string {
+		return file(tr("site", "", lv("site_daily", "daily", on), lv("site_hourly", "hourly", to)))
+	}
+	s := newSim(t, "2024-01-01T00:00", alerts("", `, "alertOn": ["failure"], "alertTo": ["ops@example.com"]`))
+	tick("2024-01-01T02:06")(s)
+	result("site_hourly@2024010100", OutcomeProcessed)(s)
+	want("site_hourly@2024010100=processed", "site_hourly@2024010101=in_progress+run", "site_daily@2024010100=embryo")(s)
+	nodes := func() []Node {
+		var all []Node
+		for _, p := range []string{"site_daily", "site_hourly"} {
+			ns, err := s.f.Nodes(p, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, ns...)
+		}
+		return all
+	}
+	before := nodes()
+	for i, text := range []string{
+		// Other outcomes and addresses, and alerts on the daily level too.
+		alerts(`, "alertOn": ["success", "failure"], "alertTo": ["boss@example.com"]`,
+			`, "alertOn": ["failure", "success"], "alertTo": ["ops@example.com", "oncall@example.com"]`),
+		// No alerts at all.
+		alerts("", ""),
+	} {
+		out := s.apply(Define{File: "f0.json", Text: text})
+		if len(out.Dropped)+len(out.Effects)+len(out.Changes)+len(out.Nodes) != 0 {
+			t.Errorf("redefine %d: dropped %v, effects %v, changes %s, nodes %v", i, out.Dropped, out.Effects, changes(out), out.Nodes)
+		}
+		if got := strings.Join(out.Trees, ","); got != "site" {
+			t.Errorf("redefine %d: trees %q", i, got)
+		}
+		if d := cmp.Diff(before, nodes()); d != "" {
+			t.Errorf("redefine %d: nodes (-before +after):\n%s", i, d)
+		}
+		want("site_hourly@2024010101=in_progress+run")(s)
+		_, hourly, _ := s.f.Process("site_hourly")
+		_, daily, _ := s.f.Process("site_daily")
+		got := fmt.Sprint(daily.AlertOn, daily.AlertTo, hourly.AlertOn, hourly.AlertTo)
+		if w := []string{"[success failure] [boss@example.com] [failure success] [ops@example.com oncall@example.com]", "[] [] [] []"}[i]; got != w {
+			t.Errorf("redefine %d: alerts %s, want %s", i, got, w)
+		}
+	}
+	// The run that was outstanding before still ends its node.
+	result("site_hourly@2024010101", OutcomeProcessed)(s)
+	want("site_hourly@2024010101=processed")(s)
+	checkReplay(t, s)
+}
+
 func TestDryRun(t *testing.T) {
 	t.Parallel()
 	s := newSim(t, "2024-01-01T00:00", siteAndClient("normal"))

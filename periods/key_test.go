@@ -261,3 +261,15 @@ func TestKeyText(t *testing.T) {
 		}
 	}
 }
+func TestFormatEvery(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{90 * time.Second: "1m30s", 15 * time.Minute: "15m", time.Hour: "1h",
+		90 * time.Minute: "1h30m", 24 * time.Hour: "24h", 5 * time.Second: "5s", time.Hour + time.Second: "1h0m1s"} {
+		if got := formatEvery(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+		if back, err := time.ParseDuration(formatEvery(d)); err != nil || back != d {
+			t.Errorf("%v reads back as %v, %v", d, back, err)
+		}
+	}
+}

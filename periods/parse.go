@@ -2,6 +2,7 @@ package periods
 
 import (
 	"fmt"
+	"net/mail"
 	"regexp"
 	"slices"
 	"strconv"
@@ -351,7 +352,7 @@ func (c *checker) tree(v *jval, path string, fileStart bool) *ptree {
 
 func (c *checker) level(v *jval, path string) Level {
 	var l Level
-	m, ok := c.object(v, path, "process", "qualifier", "stateMachine", "blocking", "command", "function", "every")
+	m, ok := c.object(v, path, "process", "qualifier", "stateMachine", "blocking", "command", "function", "every", "alertOn", "alertTo")
 	if !ok {
 		return l
 	}
@@ -430,7 +431,72 @@ func (c *checker) level(v *jval, path string) Level {
 			}
 		}
 	}
+	// Alerts need both keys, as alert_on and alert_to do for tasks.
+	on, hasOn := m["alertOn"]
+	if hasOn {
+		l.AlertOn = c.list(on.val, join(path, "alertOn"), "outcome", checkOutcome)
+	}
+	to, hasTo := m["alertTo"]
+	if hasTo {
+		l.AlertTo = c.list(to.val, join(path, "alertTo"), "address", checkAddress)
+	}
+	switch {
+	case hasOn && !hasTo:
+		c.errorf(v.off, join(path, "alertTo"), "missing: alertOn needs alertTo, the addresses to email")
+	case hasTo && !hasOn:
+		c.errorf(v.off, join(path, "alertOn"), "missing: alertTo needs alertOn, the outcomes to email on (success, failure)")
+	}
 	return l
+}
+
+// list reads a non-empty array of distinct strings, each of them a what
+// that check accepts: it returns "" or what is wrong with the item.
+func (c *checker) list(v *jval, path, what string, check func(string) string) []string {
+	if v.kind != 'a' {
+		c.errorf(v.off, path, "expected an array, not %s", v.kindName())
+		return nil
+	}
+	if len(v.arr) == 0 {
+		c.errorf(v.off, path, "empty list: leave out alertOn and alertTo for no alerts")
+		return nil
+	}
+	var out []string
+	seen := map[string]int{}
+	for i, iv := range v.arr {
+		p := index(path, i)
+		s, ok := c.str(iv, p)
+		if !ok {
+			continue
+		}
+		if msg := check(s); msg != "" {
+			c.errorf(iv.off, p, "%s", msg)
+			continue
+		}
+		if j, dup := seen[s]; dup {
+			c.errorf(iv.off, p, "%s %q listed twice (also [%d])", what, s, j)
+			continue
+		}
+		seen[s] = i
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkOutcome accepts the outcomes a level alerts on.
+func checkOutcome(s string) string {
+	if s != "success" && s != "failure" {
+		return fmt.Sprintf("unknown outcome %q (want success or failure)", s)
+	}
+	return ""
+}
+
+// checkAddress accepts a bare email address, user@host, without a display
+// name or angle brackets: the rule of the task language's alert_to.
+func checkAddress(s string) string {
+	if a, err := mail.ParseAddress(s); err != nil || a.Name != "" || a.Address != s {
+		return fmt.Sprintf("%q is not an email address such as ops@example.com", s)
+	}
+	return ""
 }
 
 // across checks what spans trees: names, dependencies and cycles.

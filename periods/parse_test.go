@@ -15,7 +15,8 @@ const sitesJSON = `{
   "trees": [
     {"name": "site", "dependentOn": [], "levels": [
       {"process": "site_daily", "qualifier": "daily", "stateMachine": "discrete", "blocking": "children"},
-      {"process": "site_hourly", "qualifier": "hourly", "command": "aggregate --hour {{.Timeperiod}}"}
+      {"process": "site_hourly", "qualifier": "hourly", "command": "aggregate --hour {{.Timeperiod}}",
+       "alertOn": ["failure", "success"], "alertTo": ["ops@example.com", "site.owner+alerts@example.org"]}
     ]},
     {"name": "client", "dependentOn": ["site"], "settings": {"lagMinutes": 10}, "levels": [
       {"process": "client_daily", "qualifier": "daily", "stateMachine": "continuous", "every": "15m",
@@ -37,7 +38,8 @@ func TestParse(t *testing.T) {
 		Trees: []Tree{
 			{Name: "site", Levels: []Level{
 				{Process: "site_daily", Qualifier: Daily, Blocking: Children},
-				{Process: "site_hourly", Qualifier: Hourly, Command: "aggregate --hour {{.Timeperiod}}"},
+				{Process: "site_hourly", Qualifier: Hourly, Command: "aggregate --hour {{.Timeperiod}}",
+					AlertOn: []string{"failure", "success"}, AlertTo: []string{"ops@example.com", "site.owner+alerts@example.org"}},
 			}},
 			{Name: "client", DependentOn: []string{"site"}, Settings: Settings{LagMinutes: intp(10)}, Levels: []Level{
 				{Process: "client_daily", Qualifier: Daily, StateMachine: Continuous, Blocking: Dependencies,
@@ -62,7 +64,9 @@ func TestFormat(t *testing.T) {
 	f := &File{
 		Settings: Settings{StartTimeperiod: 2024010100},
 		Trees: []Tree{{Name: "a", Levels: []Level{
-			{Process: "a_hourly", Qualifier: Hourly, StateMachine: Continuous, Every: 90 * time.Second},
+			{Process: "a_hourly", Qualifier: Hourly, StateMachine: Continuous, Every: 90 * time.Second,
+				Command: `run > "$GNOMON_TIMEPERIOD" && done`,
+				AlertOn: []string{"failure"}, AlertTo: []string{"ops@example.com"}},
 		}}},
 	}
 	want := `{
@@ -77,7 +81,14 @@ func TestFormat(t *testing.T) {
           "process": "a_hourly",
           "qualifier": "hourly",
           "stateMachine": "continuous",
-          "every": "1m30s"
+          "command": "run > \"$GNOMON_TIMEPERIOD\" && done",
+          "every": "1m30s",
+          "alertOn": [
+            "failure"
+          ],
+          "alertTo": [
+            "ops@example.com"
+          ]
         }
       ]
     }
@@ -86,6 +97,13 @@ func TestFormat(t *testing.T) {
 `
 	if got := string(Format(f)); got != want {
 		t.Errorf("Format:\n%s\nwant:\n%s", got, want)
+	}
+	back, err := Parse("a.json", Format(f), Options{})
+	if err != nil {
+		t.Fatalf("Parse(Format): %v", err)
+	}
+	if d := cmp.Diff(f, back); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
 	}
 }
 
@@ -127,7 +145,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown key top", `{"trees": [], "treez": 1}`, Options{}, []string{`sites.json:1: treez: unknown key (want one of settings, trees)`}},
 		{"missing trees", `{}`, Options{}, []string{`sites.json:1: trees: missing`}},
 		{"unknown qualifier", level(`, "qualifier2": 1`), Options{},
-			[]string{`sites.json:1: trees[0].levels[0].qualifier2: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every)`}},
+			[]string{`sites.json:1: trees[0].levels[0].qualifier2: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every, alertOn, alertTo)`}},
 		{"weekly", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
 			{"process": "p", "qualifier": "daily"},
 			{"process": "q", "qualifier": "weekly"}]}]}`, Options{},
@@ -148,6 +166,46 @@ func TestParseProblems(t *testing.T) {
 			[]string{`sites.json:1: trees[0].levels[0].every: every 1.5s: want whole seconds from 1s to 24h`}},
 		{"every not a duration", level(`, "stateMachine": "continuous", "every": 60`), Options{},
 			[]string{`sites.json:1: trees[0].levels[0].every: expected a string, not a number`}},
+		{"alerts", level(`, "alertOn": ["success"], "alertTo": ["ops@example.com"]`), Options{}, nil},
+		{"unknown outcome", level(`, "alertOn": ["failure", "not_started", "Success"], "alertTo": ["ops@example.com"]`), Options{}, []string{
+			`sites.json:1: trees[0].levels[0].alertOn[1]: unknown outcome "not_started" (want success or failure)`,
+			`sites.json:1: trees[0].levels[0].alertOn[2]: unknown outcome "Success" (want success or failure)`,
+		}},
+		{"duplicate outcome", level(`, "alertOn": ["failure", "success", "failure"], "alertTo": ["ops@example.com"]`), Options{},
+			[]string{`sites.json:1: trees[0].levels[0].alertOn[2]: outcome "failure" listed twice (also [0])`}},
+		{"empty alertOn", level(`, "alertOn": [], "alertTo": ["ops@example.com"]`), Options{},
+			[]string{`sites.json:1: trees[0].levels[0].alertOn: empty list: leave out alertOn and alertTo for no alerts`}},
+		{"bad address", level(`, "alertOn": ["failure"], "alertTo": ["ops", "Ops <ops@example.com>", "<ops@example.com>", " ops@example.com", ""]`), Options{}, []string{
+			`sites.json:1: trees[0].levels[0].alertTo[0]: "ops" is not an email address such as ops@example.com`,
+			`sites.json:1: trees[0].levels[0].alertTo[1]: "Ops <ops@example.com>" is not an email address such as ops@example.com`,
+			`sites.json:1: trees[0].levels[0].alertTo[2]: "<ops@example.com>" is not an email address such as ops@example.com`,
+			`sites.json:1: trees[0].levels[0].alertTo[3]: " ops@example.com" is not an email address such as ops@example.com`,
+			`sites.json:1: trees[0].levels[0].alertTo[4]: "" is not an email address such as ops@example.com`,
+		}},
+		{"duplicate address", level(`, "alertOn": ["failure"], "alertTo": ["a@example.com", "b@example.com", "a@example.com"]`), Options{},
+			[]string{`sites.json:1: trees[0].levels[0].alertTo[2]: address "a@example.com" listed twice (also [0])`}},
+		{"empty alertTo", level(`, "alertOn": ["failure"], "alertTo": []`), Options{},
+			[]string{`sites.json:1: trees[0].levels[0].alertTo: empty list: leave out alertOn and alertTo for no alerts`}},
+		{"alertOn without alertTo", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
+			{"process": "p", "qualifier": "daily"},
+			{"process": "q", "qualifier": "hourly",
+			 "alertOn": ["failure"]}]}]}`, Options{},
+			[]string{`sites.json:3: trees[0].levels[1].alertTo: missing: alertOn needs alertTo, the addresses to email`}},
+		{"alertTo without alertOn", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
+			{"process": "p", "qualifier": "daily"},
+			{"process": "q", "qualifier": "hourly",
+			 "alertTo": ["ops@example.com"]}]}]}`, Options{},
+			[]string{`sites.json:3: trees[0].levels[1].alertOn: missing: alertTo needs alertOn, the outcomes to email on (success, failure)`}},
+		{"alerts not arrays", level(`, "alertOn": "failure", "alertTo": {"to": "ops@example.com"}`), Options{}, []string{
+			`sites.json:1: trees[0].levels[0].alertOn: expected an array, not a string`,
+			`sites.json:1: trees[0].levels[0].alertTo: expected an array, not an object`,
+		}},
+		{"alert items not strings", level(`, "alertOn": [1, null], "alertTo": [["ops@example.com"], true]`), Options{}, []string{
+			`sites.json:1: trees[0].levels[0].alertOn[0]: expected a string, not a number`,
+			`sites.json:1: trees[0].levels[0].alertOn[1]: expected a string, not null`,
+			`sites.json:1: trees[0].levels[0].alertTo[0]: expected a string, not an array`,
+			`sites.json:1: trees[0].levels[0].alertTo[1]: expected a string, not a boolean`,
+		}},
 		{"bad start", `{"settings": {"startTimeperiod": "2024010000"}, "trees": []}`, Options{},
 			[]string{`sites.json:1: settings.startTimeperiod: bad timeperiod key "2024010000": not an hourly key (YYYYMMDDHH)`}},
 		{"start not a date", `{"settings": {"startTimeperiod": "2024023000"}, "trees": []}`, Options{},
@@ -238,7 +296,7 @@ func TestParseProblems(t *testing.T) {
 			`sites.json:4: trees[7].settings.startTimeperiod: missing: set it in the tree's settings or the file's`,
 			`sites.json:4: trees[8].levels: missing`,
 			`sites.json:4: trees[8].settings.startTimeperiod: missing: set it in the tree's settings or the file's`,
-			`sites.json:5: trees[9].levels[0].oops: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every)`,
+			`sites.json:5: trees[9].levels[0].oops: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every, alertOn, alertTo)`,
 			`sites.json:5: trees[9].settings.startTimeperiod: missing: set it in the tree's settings or the file's`,
 		}},
 	}
@@ -271,6 +329,8 @@ func TestComparePaths(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(sitesJSON))
 	f.Add([]byte(`{"trees": []}`))
+	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["success", "failure"], "alertTo": ["ops@example.com", "a.b+c@d.example"]}]}]}`))
+	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["failure", "failure"], "alertTo": ["Ops <ops@example.com>"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024022923", "maxFailures": 0}, "trees": [{"name": "y", "levels": [{"process": "y_yearly", "qualifier": "yearly", "stateMachine": "continuous"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.json", data, Options{})

@@ -53,15 +53,25 @@ func (f *Forest) Snapshot() Snapshot {
 	for _, name := range slices.Sorted(maps.Keys(f.files)) {
 		s.Files = append(s.Files, SnapshotFile{Name: name, Text: string(Format(f.files[name]))})
 	}
+	s.Ticks = f.Ticks()
 	for _, l := range f.levelOrder {
-		if l.continuous() {
-			s.Ticks = append(s.Ticks, LevelTick{Process: l.name, Next: l.nextTick})
-		}
 		for _, n := range l.nodes {
 			s.Nodes = append(s.Nodes, NodeRecord{Node: n.view(), Log: exportLog(n.log)})
 		}
 	}
 	return s
+}
+
+// Ticks returns the next ticks of the continuous levels: with Now, the
+// part of a Snapshot that is not definitions or nodes.
+func (f *Forest) Ticks() []LevelTick {
+	var ticks []LevelTick
+	for _, l := range f.levelOrder {
+		if l.continuous() {
+			ticks = append(ticks, LevelTick{Process: l.name, Next: l.nextTick})
+		}
+	}
+	return ticks
 }
 
 func exportLog(log []logEntry) []LogEntry {

@@ -33,6 +33,12 @@ type batch struct {
 	flush bool
 	// notices: a listener wants to hear of runs.
 	notices bool
+	// trees is what the batch writes of the timeperiod trees; treeFiles
+	// the tree files the store holds once it is durable (nil: unchanged).
+	trees     treeWrites
+	treeFiles map[string]bool
+	// nodeExits are how the node runs whose end the batch records ended.
+	nodeExits map[int64]job.Exit
 }
 
 func newBatch(spare []byte, held int, notices bool) *batch {

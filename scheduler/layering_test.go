@@ -19,7 +19,8 @@ func TestLoopConstructsNoAdapter(t *testing.T) {
 		t.Fatal(err)
 	}
 	const mod = "github.com/gnomon-sched/gnomon/"
-	allowed := map[string]bool{mod + "engine": true, mod + "job": true, mod + "store": true, mod + "internal/jsonenc": true}
+	allowed := map[string]bool{mod + "engine": true, mod + "job": true, mod + "store": true, mod + "internal/jsonenc": true,
+		mod + "periods": true}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue

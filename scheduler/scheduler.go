@@ -21,11 +21,14 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/store"
 )
 
@@ -97,6 +100,17 @@ type Scheduler struct {
 	alertWake, auditWake chan struct{}
 
 	sim simulation // the virtual clock, when simulating
+
+	trees forest // the timeperiod trees, owned by the loop
+	// stopping is set once Stop stops the runner: a node's run it kills
+	// then stays outstanding.
+	stopping atomic.Bool
+	// unavailable holds why the store cannot take a commit, while the
+	// loop retries one: requests are refused meanwhile.
+	unavailable atomic.Pointer[error]
+	// deferred holds the reports (requests without a caller waiting)
+	// that came while a commit was retried; only the loop touches it.
+	deferred []*request
 }
 
 // request is what callers hand the loop: an event to apply, a read of the
@@ -110,6 +124,11 @@ type request struct {
 	// flush asks for every run and fire held back to be written in this
 	// commit.
 	flush bool
+	// tree is an event of the timeperiod forest, and treeOut what it did;
+	// nodeExit is how a node's command or function ended.
+	tree     periods.Event
+	treeOut  *periods.Output
+	nodeExit *nodeExit
 }
 
 // timerEarly is how long before a due instant the loop's timer is armed.
@@ -160,8 +179,13 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		done:      make(chan struct{}),
 		log:       cfg.Logger,
 	}
+	functions := cfg.Functions
+	if functions == nil {
+		functions = func(name string) bool { return name == engine.BuiltinLog }
+	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness,
-		Functions: cfg.Functions})
+		Functions: functions, Taken: s.taken})
+	s.newForest(functions)
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -178,7 +202,11 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.eng.Restore(tasks, snap.Active, max(snap.LastRun, rp.lastRun), rp.vals)
+	active := slices.DeleteFunc(slices.Clone(snap.Active), func(r *job.Run) bool { return r.Timeperiod != "" })
+	s.eng.Restore(tasks, active, max(snap.LastRun, rp.lastRun), rp.vals)
+	if err := s.restoreTrees(&snap.Trees, snap.Active); err != nil {
+		return nil, err
+	}
 	for _, p := range s.eng.Problems() {
 		s.log.Warn("time trigger not armed", "problem", p)
 	}
@@ -242,7 +270,11 @@ func (s *Scheduler) Start() {
 		keep[r.ID] = true
 		attach = append(attach, launchOf(r, &def))
 	}
+	s.keepTreeRuns(keep)
 	s.cfg.Runner.Sweep(keep)
+	// The runs of nodes that had not ended are asked for again before any
+	// other request can reach the forest.
+	s.in <- &request{tree: periods.Restart{}}
 	s.wg.Add(4)
 	go s.loop()
 	go s.perform()
@@ -251,8 +283,9 @@ func (s *Scheduler) Start() {
 	for _, w := range attach {
 		s.cfg.Runner.Attach(w, s.report)
 	}
-	// Dispatch what was ready when the scheduler stopped.
-	go s.Submit(context.Background(), engine.Tick{})
+	// Dispatch what was ready when the scheduler stopped, before any
+	// request that comes after Start.
+	s.in <- &request{ev: engine.Tick{}}
 }
 
 // Submit applies an event and returns once its outcome is durable. A
@@ -278,6 +311,9 @@ func (s *Scheduler) Read(ctx context.Context, fn func(*engine.Engine)) error {
 }
 
 func (s *Scheduler) send(ctx context.Context, r *request) error {
+	if err := s.Unavailable(); err != nil {
+		return err
+	}
 	select {
 	case s.in <- r:
 	case <-s.done:
@@ -357,6 +393,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
+		s.stopping.Store(true)
 		s.cfg.Runner.Stop(context.Background())
 		s.settleExits()
 		if err := s.sim.save(s.cfg.Store); err != nil {
@@ -377,7 +414,7 @@ func (s *Scheduler) busy(ctx context.Context) bool {
 		return false
 	}
 	running := 0
-	if err := s.Read(ctx, func(e *engine.Engine) { running = e.Running() }); err != nil {
+	if err := s.Read(ctx, func(e *engine.Engine) { running = e.Running() + s.treesInFlight() }); err != nil {
 		return false
 	}
 	return running > 0 || s.cfg.Runner.Running() > 0
@@ -418,21 +455,25 @@ func (s *Scheduler) loop() {
 	var wake time.Time // the earliest due instant, as of the last batch
 	real := !s.sim.on()
 	for {
-		var batch []*request
-		select {
-		case r := <-s.in:
-			batch = append(batch, r)
-		case <-timer.C:
-			// The timer was armed timerEarly ahead: wait out the rest
-			// here, yielding, unless a request comes meanwhile. The
-			// deadline (monotonic) bounds the wait should the wall clock
-			// be set back.
-			for until := time.Now().Add(timerEarly); !wake.IsZero() && wake.After(s.cfg.Clock.Now()) &&
-				len(s.in) == 0 && time.Now().Before(until); {
-				runtime.Gosched()
+		// Reports that came while a commit was retried go first.
+		batch := s.deferred
+		s.deferred = nil
+		if len(batch) == 0 {
+			select {
+			case r := <-s.in:
+				batch = append(batch, r)
+			case <-timer.C:
+				// The timer was armed timerEarly ahead: wait out the rest
+				// here, yielding, unless a request comes meanwhile. The
+				// deadline (monotonic) bounds the wait should the wall
+				// clock be set back.
+				for until := time.Now().Add(timerEarly); !wake.IsZero() && wake.After(s.cfg.Clock.Now()) &&
+					len(s.in) == 0 && time.Now().Before(until); {
+					runtime.Gosched()
+				}
+			case <-s.quit:
+				return
 			}
-		case <-s.quit:
-			return
 		}
 	collect:
 		for len(batch) < maxBatch {
@@ -457,11 +498,16 @@ func (s *Scheduler) loop() {
 		}
 		last = len(batch)
 		if err := s.process(batch); err != nil {
-			s.fail(batch, err)
+			var a answeredError
+			if errors.As(err, &a) {
+				s.fail(nil, a.err) // the batch's callers have their answer
+			} else {
+				s.fail(batch, err)
+			}
 			return
 		}
 		timer.Stop()
-		if wake = s.eng.NextWake(); !wake.IsZero() && real {
+		if wake = earliest(s.eng.NextWake(), s.trees.f.NextWake()); !wake.IsZero() && real {
 			timer.Reset(max(wake.Sub(s.cfg.Clock.Now())-timerEarly, 0))
 		}
 	}
@@ -514,6 +560,23 @@ func (s *Scheduler) process(batch []*request) error {
 		}
 		changed = true
 		now := s.cfg.Clock.Now()
+		if d := treeDefine(r.ev); d != nil {
+			if r.ev.(engine.Define).Check {
+				replies[i] = s.trees.f.Check(*d)
+				continue
+			}
+			r.tree = *d
+		}
+		switch {
+		case r.tree != nil:
+			r.treeOut, replies[i] = s.applyTree(bt, r.tree, now)
+			continue
+		case r.nodeExit != nil:
+			if err := s.applyNodeExit(bt, r.nodeExit, now); err != nil {
+				s.log.Error("outcome of a node's run not applied", "run", r.nodeExit.exit.RunID, "err", err)
+			}
+			continue
+		}
 		out, err := s.eng.Apply(r.ev, now)
 		if err != nil {
 			replies[i] = err
@@ -528,16 +591,42 @@ func (s *Scheduler) process(batch []*request) error {
 		s.ckpt.hold(out)
 		r.data = out.Data
 	}
+	if err := s.tickTrees(bt, s.cfg.Clock.Now()); err != nil {
+		s.log.Error("timeperiod trees not ticked", "err", err)
+	}
 	b := bt.finish(s.eng, &s.ckpt)
-	if err := s.cfg.Store.Commit(context.Background(), b); err != nil {
+	if err := bt.finishTrees(s, b); err != nil {
 		return err
+	}
+	answered := false
+	if err := s.cfg.Store.Commit(context.Background(), b); err != nil {
+		if !errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		// Not written: the callers hear so now, and the loop tries the
+		// same batch again until the store takes it. A caller told of an
+		// error may thus find its change stored later; none is told of a
+		// success before it is.
+		answer := fmt.Errorf("%w (not acknowledged: the change may still be stored once the database is back)", err)
+		for _, r := range batch {
+			if r.reply != nil {
+				r.reply <- answer
+			}
+		}
+		answered = true
+		if err := s.recommit(b, err); err != nil {
+			return answeredError{err}
+		}
+	}
+	if bt.treeFiles != nil {
+		s.trees.files = bt.treeFiles
 	}
 	s.ckpt.committed(b, bt.journaled, s.eng)
 	if kept := bt.data.kept; kept != nil && cap(kept) <= maxDataBuf {
 		s.dataBuf = kept // a batch of huge events does not pin its buffer
 	}
 	for i, r := range batch {
-		if r.reply != nil {
+		if r.reply != nil && !answered {
 			r.reply <- replies[i]
 		}
 	}
@@ -554,6 +643,83 @@ func (s *Scheduler) process(batch []*request) error {
 		s.sim.changed()
 	}
 	return nil
+}
+
+// Unavailable returns why the store cannot take a commit, while the loop
+// retries one, and nil otherwise. Every request is refused with it
+// meanwhile.
+func (s *Scheduler) Unavailable() error {
+	if p := s.unavailable.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// answeredError is a failure of a batch whose callers were answered.
+type answeredError struct{ err error }
+
+func (e answeredError) Error() string { return e.err.Error() }
+
+// Retry bounds of a commit the store could not take.
+const (
+	recommitFirst = 50 * time.Millisecond
+	recommitMax   = 5 * time.Second
+)
+
+// recommit commits b again, with backoff, until the store takes it, fails
+// otherwise than by being unavailable, or the scheduler stops.
+func (s *Scheduler) recommit(b *store.Batch, cause error) error {
+	first := cause // a pointer to a variable readers see, never written again
+	s.unavailable.Store(&first)
+	defer s.unavailable.Store(nil)
+	s.log.Error("database unavailable: changes are refused while the last commit is retried", "err", cause)
+	for delay := recommitFirst; ; delay = min(2*delay, recommitMax) {
+		t := time.NewTimer(delay)
+	wait:
+		for {
+			select {
+			case <-s.quit:
+				t.Stop()
+				return fmt.Errorf("stopped while the database was unavailable: %w", cause)
+			case r := <-s.in:
+				s.refuse(r, cause)
+			case <-t.C:
+				break wait
+			}
+		}
+		err := s.cfg.Store.Commit(context.Background(), b)
+		if err == nil {
+			s.log.Info("database available again: the retried commit is durable")
+			return nil
+		}
+		if !errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		cause = err
+		latest := err
+		s.unavailable.Store(&latest)
+	}
+}
+
+// refuse answers a request that reached the loop while it retried a
+// commit: a caller is told the store is unavailable, as later callers are
+// before they send; a report from a run, which has no caller to tell, is
+// kept for the first batch after the store is back.
+func (s *Scheduler) refuse(r *request, cause error) {
+	if r.reply != nil {
+		r.reply <- cause
+		return
+	}
+	s.deferred = append(s.deferred, r)
+}
+
+// earliest returns the earlier of two instants, the zero time meaning
+// none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // wake signals a worker without blocking: one signal pending is enough.

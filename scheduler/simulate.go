@@ -177,7 +177,7 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 // wake or an alert's next retry, once the alerts due now are attempted.
 func (s *Scheduler) nextDue(ctx context.Context) (time.Time, error) {
 	var wake time.Time
-	if err := s.Read(ctx, func(e *engine.Engine) { wake = e.NextWake() }); err != nil {
+	if err := s.Read(ctx, func(e *engine.Engine) { wake = earliest(e.NextWake(), s.trees.f.NextWake()) }); err != nil {
 		return time.Time{}, err
 	}
 	retry, err := s.kickAlerts(ctx)
@@ -215,7 +215,7 @@ func (s *Scheduler) kickAlerts(ctx context.Context) (time.Time, error) {
 func (s *Scheduler) settle(ctx context.Context) error {
 	for {
 		var busy bool
-		if err := s.Read(ctx, func(e *engine.Engine) { busy = e.Running() > 0 }); err != nil {
+		if err := s.Read(ctx, func(e *engine.Engine) { busy = e.Running()+s.treesInFlight() > 0 }); err != nil {
 			return err
 		}
 		if !busy {

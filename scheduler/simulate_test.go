@@ -18,7 +18,7 @@ import (
 // sim is a scheduler on a virtual clock, on a SQLite store and a local
 // runner in a directory of its own.
 type sim struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	clock *VirtualClock
 	st    store.Store
@@ -29,7 +29,7 @@ var t0 = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
 
 // openSim starts a simulating scheduler on dir from instant from, with the
 // mailer that mailer returns for its clock (nil for none).
-func openSim(t *testing.T, dir string, from time.Time, mailer func(Clock) Mailer) *sim {
+func openSim(t testing.TB, dir string, from time.Time, mailer func(Clock) Mailer) *sim {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))

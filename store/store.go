@@ -1,6 +1,8 @@
-// Package store defines how gnomon keeps its journal and state. The SQLite
-// implementation in store/sqlite is the embedded default; every
-// implementation must pass the conformance suite in store/storetest.
+// Package store defines how gnomon keeps its journal and state. Two
+// implementations exist: store/sqlite, the embedded default (one file),
+// and store/postgres (a PostgreSQL database). Every implementation must
+// pass the conformance suite in store/storetest, and hold the same values
+// as the others, so that gnomon migrate copies one store into another.
 //
 // The interface is owned by gnomon and may change between versions.
 package store
@@ -22,8 +24,12 @@ type Store interface {
 	// run id ever stored.
 	Load(ctx context.Context) (*Snapshot, error)
 	// Commit writes a batch in one durable transaction: all of it or none.
-	// It assigns each entry's Seq. An entry whose body is not JSON fails
-	// the whole batch. It keeps nothing of the batch once it returns: the
+	// It assigns each entry's Seq, each alert's ID and each audit record's
+	// Seq, in batch order, following the highest stored without a gap: a
+	// batch that fails uses no number. A row the batch writes twice (a
+	// run started and ended in one group commit) ends as if each write
+	// were applied in turn. An entry whose body is not JSON fails the
+	// whole batch. It keeps nothing of the batch once it returns: the
 	// caller reuses its buffers.
 	Commit(ctx context.Context, b *Batch) error
 	// Runs returns run history, newest first.
@@ -80,6 +86,8 @@ type Snapshot struct {
 	Windows    []job.Validation
 	WindowsSeq int64
 	WindowsGen int64
+	// Trees is the state of the timeperiod trees.
+	Trees TreeSnapshot
 }
 
 // Batch is what one group commit writes.
@@ -100,6 +108,8 @@ type Batch struct {
 	Alerts []job.Alert
 	// Audit are new audit records; Commit assigns their Seq.
 	Audit []job.AuditRecord
+	// Trees writes the timeperiod trees, if not nil.
+	Trees *Trees
 }
 
 // TaskState is the state of one stored task.
@@ -122,7 +132,7 @@ type Checkpoint struct {
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.States) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil &&
-		len(b.Alerts) == 0 && len(b.Audit) == 0
+		len(b.Alerts) == 0 && len(b.Audit) == 0 && b.Trees.Empty()
 }
 
 // Entry is one journaled event.

@@ -249,3 +249,24 @@ func dataJSON(d map[string]string) (string, error) {
 	b, err := json.Marshal(d)
 	return string(b), err
 }
+
+// Cursors returns every cursor set, by name.
+func (s *Store) Cursors(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT name, value FROM cursors`)
+	if err != nil {
+		return nil, fmt.Errorf("cursors: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			name string
+			v    int64
+		)
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, fmt.Errorf("cursors: %w", err)
+		}
+		out[name] = v
+	}
+	return out, rows.Err()
+}

@@ -17,7 +17,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+	"modernc.org/sqlite" // also the database/sql driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
@@ -154,10 +155,12 @@ const (
 			ON CONFLICT (name) DO UPDATE SET type = excluded.type, parent = excluded.parent, status = excluded.status,
 			def = excluded.def, state = excluded.state`
 	updState = `UPDATE tasks SET status = ?, state = ? WHERE name = ?`
-	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
+			timeperiod, outcome)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
-			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data`
+			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
+			outcome = excluded.outcome`
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at, run) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
 	// linkFire records the run an occurrence started in its fire: the
@@ -195,6 +198,20 @@ func fromNanos(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
+// unavailable marks the errors after which the same commit may succeed
+// later: a full disk, a read-only file, an I/O error, a lock held too long.
+// A failed commit of SQLite writes nothing, so none is ambiguous.
+func unavailable(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
 // Commit writes the batch in one IMMEDIATE transaction.
 func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 	if b.Empty() {
@@ -207,7 +224,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 	defer func() {
 		if err != nil {
 			tx.Rollback()
-			err = fmt.Errorf("commit: %w", err)
+			err = fmt.Errorf("commit: %w", unavailable(err))
 		}
 	}()
 	if len(b.Entries) > 0 {
@@ -308,7 +325,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 				return err
 			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
-				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data); err != nil {
+				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome); err != nil {
 				return err
 			}
 			if !r.Scheduled.IsZero() {
@@ -322,6 +339,9 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 		return err
 	}
 	if err := s.commitNotices(ctx, tx, b); err != nil {
+		return err
+	}
+	if err := s.commitTrees(ctx, tx, b.Trees); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -416,6 +436,9 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	if err := s.loadWindows(ctx, snap); err != nil {
 		return nil, fmt.Errorf("load checkpoint: %w", err)
 	}
+	if err := s.loadTrees(ctx, &snap.Trees); err != nil {
+		return nil, fmt.Errorf("load trees: %w", err)
+	}
 	return snap, nil
 }
 
@@ -451,7 +474,7 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 	return recs, nil
 }
 
-const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data`
+const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -471,7 +494,8 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 			start, end, scheduled int64
 			data                  string
 		)
-		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data); err != nil {
+		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data,
+			&r.Timeperiod, &r.Outcome); err != nil {
 			return nil, err
 		}
 		if data != "" {

@@ -320,6 +320,114 @@ func Run(t *testing.T, open Open) {
 			t.Errorf("a failed commit left %d tasks and %d journal entries", len(snap.Tasks), len(j))
 		}
 	})
+	t.Run("numbers have no gaps", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		batch := func(ghost bool) *store.Batch {
+			b := &store.Batch{
+				Entries: []store.Entry{{At: t0, Kind: "act", Body: json.RawMessage(`{}`)}, {At: t0, Kind: "act", Body: json.RawMessage(`[]`)}},
+				Alerts:  []job.Alert{{Task: "a", Created: t0, State: job.AlertPending}},
+				Audit:   []job.AuditRecord{{Task: "a", RunID: 1, Launch: t0, Stop: t0, Result: job.ResultNormal, Status: job.Success}},
+				Trees:   &store.Trees{Log: []store.NodeLogRow{{Process: "h", Timeperiod: 1, At: t0, Body: json.RawMessage(`{}`)}}},
+			}
+			if ghost { // refused, after its entries, alerts and audit records
+				b.States = []store.TaskState{{Name: "ghost"}}
+			}
+			return b
+		}
+		numbers := func(b *store.Batch) []int64 {
+			return []int64{b.Entries[0].Seq, b.Entries[1].Seq, b.Alerts[0].ID, b.Audit[0].Seq}
+		}
+		first := batch(false)
+		if err := s.Commit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]int64{1, 2, 1, 1}, numbers(first)); diff != "" {
+			t.Errorf("the first numbers (-want +got):\n%s", diff)
+		}
+		if err := s.Commit(ctx, batch(true)); err == nil {
+			t.Fatal("the state of a task never stored was committed")
+		}
+		s.Close()
+		s = reopen()
+		third := batch(false)
+		if err := s.Commit(ctx, third); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]int64{3, 4, 2, 2}, numbers(third)); diff != "" {
+			t.Errorf("the numbers after a refused batch (-want +got):\n%s", diff)
+		}
+		j, _ := s.Journal(ctx, 0, 10)
+		a, _ := s.Alerts(ctx, store.AlertQuery{})
+		au, _ := s.Audit(ctx, 0, 10)
+		if len(j) != 4 || j[3].Seq != 4 || string(j[3].Body) != `[]` || len(a) != 2 || a[0].ID != 2 || len(au) != 2 || au[1].Seq != 2 {
+			t.Errorf("stored: journal %+v, alerts %+v, audit %+v", j, a, au)
+		}
+	})
+	t.Run("one batch writes a row twice", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		at := func(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
+		def := func(name, cmd string) *job.Task { return &job.Task{Name: name, Type: job.Callable, Command: cmd} }
+		if err := s.Commit(ctx, &store.Batch{Tasks: []job.Record{{Def: def("gone", "old")}}}); err != nil {
+			t.Fatal(err)
+		}
+		b := &store.Batch{
+			// Deleted and defined again: deletions come first.
+			Deleted: []string{"gone"},
+			Tasks: []job.Record{
+				{Def: def("a", "first"), State: job.State{Status: job.Running}},
+				{Def: def("gone", "new")},
+				{Def: def("a", "second"), State: job.State{Status: job.Success}},
+			},
+			States: []store.TaskState{{Name: "gone", State: job.State{Status: job.Failure}}, {Name: "gone", State: job.State{Status: job.Success}}},
+			// An occurrence keeps its first fate.
+			Fires: []job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1)}, {Task: "a", Scheduled: at(1), Fate: job.FateSkipped, Reason: "busy", At: at(2)}},
+			// Started and ended in one group commit.
+			Runs: []job.Run{
+				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "schedule"},
+				{ID: 1, Task: "a", Status: job.Success, Start: at(1), End: at(2), Result: job.ResultNormal, Message: "done", Scheduled: at(1),
+					Trigger: "schedule", Data: map[string]string{"k": "v"}},
+			},
+			Trees: &store.Trees{
+				Files: []store.TreeFile{{Name: "f", Text: "1"}, {Name: "f", Text: "2"}},
+				Nodes: []store.NodeRow{{Process: "h", Timeperiod: 1, State: "embryo", Body: json.RawMessage(`{"n":1}`)},
+					{Process: "h", Timeperiod: 1, State: "processed", Body: json.RawMessage(`{"n":2}`)}},
+			},
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = reopen()
+		snap, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range snap.Tasks {
+			got[r.Def.Name] = r.Def.Command + " " + r.State.Status.String()
+		}
+		if diff := cmp.Diff(map[string]string{"a": "second success", "gone": "new success"}, got); diff != "" {
+			t.Errorf("tasks (-want +got):\n%s", diff)
+		}
+		if len(snap.Active) != 0 || snap.LastRun != 1 {
+			t.Errorf("active %+v, last run %d", snap.Active, snap.LastRun)
+		}
+		runs, _ := s.Runs(ctx, store.RunQuery{Task: "a"})
+		want := []job.Run{b.Runs[1]}
+		if diff := cmp.Diff(want, runs); diff != "" {
+			t.Errorf("runs (-want +got):\n%s", diff)
+		}
+		fires, _ := s.Fires(ctx, store.FireQuery{})
+		if diff := cmp.Diff([]job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1), RunID: 1}}, fires); diff != "" {
+			t.Errorf("fires (-want +got):\n%s", diff)
+		}
+		tr := snap.Trees
+		if len(tr.Files) != 1 || tr.Files[0].Text != "2" || len(tr.Nodes) != 1 || tr.Nodes[0].State != "processed" || string(tr.Nodes[0].Body) != `{"n":2}` {
+			t.Errorf("trees: files %+v, nodes %+v", tr.Files, tr.Nodes)
+		}
+	})
 	t.Run("alerts", func(t *testing.T) {
 		t.Parallel()
 		s, reopen := open(t)
@@ -429,6 +537,100 @@ func Run(t *testing.T, open Open) {
 		}
 		if v, err := s.Cursor(ctx, "audit.log size"); err != nil || v != 900 {
 			t.Errorf("cursor = %d, %v; want 900", v, err)
+		}
+	})
+
+	t.Run("trees", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		node := func(p string, k int64, state string) store.NodeRow {
+			return store.NodeRow{Process: p, Timeperiod: k, State: state, Body: json.RawMessage(fmt.Sprintf(`{"state":%q}`, state))}
+		}
+		first := &store.Batch{
+			Runs: []job.Run{{ID: 3, Task: "h", Status: job.Running, Start: t0, Trigger: "timeperiod", Scheduled: t0.Add(-time.Hour),
+				Timeperiod: "2026030111"}},
+			Trees: &store.Trees{
+				Files: []store.TreeFile{{Name: "a.json", Text: `{"trees":[]}`}, {Name: "b.json", Text: `{"trees":[1]}`}},
+				Nodes: []store.NodeRow{node("h", 2026030110, "processed"), node("h", 2026030111, "in_progress"), node("d", 2026030100, "embryo")},
+				State: json.RawMessage(`{"now":1}`),
+			},
+		}
+		for i := range store.MaxNodeLog + 5 {
+			first.Trees.Log = append(first.Trees.Log, store.NodeLogRow{Process: "h", Timeperiod: 2026030110, At: t0.Add(time.Duration(i)),
+				Body: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+		}
+		first.Trees.Log = append(first.Trees.Log, store.NodeLogRow{Process: "d", Timeperiod: 2026030100, At: t0, Body: json.RawMessage(`{"n":0}`)})
+		if err := s.Commit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		// Drop the hours before 11, which takes 10 and its log; change 11;
+		// remove a file and keep the state.
+		second := &store.Batch{Trees: &store.Trees{
+			DeletedFiles: []string{"b.json"},
+			Dropped:      []store.DroppedNodes{{Process: "h", Before: 2026030111}},
+			Nodes:        []store.NodeRow{node("h", 2026030111, "processed")},
+			Log:          []store.NodeLogRow{{Process: "h", Timeperiod: 2026030111, At: t0, Body: json.RawMessage(`{"n":1}`)}},
+		}}
+		if err := s.Commit(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		check := func(s store.Store, logOfH10 int) {
+			t.Helper()
+			snap, err := s.Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := snap.Trees
+			if len(tr.Files) != 1 || tr.Files[0] != (store.TreeFile{Name: "a.json", Text: `{"trees":[]}`}) {
+				t.Errorf("files = %+v", tr.Files)
+			}
+			var keys []string
+			for _, n := range tr.Nodes {
+				keys = append(keys, fmt.Sprintf("%s %d %s %s", n.Process, n.Timeperiod, n.State, n.Body))
+			}
+			want := []string{`d 2026030100 embryo {"state":"embryo"}`, `h 2026030111 processed {"state":"processed"}`}
+			if diff := cmp.Diff(want, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("nodes (-want +got):\n%s", diff)
+			}
+			logs := map[string]int{}
+			for _, e := range tr.Log {
+				logs[fmt.Sprintf("%s %d", e.Process, e.Timeperiod)]++
+			}
+			if logs["h 2026030110"] != logOfH10 || logs["d 2026030100"] != 1 || logs["h 2026030111"] != 1 {
+				t.Errorf("log entries per node = %v", logs)
+			}
+			if string(tr.State) != `{"now":1}` {
+				t.Errorf("state = %s", tr.State)
+			}
+			if len(snap.Active) != 1 || snap.Active[0].Timeperiod != "2026030111" {
+				t.Errorf("active = %+v", snap.Active)
+			}
+		}
+		check(s, 0)
+		s.Close()
+		check(reopen(), 0)
+	})
+	t.Run("node log keeps the newest", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		b := &store.Batch{Trees: &store.Trees{Nodes: []store.NodeRow{{Process: "h", Timeperiod: 1, State: "embryo", Body: json.RawMessage(`{}`)}}}}
+		for i := range store.MaxNodeLog + 5 {
+			b.Trees.Log = append(b.Trees.Log, store.NodeLogRow{Process: "h", Timeperiod: 1, At: t0, Body: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		one := &store.Batch{Trees: &store.Trees{Log: []store.NodeLogRow{{Process: "h", Timeperiod: 1, At: t0, Body: json.RawMessage(`{"n":-1}`)}}}}
+		if err := s.Commit(ctx, one); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := s.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := snap.Trees.Log
+		if len(log) != store.MaxNodeLog || string(log[0].Body) != `{"n":6}` || string(log[len(log)-1].Body) != `{"n":-1}` {
+			t.Errorf("%d entries kept, from %s to %s; want the newest %d, oldest first", len(log), log[0].Body, log[len(log)-1].Body, store.MaxNodeLog)
 		}
 	})
 }

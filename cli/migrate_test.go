@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gnomon-sched/gnomon/internal/pgtest"
+)
+
+// TestMigrateToPostgres moves a stopped server's SQLite data directory to
+// an empty PostgreSQL database: the copy is verified, a second migrate is
+// refused, and a server started on PostgreSQL has the definitions, the
+// run history and the trees.
+func TestMigrateToPostgres(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.URL(t)
+	f := setup(t, func(c *ServerConfig) { c.DB = "" }, simulateFrom("2026-03-08T06:00:00Z"))
+	tasks := f.file("m.def", "insert_task: m\ntype: callable\ncommand: echo moved\nout_log_file: /dev/null\nerr_log_file: /dev/null\n")
+	f.mustRun("gnomon", "def", "-f", tasks)
+	f.mustRun("gnomon", "event", "-j", "m", "-e", "start")
+	f.waitStatus("m", "success")
+	trees := f.file("t.json", `{"settings": {"startTimeperiod": "2026030800", "lagMinutes": 0},
+	  "trees": [{"name": "t", "levels": [{"process": "t_hourly", "qualifier": "hourly"}]}]}`)
+	f.mustRun("gnomon", "def", "-f", trees)
+	f.stop()
+
+	data := filepath.Join(f.dir, "data")
+	out, errOut, code := f.run("gnomon", "migrate", "--from", "sqlite:"+data, "--to", pg)
+	if code != 0 || !strings.Contains(out, "copied and verified: 1 tasks, 2 runs") {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := f.run("gnomon", "migrate", "--from", "sqlite:"+data, "--to", pg); code == 0 || !strings.Contains(errOut, "not empty") {
+		t.Fatalf("a second migrate into the same database: exit %d, %s", code, errOut)
+	}
+
+	f.start(func(c *ServerConfig) { c.DB = pg }, simulateFrom("2026-03-08T06:00:00Z"))
+	if out := f.mustRun("gnomon", "runs", "-j", "m"); !strings.Contains(out, "success") {
+		t.Fatalf("runs of m on PostgreSQL:\n%s", out)
+	}
+	if out := f.mustRun("gnomon", "status", "-j", "m"); !strings.Contains(out, "success") {
+		t.Fatalf("status of m on PostgreSQL:\n%s", out)
+	}
+	if out := f.mustRun("gnomon", "node", "list", "-p", "t_hourly"); !strings.Contains(out, "2026030800") {
+		t.Fatalf("nodes on PostgreSQL:\n%s", out)
+	}
+}

@@ -1,0 +1,199 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+func alertsOf(rows pgx.Rows) ([]job.Alert, error) {
+	return collect(rows, func(r pgx.CollectableRow, a *job.Alert) error {
+		var (
+			id  int64
+			doc []byte
+		)
+		if err := r.Scan(&id, &doc); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(doc, a); err != nil {
+			return fmt.Errorf("alert %d: %w", id, err)
+		}
+		a.ID = id
+		return nil
+	})
+}
+
+// Alerts returns alerts, newest first.
+func (s *Store) Alerts(ctx context.Context, q store.AlertQuery) ([]job.Alert, error) {
+	var w where
+	if q.Task != "" {
+		w.add("task = ?", q.Task)
+	}
+	if q.Before > 0 {
+		w.add("id < ?", q.Before)
+	}
+	query := `SELECT id, doc FROM alerts` + w.String() + ` ORDER BY id DESC`
+	query += w.limit(q.Limit)
+	rows, err := s.pool.Query(ctx, query, w.args...)
+	if err != nil {
+		return nil, s.failed("alerts", err)
+	}
+	out, err := alertsOf(rows)
+	if err != nil {
+		return nil, s.failed("alerts", err)
+	}
+	return out, nil
+}
+
+// PendingAlerts returns the pending alerts due at or before now, oldest
+// first.
+func (s *Store) PendingAlerts(ctx context.Context, now time.Time, limit int) ([]job.Alert, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, doc FROM alerts WHERE state = 'pending' AND next_at <= $1 ORDER BY next_at, id LIMIT $2`,
+		now.UnixNano(), limit)
+	if err != nil {
+		return nil, s.failed("pending alerts", err)
+	}
+	out, err := alertsOf(rows)
+	if err != nil {
+		return nil, s.failed("pending alerts", err)
+	}
+	return out, nil
+}
+
+// RecordAttempt records an attempt and the alert's delivery state after
+// it, in one transaction.
+func (s *Store) RecordAttempt(ctx context.Context, a *job.Alert, at job.Attempt) error {
+	doc, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE alerts SET state = $1, next_at = $2, doc = $3 WHERE id = $4`, string(a.State), nanos(a.NextAt), string(doc), a.ID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("alert %d not found", a.ID)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO alert_attempts (alert, at, error) VALUES ($1, $2, $3)`, a.ID, nanos(at.At), text(at.Error))
+		return err
+	})
+	if err != nil {
+		return s.failed("record attempt", err)
+	}
+	return nil
+}
+
+// Attempts returns the attempts at sending an alert, oldest first.
+func (s *Store) Attempts(ctx context.Context, alert int64) ([]job.Attempt, error) {
+	rows, err := s.pool.Query(ctx, `SELECT at, error FROM alert_attempts WHERE alert = $1 ORDER BY at, id`, alert)
+	if err != nil {
+		return nil, s.failed("attempts", err)
+	}
+	out, err := collect(rows, func(r pgx.CollectableRow, a *job.Attempt) error {
+		var at int64
+		err := r.Scan(&at, &a.Error)
+		a.Alert, a.At = alert, fromNanos(at)
+		return err
+	})
+	if err != nil {
+		return nil, s.failed("attempts", err)
+	}
+	return out, nil
+}
+
+// Audit returns audit records after a sequence number, oldest first.
+func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditRecord, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data FROM audit
+		WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, s.failed("audit", err)
+	}
+	out, err := collect(rows, func(r pgx.CollectableRow, a *job.AuditRecord) error {
+		var (
+			launch, stop         int64
+			result, status, data string
+		)
+		if err := r.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message, &data); err != nil {
+			return err
+		}
+		var err error
+		if a.Data, err = dataOf(data); err != nil {
+			return fmt.Errorf("audit %d: data: %w", a.Seq, err)
+		}
+		if a.Status, err = job.ParseStatus(status); err != nil {
+			return fmt.Errorf("audit %d: %w", a.Seq, err)
+		}
+		a.Launch, a.Stop, a.Result = fromNanos(launch), fromNanos(stop), job.Result(result)
+		return nil
+	})
+	if err != nil {
+		return nil, s.failed("audit", err)
+	}
+	return out, nil
+}
+
+// Cursor returns a named position, 0 if never set.
+func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := s.pool.QueryRow(ctx, `SELECT value FROM cursors WHERE name = $1`, name).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.failed("cursor "+name, err)
+	}
+	return v, nil
+}
+
+// SetCursors sets several cursors in one transaction.
+func (s *Store) SetCursors(ctx context.Context, values map[string]int64) error {
+	if len(values) == 0 {
+		return nil
+	}
+	names, vals := make([]string, 0, len(values)), make([]int64, 0, len(values))
+	for name, v := range values {
+		names, vals = append(names, name), append(vals, v)
+	}
+	// One statement is one transaction.
+	_, err := s.pool.Exec(ctx, `INSERT INTO cursors (name, value) SELECT * FROM unnest($1::text[], $2::bigint[])
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, names, vals)
+	if err != nil {
+		return s.failed("cursors", err)
+	}
+	return nil
+}
+
+// Cursors returns every cursor set, by name.
+func (s *Store) Cursors(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, value FROM cursors`)
+	if err != nil {
+		return nil, s.failed("cursors", err)
+	}
+	out := map[string]int64{}
+	var (
+		name string
+		v    int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&name, &v}, func() error {
+		out[name] = v
+		return nil
+	})
+	if err != nil {
+		return nil, s.failed("cursors", err)
+	}
+	return out, nil
+}

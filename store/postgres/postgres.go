@@ -1,0 +1,208 @@
+// Package postgres is gnomon's store on PostgreSQL, through pgx and its
+// pool: the same contract and the same conformance suite as the embedded
+// SQLite store, and the same rows, so that gnomon migrate copies one into
+// the other.
+//
+// # Schema
+//
+// Open applies the embedded migrations (migrations/*.sql) with goose,
+// holding goose's PostgreSQL session lock, so that servers starting
+// together on one database do not race. The schema mirrors SQLite's:
+// instants are unix nanoseconds in BIGINT and JSON documents are TEXT, kept
+// byte for byte.
+//
+// # Commits
+//
+// Commit sends a whole batch in one round trip: BEGIN, a transaction-level
+// advisory lock, one statement per kind of row (arrays through unnest, so
+// a group commit of a thousand entries is still one INSERT), and COMMIT.
+// The journal, alerts, audit trail and node logs are numbered in the
+// transaction, one more than the highest stored, so the numbers have no
+// gaps, as in SQLite; the advisory lock orders two writers on one database.
+//
+// Every commit also writes a token of its own, with the numbers it
+// reached, in the row last_commit. When the connection is lost before
+// COMMIT's answer arrives, Commit ends the session that carried it and
+// reads the row back: the token is its own when the batch landed, and the
+// numbers it holds give the entries their Seq. Otherwise the batch did not
+// land and Commit says so with store.ErrUnavailable, which the scheduler
+// retries. When the database does not answer for a minute, the outcome is
+// unknown and Commit returns a plain error, as store.ErrUnavailable
+// requires.
+//
+// # Connection URL
+//
+// Open takes a libpq-style URL, postgres://USER[:PASSWORD]@HOST:PORT/DB,
+// with pgx's parameters (sslmode, pool_max_conns, ...). Behind a pooler in
+// transaction mode, add default_query_exec_mode=exec: statements are
+// otherwise prepared once per connection.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a store.Store on a PostgreSQL database. It is safe for
+// concurrent use; Commit calls are serialised by the caller, as the
+// contract says. Close releases its connections.
+type Store struct {
+	pool   *pgxpool.Pool
+	url    string // redacted, for errors
+	closed atomic.Bool
+
+	// resolveFor is how long a commit whose answer was lost waits for the
+	// database to tell whether it landed.
+	resolveFor time.Duration
+}
+
+var (
+	_ store.Store        = (*Store)(nil)
+	_ store.Importer     = (*Store)(nil)
+	_ store.CursorLister = (*Store)(nil)
+)
+
+// Lock keys (pg_advisory_lock), in the key space of one database: goose's
+// while it migrates, and every commit's while its transaction lasts.
+const (
+	migrateLock = 0x676e6f6d6f6e01 // "gnomon" 01
+	commitLock  = 0x676e6f6d6f6e02
+)
+
+// Open connects to the PostgreSQL database at rawURL (which must exist),
+// applies the migrations it lacks and returns the store. Errors name the
+// URL without its password.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	red := redact(rawURL)
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", red, err)
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "gnomon"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", red, err)
+	}
+	s := &Store{pool: pool, url: red, resolveFor: time.Minute}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open %s: connect: %w", red, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open %s: %w", red, err)
+	}
+	return s, nil
+}
+
+// migrate applies the embedded migrations not yet applied, under goose's
+// session lock: a server that finds the lock taken polls it every second,
+// for up to five minutes, and then finds nothing left to do.
+func (s *Store) migrate(ctx context.Context) error {
+	db := stdlib.OpenDBFromPool(s.pool) // closing it leaves the pool open
+	defer db.Close()
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrateLock), lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// redact hides the password of a database URL.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Close releases the connections. Calls after the first do nothing.
+func (s *Store) Close() error {
+	if s.closed.CompareAndSwap(false, true) {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// failed wraps the error of an operation: store.ErrClosed after Close.
+func (s *Store) failed(op string, err error) error {
+	if s.closed.Load() {
+		return fmt.Errorf("%s: %w", op, store.ErrClosed)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// text returns a free text (a run's message, a fire's reason, an error)
+// as a TEXT column can hold it: PostgreSQL takes neither NUL nor invalid
+// UTF-8, which become U+FFFD, as the API's JSON shows them anyway.
+func text(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// dataJSON encodes message data as a column holds it: empty when none.
+func dataJSON(d map[string]string) (string, error) {
+	if len(d) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(d)
+	return string(b), err
+}
+
+// dataOf decodes the message data of a column.
+func dataOf(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var d map[string]string
+	err := json.Unmarshal([]byte(s), &d)
+	return d, err
+}
