@@ -79,6 +79,11 @@ type CompleteRequest struct {
 	Outcome periods.Outcome `json:"outcome"`
 	// Message is the worker's explanation, kept in the node's event log.
 	Message string `json:"message,omitempty"`
+	// Run, when given, is the ID of the run the outcome is of (as the
+	// worker was handed it): a run that is no longer the node's
+	// outstanding one is refused with 409 instead of ending its
+	// successor.
+	Run int64 `json:"run,omitempty"`
 }
 
 // SkipRequest is the optional body of a skip: timeperiods of the same
@@ -281,6 +286,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
 	d, err := s.outstandingRun(r)
 	if err != nil {
 		return err
+	}
+	if req.Run != 0 && req.Run != d.RunID {
+		return &Error{Status: http.StatusConflict, Message: fmt.Sprintf("run %d is not the outstanding run of node %s %s (run %d is)", req.Run, d.Process, d.Timeperiod, d.RunID)}
 	}
 	out, err := s.sched.Trees(r.Context(), periods.RunResult{Process: d.Process, Timeperiod: d.Timeperiod, RunID: d.RunID,
 		Outcome: req.Outcome, Message: req.Message})

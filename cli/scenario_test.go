@@ -32,8 +32,9 @@ package cli
 //	    The nodes with a run outstanding are exactly these (none: empty).
 //	begin PROCESS KEY
 //	    The worker starts the node's run (POST .../start).
-//	complete PROCESS KEY OUTCOME
-//	    The worker reports the outcome of the node's run (POST .../complete).
+//	complete PROCESS KEY OUTCOME [run=N]
+//	    The worker reports the outcome of the node's run (POST .../complete),
+//	    of run N if given.
 //	skip PROCESS KEY [KEY ...] -> CHANGES
 //	reprocess PROCESS KEY -> CHANGES
 //	    An operator's skip (further keys go in the body) or reprocess. The
@@ -239,7 +240,11 @@ func parseStep(raw string) (step, error) {
 	case "begin":
 		err = nargs(2, 2)
 	case "complete":
-		err = nargs(3, 3)
+		if err = nargs(3, 4); err == nil && len(st.args) == 4 {
+			if _, ok := strings.CutPrefix(st.args[3], "run="); !ok {
+				err = fmt.Errorf("complete: %q should be run=N", st.args[3])
+			}
+		}
 	case "skip":
 		err = nargs(2, -1)
 	case "reprocess":
@@ -575,7 +580,16 @@ func (r *replay) step(st *step) {
 	case "begin":
 		r.send(st, "POST", nodePath(st.args[0], st.args[1], "start"), nil)
 	case "complete":
-		r.send(st, "POST", nodePath(st.args[0], st.args[1], "complete"), map[string]string{"outcome": st.args[2]})
+		body := map[string]any{"outcome": st.args[2]}
+		if len(st.args) == 4 {
+			id, err := strconv.ParseInt(strings.TrimPrefix(st.args[3], "run="), 10, 64)
+			if err != nil {
+				r.errorf(st, "complete: %v", err)
+				return
+			}
+			body["run"] = id
+		}
+		r.send(st, "POST", nodePath(st.args[0], st.args[1], "complete"), body)
 	case "skip", "reprocess":
 		r.operate(st)
 	}

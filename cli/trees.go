@@ -336,8 +336,9 @@ var outcomes = []string{string(periods.OutcomeProcessed), string(periods.Outcome
 
 func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var outcome, message string
+	var runID int64
 	c := &cobra.Command{
-		Use:   "complete PROCESS TIMEPERIOD --outcome processed|noop|failed|canceled [--message M]",
+		Use:   "complete PROCESS TIMEPERIOD --outcome processed|noop|failed|canceled [--message M] [--run ID]",
 		Short: "report the outcome of a node's outstanding run, as an external worker does",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -348,13 +349,16 @@ func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := client().CompleteNode(cmd.Context(), args[0], args[1], api.CompleteRequest{Outcome: periods.Outcome(outcome), Message: message})
+			if runID == 0 && before.Run != nil {
+				runID = before.Run.ID // the run read is the run ended, or none
+			}
+			d, err := client().CompleteNode(cmd.Context(), args[0], args[1], api.CompleteRequest{Outcome: periods.Outcome(outcome), Message: message, Run: runID})
 			if err != nil {
 				return err
 			}
 			run := "its run"
-			if before.Run != nil {
-				run = fmt.Sprintf("run %d", before.Run.ID)
+			if runID != 0 {
+				run = fmt.Sprintf("run %d", runID)
 			}
 			fmt.Fprintf(env.Stdout, "%s %s: %s %s; the node is %s%s\n", d.Process, d.Timeperiod, run, outcome, stateName(d.State), runNote(d))
 			return nil
@@ -363,6 +367,7 @@ func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 	}
 	c.Flags().StringVar(&outcome, "outcome", "", "processed, noop, failed (retried) or canceled (the node is skipped)")
 	c.Flags().StringVar(&message, "message", "", "what the worker has to say, kept in the node's event log")
+	c.Flags().Int64Var(&runID, "run", 0, "the run the outcome is of (default: the node's outstanding run when read); another is refused")
 	c.RegisterFlagCompletionFunc("outcome", cobra.FixedCompletions(outcomes, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }

@@ -76,6 +76,8 @@ func (a *applier) global(deleted map[string]bool) {
 			switch m, ok := a.tasks.get(j); {
 			case !ok && gone(j):
 				// Reported at the delete.
+			case !ok && a.env.Taken(j) != "":
+				// A timeperiod process: the group's alerts cover its runs.
 			case !ok:
 				a.errorAt(name, "jobs", "jobs: task %s does not exist", j)
 			case m.Type == job.Group:

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -14,16 +15,24 @@ func outcome(s job.Status) job.Outcome {
 	return job.OutcomeFailure // failure, aborted, lost, failed to launch
 }
 
-// alert records the alerts that an outcome of task en asks for: the
-// task's own, then those of every group it belongs to, in name order. A
-// recipient named by several gets one mail, through the first that names
-// it; recipients reached through the same template share one alert.
+// alert records the alerts that an outcome of task en asks for.
 func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
-	name := en.def.Name
-	if len(en.def.Extras().AlertTo) == 0 && len(e.memberOf[name]) == 0 {
+	if len(en.def.Extras().AlertTo) == 0 && len(e.memberOf[en.def.Name]) == 0 {
 		return // nothing to ask: the common case, on the path of every run's end
 	}
-	sources := []*job.Task{en.def}
+	e.out.Alerts = append(e.out.Alerts, e.Alerts(en.def, o, r, reason, e.now)...)
+}
+
+// Alerts returns the alerts that an outcome of own asks for, created at
+// now: own's settings, then those of every group that names it, in name
+// order. own is a task, or a timeperiod process's level settings under
+// the process's name (a group may name a process). A recipient named by
+// several gets one mail, through the first that names it; recipients
+// reached through the same template share one alert. r is the run, if
+// the outcome is a run's; reason says why otherwise.
+func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string, now time.Time) []job.Alert {
+	name := own.Name
+	sources := []*job.Task{own}
 	for _, g := range sortedSet(e.memberOf[name]) {
 		sources = append(sources, e.defs[g])
 	}
@@ -40,7 +49,7 @@ func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
 			seen[to] = true
 			i := slices.IndexFunc(out, func(a job.Alert) bool { return a.Template == src.Extras().AlertTemplate })
 			if i < 0 {
-				a := job.Alert{Task: name, Outcome: o, Created: e.now, Template: src.Extras().AlertTemplate, State: job.AlertPending, Message: reason}
+				a := job.Alert{Task: name, Outcome: o, Created: now, Template: src.Extras().AlertTemplate, State: job.AlertPending, Message: reason}
 				if r != nil {
 					a.RunID, a.Start, a.End, a.ExitCode, a.Message, a.Data = r.ID, r.Start, r.End, r.ExitCode, r.Message, r.Data
 				}
@@ -53,5 +62,5 @@ func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
 			}
 		}
 	}
-	e.out.Alerts = append(e.out.Alerts, out...)
+	return out
 }

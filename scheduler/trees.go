@@ -304,23 +304,28 @@ func (bt *batch) nodeRun(s *Scheduler, r periods.Run, now time.Time, ev periods.
 	bt.b.Alerts = append(bt.b.Alerts, s.nodeAlerts(&run)...)
 }
 
-// nodeAlerts returns the alerts a level's settings ask for at the end of
-// one of its runs.
+// nodeAlerts returns the alerts a node's run asks for at its end: its
+// level's alertOn/alertTo, then those of the groups that name its process.
 func (s *Scheduler) nodeAlerts(r *job.Run) []job.Alert {
 	_, lvl, ok := s.trees.f.Process(r.Task)
-	if !ok || len(lvl.AlertTo) == 0 {
+	if !ok {
 		return nil
+	}
+	own := &job.Task{Name: r.Task}
+	if len(lvl.AlertTo) > 0 {
+		x := own.Edit()
+		for _, o := range lvl.AlertOn {
+			x.AlertOn = append(x.AlertOn, job.Outcome(o))
+		}
+		x.AlertTo = slices.Clone(lvl.AlertTo)
 	}
 	o := job.OutcomeFailure
 	if r.Status == job.Success {
 		o = job.OutcomeSuccess
 	}
-	if !slices.Contains(lvl.AlertOn, string(o)) {
-		return nil
-	}
-	return []job.Alert{{Task: r.Task, Outcome: o, RunID: r.ID, Created: r.End, To: slices.Clone(lvl.AlertTo),
-		Sources: []string{r.Task}, State: job.AlertPending, Start: r.Start, End: r.End, ExitCode: r.ExitCode,
-		Message: nodeMessage(r), Data: r.Data}}
+	told := *r
+	told.Message = nodeMessage(r)
+	return s.eng.Alerts(own, o, &told, "", r.End)
 }
 
 // nodeMessage is what an alert says of a node's run.

@@ -259,9 +259,10 @@ func TestTaskAndProcessNamesAreOneSpace(t *testing.T) {
 	}
 }
 
-// TestNodeRunsAreAlertedAndAudited gives a level alert settings: a failed
-// run of one of its nodes raises an alert to its recipients, and its end
-// is in the audit trail like a task's.
+// TestNodeRunsAreAlertedAndAudited gives a level alert settings, and a
+// group that names its process others: a failed run of one of its nodes
+// raises one alert to the recipients of both, and its end is in the audit
+// trail like a task's.
 func TestNodeRunsAreAlertedAndAudited(t *testing.T) {
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
@@ -270,6 +271,7 @@ func TestNodeRunsAreAlertedAndAudited(t *testing.T) {
 	  "trees": [{"name": "load", "levels": [{"process": "load_hourly", "qualifier": "hourly", "command": "exit 3",
 	    "alertOn": ["failure"], "alertTo": ["ops@example.com"]}]}]}`
 	m.submit(engine.Define{File: "load.json", Text: text})
+	m.submit(engine.Define{File: "groups.def", Text: "insert_group: oncall\njobs: load_hourly\nalert_on: failure\nalert_to: oncall@example.com, ops@example.com\n"})
 	m.advance(t0.Add(time.Second))
 	if got := m.nodes("load_hourly")["2026030805"].State; got != periods.Skipped {
 		t.Fatalf("the hour after its one failure allowed: %s, want skipped", got)
@@ -279,7 +281,9 @@ func TestNodeRunsAreAlertedAndAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(alerts) != 1 || alerts[0].Outcome != job.OutcomeFailure || !slices.Equal(alerts[0].To, []string{"ops@example.com"}) ||
+	if len(alerts) != 1 || alerts[0].Outcome != job.OutcomeFailure ||
+		!slices.Equal(alerts[0].To, []string{"ops@example.com", "oncall@example.com"}) ||
+		!slices.Equal(alerts[0].Sources, []string{"load_hourly", "oncall"}) ||
 		!strings.Contains(alerts[0].Message, "timeperiod 2026030805: failed") {
 		t.Fatalf("alerts: %+v", alerts)
 	}

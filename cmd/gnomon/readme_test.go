@@ -24,6 +24,8 @@ import (
 // commands ("$ " lines) with what each prints: the test compares. The
 // README's ports (8080, 8081, 8082) are replaced by free ones. A block
 // that fails, or prints other than the README shows, fails the test.
+// Blocks fenced "sh postgres" are not run: they need a PostgreSQL
+// database of the reader's (cli/migrate_test.go runs what they show).
 func TestREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds gnomon and runs the README's walkthroughs")
