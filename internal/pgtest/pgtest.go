@@ -1,5 +1,7 @@
 // Package pgtest gives tests a fresh PostgreSQL database of their own on
-// the machine's server, so that tests of several packages run in parallel.
+// the machine's server, so that tests of several packages run in parallel,
+// and (Start) a PostgreSQL server of their own for tests that restart or
+// kill it.
 //
 // The server is GNOMON_TEST_PG (default
 // postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable). When it

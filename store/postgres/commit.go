@@ -98,6 +98,7 @@ type commit struct {
 	b     *store.Batch
 	q     pgx.Batch
 	token int64
+	pid   uint32 // the session that sent it, once its answer is lost
 	// The statements whose result is the highest number before the rows
 	// they write (-1 when not queued).
 	journal, alerts, audit int
@@ -399,6 +400,21 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 	if s.closed.Load() {
 		return fmt.Errorf("commit: %w", store.ErrClosed)
 	}
+	if d := s.doubt; d != nil {
+		// The last commit's answer was lost and the database could not
+		// say then whether it landed: ask again before anything else.
+		landed, err := s.settle(ctx, d)
+		if err != nil {
+			return fmt.Errorf("commit: %w: the previous commit is still in doubt: %w", store.ErrUnavailable, err)
+		}
+		s.doubt = nil
+		if landed && d.b == b {
+			return nil // the retried batch is the one that landed
+		}
+		if landed {
+			return fmt.Errorf("commit: a batch in doubt landed, and another batch was committed instead of retrying it")
+		}
+	}
 	c, err := newCommit(b)
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
@@ -486,24 +502,43 @@ func cannotTakeNow(pe *pgconn.PgError) bool {
 // resolve learns whether a commit whose answer was lost landed: it ends
 // the session that sent it (until that session is gone it may still
 // commit), then reads the last commit's token. It tries until the
-// database answers, for up to s.resolveFor.
+// database answers, for up to s.resolveFor. If the database does not
+// answer by then the commit is in doubt: resolve returns ErrUnavailable
+// and keeps it, and the next Commit settles it first, so that a caller
+// who retries the same batch commits it exactly once.
 func (s *Store) resolve(ctx context.Context, pid uint32, c *commit, cause error) error {
-	ctx, cancel := context.WithTimeout(ctx, s.resolveFor)
+	c.pid = pid
+	rctx, cancel := context.WithTimeout(ctx, s.resolveFor)
 	defer cancel()
+	landed, err := s.settle(rctx, c)
+	switch {
+	case err != nil:
+		s.doubt = c
+		return fmt.Errorf("commit: %w: the connection was lost (%v), and whether the batch landed is not known yet: %w", store.ErrUnavailable, cause, err)
+	case !landed:
+		return fmt.Errorf("commit: %w: %w", store.ErrUnavailable, cause)
+	}
+	return nil
+}
+
+// settle reads whether commit c, whose answer was lost, landed, and if it
+// did numbers its batch's rows. It tries until the database answers or ctx
+// is done.
+func (s *Store) settle(ctx context.Context, c *commit) (bool, error) {
 	for delay := 20 * time.Millisecond; ; delay = min(2*delay, time.Second) {
-		token, journal, alerts, audit, err := s.lastCommit(ctx, pid)
+		token, journal, alerts, audit, err := s.lastCommit(ctx, c.pid)
 		switch {
 		case err == nil && token == c.token:
 			c.number(journal-int64(len(c.b.Entries)), alerts-int64(len(c.b.Alerts)), audit-int64(len(c.b.Audit)))
-			return nil
+			return true, nil
 		case err == nil:
-			return fmt.Errorf("commit: %w: %w", store.ErrUnavailable, cause)
+			return false, nil
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("commit: the connection was lost (%v), and whether the batch landed is unknown: %w", cause, err)
+			return false, err
 		case <-t.C:
 		}
 	}

@@ -26,9 +26,11 @@
 // reads the row back: the token is its own when the batch landed, and the
 // numbers it holds give the entries their Seq. Otherwise the batch did not
 // land and Commit says so with store.ErrUnavailable, which the scheduler
-// retries. When the database does not answer for a minute, the outcome is
-// unknown and Commit returns a plain error, as store.ErrUnavailable
-// requires.
+// retries. When the database does not answer within two seconds, the
+// commit is in doubt: Commit returns store.ErrUnavailable at once, so that
+// the scheduler refuses requests rather than holding them, and keeps the
+// commit; the next Commit reads the token first, and reports the retried
+// batch committed if the first attempt landed.
 //
 // # Connection URL
 //
@@ -70,8 +72,11 @@ type Store struct {
 	closed atomic.Bool
 
 	// resolveFor is how long a commit whose answer was lost waits for the
-	// database to tell whether it landed.
+	// database to tell whether it landed; doubt is such a commit the
+	// database did not tell in time, settled by the next Commit (which
+	// the caller serialises).
 	resolveFor time.Duration
+	doubt      *commit
 }
 
 var (
@@ -103,7 +108,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", red, err)
 	}
-	s := &Store{pool: pool, url: red, resolveFor: time.Minute}
+	s := &Store{pool: pool, url: red, resolveFor: 2 * time.Second}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: connect: %w", red, err)
@@ -114,6 +119,10 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// Pool returns the store's connection pool, for the cluster's
+// coordination tables, which its migrations create.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // migrate applies the embedded migrations not yet applied, under goose's
 // session lock: a server that finds the lock taken polls it every second,
