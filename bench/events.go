@@ -57,8 +57,9 @@ func EventBody(i int64, n int) []byte {
 // reads and decodes the same JSON events as /events and answers 202 with a
 // body of the same shape, doing nothing else.
 type NoopServer struct {
-	URL string
-	srv *http.Server
+	URL  string
+	srv  *http.Server
+	done func() // after the server, if not nil
 }
 
 // StartNoop starts the baseline server on addr.
@@ -86,4 +87,10 @@ func StartNoop(addr string) (*NoopServer, error) {
 }
 
 // Close stops the baseline server.
-func (s *NoopServer) Close() error { return s.srv.Shutdown(context.Background()) }
+func (s *NoopServer) Close() error {
+	err := s.srv.Shutdown(context.Background())
+	if s.done != nil {
+		s.done()
+	}
+	return err
+}

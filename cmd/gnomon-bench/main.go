@@ -20,6 +20,15 @@
 // see the same state of a shared machine; each figure is the median of the
 // rounds with their min and max, and the ratio the median of the rounds'
 // own ratios.
+//
+// events, commits and startup take -store postgres (and -pg URL, the
+// server): gnomon then runs on the PostgreSQL store (gnomon server --db),
+// on a database the benchmark creates and drops, and so does the
+// baseline, on one of its own. In events the baseline's handler commits
+// each event's journal entry through pgx, one commit for each group of
+// requests that arrived during the previous one; in commits it copies the
+// same journal rows, 100 a commit. all runs them beside the SQLite ones,
+// and leaves them out when the -pg server does not answer.
 package main
 
 import (
@@ -40,13 +49,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/bench"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash [flags] | noop ADDR | peer [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash [flags] | noop [-db URL] ADDR | peer [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -80,9 +91,21 @@ func main() {
 	}
 }
 
-// noop serves the baseline on ADDR until killed.
+// noop serves the baseline on ADDR until killed; with -db, the baseline
+// that also commits each event to that PostgreSQL database.
 func noop(args []string) error {
-	s, err := bench.StartNoop(args[0])
+	fs := flag.NewFlagSet("noop", flag.ExitOnError)
+	db := fs.String("db", "", "PostgreSQL database URL: commit each event's journal entry there, by groups")
+	fs.Parse(args)
+	var (
+		s   *bench.NoopServer
+		err error
+	)
+	if *db != "" {
+		s, err = bench.StartNoopPG(fs.Arg(0), *db)
+	} else {
+		s, err = bench.StartNoop(fs.Arg(0))
+	}
 	if err != nil {
 		return err
 	}
@@ -100,35 +123,75 @@ func events(args []string) error {
 	conns := fs.Int("conns", 64, "concurrent connections")
 	dur := fs.Duration("duration", 10*time.Second, "length of each measured run")
 	rounds := fs.Int("rounds", 3, "runs of each side")
+	st, pg := storeFlags(fs)
 	fs.Parse(args)
 
-	fmt.Printf("# durable event ingest over HTTP, %d connections, %s per run, %d rounds\n", *conns, *dur, *rounds)
-	fmt.Printf("# machine: %d CPUs, %s, %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	self, _ := os.Executable()
-	base, err := startProcess(self, []string{"noop"}, "")
-	if err != nil {
+	if err := checkStore(*st); err != nil {
 		return err
 	}
-	defer base.stop()
+	var ns []int
 	for _, c := range strings.Split(*counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil || n < 1 {
 			return fmt.Errorf("-configs: bad count %q", c)
 		}
-		if err := eventsWith(*bin, base, n, *conns, *dur, *rounds); err != nil {
+		ns = append(ns, n)
+	}
+	self, _ := os.Executable()
+	if *st == "postgres" {
+		fmt.Printf("\n# durable event ingest over HTTP on PostgreSQL, %d connections, %s per run, %d rounds\n", *conns, *dur, *rounds)
+		fmt.Printf("# machine: %d CPUs, %s, %s/%s; %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, pgVersion(*pg))
+		fmt.Println("# baseline: the no-op handler, with one synchronous commit through pgx per group of requests; each side on a fresh database")
+		for _, n := range ns {
+			if err := eventsPG(*bin, self, *pg, n, *conns, *dur, *rounds); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	fmt.Printf("# durable event ingest over HTTP, %d connections, %s per run, %d rounds\n", *conns, *dur, *rounds)
+	fmt.Printf("# machine: %d CPUs, %s, %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	base, err := startProcess(self, []string{"noop"}, "")
+	if err != nil {
+		return err
+	}
+	defer base.stop()
+	for _, n := range ns {
+		if err := eventsWith(*bin, ingestSides{base: base}, n, *conns, *dur, *rounds); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func eventsWith(bin string, base *process, n, conns int, dur time.Duration, rounds int) error {
+// ingestSides is what the events benchmark runs against besides gnomon:
+// the baseline's process, and on PostgreSQL the arguments that put gnomon
+// on its database, the two databases and a session to watch them from.
+type ingestSides struct {
+	base     *process
+	args     []string // more arguments of gnomon server
+	gdb, bdb string   // the databases of gnomon and the baseline, "" on SQLite
+	monitor  *pgx.Conn
+}
+
+// dbCPU is the CPU time the server processes of a database's sessions
+// have used, 0 on SQLite.
+func (s ingestSides) dbCPU(ctx context.Context, db string) time.Duration {
+	if db == "" || s.monitor == nil {
+		return 0
+	}
+	d, _ := bench.BackendCPU(ctx, s.monitor, db)
+	return d
+}
+
+func eventsWith(bin string, sides ingestSides, n, conns int, dur time.Duration, rounds int) error {
+	base := sides.base
 	dir, err := os.MkdirTemp("", "gnomon-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	g, err := startProcess(bin, []string{"server", "--data", dir, "--timezone", "UTC"}, filepath.Join(dir, "server.log"))
+	g, err := startProcess(bin, append([]string{"server", "--data", dir, "--timezone", "UTC"}, sides.args...), filepath.Join(dir, "server.log"))
 	if err != nil {
 		return err
 	}
@@ -155,9 +218,10 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 	warm := bench.Post(ctx, "http://"+g.addr+"/events", conns, time.Second, http.StatusAccepted, stream)
 	offset += int64(warm.Requests + warm.Errors + conns)
 	var (
-		bs, gs       []bench.Result
-		bcpu, gcpu   time.Duration
-		bdone, gdone int
+		bs, gs         []bench.Result
+		bcpu, gcpu     time.Duration
+		bdbcpu, gdbcpu time.Duration // of the database's server processes, on PostgreSQL
+		bdone, gdone   int
 		// The server's runtime at the start of each round. A collection
 		// is counted in the round in which it completes, which may be the
 		// round after the one whose allocations started it.
@@ -172,13 +236,15 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		infos = append(infos, runtimeInfo(ctx, client))
 		var br, gr []bench.Result
 		for range parts {
-			c0 := cpu(base.cmd.Process.Pid)
+			c0, d0 := cpu(base.cmd.Process.Pid), sides.dbCPU(ctx, sides.bdb)
 			r := bench.Post(ctx, "http://"+base.addr+"/events", conns, dur/time.Duration(parts), http.StatusAccepted, body)
 			bcpu, bdone = bcpu+cpu(base.cmd.Process.Pid)-c0, bdone+r.Requests
+			bdbcpu += sides.dbCPU(ctx, sides.bdb) - d0
 			br = append(br, r)
-			c0 = cpu(g.cmd.Process.Pid)
+			c0, d0 = cpu(g.cmd.Process.Pid), sides.dbCPU(ctx, sides.gdb)
 			r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur/time.Duration(parts), http.StatusAccepted, stream)
 			gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
+			gdbcpu += sides.dbCPU(ctx, sides.gdb) - d0
 			offset += int64(r.Requests + r.Errors + conns)
 			gr = append(gr, r)
 		}
@@ -186,12 +252,20 @@ func eventsWith(bin string, base *process, n, conns int, dur time.Duration, roun
 		bs, gs, ratios = append(bs, b), append(gs, g), append(ratios, g.Rate()/b.Rate())
 	}
 	b, s := bench.Summarize(bs), bench.Summarize(gs)
-	fmt.Printf("baseline (no-op handler) median %s\n", b.Median)
+	if sides.gdb != "" {
+		fmt.Printf("baseline (group commit)  median %s\n", b.Median)
+	} else {
+		fmt.Printf("baseline (no-op handler) median %s\n", b.Median)
+	}
 	fmt.Printf("                         min %8.0f  max %8.0f req/s\n", b.Min.Rate(), b.Max.Rate())
 	fmt.Printf("gnomon /events (durable) median %s\n", s.Median)
 	fmt.Printf("                         min %8.0f  max %8.0f req/s\n", s.Min.Rate(), s.Max.Rate())
 	fmt.Printf("server CPU per request   baseline %.0f µs, gnomon %.0f µs\n",
 		float64(bcpu.Microseconds())/float64(max(bdone, 1)), float64(gcpu.Microseconds())/float64(max(gdone, 1)))
+	if sides.gdb != "" {
+		fmt.Printf("PostgreSQL CPU per req.  baseline %.0f µs, gnomon %.0f µs (its sessions' server processes)\n",
+			float64(bdbcpu.Microseconds())/float64(max(bdone, 1)), float64(gdbcpu.Microseconds())/float64(max(gdone, 1)))
+	}
 	each := make([]string, len(ratios))
 	for i, r := range ratios {
 		each[i] = fmt.Sprintf("%.2f", r)
@@ -309,17 +383,4 @@ func rss(pid int) string {
 }
 
 // cpu reads the user and system CPU time a process has used.
-func cpu(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * time.Second / 100 // clock ticks at USER_HZ = 100
-}
+func cpu(pid int) time.Duration { return bench.ProcessCPU(pid) }

@@ -146,7 +146,11 @@ func commits(args []string) error {
 	rounds := fs.Int("rounds", 3, "runs of each side")
 	clients := fs.Int("clients", 100, "concurrent posters (the baseline commits 100 rows at a time)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the gnomon runs to this file")
+	st, pg := storeFlags(fs)
 	fs.Parse(args)
+	if err := checkStore(*st); err != nil {
+		return err
+	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
@@ -154,6 +158,9 @@ func commits(args []string) error {
 		}
 		defer f.Close()
 		profiling = f
+	}
+	if *st == "postgres" {
+		return commitsPG(*pg, *dur, *rounds, *clients)
 	}
 	fmt.Printf("\n## journal commits: data events accepted per second, synchronous=FULL (%d clients, %s per run)\n", *clients, *dur)
 	var base, g spread
@@ -452,9 +459,24 @@ func startup(args []string) error {
 	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
 	n := fs.Int("tasks", 1000000, "task definitions (a mix of calendars, intervals, cron and conditions)")
 	rounds := fs.Int("rounds", 3, "restarts")
+	st, pg := storeFlags(fs)
 	fs.Parse(args)
-	fmt.Printf("\n## start-up with %d task definitions\n", *n)
-	s, err := startServer(*bin)
+	if err := checkStore(*st); err != nil {
+		return err
+	}
+	var db []string // the server's arguments that name its database
+	if *st == "postgres" {
+		d, drop, err := freshDB(*pg)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		db = []string{"--db", d.URL}
+		fmt.Printf("\n## start-up with %d task definitions on PostgreSQL\n# %s\n", *n, pgVersion(*pg))
+	} else {
+		fmt.Printf("\n## start-up with %d task definitions\n", *n)
+	}
+	s, err := startServer(*bin, db...)
 	if err != nil {
 		return err
 	}
@@ -469,7 +491,7 @@ func startup(args []string) error {
 	var ready, mem spread
 	for range *rounds {
 		t := time.Now()
-		r, err := startServerIn(*bin, s.dir)
+		r, err := startServerIn(*bin, s.dir, db...)
 		if err != nil {
 			return err
 		}
@@ -506,20 +528,27 @@ func all(args []string) error {
 	fs := flag.NewFlagSet("all", flag.ExitOnError)
 	bin := fs.String("gnomon", "bin/gnomon", "gnomon binary")
 	quick := fs.Bool("quick", false, "shorter runs and smaller sizes (a few minutes on 2 cores)")
+	pg := fs.String("pg", bench.PGBase(), "PostgreSQL server of the benchmarks on PostgreSQL (default $GNOMON_BENCH_PG); they are left out when it does not answer")
 	fs.Parse(args)
 	g := "-gnomon=" + *bin
+	p := []string{"-store=postgres", "-pg=" + *pg}
+	onPG := func(a ...string) []string { return append(slices.Clone(p), a...) }
 	type step struct {
 		run        func([]string) error
 		full, fast []string
+		pg         bool // on PostgreSQL
 	}
 	steps := []step{
-		{events, []string{g, "-configs=3,10000,1000000", "-duration=10s"}, []string{g, "-configs=3,10000", "-duration=3s"}},
-		{commits, []string{"-duration=5s"}, []string{"-duration=2s"}},
-		{lateness, []string{g, "-schedules=10000,100000", "-window=30s"}, []string{g, "-schedules=10000", "-window=10s"}},
-		{chain, []string{g, "-length=10000", "-unrelated=100,1000000"}, []string{g, "-length=2000", "-unrelated=100,10000"}},
-		{shell, []string{g, "-length=250"}, []string{g, "-length=100"}},
-		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}},
-		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}},
+		{events, []string{g, "-configs=3,10000,1000000", "-duration=10s"}, []string{g, "-configs=3,10000", "-duration=3s"}, false},
+		{events, onPG(g, "-configs=3,10000", "-duration=10s"), onPG(g, "-configs=3,10000", "-duration=3s"), true},
+		{commits, []string{"-duration=5s"}, []string{"-duration=2s"}, false},
+		{commits, onPG("-duration=5s"), onPG("-duration=2s"), true},
+		{lateness, []string{g, "-schedules=10000,100000", "-window=30s"}, []string{g, "-schedules=10000", "-window=10s"}, false},
+		{chain, []string{g, "-length=10000", "-unrelated=100,1000000"}, []string{g, "-length=2000", "-unrelated=100,10000"}, false},
+		{shell, []string{g, "-length=250"}, []string{g, "-length=100"}, false},
+		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}, false},
+		{startup, onPG(g, "-tasks=1000000"), onPG(g, "-tasks=100000"), true},
+		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}, false},
 	}
 	mode := "full"
 	if *quick {
@@ -527,8 +556,15 @@ func all(args []string) error {
 	}
 	fmt.Printf("# gnomon-bench all (%s): %d CPUs, %s, %s/%s; every figure is the median of 3 rounds (min, max), the baseline measured in the same run\n",
 		mode, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	pgErr := bench.ReachPG(*pg)
+	if pgErr != nil {
+		fmt.Printf("# PostgreSQL (-pg) does not answer, its benchmarks are left out: %v\n", pgErr)
+	}
 	t0 := time.Now()
 	for _, s := range steps {
+		if s.pg && pgErr != nil {
+			continue
+		}
 		a := s.full
 		if *quick {
 			a = s.fast
