@@ -1,0 +1,173 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrFenced is returned for a fire whose node no longer owns the
+// partition at the epoch it gave: the partition moved, and the new owner
+// decides the occurrence.
+var ErrFenced = errors.New("the partition's lease is no longer held at that epoch")
+
+// Fire is an occurrence of a task that a clock node found due.
+type Fire struct {
+	Task      string    `json:"task"`
+	Scheduled time.Time `json:"scheduled"`
+}
+
+// Record records that node found task's occurrence at scheduled due, at
+// now, under its lease: it returns true if the fire is recorded, false if
+// this occurrence was recorded already (by this node or a former owner),
+// and ErrFenced if node no longer owns the partition at that epoch. The
+// lease row is read under a share lock, so a rebalance that moves the
+// partition waits for the fire, and a fire that comes after it sees the
+// new epoch: no fire is recorded under a lease already lost.
+func (r *Registry) Record(ctx context.Context, node string, l Lease, f Fire, now time.Time) (bool, error) {
+	var held, recorded int
+	err := r.pool.QueryRow(ctx, `WITH lease AS (
+			SELECT 1 FROM cluster_leases WHERE partition = $3 AND node = $4 AND epoch = $5 FOR SHARE),
+		ins AS (
+			INSERT INTO cluster_fires (task, scheduled, partition, node, epoch, recorded_at)
+			SELECT $1, $2, $3, $4, $5, $6 FROM lease
+			ON CONFLICT (task, scheduled) DO NOTHING RETURNING 1)
+		SELECT (SELECT count(*) FROM lease), (SELECT count(*) FROM ins)`,
+		f.Task, f.Scheduled.UnixNano(), l.Partition, node, l.Epoch, now.UnixNano()).Scan(&held, &recorded)
+	if err != nil {
+		return false, fmt.Errorf("cluster: record %s at %s: %w", f.Task, f.Scheduled.UTC().Format(time.RFC3339Nano), err)
+	}
+	if held == 0 {
+		return false, fmt.Errorf("record %s at %s by %s under partition %d epoch %d: %w",
+			f.Task, f.Scheduled.UTC().Format(time.RFC3339Nano), node, l.Partition, l.Epoch, ErrFenced)
+	}
+	return recorded == 1, nil
+}
+
+// Last returns, for each of tasks, the latest occurrence recorded: where a
+// new owner of a partition resumes.
+func (r *Registry) Last(ctx context.Context, tasks []string) (map[string]time.Time, error) {
+	rows, err := r.pool.Query(ctx, `SELECT task, max(scheduled) FROM cluster_fires WHERE task = ANY($1) GROUP BY task`, tasks)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: last fires: %w", err)
+	}
+	out := map[string]time.Time{}
+	var task string
+	var ns int64
+	_, err = pgx.ForEachRow(rows, []any{&task, &ns}, func() error {
+		out[task] = time.Unix(0, ns).UTC()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: last fires: %w", err)
+	}
+	return out, nil
+}
+
+// Recorded is a fire as the registry holds it.
+type Recorded struct {
+	ID int64 `json:"id"`
+	Fire
+	Partition int       `json:"partition"`
+	Node      string    `json:"node"`
+	Epoch     int64     `json:"epoch"`
+	At        time.Time `json:"at"`
+}
+
+// Fires returns the fires recorded after ID after, oldest first, at most
+// limit of them: how the director takes them in.
+func (r *Registry) Fires(ctx context.Context, after int64, limit int) ([]Recorded, error) {
+	rows, err := r.pool.Query(ctx, `SELECT id, task, scheduled, partition, node, epoch, recorded_at FROM cluster_fires
+		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: fires: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recorded, error) {
+		var f Recorded
+		var sched, at int64
+		err := row.Scan(&f.ID, &f.Task, &sched, &f.Partition, &f.Node, &f.Epoch, &at)
+		f.Scheduled, f.At = time.Unix(0, sched).UTC(), time.Unix(0, at).UTC()
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: fires: %w", err)
+	}
+	return out, nil
+}
+
+// Nodes returns every registered node with the partitions it owns, in id
+// order.
+func (r *Registry) Nodes(ctx context.Context) ([]Node, error) {
+	rows, err := r.pool.Query(ctx, `SELECT n.id, n.roles, n.address, n.version, n.machines, n.started_at, n.heartbeat_at, n.state, n.ended_at,
+			coalesce(array_agg(l.partition ORDER BY l.partition) FILTER (WHERE l.partition IS NOT NULL), '{}')
+		FROM cluster_nodes n LEFT JOIN cluster_leases l ON l.node = n.id AND l.partition >= 0
+		GROUP BY n.id ORDER BY n.id`)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: nodes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Node, error) {
+		var n Node
+		var roles, machines string
+		var started, beat, ended int64
+		var parts []int32
+		if err := row.Scan(&n.ID, &roles, &n.Address, &n.Version, &machines, &started, &beat, &n.State, &ended, &parts); err != nil {
+			return n, err
+		}
+		n.Roles, n.Machines = split(roles), split(machines)
+		n.Started, n.Heartbeat = time.Unix(0, started).UTC(), time.Unix(0, beat).UTC()
+		if ended != 0 {
+			n.Ended = time.Unix(0, ended).UTC()
+		}
+		n.Partitions = make([]int, len(parts))
+		for i, p := range parts {
+			n.Partitions[i] = int(p)
+		}
+		return n, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: nodes: %w", err)
+	}
+	return out, nil
+}
+
+// MoveRecord is a recorded move of a partition.
+type MoveRecord struct {
+	Move
+	At     time.Time `json:"at"`
+	Epoch  int64     `json:"epoch"`
+	Reason string    `json:"reason"`
+}
+
+// Moves returns the latest limit moves, newest first.
+func (r *Registry) Moves(ctx context.Context, limit int) ([]MoveRecord, error) {
+	rows, err := r.pool.Query(ctx, `SELECT at, partition, from_node, to_node, epoch, reason FROM cluster_moves ORDER BY id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: moves: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (MoveRecord, error) {
+		var m MoveRecord
+		var at int64
+		err := row.Scan(&at, &m.Partition, &m.From, &m.To, &m.Epoch, &m.Reason)
+		m.At = time.Unix(0, at).UTC()
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: moves: %w", err)
+	}
+	return out, nil
+}
+
+// split reads a stored comma list.
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	out := strings.Split(s, ",")
+	slices.Sort(out)
+	return out
+}

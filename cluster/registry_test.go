@@ -1,0 +1,307 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/internal/pgtest"
+	"github.com/gnomon-sched/gnomon/store/postgres"
+)
+
+// t0 is where the tests' clocks start.
+var t0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+
+// registry opens a fresh database, migrated by the store, and a registry
+// on it with a small space.
+func registry(t *testing.T, space Space) *Registry {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r, err := NewRegistry(ctx, st.Pool(), space, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func register(t *testing.T, r *Registry, id string, at time.Time, roles ...string) {
+	t.Helper()
+	if err := r.Register(context.Background(), Node{ID: id, Roles: roles, Version: "test"}, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance {
+	t.Helper()
+	b, err := r.Rebalance(context.Background(), director, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func owned(t *testing.T, r *Registry) map[string][]int {
+	t.Helper()
+	nodes, err := r.Nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]int{}
+	for _, n := range nodes {
+		out[n.ID] = n.Partitions
+	}
+	return out
+}
+
+// Nodes register, share the partitions evenly, and a node that falls
+// silent is found dead after the timeout: its partitions go to the others
+// at a new epoch, the moves say why, and its heartbeat is refused until
+// it registers again.
+func TestRegistrationAndHealth(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 4, Partitions: 4}) // 4 + 59 partitions
+	register(t, r, "d1", t0, RoleDirector)
+	register(t, r, "c1", t0, RoleClock, RoleWorker)
+	register(t, r, "c2", t0, RoleClock)
+	b := rebalance(t, r, "d1", t0)
+	if !b.Leader || len(b.Moves) != 63 || len(b.Dead) != 0 {
+		t.Fatalf("first rebalance: leader %v, %d moves, dead %v", b.Leader, len(b.Moves), b.Dead)
+	}
+	own := owned(t, r)
+	if len(own["c1"])+len(own["c2"]) != 63 || len(own["c1"]) < 31 || len(own["c2"]) < 31 || len(own["d1"]) != 0 {
+		t.Fatalf("owned: %v", own)
+	}
+	if b := rebalance(t, r, "d2", t0); b.Leader {
+		t.Fatal("a second director took the assignment while the first holds it")
+	}
+
+	// c2 goes silent; c1 and d1 heartbeat.
+	at := t0.Add(4 * time.Second)
+	for _, id := range []string{"c1", "d1"} {
+		if _, err := r.Heartbeat(ctx, id, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := rebalance(t, r, "d1", at); len(b.Dead) != 0 || len(b.Moves) != 0 {
+		t.Fatalf("before the timeout: %+v", b)
+	}
+	at = t0.Add(5*time.Second + time.Millisecond)
+	leases, err := r.Heartbeat(ctx, "c1", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[int]int64{}
+	for _, l := range leases {
+		before[l.Partition] = l.Epoch
+	}
+	r.Heartbeat(ctx, "d1", at)
+	b = rebalance(t, r, "d1", at)
+	if !slices.Equal(b.Dead, []string{"c2"}) || len(b.Moves) != len(own["c2"]) {
+		t.Fatalf("after the timeout: dead %v, %d moves", b.Dead, len(b.Moves))
+	}
+	for _, m := range b.Moves {
+		if m.From != "c2" || m.To != "c1" {
+			t.Fatalf("move %+v", m)
+		}
+	}
+	leases, err = r.Heartbeat(ctx, "c1", at)
+	if err != nil || len(leases) != 63 {
+		t.Fatalf("c1 owns %d partitions (%v)", len(leases), err)
+	}
+	for _, l := range leases {
+		if e, kept := before[l.Partition]; kept && e != l.Epoch {
+			t.Fatalf("a partition c1 kept changed epoch: %+v, was %d", l, e)
+		}
+	}
+	if _, err := r.Heartbeat(ctx, "c2", at); !errors.Is(err, ErrNotRegistered) {
+		t.Fatalf("a dead node's heartbeat: %v", err)
+	}
+	moves, err := r.Moves(ctx, 1)
+	if err != nil || len(moves) != 1 || moves[0].Reason != "node c2 died" || moves[0].Epoch != 2 {
+		t.Fatalf("the last move: %+v (%v)", moves, err)
+	}
+	nodes, _ := r.Nodes(ctx)
+	for _, n := range nodes {
+		if n.ID == "c2" && (n.State != Dead || !n.Ended.Equal(at)) {
+			t.Fatalf("c2: %+v", n)
+		}
+	}
+
+	// The director falls silent too: another takes the assignment once its
+	// lease has expired, and c2, back, gets its share again.
+	register(t, r, "c2", at, RoleClock)
+	if b := rebalance(t, r, "d2", at.Add(time.Second)); b.Leader {
+		t.Fatal("d2 took the assignment before d1's lease expired")
+	}
+	later := at.Add(6 * time.Second)
+	r.Heartbeat(ctx, "c1", later)
+	r.Heartbeat(ctx, "c2", later)
+	register(t, r, "d2", later, RoleDirector)
+	b = rebalance(t, r, "d2", later)
+	if !b.Leader || !slices.Equal(b.Dead, []string{"d1"}) || len(b.Moves) != 31 {
+		t.Fatalf("d2's rebalance: %+v", b)
+	}
+}
+
+// A fire is recorded once per occurrence, only under the current owner's
+// lease at its epoch: a node that lost the partition is fenced off even
+// if it does not know yet, and the new owner records what is new.
+func TestFencedFires(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 1, Partitions: 1})
+	register(t, r, "a", t0, RoleClock, RoleDirector)
+	rebalance(t, r, "a", t0)
+	la, err := r.Heartbeat(ctx, "a", t0)
+	if err != nil || len(la) != 60 {
+		t.Fatalf("a's leases: %v (%v)", la, err)
+	}
+	f := Fire{Task: "nightly", Scheduled: t0}
+	if ok, err := r.Record(ctx, "a", la[0], f, t0); !ok || err != nil {
+		t.Fatalf("first record: %v, %v", ok, err)
+	}
+	if ok, err := r.Record(ctx, "a", la[0], f, t0); ok || err != nil {
+		t.Fatalf("the same occurrence again: %v, %v", ok, err)
+	}
+	// b joins; a is paused and does not hear of it.
+	register(t, r, "b", t0, RoleClock)
+	b := rebalance(t, r, "a", t0.Add(time.Second))
+	stale := la[len(la)-1] // a keeps its lower half
+	var moved Move
+	for _, m := range b.Moves {
+		if m.Partition == stale.Partition {
+			moved = m
+		}
+	}
+	if moved.To == "b" {
+		f2 := Fire{Task: "nightly", Scheduled: t0.Add(time.Hour)}
+		if _, err := r.Record(ctx, "a", stale, f2, t0.Add(time.Hour)); !errors.Is(err, ErrFenced) {
+			t.Fatalf("a fire under a lost lease: %v", err)
+		}
+		lb, _ := r.Heartbeat(ctx, "b", t0.Add(time.Hour))
+		i := slices.IndexFunc(lb, func(l Lease) bool { return l.Partition == stale.Partition })
+		if i < 0 || lb[i].Epoch != stale.Epoch+1 {
+			t.Fatalf("b's leases %v", lb)
+		}
+		if ok, err := r.Record(ctx, "b", lb[i], f2, t0.Add(time.Hour)); !ok || err != nil {
+			t.Fatalf("the new owner's record: %v, %v", ok, err)
+		}
+	} else {
+		t.Fatalf("partition %d stayed with %q: %+v", stale.Partition, moved.To, b.Moves)
+	}
+	last, err := r.Last(ctx, []string{"nightly", "other"})
+	if err != nil || len(last) != 1 || !last["nightly"].Equal(t0.Add(time.Hour)) {
+		t.Fatalf("last: %v (%v)", last, err)
+	}
+	fires, err := r.Fires(ctx, 0, 10)
+	if err != nil || len(fires) != 2 || fires[0].Node != "a" || fires[1].Node != "b" {
+		t.Fatalf("fires: %+v (%v)", fires, err)
+	}
+}
+
+// Two nodes race to record the same occurrences while the partition moves
+// back and forth between them: every occurrence is recorded exactly once,
+// and never under a lease its recorder had lost when it was recorded.
+func TestFiresRaceMoves(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := registry(t, Space{Size: 1, Partitions: 1})
+	const n = 100
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	// The director moves partition 0 between a and b by draining and
+	// re-registering them in turn.
+	register(t, r, "a", t0, RoleClock)
+	register(t, r, "b", t0, RoleClock)
+	rebalance(t, r, "d", t0)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			who := []string{"a", "b"}[i%2]
+			if err := r.Drain(ctx, who); err != nil {
+				t.Error(err)
+				cancel()
+				return
+			}
+			if _, err := r.Rebalance(ctx, "d", t0); err != nil {
+				t.Error(err)
+				cancel()
+				return
+			}
+			if err := r.Register(ctx, Node{ID: who, Roles: []string{RoleClock}}, t0); err != nil {
+				t.Error(err)
+				cancel()
+				return
+			}
+		}
+	}()
+	var workers sync.WaitGroup
+	for _, node := range []string{"a", "b"} {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for i := 0; i < n && ctx.Err() == nil; {
+				leases, err := r.Heartbeat(ctx, node, t0)
+				if err != nil || len(leases) == 0 || leases[0].Partition != 0 {
+					continue // not the owner of partition 0 now
+				}
+				_, err = r.Record(ctx, node, leases[0], Fire{Task: "t", Scheduled: t0.Add(time.Duration(i) * time.Minute)}, t0)
+				switch {
+				case errors.Is(err, ErrFenced):
+					continue // moved meanwhile: ask again
+				case err != nil:
+					t.Error(err)
+					return
+				}
+				i++ // recorded, by this node or the other
+			}
+		}()
+	}
+	workers.Wait()
+	close(stop)
+	wg.Wait()
+	fires, err := r.Fires(ctx, 0, 2*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[time.Time]bool{}
+	for _, f := range fires {
+		if seen[f.Scheduled] {
+			t.Fatalf("occurrence %s recorded twice", f.Scheduled)
+		}
+		seen[f.Scheduled] = true
+	}
+	if len(fires) != n {
+		t.Fatalf("%d occurrences recorded, want %d", len(fires), n)
+	}
+	// Every fire carries the epoch its recorder held then: the moves'
+	// epochs say who owned partition 0 at each epoch.
+	moves, err := r.Moves(ctx, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := map[int64]string{}
+	for _, m := range moves {
+		if m.Partition == 0 {
+			owner[m.Epoch] = m.To
+		}
+	}
+	for _, f := range fires {
+		if owner[f.Epoch] != f.Node {
+			t.Fatalf("fire %+v recorded by %s at epoch %d, which %q held", f.Fire, f.Node, f.Epoch, owner[f.Epoch])
+		}
+	}
+}
