@@ -368,7 +368,12 @@ cron: * * * * * *
 		rs, err := f.client.Runs(context.Background(), "tick", 3, "")
 		return err == nil && len(rs.Runs) == 3
 	})
-	f.mustRun("schd_event", "-j", "tick", "-e", "freeze")
+	// A freeze is refused while a run is active; the task is idle most
+	// of each second.
+	f.waitFor("the freeze to take", func() bool {
+		_, _, code := f.run("schd_event", "-j", "tick", "-e", "freeze")
+		return code == 0
+	})
 	rs, _ := f.client.Runs(context.Background(), "tick", 3, "")
 	for _, r := range rs.Runs {
 		late := r.Start.Sub(r.Scheduled)
