@@ -49,11 +49,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/notify"
@@ -122,6 +124,9 @@ type Config struct {
 	Supervisor []string
 	// Logger receives the scheduler's log; nil discards it.
 	Logger *slog.Logger
+	// Cluster, if set, makes the scheduler the director of a cluster on
+	// its PostgreSQL store: clock nodes find the time triggers due.
+	Cluster *Cluster
 }
 
 // SMTP is how alerts are sent.
@@ -196,6 +201,11 @@ type Scheduler struct {
 	store Store
 	sched *scheduler.Scheduler
 
+	// node is the cluster node the scheduler is (Config.Cluster), and
+	// stopNode ends it.
+	node     *cluster.Config
+	stopNode func()
+
 	mu        sync.RWMutex
 	funcs     map[string]executor.Func
 	listeners map[int]func(Event)
@@ -254,6 +264,20 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		}
 	}()
 	s = &Scheduler{cfg: cfg, store: cfg.Store, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
+	if cfg.Cluster != nil {
+		if !cfg.SimulateFrom.IsZero() {
+			return nil, errors.New("a cluster runs on the real clock: it cannot simulate")
+		}
+		if !slices.Contains(cfg.Cluster.Roles, cluster.RoleDirector) {
+			return nil, errors.New("a Scheduler is a cluster's director: run other nodes with RunNode")
+		}
+		cc, err := clusterConfig(ctx, cfg.Cluster, cfg.Store, cfg.Location)
+		if err != nil {
+			return nil, err
+		}
+		cc.Logger, cc.Now, cc.Fires = cfg.Logger, clock.Now, fireSink{s}
+		s.node = &cc
+	}
 	if cfg.Runner == nil {
 		cfg.Runner, err = executor.NewLocal(executor.LocalConfig{
 			Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: s.function,
@@ -270,6 +294,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
+		ExternalClock: s.node != nil,
 	})
 	if err != nil {
 		return nil, err
@@ -342,6 +367,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.started = true
 	s.sched.Start()
+	if s.node != nil {
+		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := cluster.Run(nctx, *s.node); err != nil {
+				s.cfg.Logger.Error("cluster node stopped", "err", err)
+			}
+		}()
+		s.stopNode = func() { cancel(); <-done }
+	}
 	return nil
 }
 
@@ -360,6 +396,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	started := s.started
 	s.mu.Unlock()
 	var err error
+	if s.stopNode != nil {
+		s.stopNode() // the node leaves the cluster: its partitions move at once
+	}
 	if started {
 		err = s.sched.Stop(ctx)
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/notify"
@@ -59,6 +61,9 @@ type ServerConfig struct {
 	// TuneGC collects less often while the state loads, and returns the
 	// garbage of loading to the system after it.
 	TuneGC bool
+	// Cluster, when set, makes the server a node of a cluster on its
+	// PostgreSQL database, with the roles it names.
+	Cluster *gnomon.Cluster
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -72,6 +77,8 @@ type Server struct {
 	// draining is set while Stop drains: reads are answered, changes are
 	// refused with 503.
 	draining atomic.Bool
+	// stopNode ends a node that is no director (sched is nil then).
+	stopNode func() error
 }
 
 // StartServer assembles the scheduler (gnomon.New), loads its state,
@@ -109,6 +116,16 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("--db: %w", err)
 	}
 	s := &Server{cfg: cfg, errc: make(chan error, 1)}
+	if cfg.Cluster != nil {
+		if cfg.Cluster.Address == "" {
+			cfg.Cluster.Address = cfg.Listen
+		}
+		cfg.Cluster.Version = Version
+		lc.Cluster = cfg.Cluster
+		if !slices.Contains(cfg.Cluster.Roles, "director") {
+			return s.startNode(ctx, lc)
+		}
+	}
 	if s.sched, err = load(lc, cfg.TuneGC); err != nil {
 		return nil, err
 	}
@@ -187,6 +204,33 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 	return nil
 }
 
+// startNode starts a node that is not a director: it answers only
+// /healthz; operators talk to a director.
+func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, error) {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		lc.Store.Close()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s.ln = ln
+	nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() {
+		err := gnomon.RunNode(nctx, lc)
+		done <- errors.Join(err, lc.Store.Close())
+	}()
+	s.stopNode = func() error { cancel(); return <-done }
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"status\":\"ok\",\"node\":%q,\"roles\":%q}\n", lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
+	})
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { s.errc <- s.http.Serve(s.ln) }()
+	s.cfg.Logger.Info("gnomon node ready", "listen", s.ln.Addr().String(), "node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
+	return s, nil
+}
+
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
@@ -195,6 +239,14 @@ func (s *Server) Scheduler() *gnomon.Scheduler { return s.sched }
 
 // Wait blocks until the HTTP server or the scheduler fails.
 func (s *Server) Wait(ctx context.Context) error {
+	if s.sched == nil {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-s.errc:
+			return err
+		}
+	}
 	select {
 	case <-ctx.Done():
 		return nil
@@ -242,7 +294,12 @@ func (s *Server) drainable(h http.Handler) http.Handler {
 // stops listening and closes the store.
 func (s *Server) Stop(ctx context.Context) error {
 	s.draining.Store(true)
-	serr := s.sched.Stop(ctx)
+	var serr error
+	if s.stopNode != nil {
+		serr = s.stopNode()
+	} else {
+		serr = s.sched.Stop(ctx)
+	}
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return errors.Join(serr, s.http.Shutdown(hctx))
@@ -308,11 +365,39 @@ func serverCmd(env *Env) *cobra.Command {
 	var lateness time.Duration
 	f.DurationVar(&lateness, "event-lateness", engine.DefaultEventLateness, "how much older than the newest event a configuration has accepted a data event may be and still count (0: no limit, memory grows with every event kept)")
 	f.DurationVar(&cfg.MaxFutureSkew, "max-future-skew", 0, "refuse (422) data events stamped further than this ahead of the server's clock (0: accept, with a warning beyond 5m)")
-	c.PreRun = func(*cobra.Command, []string) {
+	var cl gnomon.Cluster
+	var roles, machines []string
+	f.StringSliceVar(&roles, "roles", nil, "make the server a node of a cluster on its PostgreSQL database, playing these roles: director, clock, worker (see docs/cluster.md)")
+	f.StringVar(&cl.Node, "node", "", "the node's name in the cluster (default HOST-PID)")
+	f.DurationVar(&cl.Timeout, "node-timeout", 5*time.Second, "how long a node of the cluster may be silent before it is found dead and its partitions move")
+	f.IntVar(&cl.Space.Size, "space", cluster.DefaultSpace.Size, "the cluster's minute spots: a schedule's spot is (hour × 60 + minute) mod this, 1 to 1440")
+	f.IntVar(&cl.Space.Partitions, "partitions", cluster.DefaultSpace.Partitions, "how many partitions the minute spots are grouped into, 1 to --space")
+	f.StringSliceVar(&machines, "machines", nil, "machine names this node's workers serve")
+	c.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Flags().Changed("roles") {
+			cl.Roles, cl.Machines = roles, machines
+			if err := cluster.CheckRoles(cl.Roles); err != nil {
+				return usageErr("--roles: %v", err)
+			}
+			if err := cl.Space.Check(); err != nil {
+				return usageErr("--space, --partitions: %v", err)
+			}
+			if cl.Timeout <= 0 {
+				return usageErr("--node-timeout: %s should be positive", cl.Timeout)
+			}
+			cfg.Cluster = &cl
+		} else {
+			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "machines"} {
+				if cmd.Flags().Changed(fl) {
+					return usageErr("--%s: only a node of a cluster (--roles) takes it", fl)
+				}
+			}
+		}
 		cfg.EventLateness = lateness
 		if lateness == 0 {
 			cfg.EventLateness = -1
 		}
+		return nil
 	}
 	return c
 }

@@ -25,28 +25,40 @@ type Fire struct {
 // Record records that node found task's occurrence at scheduled due, at
 // now, under its lease: it returns true if the fire is recorded, false if
 // this occurrence was recorded already (by this node or a former owner),
-// and ErrFenced if node no longer owns the partition at that epoch. The
-// lease row is read under a share lock, so a rebalance that moves the
-// partition waits for the fire, and a fire that comes after it sees the
-// new epoch: no fire is recorded under a lease already lost.
+// and ErrFenced if node no longer owns the partition at that epoch.
 func (r *Registry) Record(ctx context.Context, node string, l Lease, f Fire, now time.Time) (bool, error) {
+	n, err := r.RecordAll(ctx, node, l, []Fire{f}, now)
+	return n == 1, err
+}
+
+// RecordAll records fires of one partition as Record does, in one
+// statement: it returns how many were new. The lease row is read under a
+// share lock, so a rebalance that moves the partition waits for the
+// fires, and fires that come after it see the new epoch: no fire is
+// recorded under a lease already lost.
+func (r *Registry) RecordAll(ctx context.Context, node string, l Lease, fs []Fire, now time.Time) (int, error) {
+	tasks := make([]string, len(fs))
+	scheduled := make([]int64, len(fs))
+	for i, f := range fs {
+		tasks[i], scheduled[i] = f.Task, f.Scheduled.UnixNano()
+	}
 	var held, recorded int
 	err := r.pool.QueryRow(ctx, `WITH lease AS (
 			SELECT 1 FROM cluster_leases WHERE partition = $3 AND node = $4 AND epoch = $5 FOR SHARE),
 		ins AS (
 			INSERT INTO cluster_fires (task, scheduled, partition, node, epoch, recorded_at)
-			SELECT $1, $2, $3, $4, $5, $6 FROM lease
+			SELECT f.task, f.scheduled, $3, $4, $5, $6 FROM unnest($1::text[], $2::bigint[]) AS f(task, scheduled), lease
 			ON CONFLICT (task, scheduled) DO NOTHING RETURNING 1)
 		SELECT (SELECT count(*) FROM lease), (SELECT count(*) FROM ins)`,
-		f.Task, f.Scheduled.UnixNano(), l.Partition, node, l.Epoch, now.UnixNano()).Scan(&held, &recorded)
+		tasks, scheduled, l.Partition, node, l.Epoch, now.UnixNano()).Scan(&held, &recorded)
 	if err != nil {
-		return false, fmt.Errorf("cluster: record %s at %s: %w", f.Task, f.Scheduled.UTC().Format(time.RFC3339Nano), err)
+		return 0, fmt.Errorf("cluster: record %d fires of partition %d: %w", len(fs), l.Partition, err)
 	}
 	if held == 0 {
-		return false, fmt.Errorf("record %s at %s by %s under partition %d epoch %d: %w",
-			f.Task, f.Scheduled.UTC().Format(time.RFC3339Nano), node, l.Partition, l.Epoch, ErrFenced)
+		return 0, fmt.Errorf("record %d fires (%s at %s first) by %s under partition %d epoch %d: %w", len(fs),
+			fs[0].Task, fs[0].Scheduled.UTC().Format(time.RFC3339Nano), node, l.Partition, l.Epoch, ErrFenced)
 	}
-	return recorded == 1, nil
+	return recorded, nil
 }
 
 // Last returns, for each of tasks, the latest occurrence recorded: where a
@@ -82,8 +94,18 @@ type Recorded struct {
 // Fires returns the fires recorded after ID after, oldest first, at most
 // limit of them: how the director takes them in.
 func (r *Registry) Fires(ctx context.Context, after int64, limit int) ([]Recorded, error) {
-	rows, err := r.pool.Query(ctx, `SELECT id, task, scheduled, partition, node, epoch, recorded_at FROM cluster_fires
+	return r.fires(ctx, `SELECT id, task, scheduled, partition, node, epoch, recorded_at FROM cluster_fires
 		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+}
+
+// FiresByID returns the fires of those IDs that exist, in ID order.
+func (r *Registry) FiresByID(ctx context.Context, ids []int64) ([]Recorded, error) {
+	return r.fires(ctx, `SELECT id, task, scheduled, partition, node, epoch, recorded_at FROM cluster_fires
+		WHERE id = ANY($1) ORDER BY id`, ids)
+}
+
+func (r *Registry) fires(ctx context.Context, sql string, args ...any) ([]Recorded, error) {
+	rows, err := r.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: fires: %w", err)
 	}

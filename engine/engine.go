@@ -44,6 +44,11 @@ type Config struct {
 	// Taken says what else owns a name (see defs.Env.Taken); nil means
 	// nothing does.
 	Taken func(name string) string
+	// ExternalClock leaves the finding of due occurrences to someone else:
+	// the engine keeps each task's next occurrence, for forecasts, but
+	// fires a time trigger only when it is handed the occurrence in a
+	// Fired event (a cluster's clock nodes find them).
+	ExternalClock bool
 }
 
 // BuiltinLog is the function every scheduler provides: it writes a log
@@ -75,6 +80,7 @@ type Engine struct {
 
 	loc       *time.Location
 	grace     time.Duration
+	external  bool // time triggers fire through Fired only
 	functions func(string) bool
 	fires     fireHeap // tasks with a next occurrence, earliest first
 	// unplanned tasks get their next occurrence at the next Tick: restored
@@ -214,6 +220,7 @@ func New(cfg Config) *Engine {
 		lateness:  int64(cfg.EventLateness),
 		loc:       cfg.Location,
 		grace:     cfg.MisfireGrace,
+		external:  cfg.ExternalClock,
 		tasks:     map[string]*entry{},
 		defs:      map[string]*job.Task{},
 		deps:      map[string]map[string]struct{}{},
@@ -368,7 +375,7 @@ func (e *Engine) NewRunID() int64 {
 // the zero time if none.
 func (e *Engine) NextWake() time.Time {
 	var t time.Time
-	if len(e.fires) > 0 {
+	if len(e.fires) > 0 && !e.external {
 		t = e.fires[0].st.NextFire.Time()
 	}
 	for name := range e.staged {
@@ -400,6 +407,8 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		e.tick()
 	case Data:
 		err = e.data(ev)
+	case Fired:
+		e.fired(ev)
 	default:
 		err = fmt.Errorf("unknown event %T", ev)
 	}

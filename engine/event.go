@@ -54,6 +54,25 @@ type Data struct {
 // sends it when the instant NextWake returned has come.
 type Tick struct{}
 
+// Fired hands the engine occurrences of time triggers that a clock node
+// found due and recorded (Config.ExternalClock). An occurrence the engine
+// handled already, or that its task's trigger no longer yields, is
+// ignored, so a fire handed twice counts once.
+type Fired struct {
+	Fires []ClockFire `json:"fires"`
+}
+
+// ClockFire is one occurrence a clock node found due.
+type ClockFire struct {
+	Task      string    `json:"task"`
+	Scheduled time.Time `json:"scheduled"`
+	// At is when the clock node recorded it: how late it was found is
+	// At minus Scheduled, however late the engine is handed it.
+	At   time.Time `json:"at"`
+	Node string    `json:"node,omitempty"`
+}
+
+func (Fired) kind() string     { return "fired" }
 func (Define) kind() string    { return "define" }
 func (Act) kind() string       { return "act" }
 func (RunExited) kind() string { return "run_exited" }

@@ -116,12 +116,15 @@ func (e *Engine) fireDue() {
 		}
 	}
 	e.unplanned = nil
+	if e.external {
+		return
+	}
 	for len(e.fires) > 0 && !e.fires[0].st.NextFire.After(e.now) {
 		at := e.fires[0].st.NextFire
 		var group []*entry
 		for len(e.fires) > 0 && e.fires[0].st.NextFire == at {
 			en := e.fires[0]
-			if e.fate(en, at.Time()) {
+			if e.fate(en, at.Time(), e.now.Sub(at.Time()), notRunning) {
 				group = append(group, en)
 			}
 			e.advance(en)
@@ -130,13 +133,21 @@ func (e *Engine) fireDue() {
 	}
 }
 
-// fate records what becomes of an occurrence and reports whether it starts
-// the task.
-func (e *Engine) fate(en *entry, at time.Time) bool {
+// Why occurrences are missed: the scheduler was down, or (in a cluster) no
+// clock node owned the task's partition.
+const (
+	notRunning = "the scheduler was not running at that time"
+	notOwned   = "no clock node owned the task's partition at that time"
+)
+
+// fate records what becomes of an occurrence found late after its
+// instant at, and reports whether it starts the task. An occurrence found
+// later than the misfire grace was missed, for the reason given.
+func (e *Engine) fate(en *entry, at time.Time, late time.Duration, missed string) bool {
 	f := job.Fire{Task: en.def.Name, Scheduled: at, At: e.now, Fate: job.FateRan}
-	if e.now.Sub(at) > e.grace {
+	if late > e.grace {
 		f.Fate = job.FateMissed
-		f.Reason = fmt.Sprintf("the scheduler was not running at that time (it was noticed %s later)", roundAge(e.now.Sub(at)))
+		f.Reason = fmt.Sprintf("%s (it was noticed %s later)", missed, roundAge(late))
 	} else if queued, why := e.admit(en, "task", job.Pending{Trigger: "schedule", Scheduled: at}); why != "" {
 		f.Fate, f.Reason = job.FateSkipped, why
 	} else if queued {
@@ -206,6 +217,61 @@ func (e *Engine) startGroup(group []*entry, at time.Time) {
 			e.startBundle(n)
 		} else if en.st.Status == job.Queued {
 			e.release(n)
+		}
+	}
+}
+
+// fired handles occurrences clock nodes found due, grouped by instant in
+// order, as fireDue handles those the engine finds itself. A task's
+// occurrences between its next one and the one handed are missed: no
+// clock node found them in time.
+func (e *Engine) fired(ev Fired) {
+	fs := slices.Clone(ev.Fires)
+	slices.SortFunc(fs, func(a, b ClockFire) int {
+		if c := a.Scheduled.Compare(b.Scheduled); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Task, b.Task)
+	})
+	for i := 0; i < len(fs); {
+		at := fs[i].Scheduled
+		var group []*entry
+		for ; i < len(fs) && fs[i].Scheduled.Equal(at); i++ {
+			f := fs[i]
+			en := e.tasks[f.Task]
+			if en == nil || en.sched == nil || en.st.NextFire.IsZero() || at.Before(en.st.NextFire.Time()) {
+				continue // handled, or before the definition the task has
+			}
+			if n, ok := en.sched.Next(at.Add(-time.Nanosecond)); !ok || !n.Equal(at) {
+				continue // not an occurrence of the trigger the task has now
+			}
+			e.missGap(en, at)
+			if e.fate(en, at, f.At.Sub(at), notOwned) {
+				group = append(group, en)
+			}
+			next, ok := en.sched.Next(at)
+			e.arm(en, next, ok)
+			e.touch(en.def.Name)
+		}
+		e.startGroup(group, at)
+	}
+}
+
+// missGap records as missed a task's occurrences from its next one up to
+// (not including) until, listing at most maxMissed.
+func (e *Engine) missGap(en *entry, until time.Time) {
+	n := 0
+	for next := en.st.NextFire.Time(); next.Before(until); n++ {
+		f := job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed, Reason: notOwned}
+		var ok bool
+		if n == maxMissed-1 {
+			f.Reason += fmt.Sprintf("; later occurrences before %s were missed too and are not listed", until.Format(time.RFC3339))
+			e.out.Fires = append(e.out.Fires, f)
+			return
+		}
+		e.out.Fires = append(e.out.Fires, f)
+		if next, ok = en.sched.Next(next); !ok {
+			return
 		}
 	}
 }

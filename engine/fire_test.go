@@ -20,11 +20,16 @@ type sim struct {
 
 func newSim(t *testing.T, start string, definitions string) *sim {
 	t.Helper()
+	return newSimWith(t, Config{Workers: 10}, start, definitions)
+}
+
+func newSimWith(t *testing.T, cfg Config, start string, definitions string) *sim {
+	t.Helper()
 	at, err := time.Parse(time.RFC3339, start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, e: New(Config{Workers: 10}), now: at, started: map[string]int64{}, runs: map[int64]job.Run{}}
+	h := &harness{t: t, e: New(cfg), now: at, started: map[string]int64{}, runs: map[int64]job.Run{}}
 	s := &sim{harness: h, length: map[string]time.Duration{}, ends: map[int64]time.Time{}}
 	s.apply(Define{File: "t.def", Text: definitions})
 	return s

@@ -62,6 +62,10 @@ type Config struct {
 	// RetryAlertsFor is how long an alert that cannot be sent is retried
 	// after its first attempt; zero means 24h.
 	RetryAlertsFor time.Duration
+	// ExternalClock leaves the finding of due occurrences to a cluster's
+	// clock nodes (engine.Config.ExternalClock): time triggers fire
+	// through engine.Fired events submitted to the scheduler.
+	ExternalClock bool
 	// Listener, if set, is told of every run started and ended and every
 	// not-started outcome, in commit order, once each is durable. It is
 	// called on one goroutine and should return quickly.
@@ -183,7 +187,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if functions == nil {
 		functions = func(name string) bool { return name == engine.BuiltinLog }
 	}
-	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness,
+	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
 		Functions: functions, Taken: s.taken})
 	s.newForest(functions)
 	snap, err := cfg.Store.Load(ctx)

@@ -1,0 +1,284 @@
+package cluster
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// Schedules is where a clock node reads the tasks: every definition with
+// the stored state (whose next occurrence is the first the director has
+// not handled), and a version that changes whenever a definition does.
+type Schedules interface {
+	Definitions(ctx context.Context) ([]job.Record, error)
+	DefinitionsVersion(ctx context.Context) (int64, error)
+}
+
+// planned is a task with a time trigger, as a clock node knows it.
+type planned struct {
+	name      string
+	sched     calendar.Schedule
+	partition int
+	// floor is the first occurrence the director had not handled when
+	// the definitions were read: none before it is fired again.
+	floor time.Time
+	next  time.Time // zero when not armed: its partition is not owned, or it never fires again
+	hidx  int
+}
+
+// dueHeap orders armed tasks by their next occurrence, then by name.
+type dueHeap []*planned
+
+func (h dueHeap) Len() int { return len(h) }
+func (h dueHeap) Less(i, j int) bool {
+	if !h[i].next.Equal(h[j].next) {
+		return h[i].next.Before(h[j].next)
+	}
+	return h[i].name < h[j].name
+}
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+func (h *dueHeap) Push(x any) {
+	p := x.(*planned)
+	p.hidx = len(*h)
+	*h = append(*h, p)
+}
+func (h *dueHeap) Pop() any {
+	old := *h
+	p := old[len(old)-1]
+	*h = old[:len(old)-1]
+	p.hidx = -1
+	return p
+}
+
+// clock is the clock role of a node: it keeps the schedules of the
+// partitions it owns in memory, arms one timer for the earliest
+// occurrence, and records each due fire under its lease. Only the node's
+// goroutine touches it.
+type clock struct {
+	n       *node
+	version int64
+	tasks   map[string]*planned
+	due     dueHeap
+	leases  map[int]Lease
+	// fired counts the fires this node recorded, for its log.
+	fired int
+}
+
+func newClock(n *node) *clock {
+	return &clock{n: n, version: -1, tasks: map[string]*planned{}, leases: map[int]Lease{}}
+}
+
+// reload reads the definitions again if their version changed, keeping
+// the next occurrence of every task whose trigger still yields it.
+func (c *clock) reload(ctx context.Context) error {
+	v, err := c.n.cfg.Schedules.DefinitionsVersion(ctx)
+	if err != nil || v == c.version {
+		return err
+	}
+	defs, err := c.n.cfg.Schedules.Definitions(ctx)
+	if err != nil {
+		return err
+	}
+	space, loc := c.n.cfg.Registry.Space(), c.n.cfg.Location
+	old := c.tasks
+	c.tasks, c.due = make(map[string]*planned, len(defs)), c.due[:0]
+	var fresh []*planned
+	for _, r := range defs {
+		d := r.Def
+		if !d.HasTimeTrigger() {
+			continue
+		}
+		s, err := calendar.ForTask(d, loc)
+		if err != nil {
+			continue // the director reports it
+		}
+		spot, ok := space.Spot(s, loc)
+		if !ok {
+			continue
+		}
+		p := &planned{name: d.Name, sched: s, partition: space.Partition(spot), floor: r.State.NextFire.Time(), hidx: -1}
+		c.tasks[d.Name] = p
+		if _, owned := c.leases[p.partition]; !owned {
+			continue
+		}
+		if o := old[d.Name]; o != nil && !o.next.IsZero() && o.partition == p.partition {
+			if n, ok := s.Next(o.next.Add(-time.Nanosecond)); ok && n.Equal(o.next) {
+				p.next = o.next
+				heap.Push(&c.due, p)
+				continue
+			}
+		}
+		fresh = append(fresh, p)
+	}
+	c.version = v
+	return c.catchUp(ctx, fresh)
+}
+
+// setLeases takes the leases the last heartbeat returned: tasks of
+// partitions lost are disarmed, those of partitions gained (or held at a
+// new epoch: another node owned them meanwhile) catch up.
+func (c *clock) setLeases(ctx context.Context, leases []Lease) error {
+	next := make(map[int]Lease, len(leases))
+	gained := map[int]bool{}
+	for _, l := range leases {
+		next[l.Partition] = l
+		if old, ok := c.leases[l.Partition]; !ok || old.Epoch != l.Epoch {
+			gained[l.Partition] = true
+		}
+	}
+	lost := false
+	for p := range c.leases {
+		if _, ok := next[p]; !ok {
+			lost = true
+		}
+	}
+	c.leases = next
+	if lost || len(gained) > 0 {
+		c.n.log.Info("partitions", "owned", len(next), "gained", len(gained), "lost", lost)
+	}
+	var fresh []*planned
+	for _, p := range c.tasks {
+		_, owned := next[p.partition]
+		switch {
+		case !owned || gained[p.partition]:
+			c.disarm(p)
+			if owned {
+				fresh = append(fresh, p)
+			}
+		}
+	}
+	return c.catchUp(ctx, fresh)
+}
+
+func (c *clock) disarm(p *planned) {
+	if p.hidx >= 0 {
+		heap.Remove(&c.due, p.hidx)
+	}
+	p.next = time.Time{}
+}
+
+// catchUp arms tasks of partitions this node just took (or just loaded)
+// from the last occurrence recorded for them: what fell due since then
+// fires now, up to the catch-up bound. An occurrence older than the bound
+// is recorded too, the latest one the owner left, so that the director
+// records it (and those between) missed at once; it then resumes within
+// the bound.
+func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
+	if len(fresh) == 0 {
+		return nil
+	}
+	names := make([]string, len(fresh))
+	for i, p := range fresh {
+		names[i] = p.name
+	}
+	last, err := c.n.cfg.Registry.Last(ctx, names)
+	if err != nil {
+		return err
+	}
+	now := c.n.now()
+	bound := now.Add(-c.n.cfg.Bound)
+	var stale []Fire
+	for _, p := range fresh {
+		from := bound.Add(-time.Nanosecond)
+		if p.floor.After(bound) {
+			from = p.floor.Add(-time.Nanosecond)
+		}
+		if l, ok := last[p.name]; ok {
+			if n, ok := p.sched.Next(l); ok && n.Before(bound) {
+				stale = append(stale, Fire{Task: p.name, Scheduled: n})
+			} else if ok {
+				from = l
+			}
+		}
+		if n, ok := p.sched.Next(from); ok {
+			p.next = n
+			heap.Push(&c.due, p)
+		}
+	}
+	return c.record(ctx, stale, now)
+}
+
+// wake returns when the next occurrence is due; zero if none is armed.
+func (c *clock) wake() time.Time {
+	if len(c.due) == 0 {
+		return time.Time{}
+	}
+	return c.due[0].next
+}
+
+// fire records every occurrence due at or before now, and arms each task
+// for its next one.
+func (c *clock) fire(ctx context.Context) error {
+	now := c.n.now()
+	var fs []Fire
+	for len(c.due) > 0 && !c.due[0].next.After(now) {
+		p := c.due[0]
+		fs = append(fs, Fire{Task: p.name, Scheduled: p.next})
+		if n, ok := p.sched.Next(p.next); ok {
+			p.next = n
+			heap.Fix(&c.due, 0)
+		} else {
+			heap.Pop(&c.due)
+			p.next = time.Time{}
+		}
+	}
+	return c.record(ctx, fs, now)
+}
+
+// record records fires, one statement per partition. A partition whose
+// lease is found lost is dropped at once: its tasks are disarmed until a
+// heartbeat gives it back.
+func (c *clock) record(ctx context.Context, fs []Fire, now time.Time) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	byPart := map[int][]Fire{}
+	for _, f := range fs {
+		p := c.tasks[f.Task].partition
+		byPart[p] = append(byPart[p], f)
+	}
+	var errs []error
+	for _, part := range slices.Sorted(maps.Keys(byPart)) {
+		l, ok := c.leases[part]
+		if !ok {
+			continue
+		}
+		n, err := c.n.cfg.Registry.RecordAll(ctx, c.n.cfg.Node.ID, l, byPart[part], now)
+		if errors.Is(err, ErrFenced) {
+			c.n.log.Warn("partition lost: its fires are left to its new owner", "partition", part, "epoch", l.Epoch, "fires", len(byPart[part]))
+			delete(c.leases, part)
+			for _, p := range c.tasks {
+				if p.partition == part {
+					c.disarm(p)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			// Unrecorded fires are found again when the partition is
+			// taken afresh: the node drops its leases (see node.run).
+			errs = append(errs, err)
+			continue
+		}
+		c.fired += n
+	}
+	return errors.Join(errs...)
+}
+
+// dropAll forgets every lease: after an error that may have left fires
+// unrecorded, or when the node must register again.
+func (c *clock) dropAll() {
+	c.leases = map[int]Lease{}
+	for _, p := range c.tasks {
+		c.disarm(p)
+	}
+}

@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// FireSink is where a director hands the fires clock nodes record: its
+// engine (engine.Fired), and the cursor that says how far it has taken
+// them in, kept with its state.
+type FireSink interface {
+	// Take hands fires to the engine and returns once they are durable.
+	// A fire handed twice must count once (the engine ignores an
+	// occurrence it handled).
+	Take(ctx context.Context, fires []Recorded) error
+	// Cursor returns the ID below which every fire was taken.
+	Cursor(ctx context.Context) (int64, error)
+	// SetCursor records it.
+	SetCursor(ctx context.Context, id int64) error
+}
+
+// feedPoll is how often the director looks for new fires. A fire waits
+// at most this long before the engine starts its run.
+const feedPoll = 20 * time.Millisecond
+
+// feedBatch bounds the fires handed to the engine at once.
+const feedBatch = 5000
+
+// gapWait is how long the feed waits for a fire ID it has not seen while
+// it has seen later ones. IDs come from a sequence: a fire being recorded
+// may commit after a later one, and an occurrence recorded twice, or a
+// fenced fire, leaves an ID that never appears. Past gapWait the ID is
+// taken as one that never will.
+const gapWait = 10 * time.Second
+
+// feed takes fires from the registry to the director's engine: at least
+// once (its cursor lags behind what it handed), which the engine makes
+// exactly once.
+type feed struct {
+	reg  *Registry
+	sink FireSink
+	now  func() time.Time
+	log  *slog.Logger
+
+	cursor int64
+	// seen are IDs above the cursor already handed, with when they were
+	// recorded; hi is the highest.
+	seen map[int64]time.Time
+	hi   int64
+}
+
+func newFeed(reg *Registry, sink FireSink, now func() time.Time, log *slog.Logger) *feed {
+	return &feed{reg: reg, sink: sink, now: now, log: log, seen: map[int64]time.Time{}}
+}
+
+func (f *feed) run(ctx context.Context) {
+	for {
+		c, err := f.sink.Cursor(ctx)
+		if err == nil {
+			f.cursor, f.hi = c, c
+			break
+		}
+		f.log.Warn("could not read the cursor of fires", "err", err)
+		if !sleep(ctx, time.Second) {
+			return
+		}
+	}
+	for {
+		n, err := f.poll(ctx)
+		if err != nil && ctx.Err() == nil {
+			f.log.Warn("could not take fires in", "err", err)
+			if !sleep(ctx, time.Second) {
+				return
+			}
+			continue
+		}
+		if n < feedBatch && !sleep(ctx, feedPoll) {
+			return
+		}
+	}
+}
+
+// poll hands the fires recorded after the highest it has seen, and those
+// of the gaps below it that appeared since, then moves the cursor over
+// what is contiguous. It returns how many fires it read.
+func (f *feed) poll(ctx context.Context) (int, error) {
+	rows, err := f.reg.Fires(ctx, f.hi, feedBatch)
+	if err != nil {
+		return 0, err
+	}
+	if gaps := f.gaps(); len(gaps) > 0 {
+		late, err := f.reg.FiresByID(ctx, gaps)
+		if err != nil {
+			return 0, err
+		}
+		rows = append(late, rows...)
+	}
+	if len(rows) > 0 {
+		if err := f.sink.Take(ctx, rows); err != nil {
+			return 0, err
+		}
+		for _, r := range rows {
+			f.seen[r.ID] = r.At
+			f.hi = max(f.hi, r.ID)
+		}
+	}
+	old := f.cursor
+	now := f.now()
+	for f.cursor < f.hi {
+		if _, ok := f.seen[f.cursor+1]; ok {
+			delete(f.seen, f.cursor+1)
+			f.cursor++
+			continue
+		}
+		// A gap: skip it once a later fire is older than gapWait.
+		if at, ok := f.seen[f.nextSeen()]; !ok || now.Sub(at) < gapWait {
+			break
+		}
+		f.cursor++
+	}
+	if f.cursor != old {
+		if err := f.sink.SetCursor(ctx, f.cursor); err != nil {
+			return len(rows), err
+		}
+	}
+	return len(rows), nil
+}
+
+// maxGaps bounds the unseen IDs below the highest that the feed looks for
+// again at each poll.
+const maxGaps = 1000
+
+// gaps returns the IDs between the cursor and the highest seen that were
+// not seen.
+func (f *feed) gaps() []int64 {
+	var out []int64
+	for id := f.cursor + 1; id < f.hi && len(out) < maxGaps; id++ {
+		if _, ok := f.seen[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// nextSeen returns the lowest seen ID above the cursor.
+func (f *feed) nextSeen() int64 {
+	for id := f.cursor + 1; id <= f.hi; id++ {
+		if _, ok := f.seen[id]; ok {
+			return id
+		}
+	}
+	return 0
+}
+
+// sleep waits d, reporting false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

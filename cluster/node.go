@@ -1,0 +1,225 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Config configures a node of a cluster.
+type Config struct {
+	// Registry is the cluster's coordination. Required.
+	Registry *Registry
+	// Node is this node: its ID (unique in the cluster), roles, address,
+	// version and machines.
+	Node Node
+	// Now is the node's clock; nil means the system clock. It decides
+	// when occurrences are due and is recorded in heartbeats and fires.
+	Now func() time.Time
+	// Logger defaults to discarding.
+	Logger *slog.Logger
+
+	// Schedules are the definitions a clock node reads. Required with
+	// the clock role.
+	Schedules Schedules
+	// Location is the default time zone of calendars, as the director's
+	// engine has it; nil means UTC.
+	Location *time.Location
+	// Bound is the catch-up bound: how late an occurrence may be found
+	// and still fire (the director's misfire grace). Zero means a minute.
+	Bound time.Duration
+
+	// Fires takes the fires clock nodes record, for the director's
+	// engine. Required with the director role.
+	Fires FireSink
+}
+
+// beats is how many heartbeats a node sends in a node timeout: a lease
+// is renewed at a fifth of its life.
+const beats = 5
+
+// definitionsPoll is how often a clock node looks for changed definitions.
+const definitionsPoll = time.Second
+
+// node is a running node: one goroutine heartbeats, rebalances (as a
+// director) and fires (as a clock), so its state needs no lock.
+type node struct {
+	cfg   Config
+	log   *slog.Logger
+	clock *clock
+}
+
+// Run runs a node until ctx is done: it registers, heartbeats, and plays
+// its roles; on return it leaves the cluster (its leases are released at
+// once rather than after the timeout). Errors of the database are logged
+// and retried: a node outlives an outage of PostgreSQL, owning nothing
+// meanwhile once its leases could have moved.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Registry == nil {
+		return errors.New("cluster: a node needs a registry")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	if cfg.Bound <= 0 {
+		cfg.Bound = time.Minute
+	}
+	n := &node{cfg: cfg, log: cfg.Logger.With("node", cfg.Node.ID)}
+	if cfg.Node.Has(RoleClock) {
+		if cfg.Schedules == nil {
+			return errors.New("cluster: a clock node needs its schedules")
+		}
+		n.clock = newClock(n)
+	}
+	var feed *feed
+	if cfg.Node.Has(RoleDirector) {
+		if cfg.Fires == nil {
+			return errors.New("cluster: a director needs a sink for fires")
+		}
+		feed = newFeed(cfg.Registry, cfg.Fires, n.now, n.log)
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			feed.run(ctx)
+		}()
+	}
+	err := n.run(ctx)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if lerr := cfg.Registry.Leave(lctx, cfg.Node.ID, n.now()); lerr != nil {
+		n.log.Warn("could not leave the cluster: its leases move when the timeout has passed", "err", lerr)
+	}
+	return err
+}
+
+func (n *node) now() time.Time { return n.cfg.Now() }
+
+// run is the node's loop.
+func (n *node) run(ctx context.Context) error {
+	reg := n.cfg.Registry
+	beat := reg.timeout / beats
+	registered := false
+	var nextBeat, nextPoll time.Time
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		now := n.now()
+		if !now.Before(nextBeat) {
+			nextBeat = now.Add(beat)
+			registered = n.heartbeat(ctx, registered)
+		}
+		if c := n.clock; c != nil && registered {
+			if !now.Before(nextPoll) {
+				nextPoll = now.Add(definitionsPoll)
+				if err := c.reload(ctx); err != nil {
+					n.log.Warn("could not read the definitions", "err", err)
+				}
+			}
+			if w := c.wake(); !w.IsZero() && !w.After(n.now()) {
+				if err := c.fire(ctx); err != nil && ctx.Err() == nil {
+					n.log.Warn("fires not recorded: the partitions are taken afresh at the next heartbeat", "err", err)
+					c.dropAll()
+				}
+			}
+		}
+		next := nextBeat
+		if c := n.clock; c != nil {
+			next = earliest(next, nextPoll)
+			if w := c.wake(); !w.IsZero() {
+				next = earliest(next, w)
+			}
+		}
+		timer.Reset(max(next.Sub(n.now()), 0))
+	}
+}
+
+// heartbeat registers (again) if needed, heartbeats, hands the leases to
+// the clock and, as a director, rebalances. It reports whether the node
+// is registered.
+func (n *node) heartbeat(ctx context.Context, registered bool) bool {
+	reg := n.cfg.Registry
+	if !registered {
+		if err := reg.Register(ctx, n.cfg.Node, n.now()); err != nil {
+			n.log.Warn("could not register", "err", err)
+			return false
+		}
+		n.log.Info("registered", "roles", n.cfg.Node.Roles)
+	}
+	leases, err := reg.Heartbeat(ctx, n.cfg.Node.ID, n.now())
+	if errors.Is(err, ErrNotRegistered) {
+		n.log.Warn("found dead by the cluster: registering again")
+		if n.clock != nil {
+			n.clock.dropAll()
+		}
+		return false
+	}
+	if err != nil {
+		n.log.Warn("heartbeat failed", "err", err)
+		return true
+	}
+	if n.cfg.Node.Has(RoleDirector) {
+		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.now())
+		if err != nil {
+			n.log.Warn("rebalance failed", "err", err)
+		}
+		for _, d := range b.Dead {
+			n.log.Warn("node found dead: its partitions move", "dead", d)
+		}
+		moved := map[[2]string]int{}
+		for _, m := range b.Moves {
+			moved[[2]string{m.From, m.To}]++
+		}
+		for ft, k := range moved {
+			n.log.Info("partitions moved", "from", ft[0], "to", ft[1], "partitions", k)
+		}
+		if len(b.Moves) > 0 {
+			// Take what this node was just given without waiting a beat.
+			if leases, err = reg.Heartbeat(ctx, n.cfg.Node.ID, n.now()); err != nil {
+				return true
+			}
+		}
+	}
+	if n.clock != nil {
+		if err := n.clock.setLeases(ctx, leases); err != nil {
+			n.log.Warn("could not catch up on new partitions: they are taken afresh at the next heartbeat", "err", err)
+			n.clock.dropAll()
+		}
+	}
+	return true
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// CheckRoles reports roles that are not director, clock or worker, or
+// none at all.
+func CheckRoles(roles []string) error {
+	if len(roles) == 0 {
+		return errors.New("a node needs at least one role: director, clock or worker")
+	}
+	for _, r := range roles {
+		if !slices.Contains([]string{RoleDirector, RoleClock, RoleWorker}, r) {
+			return fmt.Errorf("role %q: should be director, clock or worker", r)
+		}
+	}
+	return nil
+}

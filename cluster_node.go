@@ -1,0 +1,119 @@
+package gnomon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/store/postgres"
+)
+
+// Cluster makes a gnomon on PostgreSQL a node of a cluster: nodes that
+// share the database, where clock nodes find the time triggers due, each
+// for the partitions of the schedules it owns, and a director holds the
+// engine (see package cluster and docs/cluster.md).
+type Cluster struct {
+	// Node names this node in the cluster; empty means HOST-PID.
+	Node string
+	// Roles are those it plays: director, clock, worker. A Scheduler
+	// (New) is a director; RunNode runs a node without one.
+	Roles []string
+	// Address is where its API listens, for the record.
+	Address string
+	// Version is the version it runs, for the record.
+	Version string
+	// Machines are the machine names its workers serve.
+	Machines []string
+	// Timeout is how long a node may be silent before it is found dead
+	// and its partitions move; zero means 5 s.
+	Timeout time.Duration
+	// Space is the space of minute spots and its partitions; zero means
+	// cluster.DefaultSpace.
+	Space cluster.Space
+}
+
+// clusterConfig checks c against the store and returns the node's
+// configuration, with its registry.
+func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location) (cluster.Config, error) {
+	pg, ok := st.(*postgres.Store)
+	if !ok {
+		return cluster.Config{}, errors.New("a cluster needs its store on PostgreSQL (--db postgres://...)")
+	}
+	if err := cluster.CheckRoles(c.Roles); err != nil {
+		return cluster.Config{}, err
+	}
+	if c.Node == "" {
+		host, _ := os.Hostname()
+		c.Node = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.Space == (cluster.Space{}) {
+		c.Space = cluster.DefaultSpace
+	}
+	reg, err := cluster.NewRegistry(ctx, pg.Pool(), c.Space, c.Timeout)
+	if err != nil {
+		return cluster.Config{}, err
+	}
+	return cluster.Config{
+		Registry: reg, Schedules: pg, Location: loc,
+		Node: cluster.Node{ID: c.Node, Roles: c.Roles, Address: c.Address, Version: c.Version, Machines: c.Machines},
+	}, nil
+}
+
+// RunNode runs a node of a cluster that is not a director (a clock node,
+// a worker) until ctx is done, on the store cfg.DB names, which must be
+// PostgreSQL. It needs no data directory of its own.
+func RunNode(ctx context.Context, cfg Config) error {
+	if cfg.Cluster == nil {
+		return errors.New("gnomon: RunNode needs Config.Cluster")
+	}
+	st := cfg.Store
+	if st == nil {
+		var err error
+		if st, err = OpenStore(ctx, cfg.DB, cfg.DataDir); err != nil {
+			return fmt.Errorf("gnomon: %w", err)
+		}
+		defer st.Close()
+	}
+	cc, err := clusterConfig(ctx, cfg.Cluster, st, orLocal(cfg.Location))
+	if err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
+	cc.Logger = cfg.Logger
+	return cluster.Run(ctx, cc)
+}
+
+func orLocal(loc *time.Location) *time.Location {
+	if loc == nil {
+		return time.Local
+	}
+	return loc
+}
+
+// fireSink hands the fires of clock nodes to the director's engine.
+type fireSink struct{ s *Scheduler }
+
+// firesCursor names the store's cursor of the fires taken in.
+const firesCursor = "cluster.fires"
+
+func (f fireSink) Take(ctx context.Context, rs []cluster.Recorded) error {
+	fs := make([]engine.ClockFire, len(rs))
+	for i, r := range rs {
+		fs[i] = engine.ClockFire{Task: r.Task, Scheduled: r.Scheduled, At: r.At, Node: r.Node}
+	}
+	return f.s.sched.Submit(ctx, engine.Fired{Fires: fs})
+}
+
+func (f fireSink) Cursor(ctx context.Context) (int64, error) {
+	return f.s.store.Cursor(ctx, firesCursor)
+}
+
+func (f fireSink) SetCursor(ctx context.Context, id int64) error {
+	return f.s.store.SetCursors(ctx, map[string]int64{firesCursor: id})
+}
