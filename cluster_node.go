@@ -117,3 +117,15 @@ func (f fireSink) Cursor(ctx context.Context) (int64, error) {
 func (f fireSink) SetCursor(ctx context.Context, id int64) error {
 	return f.s.store.SetCursors(ctx, map[string]int64{firesCursor: id})
 }
+
+// clusterOps is the cluster as the API operates it.
+type clusterOps struct {
+	reg *cluster.Registry
+	now func() time.Time
+}
+
+func (c clusterOps) Status(ctx context.Context) (cluster.Status, error) {
+	return c.reg.Status(ctx, c.now())
+}
+
+func (c clusterOps) Drain(ctx context.Context, node string) error { return c.reg.Drain(ctx, node) }

@@ -504,6 +504,9 @@ func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
 func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger)
 	h.MaxFutureSkew = cfg.MaxFutureSkew
+	if s.node != nil {
+		h.Cluster = clusterOps{reg: s.node.Registry, now: s.sched.Now}
+	}
 	return h
 }
 

@@ -30,6 +30,8 @@ type Server struct {
 	// MaxFutureSkew, when positive, makes POST /events refuse (422) events
 	// stamped further than this ahead of the scheduler's clock.
 	MaxFutureSkew time.Duration
+	// Cluster, when set, is the cluster the server directs.
+	Cluster Cluster
 
 	sched   *scheduler.Scheduler
 	loc     *time.Location
@@ -55,6 +57,8 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/info", func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version, Runtime: readRuntime()})
 	})
+	srv.handle("GET /api/v1/cluster", srv.clusterStatus)
+	srv.handle("POST /api/v1/cluster/nodes/{node}/drain", srv.clusterDrain)
 	srv.handle("POST /events", srv.events)
 	srv.handle("GET /api/v1/events", srv.received)
 	srv.handle("POST /api/v1/definitions", srv.define)

@@ -218,6 +218,10 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 	go func() {
 		err := gnomon.RunNode(nctx, lc)
 		done <- errors.Join(err, lc.Store.Close())
+		select {
+		case s.errc <- nil: // drained: the server exits
+		default:
+		}
 	}()
 	s.stopNode = func() error { cancel(); return <-done }
 	mux := http.NewServeMux()

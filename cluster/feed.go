@@ -43,6 +43,9 @@ type feed struct {
 	now  func() time.Time
 	log  *slog.Logger
 
+	// pruned is when fires were last pruned.
+	pruned time.Time
+
 	cursor int64
 	// seen are IDs above the cursor already handed, with when they were
 	// recorded; hi is the highest.
@@ -124,8 +127,21 @@ func (f *feed) poll(ctx context.Context) (int, error) {
 			return len(rows), err
 		}
 	}
+	if now.Sub(f.pruned) >= pruneEvery {
+		f.pruned = now
+		if err := f.reg.Prune(ctx, f.cursor, now.Add(-keepFires)); err != nil {
+			f.log.Warn("could not prune fires", "err", err)
+		}
+	}
 	return len(rows), nil
 }
+
+// Fires taken in are kept keepFires (the load `gnomon cluster` shows is
+// the last hour's), and pruned every pruneEvery.
+const (
+	keepFires  = 2 * time.Hour
+	pruneEvery = time.Minute
+)
 
 // maxGaps bounds the unseen IDs below the highest that the feed looks for
 // again at each poll.

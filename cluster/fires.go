@@ -81,6 +81,16 @@ func (r *Registry) Last(ctx context.Context, tasks []string) (map[string]time.Ti
 	return out, nil
 }
 
+// Prune deletes the fires up to ID upTo recorded before before: the
+// director took them in. A task's next fire after a move then starts from
+// the occurrence the director's state says it has not handled.
+func (r *Registry) Prune(ctx context.Context, upTo int64, before time.Time) error {
+	if _, err := r.pool.Exec(ctx, `DELETE FROM cluster_fires WHERE id <= $1 AND recorded_at < $2`, upTo, before.UnixNano()); err != nil {
+		return fmt.Errorf("cluster: prune fires: %w", err)
+	}
+	return nil
+}
+
 // Recorded is a fire as the registry holds it.
 type Recorded struct {
 	ID int64 `json:"id"`
@@ -192,4 +202,81 @@ func split(s string) []string {
 	out := strings.Split(s, ",")
 	slices.Sort(out)
 	return out
+}
+
+// Status is the cluster as `gnomon cluster` shows it: the nodes, the
+// recent moves, and the fires of the last hour per partition and per
+// node, so that skew is visible.
+type Status struct {
+	Space      Space        `json:"space"`
+	Timeout    Duration     `json:"node_timeout"`
+	Nodes      []Node       `json:"nodes"`
+	Moves      []MoveRecord `json:"moves"`
+	Partitions []Load       `json:"partitions"`
+	// FiresByNode are the fires each node recorded in the hour.
+	FiresByNode map[string]int `json:"fires_by_node"`
+}
+
+// Load is a partition's owner and the fires recorded under it in the hour
+// before the status was taken.
+type Load struct {
+	Partition int    `json:"partition"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	Epoch     int64  `json:"epoch"`
+	Fires     int    `json:"fires_last_hour"`
+}
+
+// Duration renders as Go's duration text in JSON.
+type Duration time.Duration
+
+// MarshalText renders d as "5s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads Go's duration text.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+// Status returns the cluster's status at now.
+func (r *Registry) Status(ctx context.Context, now time.Time) (Status, error) {
+	st := Status{Space: r.space, Timeout: Duration(r.timeout), FiresByNode: map[string]int{}}
+	var err error
+	if st.Nodes, err = r.Nodes(ctx); err != nil {
+		return st, err
+	}
+	if st.Moves, err = r.Moves(ctx, 20); err != nil {
+		return st, err
+	}
+	rows, err := r.pool.Query(ctx, `SELECT l.partition, l.node, l.epoch, coalesce(f.n, 0)
+		FROM cluster_leases l LEFT JOIN (
+			SELECT partition, count(*) AS n FROM cluster_fires WHERE recorded_at >= $1 GROUP BY partition) f
+		ON f.partition = l.partition
+		WHERE l.partition >= 0 AND l.partition < $2 ORDER BY l.partition`, now.Add(-time.Hour).UnixNano(), r.space.Count())
+	if err != nil {
+		return st, fmt.Errorf("cluster: status: %w", err)
+	}
+	var l Load
+	if _, err := pgx.ForEachRow(rows, []any{&l.Partition, &l.Node, &l.Epoch, &l.Fires}, func() error {
+		l.Name = r.space.PartitionName(l.Partition)
+		st.Partitions = append(st.Partitions, l)
+		return nil
+	}); err != nil {
+		return st, fmt.Errorf("cluster: status: %w", err)
+	}
+	rows, err = r.pool.Query(ctx, `SELECT node, count(*) FROM cluster_fires WHERE recorded_at >= $1 GROUP BY node`, now.Add(-time.Hour).UnixNano())
+	if err != nil {
+		return st, fmt.Errorf("cluster: status: %w", err)
+	}
+	var node string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&node, &n}, func() error {
+		st.FiresByNode[node] = n
+		return nil
+	}); err != nil {
+		return st, fmt.Errorf("cluster: status: %w", err)
+	}
+	return st, nil
 }

@@ -121,7 +121,11 @@ func (n *node) run(ctx context.Context) error {
 		now := n.now()
 		if !now.Before(nextBeat) {
 			nextBeat = now.Add(beat)
-			registered = n.heartbeat(ctx, registered)
+			var drained bool
+			if registered, drained = n.heartbeat(ctx, registered); drained {
+				n.log.Info("drained: the node owns no partitions and leaves the cluster")
+				return nil
+			}
 		}
 		if c := n.clock; c != nil && registered {
 			if !now.Before(nextPoll) {
@@ -150,13 +154,15 @@ func (n *node) run(ctx context.Context) error {
 
 // heartbeat registers (again) if needed, heartbeats, hands the leases to
 // the clock and, as a director, rebalances. It reports whether the node
-// is registered.
-func (n *node) heartbeat(ctx context.Context, registered bool) bool {
+// is registered, and whether it was drained: it is draining and owns
+// nothing any more (a director is never drained: it holds the engine
+// until it is stopped).
+func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
 	reg := n.cfg.Registry
 	if !registered {
 		if err := reg.Register(ctx, n.cfg.Node, n.now()); err != nil {
 			n.log.Warn("could not register", "err", err)
-			return false
+			return false, false
 		}
 		n.log.Info("registered", "roles", n.cfg.Node.Roles)
 	}
@@ -166,11 +172,11 @@ func (n *node) heartbeat(ctx context.Context, registered bool) bool {
 		if n.clock != nil {
 			n.clock.dropAll()
 		}
-		return false
+		return false, false
 	}
 	if err != nil {
 		n.log.Warn("heartbeat failed", "err", err)
-		return true
+		return true, false
 	}
 	if n.cfg.Node.Has(RoleDirector) {
 		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.now())
@@ -190,7 +196,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) bool {
 		if len(b.Moves) > 0 {
 			// Take what this node was just given without waiting a beat.
 			if leases, err = reg.Heartbeat(ctx, n.cfg.Node.ID, n.now()); err != nil {
-				return true
+				return true, false
 			}
 		}
 	}
@@ -200,7 +206,12 @@ func (n *node) heartbeat(ctx context.Context, registered bool) bool {
 			n.clock.dropAll()
 		}
 	}
-	return true
+	if len(leases) == 0 && !n.cfg.Node.Has(RoleDirector) {
+		if state, err := reg.State(ctx, n.cfg.Node.ID); err == nil && state == Draining {
+			return true, true
+		}
+	}
+	return true, false
 }
 
 func earliest(a, b time.Time) time.Time {

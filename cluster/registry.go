@@ -174,6 +174,19 @@ func (r *Registry) Drain(ctx context.Context, id string) error {
 	return nil
 }
 
+// State returns the state of node id: live, draining, dead or left.
+func (r *Registry) State(ctx context.Context, id string) (string, error) {
+	var state string
+	err := r.pool.QueryRow(ctx, `SELECT state FROM cluster_nodes WHERE id = $1`, id).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("node %s: %w", id, ErrNotRegistered)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cluster: state of %s: %w", id, err)
+	}
+	return state, nil
+}
+
 // Leave records that a node stopped cleanly at now: it releases its
 // leases (the epochs move on, so nothing it still has in flight can be
 // recorded) for the next rebalance to hand out.

@@ -34,10 +34,10 @@ import (
 // Space is the minute-spot space of a cluster.
 type Space struct {
 	// Size is S, the number of regular spots: 1 to 1440.
-	Size int
+	Size int `json:"size"`
 	// Partitions is P, the number of partitions the regular spots are
 	// grouped into: 1 to Size.
-	Partitions int
+	Partitions int `json:"partitions"`
 }
 
 // DefaultSpace is an hour of minute spots, one partition per spot.

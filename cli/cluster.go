@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/cluster"
+)
+
+func clusterCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "cluster [--json]",
+		Short: "show the nodes of the cluster, their partitions, the load of each and the recent moves",
+		Long: `cluster shows the nodes of the cluster the server directs: roles, state,
+last heartbeat, partitions owned and fires recorded in the last hour, then
+the partitions that had fires in the last hour, busiest first, with their
+owner, then the latest moves of partitions between nodes and why.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := client().Cluster(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONOut(env.Stdout, st)
+			}
+			writeCluster(env.Stdout, st)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	drain := &cobra.Command{
+		Use:   "drain NODE",
+		Short: "make a node hand its partitions to the others and leave the cluster",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := client().Drain(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "node %s is draining: its partitions move at the next rebalance, then it leaves\n", args[0])
+			return nil
+		},
+	}
+	c.AddCommand(drain)
+	return c
+}
+
+// writeCluster prints a cluster's status as three tables.
+func writeCluster(w io.Writer, st *cluster.Status) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Node\tRoles\tState\tHeartbeat\tPartitions\tFires/h\tVersion\tAddress\n")
+	for _, n := range st.Nodes {
+		beat := n.Heartbeat.UTC().Format(time.RFC3339)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", n.ID, strings.Join(n.Roles, ","), n.State, beat,
+			len(n.Partitions), st.FiresByNode[n.ID], orDash(n.Version), orDash(n.Address))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nspace %d minute spots in %d partitions, %d with dedicated steps; node timeout %s\n\n",
+		st.Space.Size, st.Space.Partitions, st.Space.Count()-st.Space.Partitions, time.Duration(st.Timeout))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Partition\tOwner\tEpoch\tFires/h\n")
+	loads := slices.Clone(st.Partitions)
+	slices.SortStableFunc(loads, func(a, b cluster.Load) int { return b.Fires - a.Fires })
+	for _, l := range loads {
+		if l.Fires == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", l.Name, orDash(l.Node), l.Epoch, l.Fires)
+	}
+	tw.Flush()
+	if len(st.Moves) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "Moved\tPartitions\tFrom\tTo\tWhy\n")
+		// One line per rebalance and pair of nodes.
+		for i := 0; i < len(st.Moves); {
+			m, names := st.Moves[i], []string{}
+			for ; i < len(st.Moves) && st.Moves[i].At.Equal(m.At) && st.Moves[i].From == m.From && st.Moves[i].To == m.To; i++ {
+				names = append(names, st.Space.PartitionName(st.Moves[i].Partition))
+			}
+			parts := strings.Join(names, ",")
+			if len(names) > 3 {
+				parts = fmt.Sprintf("%d (%s, ...)", len(names), strings.Join(names[:3], ","))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.At.UTC().Format(time.RFC3339), parts, orDash(m.From), orDash(m.To), m.Reason)
+		}
+		tw.Flush()
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
