@@ -51,6 +51,7 @@ bench: build ## run the benchmark suite against real servers (see BENCHMARKS.md)
 	CGO_ENABLED=0 $(GO) build -o bin/gnomon-bench ./cmd/gnomon-bench
 	./bin/gnomon-bench all -gnomon $(BIN) $(if $(filter quick,$(MAKECMDGOALS)),-quick)
 	$(if $(filter quick,$(MAKECMDGOALS)),,$(GO) test -run '^$$' -bench . -benchmem ./...)
+	$(if $(filter quick,$(MAKECMDGOALS)),,GNOMON_CLUSTER_KILLS=100 $(GO) test -count=1 -timeout 30m -run '^TestClusterClockNodeKilled$$' -v ./cli)
 
 quick:
 	@:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,12 +180,26 @@ func checkFencing(t *testing.T, db string, c *api.Client) {
 	t.Logf("%d fires recorded in the registry; tick's ledger from %s to %s: %v", fires, first.Format(time.TimeOnly), last.Format(time.TimeOnly), fates)
 }
 
+// TestClusterClockNodeKilled kills the owner of the every-second task's
+// partition GNOMON_CLUSTER_KILLS times (3 by default; make bench runs 100)
+// and checks that every occurrence was handled once. It prints how long
+// each partition took to be leased again: within the node timeout plus a
+// second is the goal, reported, not asserted (it is wall-clock time).
 func TestClusterClockNodeKilled(t *testing.T) {
+	rounds := 3
+	if v := os.Getenv("GNOMON_CLUSTER_KILLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("GNOMON_CLUSTER_KILLS=%q: want a positive count", v)
+		}
+		rounds = n
+	}
 	db, c, nodes := startCluster(t, 2)
 	if _, err := c.Define(context.Background(), "tick.def", tickDef, false); err != nil {
 		t.Fatal(err)
 	}
-	for round := range 3 {
+	var releases []time.Duration
+	for round := range rounds {
 		owner, epoch := everySecondOwner(t, c)
 		victim := nodes[owner]
 		if owner == "dir" {
@@ -198,12 +213,23 @@ func TestClusterClockNodeKilled(t *testing.T) {
 				o, e := everySecondOwner(t, c)
 				return o != owner && o != "" && e > epoch
 			})
-			t.Logf("round %d: %s killed, its partition re-leased after %s", round, owner, time.Since(killed).Round(10*time.Millisecond))
+			took := time.Since(killed)
+			releases = append(releases, took)
+			t.Logf("round %d: %s killed, its partition re-leased after %s", round, owner, took.Round(10*time.Millisecond))
 		}
 		victim.start()
 	}
 	time.Sleep(1500 * time.Millisecond)
 	checkFencing(t, db, c)
+	within, worst := 0, time.Duration(0)
+	for _, d := range releases {
+		if d <= 2*time.Second { // node timeout 1 s, plus a second
+			within++
+		}
+		worst = max(worst, d)
+	}
+	t.Logf("%d kills, %d of the owner of the partition: re-leased within timeout + 1 s %d times, at worst after %s",
+		rounds, len(releases), within, worst.Round(10*time.Millisecond))
 }
 
 func TestClusterClockNodePaused(t *testing.T) {
