@@ -14,28 +14,15 @@ import (
 	"github.com/gnomon-sched/gnomon/periods"
 )
 
-// treeNode is a node as GET /api/v1/nodes lists it.
-type treeNode struct {
-	Process    string `json:"process"`
-	Timeperiod string `json:"timeperiod"`
-	State      string `json:"state"`
-	Failures   int    `json:"failures"`
-	Run        *struct {
-		ID    int64  `json:"id"`
-		State string `json:"state"`
-	} `json:"run"`
-}
-
-func (p *process) nodes(query string) []treeNode {
+// nodes returns the nodes GET /api/v1/nodes lists for query.
+func (p *process) nodes(query string) []scNode {
 	p.t.Helper()
 	resp, err := http.Get(p.client.Base + "/api/v1/nodes?" + query)
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct {
-		Nodes []treeNode `json:"nodes"`
-	}
+	var out scNodes
 	if resp.StatusCode != http.StatusOK {
 		p.t.Fatalf("GET /api/v1/nodes?%s: %s", query, resp.Status)
 	}
@@ -74,14 +61,14 @@ func TestTreesSurviveSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFile(t, filepath.Join(dir, "up."+start.String()))
-	external := func() treeNode {
+	external := func() scNode {
 		for _, n := range p.nodes("outstanding=true") {
 			if n.Process == "crash_daily" {
 				return n
 			}
 		}
 		t.Fatal("no outstanding run of crash_daily")
-		return treeNode{}
+		return scNode{}
 	}
 	before := external()
 	p.kill()

@@ -147,13 +147,11 @@ func (c *clock) setLeases(ctx context.Context, leases []Lease) error {
 	}
 	var fresh []*planned
 	for _, p := range c.tasks {
-		_, owned := next[p.partition]
-		switch {
-		case !owned || gained[p.partition]:
+		if _, owned := next[p.partition]; !owned {
 			c.disarm(p)
-			if owned {
-				fresh = append(fresh, p)
-			}
+		} else if gained[p.partition] {
+			c.disarm(p)
+			fresh = append(fresh, p)
 		}
 	}
 	return c.catchUp(ctx, fresh)

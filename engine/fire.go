@@ -174,26 +174,33 @@ func busy(en *entry, what string) string {
 	return ""
 }
 
-// advance moves a task past the occurrence at the top of the heap. After a
-// long stop the missed occurrences are listed up to maxMissed; the rest is
-// summed up in the last record.
+// advance moves a task past the occurrence at the top of the heap,
+// recording as missed those the scheduler found past the grace.
 func (e *Engine) advance(en *entry) {
 	next, ok := en.sched.Next(en.st.NextFire.Time())
-	missed := 0
-	for ok && e.now.Sub(next) > e.grace {
-		if missed++; missed == maxMissed {
-			last, _ := en.sched.Next(e.now.Add(-e.grace - time.Nanosecond))
-			e.out.Fires = append(e.out.Fires, job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed,
-				Reason: fmt.Sprintf("the scheduler was not running at that time; later occurrences before %s were missed too and are not listed", last.Format(time.RFC3339))})
-			next, ok = en.sched.Next(e.now.Add(-e.grace - time.Nanosecond))
-			break
-		}
-		e.out.Fires = append(e.out.Fires, job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed,
-			Reason: fmt.Sprintf("the scheduler was not running at that time (it was noticed %s later)", roundAge(e.now.Sub(next)))})
-		next, ok = en.sched.Next(next)
-	}
+	next, ok = e.miss(en, next, ok, e.now.Add(-e.grace), notRunning)
 	e.arm(en, next, ok)
 	e.touch(en.def.Name)
+}
+
+// miss records as missed, for the reason why, a task's occurrences from
+// next (if ok) up to until, not included, and returns the first one at or
+// after until. After a long stop they are listed up to maxMissed; the rest
+// is summed up in the last record.
+func (e *Engine) miss(en *entry, next time.Time, ok bool, until time.Time, why string) (time.Time, bool) {
+	for n := 0; ok && next.Before(until); n++ {
+		f := job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed,
+			Reason: fmt.Sprintf("%s (it was noticed %s later)", why, roundAge(e.now.Sub(next)))}
+		if n == maxMissed-1 {
+			resume, ok := en.sched.Next(until.Add(-time.Nanosecond))
+			f.Reason = fmt.Sprintf("%s; later occurrences before %s were missed too and are not listed", why, resume.Format(time.RFC3339))
+			e.out.Fires = append(e.out.Fires, f)
+			return resume, ok
+		}
+		e.out.Fires = append(e.out.Fires, f)
+		next, ok = en.sched.Next(next)
+	}
+	return next, ok
 }
 
 // startGroup starts the tasks whose occurrence at instant at fired.
@@ -245,7 +252,7 @@ func (e *Engine) fired(ev Fired) {
 			if n, ok := en.sched.Next(at.Add(-time.Nanosecond)); !ok || !n.Equal(at) {
 				continue // not an occurrence of the trigger the task has now
 			}
-			e.missGap(en, at)
+			e.miss(en, en.st.NextFire.Time(), true, at, notOwned)
 			if e.fate(en, at, f.At.Sub(at), notOwned) {
 				group = append(group, en)
 			}
@@ -254,25 +261,6 @@ func (e *Engine) fired(ev Fired) {
 			e.touch(en.def.Name)
 		}
 		e.startGroup(group, at)
-	}
-}
-
-// missGap records as missed a task's occurrences from its next one up to
-// (not including) until, listing at most maxMissed.
-func (e *Engine) missGap(en *entry, until time.Time) {
-	n := 0
-	for next := en.st.NextFire.Time(); next.Before(until); n++ {
-		f := job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed, Reason: notOwned}
-		var ok bool
-		if n == maxMissed-1 {
-			f.Reason += fmt.Sprintf("; later occurrences before %s were missed too and are not listed", until.Format(time.RFC3339))
-			e.out.Fires = append(e.out.Fires, f)
-			return
-		}
-		e.out.Fires = append(e.out.Fires, f)
-		if next, ok = en.sched.Next(next); !ok {
-			return
-		}
 	}
 }
 
