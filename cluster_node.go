@@ -9,6 +9,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 
@@ -85,8 +86,33 @@ func RunNode(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("gnomon: %w", err)
 	}
-	cc.Logger = cfg.Logger
+	cc.Logger, cc.Slots = cfg.Logger, cfg.Workers
+	if cc.Node.Has(cluster.RoleWorker) {
+		if cfg.DataDir == "" {
+			return errors.New("gnomon: a worker needs Config.DataDir for the files of its runs")
+		}
+		if cfg.KillGrace <= 0 {
+			cfg.KillGrace = 10 * time.Second
+		}
+		// Only the built-in function: Go functions run on the workers of
+		// the program that registers them (a Scheduler with the worker
+		// role).
+		funcs := func(name string) executor.Func {
+			if name == engine.BuiltinLog {
+				return logFunc(cc.Logger)
+			}
+			return nil
+		}
+		if cc.Executor, err = localRunner(cfg, time.Now, funcs); err != nil {
+			return fmt.Errorf("gnomon: %w", err)
+		}
+	}
 	return cluster.Run(ctx, cc)
+}
+
+// nodeGone journals that a node of the cluster was found dead or left.
+func (s *Scheduler) nodeGone(ctx context.Context, g cluster.Gone) error {
+	return s.sched.Submit(ctx, engine.NodeGone{Node: g.Node, State: g.State, At: g.At, Requeued: g.Requeued, Lost: g.Lost})
 }
 
 func orLocal(loc *time.Location) *time.Location {

@@ -275,18 +275,20 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		if err != nil {
 			return nil, err
 		}
-		cc.Logger, cc.Now, cc.Fires = cfg.Logger, clock.Now, fireSink{s}
+		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
+		if cc.Node.Has(cluster.RoleWorker) {
+			if cc.Executor, err = localRunner(cfg, clock.Now, s.function); err != nil {
+				return nil, err
+			}
+		}
 		s.node = &cc
+		if cfg.Runner == nil {
+			// Runs go to the target channel, for the cluster's workers.
+			cfg.Runner = cluster.NewDispatch(cc.Registry, clock.Now, cfg.Logger)
+		}
 	}
 	if cfg.Runner == nil {
-		cfg.Runner, err = executor.NewLocal(executor.LocalConfig{
-			Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: s.function,
-			// A spare for each worker, up to 8: commands started together
-			// do not wait for supervisors to start one after the other.
-			Spares: min(max(cfg.Workers, 1), 8),
-			Now:    clock.Now, Logger: cfg.Logger,
-		})
-		if err != nil {
+		if cfg.Runner, err = localRunner(cfg, clock.Now, s.function); err != nil {
 			return nil, err
 		}
 	}
@@ -300,6 +302,18 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// localRunner returns the runner of commands and functions on this
+// machine.
+func localRunner(cfg Config, now func() time.Time, funcs func(string) executor.Func) (*executor.Local, error) {
+	return executor.NewLocal(executor.LocalConfig{
+		Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: funcs,
+		// A spare for each worker, up to 8: commands started together
+		// do not wait for supervisors to start one after the other.
+		Spares: min(max(cfg.Workers, 1), 8),
+		Now:    now, Logger: cfg.Logger,
+	})
 }
 
 // OpenStore opens the store a database URL names, creating it if needed:
@@ -343,15 +357,17 @@ func (s *Scheduler) function(name string) executor.Func {
 	fn := s.funcs[name]
 	s.mu.RUnlock()
 	if fn == nil && name == engine.BuiltinLog {
-		return s.logFunc
+		return logFunc(s.cfg.Logger)
 	}
 	return fn
 }
 
-// logFunc is the built-in function "log": it writes a log line.
-func (s *Scheduler) logFunc(_ context.Context, c *executor.Call) error {
-	s.cfg.Logger.Info("job triggered", "task", c.Task, "run", c.RunID, "scheduled", c.Scheduled)
-	return nil
+// logFunc returns the built-in function "log": it writes a log line.
+func logFunc(log *slog.Logger) executor.Func {
+	return func(_ context.Context, c *executor.Call) error {
+		log.Info("job triggered", "task", c.Task, "run", c.RunID, "scheduled", c.Scheduled)
+		return nil
+	}
 }
 
 // Start starts scheduling: runs that were in flight are re-attached (or

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -94,6 +95,31 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 		}
 		tw.Flush()
 	}
+	writeRuns(w, &st.Runs)
+}
+
+// writeRuns prints the target channel: runs queued, held by each worker,
+// and those waiting for a machine no live worker serves.
+func writeRuns(w io.Writer, rs *cluster.Runs) {
+	held := 0
+	for _, n := range rs.Held {
+		held += n
+	}
+	fmt.Fprintf(w, "\nruns: %d queued, %d on workers", rs.Queued, held)
+	for _, id := range slices.Sorted(maps.Keys(rs.Held)) {
+		fmt.Fprintf(w, " (%s %d)", id, rs.Held[id])
+	}
+	fmt.Fprintln(w)
+	if len(rs.Waiting) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Waiting\tTask\tMachine\tSince\n")
+	for _, r := range rs.Waiting {
+		fmt.Fprintf(tw, "%d\t%s\t%s (no live worker serves it)\t%s\n", r.Run, r.Task, r.Machine, r.Since.UTC().Format(time.RFC3339))
+	}
+	tw.Flush()
 }
 
 func orDash(s string) string {

@@ -32,7 +32,7 @@ func (n *clusterNode) start() {
 	n.t.Helper()
 	self, _ := os.Executable()
 	n.cmd = exec.Command(self, n.args...)
-	n.cmd.Env = append(os.Environ(), envServerProcess+"=1")
+	n.cmd.Env = append(os.Environ(), envServerProcess+"=1", "GNOMON_TEST_NODE="+n.name)
 	logf, err := os.OpenFile(n.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		n.t.Fatal(err)
@@ -47,9 +47,25 @@ func (n *clusterNode) start() {
 
 func (n *clusterNode) signal(s syscall.Signal) { n.cmd.Process.Signal(s) }
 
-// startCluster starts a director (which is a clock too) and clock nodes
-// c1..cN on a fresh database, with a node timeout of one second.
+// nodeSpec is a node of a test cluster: its name, roles and the
+// machines its worker serves.
+type nodeSpec struct{ name, roles, machines string }
+
+// startCluster starts a director that is also a clock and a worker, and
+// clock nodes c1..cN, on a fresh database.
 func startCluster(t *testing.T, clocks int) (db string, client *api.Client, nodes map[string]*clusterNode) {
+	t.Helper()
+	specs := []nodeSpec{{name: "dir", roles: "director,clock,worker"}}
+	for i := 1; i <= clocks; i++ {
+		specs = append(specs, nodeSpec{name: "c" + strconv.Itoa(i), roles: "clock"})
+	}
+	return startNodes(t, specs...)
+}
+
+// startNodes starts a cluster of the nodes specs name, the first of them
+// named dir and a director, on a fresh database, with a node timeout of
+// one second. Each node's commands see its name in $GNOMON_TEST_NODE.
+func startNodes(t *testing.T, specs ...nodeSpec) (db string, client *api.Client, nodes map[string]*clusterNode) {
 	t.Helper()
 	if os.Getenv("GNOMON_TEST_DB") == "postgres" {
 		t.Skip("the cluster tests make their own PostgreSQL database: they run once, in the pass on the embedded store")
@@ -57,38 +73,36 @@ func startCluster(t *testing.T, clocks int) (db string, client *api.Client, node
 	db = pgtest.URL(t)
 	dir := t.TempDir()
 	nodes = map[string]*clusterNode{}
-	add := func(name, roles string) *clusterNode {
+	for _, sp := range specs {
 		addr := freePort(t)
-		n := &clusterNode{t: t, name: name, log: filepath.Join(dir, name+".log"), args: []string{"server", "--data", filepath.Join(dir, name),
-			"--db", db, "--listen", addr, "--timezone", "UTC", "--roles", roles, "--node", name, "--node-timeout", "1s"}}
-		nodes[name] = n
+		n := &clusterNode{t: t, name: sp.name, log: filepath.Join(dir, sp.name+".log"), args: []string{"server", "--data", filepath.Join(dir, sp.name),
+			"--db", db, "--listen", addr, "--timezone", "UTC", "--roles", sp.roles, "--node", sp.name, "--node-timeout", "1s"}}
+		if sp.machines != "" {
+			n.args = append(n.args, "--machines", sp.machines)
+		}
+		nodes[sp.name] = n
 		n.start()
 		t.Cleanup(func() {
 			n.signal(syscall.SIGCONT)
 			n.signal(syscall.SIGKILL)
 		})
-		if name == "dir" {
+		if sp.name == "dir" {
 			client = &api.Client{Base: "http://" + addr}
 		}
 		h := &api.Client{Base: "http://" + addr}
-		waitUntil(t, "node "+name+" is ready", func() bool { return h.Health(context.Background()) == nil })
-		return n
+		waitUntil(t, "node "+sp.name+" is ready", func() bool { return h.Health(context.Background()) == nil })
 	}
-	add("dir", "director,clock,worker")
-	for i := 1; i <= clocks; i++ {
-		add("c"+string(rune('0'+i)), "clock")
-	}
-	waitUntil(t, "every node owns partitions", func() bool {
+	waitUntil(t, "every clock node owns partitions", func() bool {
 		st, err := client.Cluster(context.Background())
 		if err != nil {
 			return false
 		}
 		for _, n := range st.Nodes {
-			if n.State == cluster.Live && len(n.Partitions) == 0 {
+			if n.State == cluster.Live && n.Has(cluster.RoleClock) && len(n.Partitions) == 0 {
 				return false
 			}
 		}
-		return len(st.Nodes) == clocks+1
+		return len(st.Nodes) == len(specs)
 	})
 	return db, client, nodes
 }

@@ -215,6 +215,8 @@ type Status struct {
 	Partitions []Load       `json:"partitions"`
 	// FiresByNode are the fires each node recorded in the hour.
 	FiresByNode map[string]int `json:"fires_by_node"`
+	// Runs is the target channel.
+	Runs Runs `json:"runs"`
 }
 
 // Load is a partition's owner and the fires recorded under it in the hour
@@ -278,5 +280,6 @@ func (r *Registry) Status(ctx context.Context, now time.Time) (Status, error) {
 	}); err != nil {
 		return st, fmt.Errorf("cluster: status: %w", err)
 	}
-	return st, nil
+	st.Runs, err = r.runs(ctx, st.Nodes)
+	return st, err
 }

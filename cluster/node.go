@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 )
@@ -35,6 +36,28 @@ type Config struct {
 	// Fires takes the fires clock nodes record, for the director's
 	// engine. Required with the director role.
 	Fires FireSink
+	// Gone records, for the director, that nodes were found dead or
+	// left, and what became of the runs their workers held. Optional.
+	Gone func(ctx context.Context, g Gone) error
+
+	// Executor runs the runs a worker claims. Required with the worker
+	// role.
+	Executor Executor
+	// Slots is the most runs a worker runs at once; zero means 10.
+	Slots int
+}
+
+// Gone is a node found dead, or whose runs were taken back after it left,
+// for the journal.
+type Gone struct {
+	Node string `json:"node"`
+	// State is dead or left.
+	State string    `json:"state"`
+	At    time.Time `json:"at"`
+	// Requeued are the runs it claimed and never started, queued again;
+	// Lost those it had started, recorded lost.
+	Requeued []int64 `json:"requeued,omitempty"`
+	Lost     []int64 `json:"lost,omitempty"`
 }
 
 // beats is how many heartbeats a node sends in a node timeout: a lease
@@ -47,9 +70,10 @@ const definitionsPoll = time.Second
 // node is a running node: one goroutine heartbeats, rebalances (as a
 // director) and fires (as a clock), so its state needs no lock.
 type node struct {
-	cfg   Config
-	log   *slog.Logger
-	clock *clock
+	cfg    Config
+	log    *slog.Logger
+	clock  *clock
+	worker *worker // runs on a goroutine of its own
 }
 
 // Run runs a node until ctx is done: it registers, heartbeats, and plays
@@ -80,6 +104,19 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		n.clock = newClock(n)
 	}
+	if cfg.Node.Has(RoleWorker) {
+		if cfg.Executor == nil {
+			return errors.New("cluster: a worker needs an executor")
+		}
+		n.worker = newWorker(n)
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		defer func() { cancel(); <-done }()
+		go func() {
+			defer close(done)
+			n.worker.run(wctx)
+		}()
+	}
 	var feed *feed
 	if cfg.Node.Has(RoleDirector) {
 		if cfg.Fires == nil {
@@ -93,13 +130,14 @@ func Run(ctx context.Context, cfg Config) error {
 			feed.run(ctx)
 		}()
 	}
-	err := n.run(ctx)
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if lerr := cfg.Registry.Leave(lctx, cfg.Node.ID, n.now()); lerr != nil {
-		n.log.Warn("could not leave the cluster: its leases move when the timeout has passed", "err", lerr)
-	}
-	return err
+	defer func() {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := cfg.Registry.Leave(lctx, cfg.Node.ID, n.now()); err != nil {
+			n.log.Warn("could not leave the cluster: its leases move when the timeout has passed", "err", err)
+		}
+	}()
+	return n.run(ctx)
 }
 
 func (n *node) now() time.Time { return n.cfg.Now() }
@@ -186,6 +224,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
 		for _, d := range b.Dead {
 			n.log.Warn("node found dead: its partitions move", "dead", d)
 		}
+		n.reclaim(ctx, b.Dead)
 		moved := map[[2]string]int{}
 		for _, m := range b.Moves {
 			moved[[2]string{m.From, m.To}]++
@@ -206,12 +245,49 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
 			n.clock.dropAll()
 		}
 	}
-	if len(leases) == 0 && !n.cfg.Node.Has(RoleDirector) {
+	if len(leases) == 0 && !n.cfg.Node.Has(RoleDirector) && (n.worker == nil || n.worker.running() == 0) {
 		if state, err := reg.State(ctx, n.cfg.Node.ID); err == nil && state == Draining {
 			return true, true
 		}
 	}
 	return true, false
+}
+
+// reclaim takes back the runs of workers gone, and records in the
+// journal the nodes found dead and what became of the runs.
+func (n *node) reclaim(ctx context.Context, dead []string) {
+	now := n.now()
+	rc, err := n.cfg.Registry.Reclaim(ctx, now)
+	if err != nil {
+		n.log.Warn("could not take back the runs of workers gone: retrying at the next heartbeat", "err", err)
+	}
+	gone := map[string]*Gone{}
+	for _, d := range dead {
+		gone[d] = &Gone{Node: d, State: Dead, At: now}
+	}
+	for _, r := range rc.Runs {
+		g := gone[r.Worker]
+		if g == nil {
+			g = &Gone{Node: r.Worker, State: r.State, At: now}
+			gone[r.Worker] = g
+		}
+		if r.Lost {
+			g.Lost = append(g.Lost, r.Run)
+		} else {
+			g.Requeued = append(g.Requeued, r.Run)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(gone)) {
+		g := gone[id]
+		if len(g.Requeued)+len(g.Lost) > 0 {
+			n.log.Warn("runs taken back from a worker gone", "worker", id, "requeued", len(g.Requeued), "lost", len(g.Lost))
+		}
+		if n.cfg.Gone != nil {
+			if err := n.cfg.Gone(ctx, *g); err != nil {
+				n.log.Warn("node gone not journaled", "node", id, "err", err)
+			}
+		}
+	}
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -409,6 +409,7 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		err = e.data(ev)
 	case Fired:
 		e.fired(ev)
+	case NodeGone:
 	default:
 		err = fmt.Errorf("unknown event %T", ev)
 	}

@@ -72,6 +72,20 @@ type ClockFire struct {
 	Node string    `json:"node,omitempty"`
 }
 
+// NodeGone records in the journal that a node of a cluster was found
+// dead, or had left, and what became of the runs its worker held: those
+// never started were queued again, those started were lost (their
+// outcomes come as RunExited). It changes nothing in the engine.
+type NodeGone struct {
+	Node string `json:"node"`
+	// State is dead or left.
+	State    string    `json:"state"`
+	At       time.Time `json:"at"`
+	Requeued []int64   `json:"requeued,omitempty"`
+	Lost     []int64   `json:"lost,omitempty"`
+}
+
+func (NodeGone) kind() string  { return "node_gone" }
 func (Fired) kind() string     { return "fired" }
 func (Define) kind() string    { return "define" }
 func (Act) kind() string       { return "act" }

@@ -18,6 +18,11 @@ type Launch struct {
 	// Period is the timeperiod of a timeperiod process's run, nil for a
 	// task's.
 	Period *Period
+	// Machine, if set, names the machines that may run it (a cluster's
+	// workers serve machine names); Priority orders it among the runs
+	// waiting for a worker.
+	Machine  string
+	Priority Priority
 }
 
 // Exit is how a run ended, as its runner reports it.

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// clusterFlows are the flows of the seeds in the definition language,
+// each command writing the node that ran it to OUT/TASK.node: a bundle
+// whose steps run on named machines (seed 001), a task that runs when the
+// bundle succeeds and one with a start delay after it (seed 004), a data
+// configuration (seed 000) and an every-second time trigger.
+const clusterFlows = `insert_task: flow
+type: bundle
+
+insert_task: extract
+type: callable
+parent: flow
+machine: m1
+command: echo "$GNOMON_TEST_NODE" > OUT/extract.node
+out_log_file: OUT/extract.out
+err_log_file: OUT/extract.err
+
+insert_task: load
+type: callable
+parent: flow
+machine: m2
+condition: su(extract)
+command: echo "$GNOMON_TEST_NODE" > OUT/load.node
+out_log_file: OUT/load.out
+err_log_file: OUT/load.err
+
+insert_task: report
+type: callable
+condition: su(flow)
+command: echo "$GNOMON_TEST_NODE" > OUT/report.node
+out_log_file: OUT/report.out
+err_log_file: OUT/report.err
+
+insert_task: later
+type: callable
+condition: su(report)
+start_delay: 2s
+command: echo "$GNOMON_TEST_NODE" > OUT/later.node
+out_log_file: OUT/later.out
+err_log_file: OUT/later.err
+
+insert_task: landed
+type: configuration
+dependencies: [{"type":"FILE","resourceId":"/landing/","lifeDuration":3600},{"type":"TABLE","resourceId":"sales","lifeDuration":3600}]
+command: echo "$GNOMON_TEST_NODE" > OUT/landed.node
+out_log_file: OUT/landed.out
+err_log_file: OUT/landed.err
+
+insert_task: tick
+type: callable
+command: true
+out_log_file: /dev/null
+err_log_file: /dev/null
+start_date: 2026-01-01 00:00
+interval: 1 second
+`
+
+// TestClusterFlows runs the seeds' flows on a cluster of three processes:
+// a director, and two nodes that are clocks and workers, one serving
+// machine m1, the other m2. Every run executes on a worker (the director
+// runs none), each on the machine its task names.
+func TestClusterFlows(t *testing.T) {
+	_, c, _ := startNodes(t,
+		nodeSpec{name: "dir", roles: "director"},
+		nodeSpec{name: "w1", roles: "clock,worker", machines: "m1"},
+		nodeSpec{name: "w2", roles: "clock,worker", machines: "m2"})
+	ctx := context.Background()
+	out := t.TempDir()
+	if _, err := c.Define(ctx, "flows.def", strings.ReplaceAll(clusterFlows, "OUT", out), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Event(ctx, "flow", "start"); err != nil {
+		t.Fatal(err)
+	}
+	// Seed 000: the configuration runs when both dependencies are met.
+	now := time.Now().UTC().Format(time.RFC3339)
+	if _, err := c.PostEvent(ctx, "FILE", "/landing/day.csv", now); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.PostEvent(ctx, "TABLE", "sales", now); err != nil || !slices.Equal(r.Triggered, []string{"landed"}) {
+		t.Fatalf("post event: %+v %v", r, err)
+	}
+	ranOn := func(task string) string {
+		b, err := os.ReadFile(filepath.Join(out, task+".node"))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	waitUntil(t, "every flow ran", func() bool {
+		for _, task := range []string{"extract", "load", "report", "later", "landed"} {
+			if ranOn(task) == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for task, want := range map[string][]string{"extract": {"w1"}, "load": {"w2"}, "report": {"w1", "w2"}, "later": {"w1", "w2"}, "landed": {"w1", "w2"}} {
+		if got := ranOn(task); !slices.Contains(want, got) {
+			t.Errorf("%s ran on %q, want one of %v", task, got, want)
+		}
+	}
+	succeeded := func(task string, n int) bool {
+		rs, err := c.Runs(ctx, task, 100, "")
+		if err != nil {
+			return false
+		}
+		ok := 0
+		for _, r := range rs.Runs {
+			if r.Status == job.Success {
+				ok++
+			}
+		}
+		return ok >= n
+	}
+	waitUntil(t, "the flows succeeded", func() bool {
+		for _, task := range []string{"flow", "extract", "load", "report", "later", "landed"} {
+			if !succeeded(task, 1) {
+				return false
+			}
+		}
+		return true
+	})
+	// The later task started no sooner than its delay after report ended.
+	report, later := lastRun(t, c, "report"), lastRun(t, c, "later")
+	if d := later.Start.Sub(report.End); d < 2e9 {
+		t.Errorf("later started %s after report ended, want at least its 2s delay", d)
+	}
+	// The time trigger fires on the clock nodes and runs on the workers.
+	waitUntil(t, "tick ran three times", func() bool { return succeeded("tick", 3) })
+	if got := lastRun(t, c, "tick").Trigger; got == "" {
+		t.Errorf("tick's run has no trigger")
+	}
+	st, err := c.Cluster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Runs.Waiting) != 0 {
+		t.Errorf("runs waiting for a machine: %+v", st.Runs.Waiting)
+	}
+}
+
+func lastRun(t *testing.T, c *api.Client, task string) job.Run {
+	t.Helper()
+	rs, err := c.Runs(context.Background(), task, 1, "")
+	if err != nil || len(rs.Runs) == 0 {
+		t.Fatalf("runs of %s: %v %v", task, rs, err)
+	}
+	return rs.Runs[0].Run
+}
+
+// TestClusterWorkerKilled kills a worker with a run in flight: the run is
+// recorded lost once the worker is found dead, a run for the machine only
+// that worker served waits, visibly, and runs once the worker is back.
+func TestClusterWorkerKilled(t *testing.T) {
+	_, c, nodes := startNodes(t,
+		nodeSpec{name: "dir", roles: "director,clock,worker"},
+		nodeSpec{name: "w1", roles: "worker", machines: "gpu"})
+	ctx := context.Background()
+	out := t.TempDir()
+	defs := fmt.Sprintf(`insert_task: long
+type: callable
+machine: gpu
+command: echo started > %[1]s/long.started; sleep 60
+out_log_file: %[1]s/long.out
+err_log_file: %[1]s/long.err
+
+insert_task: next
+type: callable
+machine: gpu
+command: echo "$GNOMON_TEST_NODE" > %[1]s/next.node
+out_log_file: %[1]s/next.out
+err_log_file: %[1]s/next.err
+`, out)
+	if _, err := c.Define(ctx, "gpu.def", defs, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Event(ctx, "long", "start"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "long started on w1", func() bool {
+		_, err := os.Stat(filepath.Join(out, "long.started"))
+		return err == nil
+	})
+	nodes["w1"].signal(syscall.SIGKILL)
+	waitUntil(t, "long is recorded lost", func() bool {
+		r := lastRun(t, c, "long")
+		return r.Status != job.Running
+	})
+	lost := lastRun(t, c, "long")
+	if lost.Status != job.Failure || lost.Result != job.ResultLost || !strings.Contains(lost.Message, "w1") {
+		t.Fatalf("long's run after its worker died: %+v", lost)
+	}
+	// No live worker serves gpu: next waits, and says so.
+	if err := c.Event(ctx, "next", "start"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "next waits for machine gpu", func() bool {
+		st, err := c.Cluster(ctx)
+		return err == nil && len(st.Runs.Waiting) == 1 && st.Runs.Waiting[0].Task == "next" && st.Runs.Waiting[0].Machine == "gpu"
+	})
+	nodes["w1"].start()
+	waitUntil(t, "next ran on w1", func() bool {
+		b, err := os.ReadFile(filepath.Join(out, "next.node"))
+		return err == nil && strings.TrimSpace(string(b)) == "w1"
+	})
+	waitUntil(t, "next succeeded", func() bool { return lastRun(t, c, "next").Status == job.Success })
+}

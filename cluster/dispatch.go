@@ -1,0 +1,236 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// dispatchPoll is how often the director looks for outcomes when no
+// notice woke it, and retries what the database refused.
+const dispatchPoll = 500 * time.Millisecond
+
+// Dispatch is the director's runner in a cluster: the runs its engine
+// starts go to the target channel for workers to claim, and their
+// outcomes come back to the engine. It has the methods of the
+// scheduler's Runner. Writes are gathered and made by one goroutine, in
+// batches, and retried until the database takes them: a run whose start
+// the engine made durable is queued even across an outage.
+type Dispatch struct {
+	reg *Registry
+	now func() time.Time
+	log *slog.Logger
+
+	mu      sync.Mutex
+	watched map[int64]func(job.Exit) // the runs in flight, with their report functions
+	queue   []job.Launch             // runs to queue
+	aborts  []int64                  // runs to abort
+	forgets []int64                  // runs to delete
+	keep    []int64                  // a sweep to make, if sweep
+	sweep   bool
+
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewDispatch returns the director's runner on a registry, and starts its
+// goroutine; Stop ends it. now is the director's clock.
+func NewDispatch(reg *Registry, now func() time.Time, log *slog.Logger) *Dispatch {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Dispatch{reg: reg, now: now, log: log, watched: map[int64]func(job.Exit){},
+		wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	go d.run(ctx)
+	return d
+}
+
+func (d *Dispatch) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start queues a run for the workers.
+func (d *Dispatch) Start(w job.Launch, report func(job.Exit)) {
+	d.mu.Lock()
+	d.watched[w.RunID] = report
+	d.queue = append(d.queue, w)
+	d.mu.Unlock()
+	d.signal()
+}
+
+// Attach watches a run the engine had in flight when the director last
+// stopped. The run is queued again if the channel lacks it: the director
+// stopped between making its start durable and queueing it, so no worker
+// can have run it.
+func (d *Dispatch) Attach(w job.Launch, report func(job.Exit)) { d.Start(w, report) }
+
+// Kill aborts a run: a queued run ends at once, a claimed one is killed
+// by its worker.
+func (d *Dispatch) Kill(run int64) {
+	d.mu.Lock()
+	d.aborts = append(d.aborts, run)
+	d.mu.Unlock()
+	d.signal()
+}
+
+// Forget deletes a run whose outcome the engine made durable.
+func (d *Dispatch) Forget(run int64) {
+	d.mu.Lock()
+	d.forgets = append(d.forgets, run)
+	d.mu.Unlock()
+	d.signal()
+}
+
+// Sweep deletes every run but those in keep: at the director's start, the
+// runs its engine no longer has in flight.
+func (d *Dispatch) Sweep(keep map[int64]bool) {
+	d.mu.Lock()
+	d.keep, d.sweep = slices.Collect(maps.Keys(keep)), true
+	d.mu.Unlock()
+	d.signal()
+}
+
+// Running returns the number of runs queued or in flight on workers.
+func (d *Dispatch) Running() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.watched)
+}
+
+// Stop makes the writes still gathered, until ctx is done, and ends the
+// goroutine. Runs in flight go on on their workers: the next director
+// attaches them.
+func (d *Dispatch) Stop(ctx context.Context) {
+	d.cancel()
+	<-d.done
+	for d.pending() && ctx.Err() == nil {
+		if d.flush(ctx) == nil {
+			break
+		}
+		sleep(ctx, dispatchPoll)
+	}
+}
+
+func (d *Dispatch) pending() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sweep || len(d.queue)+len(d.aborts)+len(d.forgets) > 0
+}
+
+// run makes the gathered writes and collects outcomes, at each signal, at
+// each notice of ended runs, and every dispatchPoll.
+func (d *Dispatch) run(ctx context.Context) {
+	defer close(d.done)
+	listening := make(chan struct{})
+	go func() {
+		defer close(listening)
+		d.reg.listen(ctx, notifyEnded, d.wake)
+	}()
+	defer func() { <-listening }()
+	t := time.NewTimer(dispatchPoll)
+	defer t.Stop()
+	var failing bool
+	for {
+		err := d.flush(ctx)
+		if err == nil {
+			err = d.collect(ctx)
+		}
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			d.log.Warn("runs not dispatched: retrying", "err", err)
+			failing = true
+		case err == nil && failing:
+			d.log.Info("runs dispatched again")
+			failing = false
+		}
+		t.Reset(dispatchPoll)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// flush makes the gathered writes: the sweep, then queued runs, aborts
+// and deletions. What fails stays gathered, to be made again.
+func (d *Dispatch) flush(ctx context.Context) error {
+	d.mu.Lock()
+	sweep, keep := d.sweep, d.keep
+	queue, aborts, forgets := d.queue, d.aborts, d.forgets
+	d.sweep, d.keep, d.queue, d.aborts, d.forgets = false, nil, nil, nil, nil
+	d.mu.Unlock()
+	var err error
+	restore := func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if sweep {
+			d.sweep, d.keep = true, keep
+		}
+		d.queue = append(queue, d.queue...)
+		d.aborts = append(aborts, d.aborts...)
+		d.forgets = append(forgets, d.forgets...)
+	}
+	if sweep {
+		if err = d.reg.DeleteExcept(ctx, keep); err != nil {
+			restore()
+			return err
+		}
+		sweep = false
+	}
+	if err = d.reg.Enqueue(ctx, queue, d.now()); err != nil {
+		restore()
+		return err
+	}
+	queue = nil
+	for len(aborts) > 0 {
+		if err = d.reg.Abort(ctx, aborts[0], d.now()); err != nil {
+			restore()
+			return err
+		}
+		aborts = aborts[1:]
+	}
+	if len(forgets) > 0 {
+		if err = d.reg.Delete(ctx, forgets); err != nil {
+			restore()
+			return err
+		}
+	}
+	return nil
+}
+
+// collect hands the engine the outcomes of the runs it watches that
+// ended.
+func (d *Dispatch) collect(ctx context.Context) error {
+	d.mu.Lock()
+	runs := slices.Collect(maps.Keys(d.watched))
+	d.mu.Unlock()
+	if len(runs) == 0 {
+		return nil
+	}
+	exits, err := d.reg.Outcomes(ctx, runs)
+	if err != nil {
+		return err
+	}
+	for _, e := range exits {
+		d.mu.Lock()
+		report := d.watched[e.RunID]
+		delete(d.watched, e.RunID)
+		d.mu.Unlock()
+		if report != nil {
+			report(e)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,445 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/jackc/pgx/v5"
+)
+
+// The target channel: the runs the director's engine started wait in
+// cluster_runs for a worker. A run moves
+//
+//	queued → claimed → started → ended → (deleted by the director)
+//
+// A claim raises the run's attempt, and every write of a worker names the
+// attempt it holds: a worker whose claim was taken back (it was found
+// dead, the run was re-queued or recorded lost) can write nothing more
+// about the run, as a clock node that lost its lease can record no fire.
+
+// Channels of LISTEN/NOTIFY: runs were queued, runs ended. A notice only
+// wakes a sleeper early: every reader also polls.
+const (
+	notifyQueued = "gnomon_runs_queued"
+	notifyEnded  = "gnomon_runs_ended"
+)
+
+// Run states in cluster_runs.
+const (
+	Queued  = "queued"
+	Claimed = "claimed"
+	Started = "started"
+	Ended   = "ended"
+)
+
+// Claim is a run a worker holds, at the attempt its writes must carry.
+type Claim struct {
+	Launch  job.Launch
+	Attempt int
+	// State is Claimed or Started.
+	State string
+	// Abort is set when the director aborted the run.
+	Abort bool
+}
+
+// Enqueue queues runs for workers, at now. A run queued already is left
+// as it is, so enqueueing again (after a restart of the director) is
+// safe.
+func (r *Registry) Enqueue(ctx context.Context, ws []job.Launch, now time.Time) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	ids, tasks, launches, machines := make([]int64, len(ws)), make([]string, len(ws)), make([]string, len(ws)), make([]string, len(ws))
+	prios, dues := make([]int32, len(ws)), make([]int64, len(ws))
+	for i, w := range ws {
+		b, err := json.Marshal(w)
+		if err != nil {
+			return fmt.Errorf("cluster: queue run %d: %w", w.RunID, err)
+		}
+		ids[i], tasks[i], launches[i], machines[i], prios[i] = w.RunID, w.Task, string(b), w.Machine, int32(w.Priority)
+		dues[i] = now.UnixNano()
+		if !w.Scheduled.IsZero() && w.Scheduled.Before(now) {
+			dues[i] = w.Scheduled.UnixNano()
+		}
+	}
+	_, err := r.pool.Exec(ctx, `WITH q AS (
+			INSERT INTO cluster_runs (run_id, task, launch, machine, priority, due_at)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::text[], $5::int[], $6::bigint[])
+			ON CONFLICT (run_id) DO NOTHING RETURNING 1)
+		SELECT pg_notify($7, '') FROM (SELECT count(*) AS n FROM q) c WHERE c.n > 0`,
+		ids, tasks, launches, machines, prios, dues, notifyQueued)
+	if err != nil {
+		return fmt.Errorf("cluster: queue %d runs: %w", len(ws), err)
+	}
+	return nil
+}
+
+// Claim claims for worker, at now, up to n queued runs it may run: those
+// for no machine or for one of machines, in priority then due order,
+// skipping runs other workers are claiming. A worker that is not live
+// (draining, found dead, gone) claims nothing.
+func (r *Registry) Claim(ctx context.Context, worker string, machines []string, n int, now time.Time) ([]Claim, error) {
+	if machines == nil {
+		machines = []string{}
+	}
+	rows, err := r.pool.Query(ctx, `UPDATE cluster_runs r SET state = 'claimed', worker = $1, attempt = r.attempt + 1, claimed_at = $4
+		FROM (SELECT run_id FROM cluster_runs WHERE state = 'queued' AND (machine = '' OR machine = ANY($2))
+			AND EXISTS (SELECT 1 FROM cluster_nodes WHERE id = $1 AND state = 'live')
+			ORDER BY priority DESC, due_at, run_id LIMIT $3 FOR UPDATE SKIP LOCKED) q
+		WHERE r.run_id = q.run_id
+		RETURNING r.launch, r.attempt, r.priority, r.due_at, r.run_id`, worker, machines, n, now.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("cluster: claim runs for %s: %w", worker, err)
+	}
+	type claimed struct {
+		c        Claim
+		prio     int
+		due, run int64
+	}
+	var cs []claimed
+	var launch []byte
+	var c claimed
+	_, err = pgx.ForEachRow(rows, []any{&launch, &c.c.Attempt, &c.prio, &c.due, &c.run}, func() error {
+		c.c.State = Claimed
+		if err := json.Unmarshal(launch, &c.c.Launch); err != nil {
+			return fmt.Errorf("run %d: %w", c.run, err)
+		}
+		cs = append(cs, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: claim runs for %s: %w", worker, err)
+	}
+	slices.SortFunc(cs, func(a, b claimed) int {
+		if a.prio != b.prio {
+			return b.prio - a.prio
+		}
+		if a.due != b.due {
+			return int(min(max(a.due-b.due, -1), 1))
+		}
+		return int(min(max(a.run-b.run, -1), 1))
+	})
+	out := make([]Claim, len(cs))
+	for i, c := range cs {
+		out[i] = c.c
+	}
+	return out, nil
+}
+
+// MarkStarted records, at now, that worker is about to launch a run it
+// claimed: it reports false, having written nothing, when the claim was
+// taken back or the run aborted meanwhile (then the run must not start;
+// an aborted run is ended as killed).
+func (r *Registry) MarkStarted(ctx context.Context, worker string, c Claim, now time.Time) (bool, error) {
+	var started, aborted bool
+	err := r.pool.QueryRow(ctx, `WITH s AS (
+			UPDATE cluster_runs SET state = 'started', started_at = $4
+			WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'claimed' AND NOT abort RETURNING 1),
+		a AS (
+			UPDATE cluster_runs SET state = 'ended', exit_code = -1, result = 'killed', message = 'aborted before it started',
+				ended_at = $4
+			WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'claimed' AND abort RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM s), EXISTS (SELECT 1 FROM a)`,
+		c.Launch.RunID, worker, c.Attempt, now.UnixNano()).Scan(&started, &aborted)
+	if err != nil {
+		return false, fmt.Errorf("cluster: start run %d: %w", c.Launch.RunID, err)
+	}
+	if aborted {
+		r.notify(ctx, notifyEnded)
+	}
+	return started, nil
+}
+
+// End records the outcome of a run worker started, under its attempt: it
+// reports false, having written nothing, when the claim was taken back
+// (the run was recorded lost while the worker was silent).
+func (r *Registry) End(ctx context.Context, worker string, attempt int, e job.Exit) (bool, error) {
+	var data []byte
+	if len(e.Data) > 0 {
+		var err error
+		if data, err = json.Marshal(e.Data); err != nil {
+			return false, fmt.Errorf("cluster: end run %d: %w", e.RunID, err)
+		}
+	}
+	tag, err := r.pool.Exec(ctx, `UPDATE cluster_runs SET state = 'ended', exit_code = $4, result = $5, message = $6, data = $7,
+			ended_at = $8
+		WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'started'`,
+		e.RunID, worker, attempt, e.Code, string(e.Result), e.Message, data, e.End.UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("cluster: end run %d: %w", e.RunID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	r.notify(ctx, notifyEnded)
+	return true, nil
+}
+
+// notify wakes the listeners of a channel; a notice lost is made up for
+// by their polling.
+func (r *Registry) notify(ctx context.Context, channel string) {
+	_, _ = r.pool.Exec(ctx, `SELECT pg_notify($1, '')`, channel)
+}
+
+// Held returns the runs worker holds (claimed or started), with their
+// abort marks.
+func (r *Registry) Held(ctx context.Context, worker string) ([]Claim, error) {
+	rows, err := r.pool.Query(ctx, `SELECT launch, attempt, state, abort FROM cluster_runs
+		WHERE worker = $1 AND state IN ('claimed', 'started') ORDER BY run_id`, worker)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: runs of %s: %w", worker, err)
+	}
+	var out []Claim
+	var launch []byte
+	var c Claim
+	_, err = pgx.ForEachRow(rows, []any{&launch, &c.Attempt, &c.State, &c.Abort}, func() error {
+		c.Launch = job.Launch{}
+		if err := json.Unmarshal(launch, &c.Launch); err != nil {
+			return err
+		}
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: runs of %s: %w", worker, err)
+	}
+	return out, nil
+}
+
+// Requeue puts back in the queue a run worker claimed and did not start.
+func (r *Registry) Requeue(ctx context.Context, worker string, c Claim) error {
+	_, err := r.pool.Exec(ctx, `WITH q AS (
+			UPDATE cluster_runs SET state = 'queued', worker = '', claimed_at = 0
+			WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'claimed' RETURNING 1)
+		SELECT pg_notify($4, '') FROM q`, c.Launch.RunID, worker, c.Attempt, notifyQueued)
+	if err != nil {
+		return fmt.Errorf("cluster: queue run %d again: %w", c.Launch.RunID, err)
+	}
+	return nil
+}
+
+// Abort marks a run aborted, for its worker to kill it; a run still
+// queued is ended at once, as killed before it started.
+func (r *Registry) Abort(ctx context.Context, run int64, now time.Time) error {
+	_, err := r.pool.Exec(ctx, `WITH a AS (
+			UPDATE cluster_runs SET abort = true,
+				state = CASE WHEN state = 'queued' THEN 'ended' ELSE state END,
+				exit_code = CASE WHEN state = 'queued' THEN -1 ELSE exit_code END,
+				result = CASE WHEN state = 'queued' THEN 'killed' ELSE result END,
+				message = CASE WHEN state = 'queued' THEN 'aborted before a worker took it' ELSE message END,
+				ended_at = CASE WHEN state = 'queued' THEN $2 ELSE ended_at END
+			WHERE run_id = $1 AND state <> 'ended' RETURNING 1)
+		SELECT pg_notify($3, ''), pg_notify($4, '') FROM a`, run, now.UnixNano(), notifyQueued, notifyEnded)
+	if err != nil {
+		return fmt.Errorf("cluster: abort run %d: %w", run, err)
+	}
+	return nil
+}
+
+// Outcomes returns the outcomes of those of runs that ended.
+func (r *Registry) Outcomes(ctx context.Context, runs []int64) ([]job.Exit, error) {
+	rows, err := r.pool.Query(ctx, `SELECT run_id, exit_code, result, message, data, ended_at FROM cluster_runs
+		WHERE run_id = ANY($1) AND state = 'ended'`, runs)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: outcomes of runs: %w", err)
+	}
+	var out []job.Exit
+	var e job.Exit
+	var result string
+	var data []byte
+	var end int64
+	_, err = pgx.ForEachRow(rows, []any{&e.RunID, &e.Code, &result, &e.Message, &data, &end}, func() error {
+		e.Result, e.End, e.Data = job.Result(result), time.Unix(0, end).UTC(), nil
+		if len(data) > 0 {
+			if err := json.Unmarshal(data, &e.Data); err != nil {
+				return err
+			}
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: outcomes of runs: %w", err)
+	}
+	return out, nil
+}
+
+// Delete removes runs whose outcome the director has made durable.
+func (r *Registry) Delete(ctx context.Context, runs []int64) error {
+	if _, err := r.pool.Exec(ctx, `DELETE FROM cluster_runs WHERE run_id = ANY($1)`, runs); err != nil {
+		return fmt.Errorf("cluster: delete %d runs: %w", len(runs), err)
+	}
+	return nil
+}
+
+// DeleteExcept removes every run but those in keep: at a director's
+// start, the runs its engine no longer has in flight.
+func (r *Registry) DeleteExcept(ctx context.Context, keep []int64) error {
+	if _, err := r.pool.Exec(ctx, `DELETE FROM cluster_runs WHERE NOT run_id = ANY($1)`, keep); err != nil {
+		return fmt.Errorf("cluster: delete runs: %w", err)
+	}
+	return nil
+}
+
+// Reclaimed is what Reclaim did with the runs of workers gone.
+type Reclaimed struct {
+	Runs []Taken
+}
+
+// Taken is a run taken back from a worker gone.
+type Taken struct {
+	Run    int64
+	Worker string
+	// State is the worker's: dead or left.
+	State string
+	// Lost is set when its command had started (the run is ended lost, or
+	// killed if it was aborted); else it was queued again.
+	Lost bool
+}
+
+// Reclaim takes back, at now, the runs held by workers that were found
+// dead, or that left more than a node timeout ago (one restarting within
+// the timeout takes its runs up again): a run never started is queued
+// again, an aborted one ends killed, and one whose command started ends
+// lost. All of it is one statement.
+func (r *Registry) Reclaim(ctx context.Context, now time.Time) (Reclaimed, error) {
+	rows, err := r.pool.Query(ctx, `WITH gone AS (
+			SELECT id, state FROM cluster_nodes WHERE state = 'dead' OR (state = 'left' AND ended_at < $2)),
+		requeued AS (
+			UPDATE cluster_runs r SET state = 'queued', worker = '', claimed_at = 0 FROM gone g
+			WHERE r.worker = g.id AND r.state = 'claimed' AND NOT r.abort
+			RETURNING r.run_id, g.id, g.state, false),
+		ended AS (
+			UPDATE cluster_runs r SET state = 'ended', exit_code = -1,
+				result = CASE WHEN r.state = 'claimed' THEN 'killed' ELSE 'lost' END,
+				message = CASE WHEN r.state = 'claimed' THEN 'aborted before it started'
+					WHEN g.state = 'dead' THEN 'run lost: worker ' || r.worker || ' stopped answering while it ran'
+					ELSE 'run lost: worker ' || r.worker || ' stopped while it ran and did not come back' END,
+				ended_at = $1
+			FROM gone g
+			WHERE r.worker = g.id AND r.state IN ('claimed', 'started') AND (r.abort OR r.state = 'started')
+			RETURNING r.run_id, g.id, g.state, true)
+		SELECT * FROM requeued UNION ALL SELECT * FROM ended ORDER BY 1`,
+		now.UnixNano(), now.Add(-r.timeout).UnixNano())
+	if err != nil {
+		return Reclaimed{}, fmt.Errorf("cluster: take back the runs of workers gone: %w", err)
+	}
+	var rc Reclaimed
+	var t Taken
+	requeued := false
+	_, err = pgx.ForEachRow(rows, []any{&t.Run, &t.Worker, &t.State, &t.Lost}, func() error {
+		rc.Runs = append(rc.Runs, t)
+		requeued = requeued || !t.Lost
+		return nil
+	})
+	if err != nil {
+		return Reclaimed{}, fmt.Errorf("cluster: take back the runs of workers gone: %w", err)
+	}
+	if requeued {
+		r.notify(ctx, notifyQueued)
+	}
+	if len(rc.Runs) > 0 {
+		r.notify(ctx, notifyEnded)
+	}
+	return rc, nil
+}
+
+// Runs is the target channel as `gnomon cluster` shows it.
+type Runs struct {
+	// Queued is the number of runs no worker has claimed yet.
+	Queued int `json:"queued"`
+	// Held are the runs each worker holds (claimed or started).
+	Held map[string]int `json:"held"`
+	// Waiting are the queued runs for a machine that no live worker
+	// serves: they wait until one does.
+	Waiting []Waiting `json:"waiting"`
+}
+
+// Waiting is a queued run for a machine no live worker serves.
+type Waiting struct {
+	Run     int64     `json:"run"`
+	Task    string    `json:"task"`
+	Machine string    `json:"machine"`
+	Since   time.Time `json:"since"`
+}
+
+// runs returns the state of the target channel, given the nodes.
+func (r *Registry) runs(ctx context.Context, nodes []Node) (Runs, error) {
+	out := Runs{Held: map[string]int{}, Waiting: []Waiting{}}
+	rows, err := r.pool.Query(ctx, `SELECT worker, count(*) FROM cluster_runs WHERE state IN ('queued', 'claimed', 'started') GROUP BY worker`)
+	if err != nil {
+		return out, fmt.Errorf("cluster: status of runs: %w", err)
+	}
+	var worker string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&worker, &n}, func() error {
+		if worker == "" {
+			out.Queued = n
+		} else {
+			out.Held[worker] = n
+		}
+		return nil
+	}); err != nil {
+		return out, fmt.Errorf("cluster: status of runs: %w", err)
+	}
+	served := []string{}
+	for _, n := range nodes {
+		if n.State == Live && n.Has(RoleWorker) {
+			served = append(served, n.Machines...)
+		}
+	}
+	rows, err = r.pool.Query(ctx, `SELECT run_id, task, machine, due_at FROM cluster_runs
+		WHERE state = 'queued' AND machine <> '' AND NOT machine = ANY($1) ORDER BY due_at, run_id LIMIT 100`, served)
+	if err != nil {
+		return out, fmt.Errorf("cluster: status of runs: %w", err)
+	}
+	var w Waiting
+	var since int64
+	if _, err := pgx.ForEachRow(rows, []any{&w.Run, &w.Task, &w.Machine, &since}, func() error {
+		w.Since = time.Unix(0, since).UTC()
+		out.Waiting = append(out.Waiting, w)
+		return nil
+	}); err != nil {
+		return out, fmt.Errorf("cluster: status of runs: %w", err)
+	}
+	return out, nil
+}
+
+// listen holds a connection that listens on a channel and signals wake
+// (without blocking) at each notice, until ctx is done. A lost
+// connection is made again after a pause; meanwhile polling carries on.
+func (r *Registry) listen(ctx context.Context, channel string, wake chan<- struct{}) {
+	for ctx.Err() == nil {
+		r.listenOnce(ctx, channel, wake)
+		if !sleep(ctx, time.Second) {
+			return
+		}
+	}
+}
+
+// listenOnce listens on one connection until it fails or ctx is done.
+func (r *Registry) listenOnce(ctx context.Context, channel string, wake chan<- struct{}) {
+	pooled, err := r.pool.Acquire(ctx)
+	if err != nil {
+		return
+	}
+	// The connection holds a LISTEN: it goes back to no one else.
+	conn := pooled.Hijack()
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		return
+	}
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return
+		}
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+}
