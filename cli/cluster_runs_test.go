@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -221,4 +222,74 @@ err_log_file: %[1]s/next.err
 		return err == nil && strings.TrimSpace(string(b)) == "w1"
 	})
 	waitUntil(t, "next succeeded", func() bool { return lastRun(t, c, "next").Status == job.Success })
+}
+
+// TestClusterWorkerDrained drains a worker with a run in flight: it claims
+// nothing more, lets the run finish, and leaves.
+func TestClusterWorkerDrained(t *testing.T) {
+	_, c, _ := startNodes(t,
+		nodeSpec{name: "dir", roles: "director,clock"},
+		nodeSpec{name: "w1", roles: "worker", machines: "gpu"})
+	ctx := context.Background()
+	out := t.TempDir()
+	defs := fmt.Sprintf(`insert_task: slow
+type: callable
+machine: gpu
+command: touch %[1]s/slow.started; while [ ! -e %[1]s/slow.go ]; do sleep 0.1; done
+out_log_file: %[1]s/slow.out
+err_log_file: %[1]s/slow.err
+
+insert_task: next
+type: callable
+machine: gpu
+command: "true"
+out_log_file: %[1]s/next.out
+err_log_file: %[1]s/next.err
+`, out)
+	if _, err := c.Define(ctx, "gpu.def", defs, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Event(ctx, "slow", "start"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "slow started on w1", func() bool {
+		_, err := os.Stat(filepath.Join(out, "slow.started"))
+		return err == nil
+	})
+	if err := c.Drain(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Event(ctx, "next", "start"); err != nil {
+		t.Fatal(err)
+	}
+	state := func() (string, int) {
+		st, err := c.Cluster(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range st.Nodes {
+			if n.ID == "w1" {
+				return n.State, st.Runs.Held["w1"]
+			}
+		}
+		t.Fatalf("no node w1 in %+v", st.Nodes)
+		return "", 0
+	}
+	waitUntil(t, "next waits for a live worker serving gpu", func() bool {
+		st, err := c.Cluster(ctx)
+		return err == nil && len(st.Runs.Waiting) == 1 && st.Runs.Waiting[0].Task == "next"
+	})
+	if s, held := state(); s != cluster.Draining || held != 1 {
+		t.Fatalf("w1 is %s with %d runs, want draining with slow's run", s, held)
+	}
+	if err := os.WriteFile(filepath.Join(out, "slow.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "w1 left", func() bool { s, _ := state(); return s == cluster.Left })
+	if r := lastRun(t, c, "slow"); r.Status != job.Success {
+		t.Fatalf("slow's run: %+v", r)
+	}
+	if r := lastRun(t, c, "next"); r.Status != job.Running {
+		t.Fatalf("next's run: %+v, want it still waiting", r)
+	}
 }
