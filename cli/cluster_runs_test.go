@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -170,7 +174,7 @@ func lastRun(t *testing.T, c *api.Client, task string) job.Run {
 // recorded lost once the worker is found dead, a run for the machine only
 // that worker served waits, visibly, and runs once the worker is back.
 func TestClusterWorkerKilled(t *testing.T) {
-	_, c, nodes := startNodes(t,
+	db, c, nodes := startNodes(t,
 		nodeSpec{name: "dir", roles: "director,clock,worker"},
 		nodeSpec{name: "w1", roles: "worker", machines: "gpu"})
 	ctx := context.Background()
@@ -207,6 +211,23 @@ err_log_file: %[1]s/next.err
 	lost := lastRun(t, c, "long")
 	if lost.Status != job.Failure || lost.Result != job.ResultLost || !strings.Contains(lost.Message, "w1") {
 		t.Fatalf("long's run after its worker died: %+v", lost)
+	}
+	// The death is in the journal, with the run lost.
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var gone engine.NodeGone
+	var body string
+	if err := conn.QueryRow(ctx, `SELECT body FROM journal WHERE kind = 'node_gone' ORDER BY seq DESC LIMIT 1`).Scan(&body); err != nil {
+		t.Fatalf("no node_gone entry in the journal: %v", err)
+	}
+	if err := json.Unmarshal([]byte(body), &gone); err != nil {
+		t.Fatal(err)
+	}
+	if gone.Node != "w1" || gone.State != cluster.Dead || !slices.Equal(gone.Lost, []int64{lost.ID}) || len(gone.Requeued) != 0 {
+		t.Fatalf("journaled %+v, want w1 dead with run %d lost", gone, lost.ID)
 	}
 	// No live worker serves gpu: next waits, and says so.
 	if err := c.Event(ctx, "next", "start"); err != nil {
