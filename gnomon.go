@@ -275,6 +275,9 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := cc.Registry.TakeDirector(ctx, cc.Node.ID, clock.Now()); err != nil {
+			return nil, err
+		}
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
 		if cc.Node.Has(cluster.RoleWorker) {
 			if cc.Executor, err = localRunner(cfg, clock.Now, s.function); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -248,7 +249,7 @@ err_log_file: %[1]s/next.err
 // TestClusterWorkerDrained drains a worker with a run in flight: it claims
 // nothing more, lets the run finish, and leaves.
 func TestClusterWorkerDrained(t *testing.T) {
-	_, c, _ := startNodes(t,
+	db, c, _ := startNodes(t,
 		nodeSpec{name: "dir", roles: "director,clock"},
 		nodeSpec{name: "w1", roles: "worker", machines: "gpu"})
 	ctx := context.Background()
@@ -312,5 +313,17 @@ err_log_file: %[1]s/next.err
 	}
 	if r := lastRun(t, c, "next"); r.Status != job.Running {
 		t.Fatalf("next's run: %+v, want it still waiting", r)
+	}
+
+	// A second director does not start while dir holds the cluster.
+	self, _ := os.Executable()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	second := exec.CommandContext(cctx, self, "server", "--data", filepath.Join(out, "dir2"), "--db", db, "--listen", freePort(t),
+		"--timezone", "UTC", "--roles", "director", "--node", "dir2", "--node-timeout", "1s")
+	second.Env = append(os.Environ(), envServerProcess+"=1")
+	b, err := second.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "another director holds the cluster: dir,") {
+		t.Fatalf("a second director: %v\n%s", err, b)
 	}
 }

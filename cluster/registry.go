@@ -198,6 +198,10 @@ func (r *Registry) Leave(ctx context.Context, id string, now time.Time) error {
 		if err := release(ctx, tx, id, now, "the node left"); err != nil {
 			return fmt.Errorf("cluster: leave %s: %w", id, err)
 		}
+		// Another director may start at once.
+		if _, err := tx.Exec(ctx, `UPDATE cluster_leases SET node = '', expires_at = 0 WHERE partition = $1 AND node = $2`, assignment, id); err != nil {
+			return fmt.Errorf("cluster: leave %s: %w", id, err)
+		}
 		return nil
 	})
 }
@@ -211,6 +215,40 @@ func release(ctx context.Context, tx pgx.Tx, node string, now time.Time, reason 
 		INSERT INTO cluster_moves (at, partition, from_node, to_node, epoch, reason)
 		SELECT $2, partition, $1, '', epoch, $3 FROM freed`, node, now.UnixNano(), reason)
 	return err
+}
+
+// ErrOtherDirector is returned to a director that would start while
+// another holds the engine: a cluster has one director at a time.
+var ErrOtherDirector = errors.New("another director holds the cluster")
+
+// TakeDirector makes node id the cluster's director at now, by taking
+// the assignment lease: it returns ErrOtherDirector, naming the holder,
+// while another director holds it and its lease has not expired. A
+// director takes it before its engine starts, and keeps it by
+// rebalancing; it gives it up when it leaves, or after the node timeout
+// when it dies.
+func (r *Registry) TakeDirector(ctx context.Context, id string, now time.Time) error {
+	var holder string
+	var expires int64
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT node, expires_at FROM cluster_leases WHERE partition = $1 FOR UPDATE`, assignment).Scan(&holder, &expires); err != nil {
+			return err
+		}
+		if holder != id && holder != "" && expires >= now.UnixNano() {
+			return ErrOtherDirector
+		}
+		_, err := tx.Exec(ctx, `UPDATE cluster_leases SET epoch = epoch + (node <> $1)::int, node = $1, expires_at = $2 WHERE partition = $3`,
+			id, now.Add(r.timeout).UnixNano(), assignment)
+		return err
+	})
+	if errors.Is(err, ErrOtherDirector) {
+		return fmt.Errorf("%w: %s, until %s at the latest (a cluster runs one director; send operator commands to it)",
+			err, holder, time.Unix(0, expires).UTC().Format(time.RFC3339))
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: take the director's lease: %w", err)
+	}
+	return nil
 }
 
 // Balance is what one rebalance did.

@@ -305,3 +305,30 @@ func TestFiresRaceMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestOneDirector: a second director cannot start while the first holds
+// the lease; it can once the first left, or once its lease expired.
+func TestOneDirector(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 60, Partitions: 4})
+	if err := r.TakeDirector(ctx, "d1", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.TakeDirector(ctx, "d1", t0.Add(time.Second)); err != nil {
+		t.Fatalf("the holder again: %v", err)
+	}
+	if err := r.TakeDirector(ctx, "d2", t0.Add(2*time.Second)); !errors.Is(err, ErrOtherDirector) {
+		t.Fatalf("a second director: %v, want ErrOtherDirector", err)
+	}
+	// d1's lease (taken at t0+1s, for 5 s) expires.
+	if err := r.TakeDirector(ctx, "d2", t0.Add(7*time.Second)); err != nil {
+		t.Fatalf("after the lease expired: %v", err)
+	}
+	register(t, r, "d2", t0.Add(7*time.Second), RoleDirector)
+	if err := r.Leave(ctx, "d2", t0.Add(8*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.TakeDirector(ctx, "d1", t0.Add(8*time.Second)); err != nil {
+		t.Fatalf("after the holder left: %v", err)
+	}
+}
