@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -85,6 +86,9 @@ func RunNode(ctx context.Context, cfg Config) error {
 	cc, err := clusterConfig(ctx, cfg.Cluster, st, orLocal(cfg.Location))
 	if err != nil {
 		return fmt.Errorf("gnomon: %w", err)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cc.Logger, cc.Slots = cfg.Logger, cfg.Workers
 	if cc.Node.Has(cluster.RoleWorker) {

@@ -258,8 +258,14 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 			return nil, err
 		}
 	}
+	// What is made here and runs goroutines or processes is stopped if
+	// the scheduler cannot be made.
+	var made []interface{ Stop(context.Context) }
 	defer func() {
 		if err != nil {
+			for _, m := range made {
+				m.Stop(ctx)
+			}
 			cfg.Store.Close()
 		}
 	}()
@@ -283,17 +289,20 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 			if cc.Executor, err = localRunner(cfg, clock.Now, s.function); err != nil {
 				return nil, err
 			}
+			made = append(made, cc.Executor)
 		}
 		s.node = &cc
 		if cfg.Runner == nil {
 			// Runs go to the target channel, for the cluster's workers.
 			cfg.Runner = cluster.NewDispatch(cc.Registry, clock.Now, cfg.Logger)
+			made = append(made, cfg.Runner)
 		}
 	}
 	if cfg.Runner == nil {
 		if cfg.Runner, err = localRunner(cfg, clock.Now, s.function); err != nil {
 			return nil, err
 		}
+		made = append(made, cfg.Runner)
 	}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
