@@ -3,8 +3,8 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
@@ -86,48 +86,38 @@ func (r *Registry) Claim(ctx context.Context, worker string, machines []string, 
 	if machines == nil {
 		machines = []string{}
 	}
-	rows, err := r.pool.Query(ctx, `UPDATE cluster_runs r SET state = 'claimed', worker = $1, attempt = r.attempt + 1, claimed_at = $4
-		FROM (SELECT run_id FROM cluster_runs WHERE state = 'queued' AND (machine = '' OR machine = ANY($2))
-			AND EXISTS (SELECT 1 FROM cluster_nodes WHERE id = $1 AND state = 'live')
-			ORDER BY priority DESC, due_at, run_id LIMIT $3 FOR UPDATE SKIP LOCKED) q
-		WHERE r.run_id = q.run_id
-		RETURNING r.launch, r.attempt, r.priority, r.due_at, r.run_id`, worker, machines, n, now.UnixNano())
+	rows, err := r.pool.Query(ctx, `WITH c AS (
+			UPDATE cluster_runs r SET state = 'claimed', worker = $1, attempt = r.attempt + 1, claimed_at = $4
+			FROM (SELECT run_id FROM cluster_runs WHERE state = 'queued' AND (machine = '' OR machine = ANY($2))
+				AND EXISTS (SELECT 1 FROM cluster_nodes WHERE id = $1 AND state = 'live')
+				ORDER BY priority DESC, due_at, run_id LIMIT $3 FOR UPDATE SKIP LOCKED) q
+			WHERE r.run_id = q.run_id
+			RETURNING r.launch, r.attempt, r.state, r.abort, r.priority, r.due_at, r.run_id)
+		SELECT launch, attempt, state, abort FROM c ORDER BY priority DESC, due_at, run_id`, worker, machines, n, now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("cluster: claim runs for %s: %w", worker, err)
 	}
-	type claimed struct {
-		c        Claim
-		prio     int
-		due, run int64
+	cs, err := collectClaims(rows)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: claim runs for %s: %w", worker, err)
 	}
-	var cs []claimed
+	return cs, nil
+}
+
+// collectClaims reads rows of (launch, attempt, state, abort).
+func collectClaims(rows pgx.Rows) ([]Claim, error) {
+	var out []Claim
 	var launch []byte
-	var c claimed
-	_, err = pgx.ForEachRow(rows, []any{&launch, &c.c.Attempt, &c.prio, &c.due, &c.run}, func() error {
-		c.c.State = Claimed
-		if err := json.Unmarshal(launch, &c.c.Launch); err != nil {
-			return fmt.Errorf("run %d: %w", c.run, err)
+	var c Claim
+	_, err := pgx.ForEachRow(rows, []any{&launch, &c.Attempt, &c.State, &c.Abort}, func() error {
+		c.Launch = job.Launch{}
+		if err := json.Unmarshal(launch, &c.Launch); err != nil {
+			return err
 		}
-		cs = append(cs, c)
+		out = append(out, c)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: claim runs for %s: %w", worker, err)
-	}
-	slices.SortFunc(cs, func(a, b claimed) int {
-		if a.prio != b.prio {
-			return b.prio - a.prio
-		}
-		if a.due != b.due {
-			return int(min(max(a.due-b.due, -1), 1))
-		}
-		return int(min(max(a.run-b.run, -1), 1))
-	})
-	out := make([]Claim, len(cs))
-	for i, c := range cs {
-		out[i] = c.c
-	}
-	return out, nil
+	return out, err
 }
 
 // MarkStarted records, at now, that worker is about to launch a run it
@@ -135,23 +125,29 @@ func (r *Registry) Claim(ctx context.Context, worker string, machines []string, 
 // taken back or the run aborted meanwhile (then the run must not start;
 // an aborted run is ended as killed).
 func (r *Registry) MarkStarted(ctx context.Context, worker string, c Claim, now time.Time) (bool, error) {
-	var started, aborted bool
-	err := r.pool.QueryRow(ctx, `WITH s AS (
-			UPDATE cluster_runs SET state = 'started', started_at = $4
-			WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'claimed' AND NOT abort RETURNING 1),
-		a AS (
-			UPDATE cluster_runs SET state = 'ended', exit_code = -1, result = 'killed', message = 'aborted before it started',
-				ended_at = $4
-			WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'claimed' AND abort RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM s), EXISTS (SELECT 1 FROM a)`,
-		c.Launch.RunID, worker, c.Attempt, now.UnixNano()).Scan(&started, &aborted)
+	// One UPDATE, so that an abort committed while it waits for the row
+	// is seen: the row is judged again as the abort left it.
+	var state string
+	err := r.pool.QueryRow(ctx, `UPDATE cluster_runs SET
+			state = CASE WHEN abort THEN 'ended' ELSE 'started' END,
+			started_at = CASE WHEN abort THEN 0 ELSE $4::bigint END,
+			exit_code = CASE WHEN abort THEN -1 ELSE exit_code END,
+			result = CASE WHEN abort THEN 'killed' ELSE result END,
+			message = CASE WHEN abort THEN 'aborted before it started' ELSE message END,
+			ended_at = CASE WHEN abort THEN $4::bigint ELSE ended_at END
+		WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'claimed'
+		RETURNING state`,
+		c.Launch.RunID, worker, c.Attempt, now.UnixNano()).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("cluster: start run %d: %w", c.Launch.RunID, err)
 	}
-	if aborted {
+	if state == Ended {
 		r.notify(ctx, notifyEnded)
 	}
-	return started, nil
+	return state == Started, nil
 }
 
 // End records the outcome of a run worker started, under its attempt: it
@@ -193,21 +189,11 @@ func (r *Registry) Held(ctx context.Context, worker string) ([]Claim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: runs of %s: %w", worker, err)
 	}
-	var out []Claim
-	var launch []byte
-	var c Claim
-	_, err = pgx.ForEachRow(rows, []any{&launch, &c.Attempt, &c.State, &c.Abort}, func() error {
-		c.Launch = job.Launch{}
-		if err := json.Unmarshal(launch, &c.Launch); err != nil {
-			return err
-		}
-		out = append(out, c)
-		return nil
-	})
+	cs, err := collectClaims(rows)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: runs of %s: %w", worker, err)
 	}
-	return out, nil
+	return cs, nil
 }
 
 // Requeue puts back in the queue a run worker claimed and did not start.
@@ -225,6 +211,8 @@ func (r *Registry) Requeue(ctx context.Context, worker string, c Claim) error {
 // Abort marks a run aborted, for its worker to kill it; a run still
 // queued is ended at once, as killed before it started.
 func (r *Registry) Abort(ctx context.Context, run int64, now time.Time) error {
+	// One UPDATE, not one per state: a claim committed while it waits for
+	// the row makes it judge the row again, as claimed.
 	_, err := r.pool.Exec(ctx, `WITH a AS (
 			UPDATE cluster_runs SET abort = true,
 				state = CASE WHEN state = 'queued' THEN 'ended' ELSE state END,
