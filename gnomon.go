@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
@@ -529,8 +530,27 @@ func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
 // Handler returns the scheduler's HTTP API (the JSON API under /api/v1/,
 // the data-event endpoint /events and /healthz, as docs/api.md describes),
 // for a program that serves it itself. The scheduler must be started.
+//
+// Every request but GET /healthz needs a token of the store (see package
+// auth and docs/security.md): the handler reads them now and again every
+// second while the scheduler runs, so that tokens created or revoked by
+// another process take effect.
 func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
-	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger)
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	a := auth.NewAuthority(now, cfg.TokenRate)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.sched.Done()
+		cancel()
+	}()
+	if err := a.Reload(ctx, s.cfg.Store); err != nil {
+		s.cfg.Logger.Error("tokens not read: requests are refused until they are", "err", err)
+	}
+	go a.Watch(ctx, s.cfg.Store, time.Second, func(err error) { s.cfg.Logger.Warn("tokens not read again", "err", err) })
+	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, api.Access{Authority: a, Keeper: s.cfg.Store, Hosts: cfg.Hosts})
 	h.MaxFutureSkew = cfg.MaxFutureSkew
 	if s.node != nil {
 		h.Cluster = clusterOps{reg: s.node.Registry, now: s.sched.Now}
@@ -545,4 +565,14 @@ type HandlerConfig struct {
 	// MaxFutureSkew, when positive, refuses data events stamped further
 	// ahead of the scheduler's clock.
 	MaxFutureSkew time.Duration
+	// Hosts are the names clients reach the server by, besides localhost
+	// and IP addresses of the server: a request naming another host is
+	// refused (see api.Access).
+	Hosts []string
+	// TokenRate is the requests a second a token without a rate of its
+	// own may make; 0 means no limit.
+	TokenRate int
+	// Now is the clock tokens expire on and rates are counted by; nil
+	// means the real clock, whatever clock the scheduler runs on.
+	Now func() time.Time
 }

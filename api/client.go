@@ -20,6 +20,8 @@ import (
 type Client struct {
 	// Base is the server's URL, such as http://127.0.0.1:8080.
 	Base string
+	// Token is sent as the bearer token of every request.
+	Token string
 	// HTTP defaults to a client with a 60 s timeout.
 	HTTP *http.Client
 }
@@ -51,6 +53,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {

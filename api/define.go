@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
@@ -29,7 +30,7 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch req.Mode {
 	case "":
-		if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: req.Text, Check: req.Check}); err != nil {
+		if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: req.Text, Check: req.Check, By: auth.NameOf(r.Context())}); err != nil {
 			return err
 		}
 		return writeJSON(w, http.StatusOK, DefineResponse{Message: msg})
@@ -52,7 +53,7 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The engine checks the file again as it applies it (with what the
 	// plan cannot know, such as the functions it has registered).
-	if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: p.text, Check: req.Check, Declarative: true}); err != nil {
+	if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: p.text, Check: req.Check, Declarative: true, By: auth.NameOf(r.Context())}); err != nil {
 		return p.rewrite(err, true)
 	}
 	return writeJSON(w, http.StatusOK, DefineResponse{Message: msg, Changes: p.changes})

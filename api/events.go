@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/eventdep"
 	"github.com/gnomon-sched/gnomon/internal/jsonenc"
@@ -81,7 +82,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		s.log.Warn("event stamped ahead of the server clock", "type", ev.Type, "resource", ev.Resource,
 			"ts", ev.At.Format(time.RFC3339Nano), "ahead", ahead.Round(time.Second).String())
 	}
-	res, err := s.sched.Post(r.Context(), engine.Data{Type: ev.Type, Resource: ev.Resource, At: ev.At})
+	res, err := s.sched.Post(r.Context(), engine.Data{Type: ev.Type, Resource: ev.Resource, At: ev.At, By: auth.NameOf(r.Context())})
 	if err != nil {
 		return err
 	}

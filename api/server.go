@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
@@ -38,56 +39,66 @@ type Server struct {
 	version string
 	log     *slog.Logger
 	mux     *http.ServeMux
+	access  Access
 }
 
 // NewServer returns the API handler. Times in answers are given in loc,
-// the server's time zone.
-func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *slog.Logger) *Server {
+// the server's time zone. Every request but GET /healthz needs an
+// identity access knows, with the permission its endpoint needs.
+func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *slog.Logger, access Access) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := &Server{sched: s, loc: loc, version: version, log: log, mux: http.NewServeMux()}
-	srv.handle("GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
+	srv := &Server{sched: s, loc: loc, version: version, log: log, mux: http.NewServeMux(), access: access}
+	srv.handle("GET /healthz", "", func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.Unavailable(); err != nil {
 			w.Header().Set("Retry-After", "1")
 			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable", "error": err.Error()})
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	srv.handle("GET /api/v1/info", func(w http.ResponseWriter, r *http.Request) error {
+	srv.handle("GET /api/v1/whoami", "", srv.whoami)
+	srv.handle("GET /api/v1/tokens", auth.ManageTokens, srv.tokens)
+	srv.handle("POST /api/v1/tokens", auth.ManageTokens, srv.createToken)
+	srv.handle("POST /api/v1/tokens/{token}/revoke", auth.ManageTokens, srv.revokeToken)
+	srv.handle("GET /api/v1/info", auth.Read, func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version, Runtime: readRuntime()})
 	})
-	srv.handle("GET /api/v1/cluster", srv.clusterStatus)
-	srv.handle("POST /api/v1/cluster/nodes/{node}/drain", srv.clusterDrain)
-	srv.handle("POST /events", srv.events)
-	srv.handle("GET /api/v1/events", srv.received)
-	srv.handle("POST /api/v1/definitions", srv.define)
-	srv.handle("GET /api/v1/definitions", srv.export)
-	srv.handle("GET /api/v1/tasks", srv.list)
-	srv.handle("GET /api/v1/tasks/{name}", srv.task)
-	srv.handle("POST /api/v1/tasks/{name}/events", srv.event)
-	srv.handle("GET /api/v1/tasks/{name}/status", srv.status)
-	srv.handle("GET /api/v1/tasks/{name}/runs", srv.runs)
-	srv.handle("GET /api/v1/tasks/{name}/fires", srv.fires)
-	srv.handle("GET /api/v1/forecast", srv.forecast)
-	srv.handle("GET /api/v1/alerts", srv.alerts)
-	srv.handle("GET /api/v1/audit", srv.audit)
-	srv.handle("GET /api/v1/clock", srv.clock)
-	srv.handle("POST /api/v1/clock", srv.advance)
-	srv.handle("GET /api/v1/trees", srv.trees)
-	srv.handle("GET /api/v1/trees/{name}", srv.tree)
-	srv.handle("GET /api/v1/nodes", srv.nodes)
-	srv.handle("GET /api/v1/nodes/{process}/{timeperiod}", srv.node)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/complete", srv.complete)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/start", srv.start)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/skip", srv.skip)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/reprocess", srv.reprocess)
+	srv.handle("GET /api/v1/cluster", auth.Read, srv.clusterStatus)
+	srv.handle("POST /api/v1/cluster/nodes/{node}/drain", auth.ManageCluster, srv.clusterDrain)
+	srv.handle("POST /events", auth.PostData, srv.events)
+	srv.handle("GET /api/v1/events", auth.Read, srv.received)
+	srv.handle("POST /api/v1/definitions", auth.Define, srv.define)
+	srv.handle("GET /api/v1/definitions", auth.Read, srv.export)
+	srv.handle("GET /api/v1/tasks", auth.Read, srv.list)
+	srv.handle("GET /api/v1/tasks/{name}", auth.Read, srv.task)
+	srv.handle("POST /api/v1/tasks/{name}/events", auth.Operate, srv.event)
+	srv.handle("GET /api/v1/tasks/{name}/status", auth.Read, srv.status)
+	srv.handle("GET /api/v1/tasks/{name}/runs", auth.Read, srv.runs)
+	srv.handle("GET /api/v1/tasks/{name}/fires", auth.Read, srv.fires)
+	srv.handle("GET /api/v1/forecast", auth.Read, srv.forecast)
+	srv.handle("GET /api/v1/alerts", auth.Read, srv.alerts)
+	srv.handle("GET /api/v1/audit", auth.Read, srv.audit)
+	srv.handle("GET /api/v1/clock", auth.Read, srv.clock)
+	srv.handle("POST /api/v1/clock", auth.Clock, srv.advance)
+	srv.handle("GET /api/v1/trees", auth.Read, srv.trees)
+	srv.handle("GET /api/v1/trees/{name}", auth.Read, srv.tree)
+	srv.handle("GET /api/v1/nodes", auth.Read, srv.nodes)
+	srv.handle("GET /api/v1/nodes/{process}/{timeperiod}", auth.Read, srv.node)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/complete", auth.Operate, srv.complete)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/start", auth.Operate, srv.start)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/skip", auth.Operate, srv.skip)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/reprocess", auth.Operate, srv.reprocess)
 	srv.mux.HandleFunc("/", srv.unrouted)
 	return srv
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r, ok := s.guard(w, r); ok {
+		s.mux.ServeHTTP(w, r)
+	}
+}
 
 // unrouted answers requests no route takes: 405 with Allow when the path
 // exists for other methods, 404 otherwise, both as JSON.
@@ -110,10 +121,20 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
 
 type handlerFunc func(http.ResponseWriter, *http.Request) error
 
-// handle registers a handler whose error, if any, becomes the answer.
-func (s *Server) handle(pattern string, h handlerFunc) {
+// handle registers a handler for the identities whose role grants perm
+// (any identity when perm is empty); the handler's error, if any, becomes
+// the answer.
+func (s *Server) handle(pattern string, perm auth.Permission, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		err := func() error {
+			if id := identity(r); id != nil && perm != "" {
+				if err := id.Can(perm); err != nil {
+					return err
+				}
+			}
+			return h(w, r)
+		}()
+		if err != nil {
 			e := toError(err)
 			if e.Status >= 500 {
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -143,10 +164,19 @@ func toError(err error) *Error {
 		errs  defs.Errors
 		probs periods.Problems
 		mbe   *http.MaxBytesError
+		den   *auth.Denied
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &den):
+		return &Error{Status: http.StatusForbidden, Message: den.Error()}
+	case errors.Is(err, auth.ErrInvalid):
+		return &Error{Status: http.StatusBadRequest, Message: err.Error()}
+	case errors.Is(err, auth.ErrUnknown), errors.Is(err, store.ErrNoToken):
+		return &Error{Status: http.StatusNotFound, Message: err.Error()}
+	case errors.Is(err, store.ErrConflict):
+		return &Error{Status: http.StatusConflict, Message: err.Error()}
 	case errors.As(err, &probs):
 		lines := make([]string, len(probs))
 		for i, p := range probs {
@@ -361,7 +391,10 @@ func (s *Server) event(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return badRequest("invalid send event %q (want start, abort, freeze, reset, green or red)", req.Event)
 	}
-	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a}); err != nil {
+	if err := s.mayTask(r, auth.Operate, r.PathValue("name")); err != nil {
+		return err
+	}
+	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a, By: auth.NameOf(r.Context())}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"message": "event " + req.Event + " sent to " + r.PathValue("name")})

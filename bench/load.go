@@ -40,7 +40,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // Post sends POST requests with JSON bodies to url from conns
 // connections, each a keep-alive HTTP/1.1 connection of its own, for the
 // duration d. body(i) returns the body of the i-th request overall. A
-// request counts when it gets want as status.
+// request counts when it gets want as status. The URL's user part, when it
+// has one (http://TOKEN@host/path), is sent as a bearer token.
 //
 // The client writes requests and reads answers directly on the socket, so
 // that the load generator spends as little CPU as it can: on a small
@@ -52,7 +53,7 @@ func Post(ctx context.Context, url string, conns int, d time.Duration, want int,
 // PostEach is Post that also calls ok, if not nil, with the index of every
 // request that got want as status, from the connections' goroutines.
 func PostEach(ctx context.Context, url string, conns int, d time.Duration, want int, body func(i int64) []byte, ok func(i int64)) Result {
-	host, path, err := splitURL(url)
+	host, path, token, err := splitURL(url)
 	if err != nil {
 		return Result{Errors: 1}
 	}
@@ -103,7 +104,7 @@ func PostEach(ctx context.Context, url string, conns int, d time.Duration, want 
 				i := next.Add(1) - 1
 				b := body(i)
 				t0 := time.Now()
-				status, err := c.post(host, path, b)
+				status, err := c.post(host, path, token, b)
 				if err != nil {
 					bad++
 					c.Close()
@@ -153,13 +154,16 @@ func Merge(rs ...Result) Result {
 	return result(lat, errs, elapsed)
 }
 
-func splitURL(url string) (host, path string, err error) {
+func splitURL(url string) (host, path, token string, err error) {
 	rest, ok := strings.CutPrefix(url, "http://")
 	if !ok {
-		return "", "", fmt.Errorf("only http:// URLs: %s", url)
+		return "", "", "", fmt.Errorf("only http:// URLs: %s", url)
 	}
 	host, path, _ = strings.Cut(rest, "/")
-	return host, "/" + path, nil
+	if t, h, ok := strings.Cut(host, "@"); ok {
+		token, host = t, h
+	}
+	return host, "/" + path, token, nil
 }
 
 // conn is one keep-alive HTTP/1.1 client connection.
@@ -178,8 +182,12 @@ func dial(host string) (*conn, error) {
 }
 
 // post sends one request and reads the answer's status and body.
-func (c *conn) post(host, path string, body []byte) (int, error) {
-	c.req = fmt.Appendf(c.req[:0], "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, host, len(body))
+func (c *conn) post(host, path, token string, body []byte) (int, error) {
+	c.req = fmt.Appendf(c.req[:0], "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", path, host, len(body))
+	if token != "" {
+		c.req = fmt.Appendf(c.req, "Authorization: Bearer %s\r\n", token)
+	}
+	c.req = append(c.req, "\r\n"...)
 	c.req = append(c.req, body...)
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Write(c.req); err != nil {

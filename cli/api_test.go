@@ -42,7 +42,7 @@ func TestAPIBadInput(t *testing.T) {
 		if tt.ctype != "" {
 			req.Header.Set("Content-Type", tt.ctype)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := testHTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

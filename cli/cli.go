@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -104,6 +105,9 @@ func classify(err error) (int, []string) {
 		if ae.Status == 400 {
 			return ExitUsage, []string{ae.Message}
 		}
+		if ae.Status == 401 {
+			return ExitRejected, []string{ae.Message, "the server needs a token: set $GNOMON_TOKEN, give --token-file, or --data (the server's data directory, whose admin.token is read)"}
+		}
 		if ae.Status >= 500 {
 			return ExitUnreachable, []string{ae.Message}
 		}
@@ -126,7 +130,29 @@ with an embedded database. "gnomon server" runs the scheduler; the other
 commands are clients of its API (--server, $GNOMON_SERVER, or
 http://127.0.0.1:8080).`,
 	}
+	var data, tokenFile, token, caFile string
+	var (
+		tlsConf  *tls.Config
+		resolved bool // token and tlsConf were looked for
+	)
 	root.PersistentFlags().StringVar(&server, "server", "", "server URL (default $GNOMON_SERVER or http://127.0.0.1:8080)")
+	root.PersistentFlags().StringVar(&data, "data", "", "data directory of a server on this machine, whose admin.token the client sends when no other token is given (default $GNOMON_DATA or ./gnomon-data)")
+	root.PersistentFlags().StringVar(&tokenFile, "token-file", "", "file holding the token to send, readable by its owner only (default $GNOMON_TOKEN_FILE; $GNOMON_TOKEN comes first)")
+	// The token is found before a command runs, so that a token file
+	// others can read stops every command with the same clear error.
+	root.PersistentFlags().StringVar(&caFile, "ca-cert", "", "CA certificate (PEM) an https server's certificate is checked against (default $GNOMON_CA_CERT, else the self-signed certificate in the data directory, else the system's)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Name() == "server" || cmd.Name() == "migrate" || cmd.Name() == "links" || cmd.Name() == "completion" {
+			return nil
+		}
+		var err error
+		if token, err = findToken(env, data, tokenFile); err != nil {
+			return err
+		}
+		tlsConf, err = clientTLS(env, data, caFile)
+		resolved = err == nil
+		return err
+	}
 	client := func() *api.Client {
 		base := server
 		if base == "" {
@@ -135,7 +161,16 @@ http://127.0.0.1:8080).`,
 		if base == "" {
 			base = "http://127.0.0.1:8080"
 		}
-		return &api.Client{Base: base}
+		if !resolved { // shell completion: no command ran
+			token, _ = findToken(env, data, tokenFile)
+			tlsConf, _ = clientTLS(env, data, caFile)
+			resolved = true
+		}
+		c := &api.Client{Base: base, Token: token}
+		if isHTTPS(base) && tlsConf != nil {
+			c.HTTP = httpsClient(tlsConf)
+		}
+		return c
 	}
 	root.AddCommand(
 		serverCmd(env),
@@ -155,6 +190,7 @@ http://127.0.0.1:8080).`,
 		eventsCmd(env, client),
 		alertsCmd(env, client),
 		auditCmd(env, client),
+		tokenCmd(env, client, &data),
 		linksCmd(env),
 		completionCmd(env),
 	)

@@ -91,6 +91,10 @@ func startNodes(t *testing.T, specs ...nodeSpec) (db string, client *api.Client,
 		}
 		h := &api.Client{Base: "http://" + addr}
 		waitUntil(t, "node "+sp.name+" is ready", func() bool { return h.Health(context.Background()) == nil })
+		if sp.name == "dir" {
+			client.Token = adminToken(t, filepath.Join(dir, sp.name))
+			testTokens.Store(client.Base, client.Token)
+		}
 	}
 	waitUntil(t, "every clock node owns partitions", func() bool {
 		st, err := client.Cluster(context.Background())

@@ -55,6 +55,8 @@ func startProcess(t *testing.T, data, addr string) *process {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	p.client.Token = adminToken(t, data)
+	testTokens.Store(p.client.Base, p.client.Token)
 	return p
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/engine"
 )
 
@@ -30,7 +31,7 @@ func postRaw(t *testing.T, base, method, path, ctype, body string) (int, map[str
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testHTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestEventsSurviveKill(t *testing.T) {
 		mu       sync.Mutex
 		accepted []string
 	)
-	client := &http.Client{Timeout: 5 * time.Second}
+	client := withToken(&http.Client{Timeout: 5 * time.Second}, loadToken(t, p.client, auth.Ingest))
 	stop := make(chan struct{})
 	for w := range 8 {
 		wg.Add(1)

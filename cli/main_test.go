@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
 )
@@ -84,7 +86,37 @@ func (f *fixture) start(opts ...func(*ServerConfig)) {
 		f.t.Fatal(err)
 	}
 	f.srv = srv
-	f.client = &api.Client{Base: "http://" + srv.Addr()}
+	f.client = &api.Client{Base: "http://" + srv.Addr(), Token: adminToken(f.t, cfg.Data)}
+	testTokens.Store(f.client.Base, f.client.Token)
+}
+
+// testTokens maps the base URL of each server a test started to the token
+// testHTTP sends it.
+var testTokens sync.Map
+
+// testHTTP is the HTTP client of tests that make requests of their own: it
+// sends the admin token of the server a request goes to, unless the
+// request has an Authorization header already.
+var testHTTP = &http.Client{Transport: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	if tok, ok := testTokens.Load(req.URL.Scheme + "://" + req.URL.Host); ok && req.Header.Get("Authorization") == "" {
+		req = req.Clone(req.Context())
+		req.Header.Set("Authorization", "Bearer "+tok.(string))
+	}
+	return http.DefaultTransport.RoundTrip(req)
+})}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// adminToken reads the admin token a server wrote in its data directory.
+func adminToken(t testing.TB, data string) string {
+	t.Helper()
+	tok, err := auth.ReadTokenFile(filepath.Join(data, auth.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // stop stops the server (again harmlessly).
@@ -107,8 +139,12 @@ func simulateFrom(t string) func(*ServerConfig) {
 func (f *fixture) run(args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
-		if k == "GNOMON_SERVER" {
+		switch {
+		case f.client == nil:
+		case k == "GNOMON_SERVER":
 			return f.client.Base
+		case k == "GNOMON_TOKEN":
+			return f.client.Token
 		}
 		return ""
 	}})
@@ -185,4 +221,30 @@ func (f *fixture) golden(name, got string) {
 func readFile(dir, name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	return string(b), err
+}
+
+// loadToken makes a token of a role with no rate limit, for a test that
+// sends requests as fast as it can, as a data producer would be given.
+func loadToken(t testing.TB, c *api.Client, role auth.Role) string {
+	t.Helper()
+	resp, err := c.CreateToken(context.Background(), api.TokenRequest{Name: "load-" + string(role), Role: role, Rate: auth.Unlimited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Token
+}
+
+// withToken returns a copy of hc that sends tok.
+func withToken(hc *http.Client, tok string) *http.Client {
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	c := *hc
+	c.Transport = roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		req = req.Clone(req.Context())
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return next.RoundTrip(req)
+	})
+	return &c
 }

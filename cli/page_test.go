@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -195,7 +194,7 @@ cron: * * * * *
 		{"/api/v1/tasks/tick/runs?date=2026-06-01&cursor=" + rs.Next, "cursor: the cursor was given for other parameters (date, done)"},
 		{"/api/v1/tasks/tick/runs?done=maybe", `done must be true or false, got "maybe"`},
 	} {
-		resp, err := http.Get(c.Base + tt.path)
+		resp, err := testHTTP.Get(c.Base + tt.path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
 )
 
@@ -66,6 +67,8 @@ func startDBProcess(t *testing.T, data, db string) *dbProcess {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	p.client.Token = adminToken(t, data)
+	testTokens.Store(p.client.Base, p.client.Token)
 	return p
 }
 
@@ -127,9 +130,10 @@ func startLoad(t *testing.T, p *dbProcess, dir string) *pgLoad {
 	}
 	// A request gets 10 s: a server that holds one longer than that hangs.
 	ld := &pgLoad{t: t, p: p, dir: dir, stop: make(chan struct{}),
-		hc:   &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: posters + definers + 2}},
+		hc: withToken(&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: posters + definers + 2}},
+			loadToken(t, p.client, auth.Admin)),
 		acks: map[int64]map[string]int{}, health: map[int64]map[int]int{}}
-	ld.end = sync.OnceFunc(func() { close(ld.stop); ld.wg.Wait(); ld.hc.CloseIdleConnections() })
+	ld.end = sync.OnceFunc(func() { close(ld.stop); ld.wg.Wait() })
 	t.Cleanup(ld.end)
 	for g := range posters {
 		ld.wg.Go(func() {

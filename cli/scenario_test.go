@@ -422,7 +422,7 @@ func TestScenarios(t *testing.T) {
 				t.Skipf("%s (the scenario asserts the specification; run with -scenario-bugs to see it fail)", sc.bug)
 			}
 			f := setup(t, simulateFrom(sc.start), func(c *ServerConfig) { c.Timezone = "UTC" })
-			r := &replay{t: t, sc: sc, base: f.client.Base, http: &http.Client{Timeout: 30 * time.Second}}
+			r := &replay{t: t, sc: sc, base: f.client.Base, http: &http.Client{Timeout: 30 * time.Second, Transport: testHTTP.Transport}}
 			for i := range sc.steps {
 				r.step(&sc.steps[i])
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
@@ -64,6 +66,21 @@ type ServerConfig struct {
 	// Cluster, when set, makes the server a node of a cluster on its
 	// PostgreSQL database, with the roles it names.
 	Cluster *gnomon.Cluster
+	// PublicNames are the host names clients reach the server by, besides
+	// localhost and its addresses (see api.Access).
+	PublicNames []string
+	// TokenRate is the requests a second of a token without a rate of its
+	// own; 0 means no limit.
+	TokenRate int
+	// TLSCert and TLSKey are the server's certificate and key files;
+	// TLSSelfSigned makes (once) and uses a certificate of its own in the
+	// data directory instead. TLSClientCA verifies client certificates,
+	// which identify the token named by their common name.
+	TLSCert, TLSKey string
+	TLSSelfSigned   bool
+	TLSClientCA     string
+	// InsecureListen allows plain HTTP on an address beyond loopback.
+	InsecureListen bool
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -137,15 +154,28 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		s.sched.Stop(ctx)
 		return nil, err
 	}
+	if err := s.bootstrapToken(ctx, lc.Store); err != nil {
+		s.sched.Stop(ctx)
+		return nil, err
+	}
+	tc, certHosts, err := s.serverTLS()
+	if err != nil {
+		s.sched.Stop(ctx)
+		return nil, err
+	}
 	s.ln, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		s.sched.Stop(ctx)
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s.http = &http.Server{
-		Handler:           s.drainable(s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew})),
-		ReadHeaderTimeout: 10 * time.Second,
+	if tc != nil {
+		s.ln = tls.NewListener(s.ln, tc)
 	}
+	s.http = &http.Server{
+		Handler: s.drainable(s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew,
+			Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate})),
+	}
+	limitClients(s.http)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	clock := "real"
 	if !lc.SimulateFrom.IsZero() {
@@ -158,6 +188,21 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", db, "timezone", loc.String(),
 		"clock", clock)
 	return s, nil
+}
+
+// bootstrapToken makes the first admin token of a store that has none and
+// writes it to the data directory, where the command line on this machine
+// finds it.
+func (s *Server) bootstrapToken(ctx context.Context, st gnomon.Store) error {
+	path := filepath.Join(s.cfg.Data, auth.AdminTokenFile)
+	made, err := auth.Bootstrap(ctx, st, path, time.Now())
+	if err != nil {
+		return fmt.Errorf("admin token: %w", err)
+	}
+	if made {
+		s.cfg.Logger.Info("admin token written: the command line on this machine reads it; give others tokens of their own (gnomon token create)", "file", path)
+	}
+	return nil
 }
 
 // load assembles the scheduler and loads its state. Loading allocates the
@@ -229,10 +274,27 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"node\":%q,\"roles\":%q}\n", lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
 	})
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: mux}
+	limitClients(s.http)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	s.cfg.Logger.Info("gnomon node ready", "listen", s.ln.Addr().String(), "node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
 	return s, nil
+}
+
+// The bounds of a client's connection: a client slower than these, or
+// sending more headers, is cut off, so that slow clients cannot hold the
+// server's connections (request bodies are bounded by the API itself).
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second // the whole request, body included
+	writeTimeout      = 5 * time.Minute  // a long answer, such as moving a simulated clock far
+	idleTimeout       = 2 * time.Minute  // between requests on a kept-alive connection
+	maxHeaderBytes    = 64 << 10
+)
+
+func limitClients(h *http.Server) {
+	h.ReadHeaderTimeout, h.ReadTimeout, h.WriteTimeout, h.IdleTimeout = readHeaderTimeout, readTimeout, writeTimeout, idleTimeout
+	h.MaxHeaderBytes = maxHeaderBytes
 }
 
 // Addr returns the address the server listens on.
@@ -369,6 +431,13 @@ func serverCmd(env *Env) *cobra.Command {
 	var lateness time.Duration
 	f.DurationVar(&lateness, "event-lateness", engine.DefaultEventLateness, "how much older than the newest event a configuration has accepted a data event may be and still count (0: no limit, memory grows with every event kept)")
 	f.DurationVar(&cfg.MaxFutureSkew, "max-future-skew", 0, "refuse (422) data events stamped further than this ahead of the server's clock (0: accept, with a warning beyond 5m)")
+	f.StringSliceVar(&cfg.PublicNames, "public-name", nil, "host names clients reach the server by, besides localhost and its IP addresses; requests naming other hosts are refused (repeatable)")
+	f.StringVar(&cfg.TLSCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
+	f.StringVar(&cfg.TLSKey, "tls-key", "", "the key of --tls-cert (PEM)")
+	f.BoolVar(&cfg.TLSSelfSigned, "tls-self-signed", false, "serve HTTPS with a self-signed certificate made once in DATA/tls (its fingerprint is logged)")
+	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token named by its common name")
+	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
+	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string
 	f.StringSliceVar(&roles, "roles", nil, "make the server a node of a cluster on its PostgreSQL database, playing these roles: director, clock, worker (see docs/cluster.md)")

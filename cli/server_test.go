@@ -50,19 +50,19 @@ func TestDrainAnswersReads(t *testing.T) {
 		stopped <- srv.Stop(ctx)
 	}()
 	f.waitFor("the drain", func() bool {
-		resp, err := http.Get(base + "/healthz")
+		resp, err := testHTTP.Get(base + "/healthz")
 		if err != nil {
 			return false
 		}
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusServiceUnavailable
 	})
-	resp, err := http.Get(base + "/api/v1/tasks/a/status")
+	resp, err := testHTTP.Get(base + "/api/v1/tasks/a/status")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("a read while draining: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	resp, err = http.Post(base+"/api/v1/tasks/a/events", "application/json", strings.NewReader(`{"event":"abort"}`))
+	resp, err = testHTTP.Post(base+"/api/v1/tasks/a/events", "application/json", strings.NewReader(`{"event":"abort"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestDrainAnswersReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.srv = nil
-	if _, err := http.Get(base + "/healthz"); err == nil {
+	if _, err := testHTTP.Get(base + "/healthz"); err == nil {
 		t.Error("the server still answers after the drain")
 	}
 }

@@ -17,7 +17,7 @@ import (
 // nodes returns the nodes GET /api/v1/nodes lists for query.
 func (p *process) nodes(query string) []scNode {
 	p.t.Helper()
-	resp, err := http.Get(p.client.Base + "/api/v1/nodes?" + query)
+	resp, err := testHTTP.Get(p.client.Base + "/api/v1/nodes?" + query)
 	if err != nil {
 		p.t.Fatal(err)
 	}

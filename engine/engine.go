@@ -830,3 +830,6 @@ func (e *Engine) abort(name string) {
 	}
 	e.settleByEvent(name, job.Aborted)
 }
+
+// Groups returns the groups a task belongs to, sorted.
+func (e *Engine) Groups(name string) []string { return sortedSet(e.memberOf[name]) }

@@ -18,12 +18,15 @@ type Define struct {
 	// Declarative makes inserts of existing tasks replace them (see
 	// defs.Declarative), so that a file can be applied at every start.
 	Declarative bool `json:"declarative,omitempty"`
+	// By names the identity that sent it (empty: the server itself).
+	By string `json:"by,omitempty"`
 }
 
 // Act sends an operator action to a task.
 type Act struct {
 	Task   string     `json:"task"`
 	Action job.Action `json:"action"`
+	By     string     `json:"by,omitempty"` // the identity that sent it
 }
 
 // RunExited reports that a run's process ended (or never started, or was
@@ -48,6 +51,7 @@ type Data struct {
 	Type     job.DataType `json:"type"`
 	Resource string       `json:"resource"`
 	At       time.Time    `json:"ts"`
+	By       string       `json:"by,omitempty"` // the identity that posted it
 }
 
 // Tick moves staged tasks whose start delay has passed to ready. The loop

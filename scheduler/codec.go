@@ -146,7 +146,12 @@ func appendDataEntry(b []byte, d engine.Data, received time.Time, accepted []job
 	b = jsonenc.AppendString(b, d.Resource)
 	b = append(b, `,"ts":"`...)
 	b = d.At.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","received":"`...)
+	b = append(b, '"')
+	if d.By != "" {
+		b = append(b, `,"by":`...)
+		b = jsonenc.AppendString(b, d.By)
+	}
+	b = append(b, `,"received":"`...)
 	b = received.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, '"')
 	if len(accepted) > 0 {

@@ -272,6 +272,9 @@ func TestWindowsSurviveRestart(t *testing.T) {
 func checkDataEntry(t *testing.T, typ, resource, task, dep string, at, received time.Time) {
 	t.Helper()
 	d := engine.Data{Type: job.DataType(typ), Resource: resource, At: at}
+	if task != "" {
+		d.By = task + "'s producer" // an identity, when the event came through the API
+	}
 	var (
 		vals []job.Validation
 		ran  []*job.Run

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -25,19 +26,22 @@ type Dump struct {
 	// Audit is every record, oldest first.
 	Audit   []job.AuditRecord
 	Cursors map[string]int64
+	// Tokens are every API token, revoked ones included.
+	Tokens []auth.Token
 }
 
 // Counts are how many rows of each kind a dump holds, to compare a copy
 // with its source.
 type Counts struct {
-	Tasks, Runs, Fires, Journal, Windows, Alerts, Attempts, Audit, Cursors, TreeFiles, Nodes, NodeLog int
+	Tasks, Runs, Fires, Journal, Windows, Alerts, Attempts, Audit, Cursors, TreeFiles, Nodes, NodeLog, Tokens int
 }
 
 // Counts counts the rows of a dump.
 func (d *Dump) Counts() Counts {
 	c := Counts{Tasks: len(d.Snapshot.Tasks), Runs: len(d.Runs), Fires: len(d.Fires), Journal: len(d.Journal),
 		Windows: len(d.Snapshot.Windows), Alerts: len(d.Alerts), Audit: len(d.Audit), Cursors: len(d.Cursors),
-		TreeFiles: len(d.Snapshot.Trees.Files), Nodes: len(d.Snapshot.Trees.Nodes), NodeLog: len(d.Snapshot.Trees.Log)}
+		TreeFiles: len(d.Snapshot.Trees.Files), Nodes: len(d.Snapshot.Trees.Nodes), NodeLog: len(d.Snapshot.Trees.Log),
+		Tokens: len(d.Tokens)}
 	for _, a := range d.Attempts {
 		c.Attempts += len(a)
 	}
@@ -134,6 +138,9 @@ func ReadDump(ctx context.Context, st Store) (*Dump, error) {
 	}
 	if d.Cursors, err = cl.Cursors(ctx); err != nil {
 		return nil, fmt.Errorf("dump: cursors: %w", err)
+	}
+	if d.Tokens, err = st.Tokens(ctx); err != nil {
+		return nil, fmt.Errorf("dump: tokens: %w", err)
 	}
 	return d, nil
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -62,6 +63,7 @@ type Store interface {
 	// several in one transaction.
 	Cursor(ctx context.Context, name string) (int64, error)
 	SetCursors(ctx context.Context, values map[string]int64) error
+	Tokens
 	// Close releases the store.
 	Close() error
 }
@@ -170,3 +172,22 @@ type FireQuery struct {
 
 // ErrClosed is returned by a store after Close.
 var ErrClosed = errors.New("store closed")
+
+// Tokens is the part of a store that keeps API tokens (package auth).
+type Tokens interface {
+	// Tokens returns every token, revoked and expired ones included,
+	// oldest first.
+	Tokens(ctx context.Context) ([]auth.Token, error)
+	// AddToken stores a new token. It fails with ErrConflict when a token
+	// that is not revoked has the same name.
+	AddToken(ctx context.Context, t auth.Token) error
+	// RevokeToken marks a token revoked at at. It fails with ErrNoToken
+	// when no token that is not revoked has that ID.
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+}
+
+// ErrConflict is the error of a write that would break a uniqueness rule.
+var ErrConflict = errors.New("conflict")
+
+// ErrNoToken is the error of a revocation of a token that is not there.
+var ErrNoToken = errors.New("no such token")

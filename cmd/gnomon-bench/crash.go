@@ -40,6 +40,10 @@ func crash(args []string) error {
 			return fmt.Errorf("define configurations: %w", err)
 		}
 	}
+	events, err := s.eventsURL() // the token outlives the restarts
+	if err != nil {
+		return err
+	}
 	var (
 		mu       sync.Mutex
 		accepted []int64
@@ -60,7 +64,7 @@ func crash(args []string) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan bench.Result, 1)
 		go func() {
-			done <- bench.PostEach(ctx, "http://"+s.addr+"/events", *conns, time.Hour, http.StatusAccepted, body, ok)
+			done <- bench.PostEach(ctx, events, *conns, time.Hour, http.StatusAccepted, body, ok)
 		}()
 		time.Sleep(*dur)
 		s.cmd.Process.Kill()

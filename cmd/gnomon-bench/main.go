@@ -52,6 +52,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/bench"
 )
 
@@ -197,6 +198,14 @@ func eventsWith(bin string, sides ingestSides, n, conns int, dur time.Duration, 
 	}
 	defer g.stop()
 	client := &api.Client{Base: "http://" + g.addr, HTTP: &http.Client{Timeout: 10 * time.Minute}}
+	if client.Token, err = benchToken(client, dir, auth.Admin); err != nil {
+		return err
+	}
+	ingest, err := benchToken(client, dir, auth.Ingest)
+	if err != nil {
+		return err
+	}
+	events := "http://" + ingest + "@" + g.addr + "/events"
 	t0 := time.Now()
 	const chunk = 10000
 	for first := 0; first < n; first += chunk {
@@ -215,7 +224,7 @@ func eventsWith(bin string, sides ingestSides, n, conns int, dur time.Duration, 
 	ctx := context.Background()
 	// Warm both up.
 	bench.Post(ctx, "http://"+base.addr+"/events", conns, time.Second, http.StatusAccepted, body)
-	warm := bench.Post(ctx, "http://"+g.addr+"/events", conns, time.Second, http.StatusAccepted, stream)
+	warm := bench.Post(ctx, events, conns, time.Second, http.StatusAccepted, stream)
 	offset += int64(warm.Requests + warm.Errors + conns)
 	var (
 		bs, gs         []bench.Result
@@ -242,7 +251,7 @@ func eventsWith(bin string, sides ingestSides, n, conns int, dur time.Duration, 
 			bdbcpu += sides.dbCPU(ctx, sides.bdb) - d0
 			br = append(br, r)
 			c0, d0 = cpu(g.cmd.Process.Pid), sides.dbCPU(ctx, sides.gdb)
-			r = bench.Post(ctx, "http://"+g.addr+"/events", conns, dur/time.Duration(parts), http.StatusAccepted, stream)
+			r = bench.Post(ctx, events, conns, dur/time.Duration(parts), http.StatusAccepted, stream)
 			gcpu, gdone = gcpu+cpu(g.cmd.Process.Pid)-c0, gdone+r.Requests
 			gdbcpu += sides.dbCPU(ctx, sides.gdb) - d0
 			offset += int64(r.Requests + r.Errors + conns)

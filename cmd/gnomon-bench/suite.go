@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -21,6 +22,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/bench"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
@@ -74,7 +76,35 @@ func startServerIn(bin, dir string, args ...string) (*server, error) {
 		s.close()
 		return nil, err
 	}
+	if s.client.Token, err = benchToken(s.client, dir, auth.Admin); err != nil {
+		s.close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// benchToken makes a token of a role without a rate limit, as the admin
+// whose token the server wrote in dir: what a data producer or an
+// automation would be given.
+func benchToken(c *api.Client, dir string, role auth.Role) (string, error) {
+	admin, err := auth.ReadTokenFile(filepath.Join(dir, auth.AdminTokenFile))
+	if err != nil {
+		return "", err
+	}
+	ac := *c
+	ac.Token = admin
+	resp, err := ac.CreateToken(context.Background(), api.TokenRequest{Name: fmt.Sprintf("bench-%s-%08x", role, rand.Uint32()), Role: role, Rate: auth.Unlimited})
+	if err != nil {
+		return "", fmt.Errorf("bench token: %w", err)
+	}
+	return resp.Token, nil
+}
+
+// eventsURL is the /events URL of a server, with an ingest token of its
+// own as bench.Post takes it.
+func (s *server) eventsURL() (string, error) {
+	tok, err := benchToken(s.client, s.dir, auth.Ingest)
+	return "http://" + tok + "@" + s.addr + "/events", err
 }
 
 func (s *server) waitReady() error {

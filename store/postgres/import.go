@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,7 +15,7 @@ import (
 
 // tables are the tables that hold state, for Empty.
 var tables = []string{"tasks", "runs", "fires", "journal", "checkpoint_parts", "alerts", "alert_attempts", "audit", "cursors",
-	"tree_files", "tree_nodes", "tree_log", "tree_state"}
+	"tree_files", "tree_nodes", "tree_log", "tree_state", "tokens"}
 
 // Empty reports whether the database holds nothing of gnomon's.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
@@ -136,6 +137,12 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 		names := slices.Sorted(maps.Keys(d.Cursors))
 		if err := copyRows("cursors", []string{"name", "value"}, len(names), func(i int) ([]any, error) {
 			return []any{names[i], d.Cursors[names[i]]}, nil
+		}); err != nil {
+			return err
+		}
+		if err := copyRows("tokens", []string{"id", "name", "role", "scope", "hash", "rate", "created", "expires", "revoked", "created_by"}, len(d.Tokens), func(i int) ([]any, error) {
+			t := d.Tokens[i]
+			return []any{t.ID, t.Name, string(t.Role), strings.Join(t.Scope, "\n"), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy}, nil
 		}); err != nil {
 			return err
 		}

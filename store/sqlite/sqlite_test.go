@@ -28,7 +28,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		var v int
-		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 7 {
+		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 8 {
 			t.Fatalf("schema version %d, %v", v, err)
 		}
 		s.Close()

@@ -1,0 +1,216 @@
+package auth
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// Identity is who made a request: the token's name, role and scope.
+type Identity struct {
+	Name    string
+	TokenID string
+	Role    Role
+	Scope   Scope
+	rate    int
+}
+
+// Denied is the error of a request its identity may not make.
+type Denied struct {
+	Identity   *Identity
+	Permission Permission
+	Task       string // the task outside the identity's scope, if that is why
+}
+
+func (d *Denied) Error() string {
+	if d.Task != "" {
+		return fmt.Sprintf("permission %s on task %s required: %s's scope is %v", d.Permission, d.Task, d.Identity.Name, []string(d.Identity.Scope))
+	}
+	return fmt.Sprintf("permission %s required: %s is a %s", d.Permission, d.Identity.Name, d.Identity.Role)
+}
+
+// Can returns a *Denied unless the identity's role grants p.
+func (id *Identity) Can(p Permission) error {
+	if !id.Role.Has(p) {
+		return &Denied{Identity: id, Permission: p}
+	}
+	return nil
+}
+
+// CanTask returns a *Denied unless the identity may use p on a task of
+// that name in those groups.
+func (id *Identity) CanTask(p Permission, task string, groups []string) error {
+	if err := id.Can(p); err != nil {
+		return err
+	}
+	if p.Scoped() && !id.Scope.Covers(task, groups) {
+		return &Denied{Identity: id, Permission: p, Task: task}
+	}
+	return nil
+}
+
+// Unauthenticated is the error of a request without a valid identity;
+// Reason says why, for the answer's error field.
+type Unauthenticated struct{ Reason string }
+
+func (u *Unauthenticated) Error() string { return u.Reason }
+
+// Authority checks requests against a set of tokens. The set is loaded
+// from the store and replaced whole by Load; tokens created or revoked by
+// this server take effect at once through Add and Revoke.
+type Authority struct {
+	// DefaultRate is the requests a second of tokens without a rate of
+	// their own; 0 is no limit.
+	DefaultRate int
+	now         func() time.Time
+
+	mu      sync.RWMutex
+	loaded  bool // Load was called
+	byID    map[string]*Token
+	buckets map[string]*bucket
+}
+
+// NewAuthority returns an Authority with no tokens. now is the clock that
+// expiry and rates are read on: credentials live in real time, even on a
+// server whose scheduling clock is simulated.
+func NewAuthority(now func() time.Time, defaultRate int) *Authority {
+	return &Authority{DefaultRate: defaultRate, now: now, byID: map[string]*Token{}, buckets: map[string]*bucket{}}
+}
+
+// Now reads the Authority's clock.
+func (a *Authority) Now() time.Time { return a.now() }
+
+// Load replaces the set of tokens.
+func (a *Authority) Load(tokens []Token) {
+	byID := make(map[string]*Token, len(tokens))
+	for i := range tokens {
+		byID[tokens[i].ID] = &tokens[i]
+	}
+	a.mu.Lock()
+	a.byID, a.loaded = byID, true
+	a.mu.Unlock()
+}
+
+// Add adds or replaces one token.
+func (a *Authority) Add(t Token) {
+	a.mu.Lock()
+	a.byID[t.ID] = &t
+	a.mu.Unlock()
+}
+
+// Authenticate finds the identity of an Authorization header.
+func (a *Authority) Authenticate(header string) (*Identity, error) {
+	id, secret, err := ParseBearer(header)
+	if err != nil {
+		return nil, &Unauthenticated{Reason: err.Error()}
+	}
+	return a.check(id, HashSecret(secret))
+}
+
+// Named finds the identity of an active token by name: a client whose
+// certificate the server verified is the token of its common name.
+func (a *Authority) Named(name string) (*Identity, error) {
+	now := a.now()
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for _, t := range a.byID {
+		if t.Name == name && t.Active(now) {
+			return identity(t), nil
+		}
+	}
+	return nil, &Unauthenticated{Reason: fmt.Sprintf("no active token named %s for the client certificate", name)}
+}
+
+// ErrNotLoaded is the error of a request that came before the tokens
+// could be read.
+var ErrNotLoaded = errors.New("the tokens could not be read yet (database unavailable)")
+
+func (a *Authority) check(id string, hash []byte) (*Identity, error) {
+	a.mu.RLock()
+	t, loaded := a.byID[id], a.loaded
+	a.mu.RUnlock()
+	if !loaded {
+		return nil, ErrNotLoaded
+	}
+	if t == nil || subtle.ConstantTimeCompare(t.Hash, hash) != 1 {
+		return nil, &Unauthenticated{Reason: "unknown token"}
+	}
+	if !t.Revoked.IsZero() {
+		return nil, &Unauthenticated{Reason: fmt.Sprintf("token %s (%s) was revoked", t.ID, t.Name)}
+	}
+	if now := a.now(); !t.Expires.IsZero() && !now.Before(t.Expires) {
+		return nil, &Unauthenticated{Reason: fmt.Sprintf("token %s (%s) expired at %s", t.ID, t.Name, t.Expires.UTC().Format(time.RFC3339))}
+	}
+	return identity(t), nil
+}
+
+func identity(t *Token) *Identity {
+	return &Identity{Name: t.Name, TokenID: t.ID, Role: t.Role, Scope: t.Scope, rate: t.Rate}
+}
+
+// ErrRateLimited is the error of a request over its token's rate.
+var ErrRateLimited = errors.New("rate limited")
+
+// Allow takes one request from the identity's budget. Over it, it returns
+// how long until the next request would be allowed.
+func (a *Authority) Allow(id *Identity) (retry time.Duration, ok bool) {
+	rate := id.rate
+	if rate == 0 {
+		rate = a.DefaultRate
+	}
+	if rate <= 0 {
+		return 0, true
+	}
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.buckets[id.TokenID]
+	if b == nil {
+		b = &bucket{tokens: float64(2 * rate), at: now}
+		a.buckets[id.TokenID] = b
+	}
+	return b.take(float64(rate), now)
+}
+
+// bucket is a token bucket: rate tokens a second, up to two seconds' worth.
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func (b *bucket) take(rate float64, now time.Time) (time.Duration, bool) {
+	if d := now.Sub(b.at); d > 0 {
+		b.tokens = math.Min(2*rate, b.tokens+d.Seconds()*rate)
+		b.at = now
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	return time.Duration((1 - b.tokens) / rate * float64(time.Second)), false
+}
+
+type ctxKey struct{}
+
+// NewContext returns a context that carries the identity of a request.
+func NewContext(ctx context.Context, id *Identity) context.Context {
+	return context.WithValue(ctx, ctxKey{}, id)
+}
+
+// FromContext returns the identity a context carries, or nil.
+func FromContext(ctx context.Context) *Identity {
+	id, _ := ctx.Value(ctxKey{}).(*Identity)
+	return id
+}
+
+// NameOf returns the name of the identity a context carries, or "".
+func NameOf(ctx context.Context) string {
+	if id := FromContext(ctx); id != nil {
+		return id.Name
+	}
+	return ""
+}

@@ -1,0 +1,186 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Keeper is where tokens are kept: a store (store.Tokens).
+type Keeper interface {
+	Tokens(ctx context.Context) ([]Token, error)
+	AddToken(ctx context.Context, t Token) error
+	RevokeToken(ctx context.Context, id string, at time.Time) error
+}
+
+// ErrInvalid is the error of a token request that cannot be granted as
+// asked.
+var ErrInvalid = errors.New("invalid token request")
+
+// ErrUnknown is the error of a reference to no token.
+var ErrUnknown = errors.New("no such token")
+
+// Request asks for a new token.
+type Request struct {
+	Name  string
+	Role  Role
+	Scope Scope
+	// TTL, when positive, makes the token expire that long after now.
+	TTL  time.Duration
+	Rate int // as Token.Rate
+}
+
+// Create makes a token as req asks, keeps it, and returns its string,
+// which exists nowhere else: the caller gives it once to whoever asked.
+func Create(ctx context.Context, k Keeper, req Request, by string, now time.Time) (string, Token, error) {
+	if err := CheckName(req.Name); err != nil {
+		return "", Token{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if _, err := ParseRole(string(req.Role)); err != nil {
+		return "", Token{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	scope, err := ParseScope(req.Scope)
+	if err != nil {
+		return "", Token{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if len(scope) > 0 && req.Role == Ingest {
+		return "", Token{}, fmt.Errorf("%w: an ingest token posts data events, which no scope narrows", ErrInvalid)
+	}
+	if req.TTL < 0 {
+		return "", Token{}, fmt.Errorf("%w: expiry %s is not positive", ErrInvalid, req.TTL)
+	}
+	if req.Rate < Unlimited {
+		return "", Token{}, fmt.Errorf("%w: rate %d: want requests a second, 0 for the server's default, or -1 for none", ErrInvalid, req.Rate)
+	}
+	s, id, hash := NewSecret()
+	t := Token{ID: id, Name: req.Name, Role: req.Role, Scope: scope, Hash: hash, Rate: req.Rate, Created: now.UTC(), CreatedBy: by}
+	if req.TTL > 0 {
+		t.Expires = now.Add(req.TTL).UTC()
+	}
+	if err := k.AddToken(ctx, t); err != nil {
+		return "", Token{}, err
+	}
+	return s, t, nil
+}
+
+// Revoke revokes the token ref names: its ID, or the name of the token
+// that is not revoked.
+func Revoke(ctx context.Context, k Keeper, ref string, now time.Time) (Token, error) {
+	all, err := k.Tokens(ctx)
+	if err != nil {
+		return Token{}, err
+	}
+	for _, t := range all {
+		if t.Revoked.IsZero() && (t.ID == ref || t.Name == ref) {
+			if err := k.RevokeToken(ctx, t.ID, now); err != nil {
+				return Token{}, err
+			}
+			t.Revoked = now.UTC()
+			return t, nil
+		}
+	}
+	return Token{}, fmt.Errorf("%w: no token that is not revoked has the ID or name %q", ErrUnknown, ref)
+}
+
+// AdminTokenFile is the file, in a server's data directory, that holds the
+// admin token the server made at its first start.
+const AdminTokenFile = "admin.token"
+
+// Bootstrap makes the first admin token of a store that holds none, and
+// writes it to path with permissions 0600. It reports whether it did: a
+// store with tokens is left as it is, so deleting the file after handing
+// the token over is safe.
+func Bootstrap(ctx context.Context, k Keeper, path string, now time.Time) (bool, error) {
+	all, err := k.Tokens(ctx)
+	if err != nil || len(all) > 0 {
+		return false, err
+	}
+	s, _, err := Create(ctx, k, Request{Name: "admin", Role: Admin}, "gnomon", now)
+	if err != nil {
+		return false, fmt.Errorf("admin token: %w", err)
+	}
+	return true, WriteTokenFile(path, s)
+}
+
+// WriteTokenFile writes a token to a file only its owner may read, whole
+// or not at all.
+func WriteTokenFile(path, token string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.WriteString(token + "\n"); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadTokenFile reads a token file, which others than its owner must not
+// be able to read.
+func ReadTokenFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("token file %s can be read by others (mode %04o): chmod 600 it", path, st.Mode().Perm())
+	}
+	b := make([]byte, 256)
+	n, _ := f.Read(b)
+	tok := strings.TrimSpace(string(b[:n]))
+	if _, _, err := ParseToken(tok); err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	return tok, nil
+}
+
+// Watch loads the tokens into a, then again every period until ctx is
+// done, so that tokens created or revoked by another process (gnomon token
+// on the data directory, another director) take effect. A failed load
+// keeps the set loaded before; report, if not nil, is told of it.
+func (a *Authority) Watch(ctx context.Context, k Keeper, period time.Duration, report func(error)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		if err := a.Reload(ctx, k); err != nil && report != nil && ctx.Err() == nil {
+			report(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Reload loads the tokens of k into a.
+func (a *Authority) Reload(ctx context.Context, k Keeper) error {
+	all, err := k.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	a.Load(all)
+	return nil
+}

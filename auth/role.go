@@ -1,0 +1,111 @@
+package auth
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Role is what a token may do: one of the roles below.
+type Role string
+
+// The roles, from the least to the most allowed; Ingest stands apart.
+const (
+	Viewer   Role = "viewer"   // reads everything but sensitive logs
+	Operator Role = "operator" // and acts on tasks and nodes, posts data events
+	Admin    Role = "admin"    // and defines tasks (which run code), tokens, the cluster
+	Ingest   Role = "ingest"   // posts data events, nothing else
+)
+
+// Roles lists the roles in the order documentation gives them.
+var Roles = []Role{Viewer, Operator, Admin, Ingest}
+
+// ParseRole reads a role's name.
+func ParseRole(s string) (Role, error) {
+	r := Role(s)
+	if !slices.Contains(Roles, r) {
+		return "", fmt.Errorf("unknown role %q (want viewer, operator, admin or ingest)", s)
+	}
+	return r, nil
+}
+
+// Permission is one thing a request may need; a refusal names it.
+type Permission string
+
+// The permissions. Read covers every answer of the API but the logs of
+// tasks marked sensitive; each other permission is needed by the requests
+// its comment names.
+const (
+	Read          Permission = "read"
+	ReadSensitive Permission = "read:sensitive" // logs of tasks marked sensitive
+	Operate       Permission = "tasks:operate"  // task events, timeperiod node actions
+	PostData      Permission = "data:post"      // POST /events
+	Clock         Permission = "clock:advance"  // move a simulated clock
+	Define        Permission = "definitions:write"
+	ManageTokens  Permission = "tokens:manage"
+	ManageCluster Permission = "cluster:manage"
+)
+
+var grants = map[Role][]Permission{
+	Viewer:   {Read},
+	Operator: {Read, ReadSensitive, Operate, PostData, Clock},
+	Admin:    {Read, ReadSensitive, Operate, PostData, Clock, Define, ManageTokens, ManageCluster},
+	Ingest:   {PostData},
+}
+
+// Has reports whether the role grants p.
+func (r Role) Has(p Permission) bool { return slices.Contains(grants[r], p) }
+
+// Scoped reports whether a permission concerns particular tasks, so that
+// a token's scope narrows it.
+func (p Permission) Scoped() bool {
+	return p == ReadSensitive || p == Operate || p == Define
+}
+
+// Scope narrows what a token may change to some tasks: each pattern is a
+// task name, a name prefix ending in '*' (finance_*), or group:NAME for the
+// tasks of a group. An empty scope is every task. Reads other than
+// sensitive logs are not narrowed.
+type Scope []string
+
+// ParseScope checks a scope's patterns.
+func ParseScope(patterns []string) (Scope, error) {
+	for _, p := range patterns {
+		name, group := strings.CutPrefix(p, "group:")
+		if !group {
+			name = strings.TrimSuffix(name, "*") // a prefix; "*" alone is every task
+		}
+		if name == "" && (group || p != "*") || strings.ContainsAny(name, "*?[]\\ \t\r\n,") {
+			return nil, fmt.Errorf("scope %q: want a task name, a prefix ending in *, or group:NAME", p)
+		}
+	}
+	return Scope(patterns), nil
+}
+
+// Covers reports whether the scope covers a task of that name in those
+// groups.
+func (s Scope) Covers(task string, groups []string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	for _, p := range s {
+		switch {
+		case strings.HasPrefix(p, "group:"):
+			if slices.Contains(groups, p[len("group:"):]) {
+				return true
+			}
+		case strings.HasSuffix(p, "*"):
+			if strings.HasPrefix(task, p[:len(p)-1]) {
+				return true
+			}
+		case p == task:
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsGroups reports whether Covers needs a task's groups to decide.
+func (s Scope) NeedsGroups() bool {
+	return slices.ContainsFunc(s, func(p string) bool { return strings.HasPrefix(p, "group:") })
+}
