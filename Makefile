@@ -38,6 +38,7 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseTimestamp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./auth -run '^$$' -fuzz '^FuzzParseBearer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./scheduler -run '^$$' -fuzz '^FuzzAppendDataEntry$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/jsonenc -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME)

@@ -24,6 +24,9 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	if req.File == "" {
 		req.File = "definitions"
 	}
+	if err := s.mayDefine(r, req); err != nil {
+		return err
+	}
 	msg := "Successfully processed"
 	if req.Check {
 		msg = "Successfully validated"
@@ -270,4 +273,52 @@ func sortedNames(m map[string]*job.Task) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// mayDefine returns a *auth.Denied when the request's identity has a scope
+// and the file touches a task outside it: each task or configuration it
+// inserts, updates or deletes, and the children of a bundle it deletes,
+// must be in the scope. Groups, tree files and the sync mode (which
+// deletes what the file does not name) concern every task: they are for
+// identities without a scope.
+func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
+	id := identity(r)
+	if len(id.Scope) == 0 {
+		return nil
+	}
+	if req.Mode == ModeSync || periods.IsTreeFile(req.Text) {
+		return unscoped(r, auth.Define)
+	}
+	acts, err := defs.Parse(req.File, req.Text)
+	if err != nil {
+		return err
+	}
+	var denied error
+	err = s.sched.Read(r.Context(), func(e *engine.Engine) {
+		for _, a := range acts {
+			if a.Kind.IsGroup() {
+				denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
+				return
+			}
+			names := []string{a.Name}
+			if a.Kind == defs.Delete {
+				names = append(names, e.Children(a.Name)...)
+			}
+			for _, f := range a.Fields {
+				if f.Key == "parent" || f.Key == "box_name" {
+					names = append(names, f.Value) // joining a bundle changes its runs
+				}
+			}
+			for _, n := range names {
+				if !id.Scope.Covers(n, e.Groups(n)) {
+					denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: n}
+					return
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return denied
 }

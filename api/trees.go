@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
+
 	"net/http"
 	"reflect"
 	"slices"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -274,6 +275,9 @@ func staleRun(d periods.NodeDetail) error {
 // complete reports the outcome of a node's outstanding run, as an external
 // worker does, and answers with the node after it.
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
+	if err := s.mayTask(r, auth.Operate, r.PathValue("process")); err != nil {
+		return err
+	}
 	var req CompleteRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
@@ -304,6 +308,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) error {
 // start says that a worker started a node's outstanding run, which
 // becomes running, and answers with the node.
 func (s *Server) start(w http.ResponseWriter, r *http.Request) error {
+	if err := s.mayTask(r, auth.Operate, r.PathValue("process")); err != nil {
+		return err
+	}
 	d, err := s.outstandingRun(r)
 	if err != nil {
 		return err
@@ -319,15 +326,8 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) error {
 }
 
 // caller names who asks, for the event log of the nodes an operator's
-// action changes. There is no authentication yet: it is the address the
-// request came from.
-func caller(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// action changes: the identity of the request's token.
+func caller(r *http.Request) string { return auth.NameOf(r.Context()) }
 
 // skip skips the node the path names, and the timeperiods of the same
 // process an optional body lists, with the cascade (?dry_run=true: lists
@@ -361,6 +361,9 @@ func (s *Server) reprocess(w http.ResponseWriter, r *http.Request) error {
 // operate applies an operator's skip or reprocess and answers with the
 // state changes it made.
 func (s *Server) operate(w http.ResponseWriter, r *http.Request, ev periods.Event) error {
+	if err := s.mayTask(r, auth.Operate, r.PathValue("process")); err != nil {
+		return err
+	}
 	out, err := s.sched.Trees(r.Context(), ev)
 	if err != nil {
 		return err

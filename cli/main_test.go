@@ -137,8 +137,17 @@ func simulateFrom(t string) func(*ServerConfig) {
 
 // run runs a command line (args[0] is the program name) against the server.
 func (f *fixture) run(args ...string) (stdout, stderr string, code int) {
+	return f.runEnv(nil, args...)
+}
+
+// runEnv runs a command line with environment variables of its own (they
+// come before the fixture's server and token).
+func (f *fixture) runEnv(env map[string]string, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
 	code = Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
 		switch {
 		case f.client == nil:
 		case k == "GNOMON_SERVER":

@@ -176,6 +176,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 			Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate})),
 	}
 	limitClients(s.http)
+	s.http.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	clock := "real"
 	if !lc.SimulateFrom.IsZero() {
