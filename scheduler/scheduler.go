@@ -56,6 +56,9 @@ type Config struct {
 	// Functions reports whether a Go function of that name exists, for
 	// the validation of definitions; nil accepts only engine.BuiltinLog.
 	Functions func(name string) bool
+	// LogFile says why a definition may not name path as a log file, or
+	// nil if it may (engine.Config.LogFile); nil accepts every path.
+	LogFile func(path string) error
 	// Mailer sends alerts; nil records each alert as failed ("no SMTP
 	// server is configured").
 	Mailer Mailer
@@ -188,7 +191,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		functions = func(name string) bool { return name == engine.BuiltinLog }
 	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
-		Functions: functions, Taken: s.taken})
+		Functions: functions, Taken: s.taken, LogFile: cfg.LogFile})
 	s.newForest(functions)
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {
