@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -167,6 +168,13 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if cfg.Store == nil || cfg.Runner == nil || cfg.DataDir == "" {
 		return nil, errors.New("scheduler: Store, Runner and DataDir are required")
 	}
+	// The log files of timeperiod nodes are named from it: an absolute
+	// path does not depend on where a runner resolves relative ones.
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	cfg.DataDir = dataDir
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
 	}
