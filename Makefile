@@ -11,7 +11,6 @@ build: ## build bin/gnomon
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/gnomon
 
 demo: build ## run the server on ./gnomon-data with examples/ loaded and start the demo flow
-	@mkdir -p gnomon-data/logs
 	@./$(BIN) server --data gnomon-data --definitions examples & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid' INT TERM; \
 	until ./$(BIN) status -j demo_flow >/dev/null 2>&1; do \

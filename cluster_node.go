@@ -107,7 +107,14 @@ func RunNode(ctx context.Context, cfg Config) error {
 			}
 			return nil
 		}
-		if cc.Executor, err = localRunner(cfg, time.Now, funcs); err != nil {
+		if err := makeDataDir(cfg.DataDir, cfg.Logger); err != nil {
+			return fmt.Errorf("gnomon: %w", err)
+		}
+		var logs *executor.LogFiles
+		if _, logs, err = logFiles(cfg, st); err != nil {
+			return fmt.Errorf("gnomon: %w", err)
+		}
+		if cc.Executor, err = localRunner(cfg, logs, time.Now, funcs); err != nil {
 			return fmt.Errorf("gnomon: %w", err)
 		}
 	}

@@ -75,8 +75,21 @@ func init() { executor.MaybeSupervise() }
 type Config struct {
 	// DataDir holds the audit log (audit.log), the files of running
 	// commands, and the database when Store is nil (gnomon.db). Required;
-	// created if missing.
+	// created if missing. It is made readable by its owner only (0700),
+	// and so is every file the scheduler creates in it (0600).
 	DataDir string
+	// LogRoots are the directories where the log files of jobs
+	// (out_log_file, err_log_file) may be: a relative path is taken from
+	// the first, and must stay inside it; an absolute one must lie inside
+	// one of them. The files of the scheduler are refused wherever they
+	// are: its database, and everything in DataDir but DataDir/logs. The
+	// path /dev/null is always accepted. A definition that names another
+	// path is refused, and a run whose log file leads elsewhere (through a
+	// symbolic link made later) fails to launch. Empty means DataDir/logs
+	// and the system's temporary directory (os.TempDir). Each root is
+	// created if missing; log files and the directories the runs need are
+	// created readable by their owner only.
+	LogRoots []string
 	// Store keeps the journal, definitions, state and history; nil means
 	// the database DB names (see OpenStore). The Scheduler owns it: Stop
 	// closes it.
@@ -239,7 +252,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 10 * time.Second
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := makeDataDir(cfg.DataDir, cfg.Logger); err != nil {
 		return nil, err
 	}
 	var clock scheduler.Clock = scheduler.SystemClock{}
@@ -270,6 +283,10 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 			cfg.Store.Close()
 		}
 	}()
+	logs, runLogs, err := logFiles(cfg, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
 	s = &Scheduler{cfg: cfg, store: cfg.Store, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
 	if cfg.Cluster != nil {
 		if !cfg.SimulateFrom.IsZero() {
@@ -287,7 +304,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		}
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
 		if cc.Node.Has(cluster.RoleWorker) {
-			if cc.Executor, err = localRunner(cfg, clock.Now, s.function); err != nil {
+			if cc.Executor, err = localRunner(cfg, runLogs, clock.Now, s.function); err != nil {
 				return nil, err
 			}
 			made = append(made, cc.Executor)
@@ -300,7 +317,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		}
 	}
 	if cfg.Runner == nil {
-		if cfg.Runner, err = localRunner(cfg, clock.Now, s.function); err != nil {
+		if cfg.Runner, err = localRunner(cfg, runLogs, clock.Now, s.function); err != nil {
 			return nil, err
 		}
 		made = append(made, cfg.Runner)
@@ -309,7 +326,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
-		ExternalClock: s.node != nil,
+		ExternalClock: s.node != nil, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 	})
 	if err != nil {
 		return nil, err
@@ -318,15 +335,81 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 }
 
 // localRunner returns the runner of commands and functions on this
-// machine.
-func localRunner(cfg Config, now func() time.Time, funcs func(string) executor.Func) (*executor.Local, error) {
+// machine, whose log files logs confines.
+func localRunner(cfg Config, logs *executor.LogFiles, now func() time.Time, funcs func(string) executor.Func) (*executor.Local, error) {
 	return executor.NewLocal(executor.LocalConfig{
-		Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: funcs,
+		Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: funcs, Logs: logs,
 		// A spare for each worker, up to 8: commands started together
 		// do not wait for supervisors to start one after the other.
 		Spares: min(max(cfg.Workers, 1), 8),
 		Now:    now, Logger: cfg.Logger,
 	})
+}
+
+// makeDataDir creates the data directory readable by its owner only, and
+// tightens an existing one that others may read.
+func makeDataDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, perm&^0o077); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
+		log.Info("data directory made private to its owner", "dir", dir, "was", perm.String(), "now", (perm &^ 0o077).String())
+	}
+	return nil
+}
+
+// logFiles returns where the log files that definitions name may be
+// (Config.LogRoots), creating the roots, and which files of the scheduler
+// they may not be: anything in its data directory but DataDir/logs (the
+// files directly in DataDir/tls are compared at launch too), and the
+// database of a SQLite store, wherever it is. run is the same for the
+// runs, which may also write in DataDir/logs, a root or not: the logs of
+// timeperiod nodes go there.
+func logFiles(cfg Config, st Store) (defined, run *executor.LogFiles, err error) {
+	data, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("data directory: %w", err)
+	}
+	own := filepath.Join(data, "logs")
+	roots := cfg.LogRoots
+	if len(roots) == 0 {
+		roots = []string{own, os.TempDir()}
+	}
+	defined = &executor.LogFiles{Private: []string{data, filepath.Join(data, "tls")}}
+	for _, r := range roots {
+		if r == "" {
+			return nil, nil, errors.New("log roots: an empty path")
+		}
+		if r, err = filepath.Abs(r); err != nil {
+			return nil, nil, fmt.Errorf("log roots: %w", err)
+		}
+		defined.Roots = append(defined.Roots, r)
+	}
+	if db, ok := st.(interface{ Path() string }); ok {
+		p, err := filepath.Abs(db.Path())
+		if err != nil {
+			return nil, nil, fmt.Errorf("database: %w", err)
+		}
+		defined.Own = []string{p, p + "-wal", p + "-shm", p + "-journal"}
+	}
+	cp := *defined
+	run = &cp
+	if !slices.Contains(run.Roots, own) {
+		run.Roots = append(slices.Clip(run.Roots), own)
+	}
+	for _, r := range run.Roots {
+		if err := os.MkdirAll(r, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("log roots: %w", err)
+		}
+	}
+	return defined, run, nil
 }
 
 // OpenStore opens the store a database URL names, creating it if needed:

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The usual umask, whatever the caller's: the tests check that what
+	// the scheduler creates is its owner's only all the same.
+	syscall.Umask(0o022)
 	goleak.VerifyTestMain(m)
 }
 
@@ -276,8 +280,9 @@ func TestRunningStatusAndAudit(t *testing.T) {
 		return nil
 	})
 	s.Start(ctx)
-	out := filepath.Join(dir, "slow.out")
-	if err := s.AddJob(ctx, gnomon.Job{Name: "slow", Function: "slow", OutLog: out}); err != nil {
+	// A relative log path is taken from the first log root, DataDir/logs.
+	out := filepath.Join(dir, "logs", "slow.out")
+	if err := s.AddJob(ctx, gnomon.Job{Name: "slow", Function: "slow", OutLog: "slow.out"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Send(ctx, "slow", gnomon.ActStart)

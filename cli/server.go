@@ -40,6 +40,10 @@ type ServerConfig struct {
 	DB          string // database: a SQLite file path; empty means Data/gnomon.db
 	Definitions string // a file or directory applied before listening
 	Timezone    string // IANA zone; empty means the host's
+	// LogRoots are where the log files of tasks may be (see
+	// gnomon.Config.LogRoots); empty means Data/logs and the system's
+	// temporary directory.
+	LogRoots []string
 	// SimulateFrom starts a virtual clock at this instant (RFC 3339 or a
 	// local date and time); empty means the real clock.
 	SimulateFrom string
@@ -111,7 +115,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
-		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger,
+		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger, LogRoots: cfg.LogRoots,
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
@@ -126,7 +130,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 			return nil, usageErr("--smtp-*: %v", err)
 		}
 	}
-	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	if lc.Store, err = gnomon.OpenStore(ctx, cfg.DB, cfg.Data); err != nil {
@@ -389,6 +393,9 @@ func serverCmd(env *Env) *cobra.Command {
 			if cfg.DB == "" {
 				cfg.DB = env.Getenv("GNOMON_DB")
 			}
+			if len(cfg.LogRoots) == 0 {
+				cfg.LogRoots = filepath.SplitList(env.Getenv("GNOMON_LOG_ROOT"))
+			}
 			cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 			cfg.SMTP.Username, cfg.SMTP.Password = env.Getenv("GNOMON_SMTP_USERNAME"), env.Getenv("GNOMON_SMTP_PASSWORD")
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
@@ -419,6 +426,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&cfg.DB, "db", "", "database: postgres://USER@HOST:PORT/DB, or sqlite:PATH (default $GNOMON_DB, else the SQLite file gnomon.db in the data directory)")
 	f.StringVar(&cfg.Definitions, "definitions", "", "definition file, or directory of *.def and *.json files, to apply before listening")
+	f.StringArrayVar(&cfg.LogRoots, "log-root", nil, "directory where the log files of tasks may be, repeatable; a relative out_log_file or err_log_file is taken from the first (default $GNOMON_LOG_ROOT, a colon-separated list, else DATA/logs and the system's temporary directory)")
 	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
 	f.StringVar(&cfg.SimulateFrom, "simulate-from", "", "run on a virtual clock starting at this instant, moved only by 'gnomon clock advance' (commands still run)")
 	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once (of a cluster: a director's in the whole cluster, a worker's on its node)")

@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +79,44 @@ func TestDrainAnswersReads(t *testing.T) {
 	f.srv = nil
 	if _, err := testHTTP.Get(base + "/healthz"); err == nil {
 		t.Error("the server still answers after the drain")
+	}
+}
+
+// TestServerLogRoots starts servers whose --definitions name a log file
+// outside the log roots, given by --log-root or $GNOMON_LOG_ROOT: each
+// refuses to start, naming the file, line, task, field and roots.
+func TestServerLogRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	def := filepath.Join(dir, "jobs.def")
+	os.WriteFile(def, []byte("insert_task: j\ntype: callable\ncommand: true\nout_log_file: j.out\nerr_log_file: "+filepath.Join(dir, "j.err")+"\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"--log-root", a, "--log-root", b}, "", " is outside the log roots (" + a + ", " + b + ")"},
+		{nil, a + ":" + b, " is outside the log roots (" + a + ", " + b + ")"},
+		// The flag wins over the environment.
+		{[]string{"--log-root", b}, a, " is outside the log roots (" + b + ")"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"gnomon", "server", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--definitions", def}, tc.args...)
+		code := Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+			if k == "GNOMON_LOG_ROOT" {
+				return tc.env
+			}
+			return ""
+		}})
+		want := def + ":5: insert_task j: err_log_file: " + filepath.Join(dir, "j.err") + tc.want
+		if code != 1 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%v, $GNOMON_LOG_ROOT=%q: exit %d %q, want 1 and %q", tc.args, tc.env, code, errb.String(), want)
+		}
+	}
+	for _, d := range []string{a, b} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("log root %s: %v, %v; want it made 0700", d, fi, err)
+		}
 	}
 }

@@ -28,6 +28,9 @@ func (e *Engine) define(ev Define) error {
 		Function: e.functions,
 		Taken:    e.taken,
 	})
+	if e.logFile != nil {
+		err = defs.Join(err, defs.CheckLogFiles(ev.File, acts, e.logFile))
+	}
 	if err != nil || ev.Check {
 		return err
 	}

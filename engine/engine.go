@@ -44,6 +44,10 @@ type Config struct {
 	// Taken says what else owns a name (see defs.Env.Taken); nil means
 	// nothing does.
 	Taken func(name string) string
+	// LogFile says why a definition may not name path as a log file
+	// (out_log_file, err_log_file), or nil if it may (see
+	// defs.CheckLogFiles); nil accepts every path.
+	LogFile func(path string) error
 	// ExternalClock leaves the finding of due occurrences to someone else:
 	// the engine keeps each task's next occurrence, for forecasts, but
 	// fires a time trigger only when it is handed the occurrence in a
@@ -82,7 +86,8 @@ type Engine struct {
 	grace     time.Duration
 	external  bool // time triggers fire through Fired only
 	functions func(string) bool
-	fires     fireHeap // tasks with a next occurrence, earliest first
+	logFile   func(string) error // why a path may not be a log file
+	fires     fireHeap           // tasks with a next occurrence, earliest first
 	// unplanned tasks get their next occurrence at the next Tick: restored
 	// without one, or with one their trigger no longer yields.
 	unplanned []*entry
@@ -216,6 +221,7 @@ func New(cfg Config) *Engine {
 	return &Engine{
 		functions: cfg.Functions,
 		taken:     cfg.Taken,
+		logFile:   cfg.LogFile,
 		workers:   cfg.Workers,
 		lateness:  int64(cfg.EventLateness),
 		loc:       cfg.Location,

@@ -7,6 +7,14 @@
 // the server, so a restarted server re-attaches to the runs in flight and
 // records their real outcome.
 //
+// # Log files
+//
+// A run's log files are opened as its LogFiles say: inside the log roots,
+// through an os.Root so that no symbolic link leads out of them, never one
+// of the server's own files, and created readable by their owner only.
+// A supervisor opens those of a command, the runner those of a function; a
+// file refused makes the run fail to launch, its message naming the field.
+//
 // # Run files
 //
 // Each run has files named after its id in DIR:
@@ -70,6 +78,8 @@ type Spec struct {
 	// command gets it in GNOMON_PROCESS, GNOMON_TIMEPERIOD,
 	// GNOMON_PERIOD_START and GNOMON_PERIOD_END.
 	Period *job.Period `json:"period,omitempty"`
+	// Logs says where OutLog and ErrLog may be; nil confines nothing.
+	Logs *LogFiles `json:"logs,omitempty"`
 }
 
 // Exit is the outcome a supervisor records.
@@ -161,7 +171,7 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
 	}
 	// Spares start with the first run: a program that never runs a
@@ -332,13 +342,13 @@ func (x *Executor) Start(spec Spec) {
 	}
 	msg = append(append([]byte(base), 0), msg...)
 	if len(msg) > maxHandoff {
-		if err := os.WriteFile(base+".spec.json", msg[len(base)+1:], 0o644); err != nil {
+		if err := os.WriteFile(base+".spec.json", msg[len(base)+1:], 0o600); err != nil {
 			fail(fmt.Errorf("run spec: %w", err))
 			return
 		}
 		msg = []byte(base)
 	}
-	lock, err := os.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	lock, err := os.OpenFile(base+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		fail(fmt.Errorf("run lock: %w", err))
 		return

@@ -15,6 +15,9 @@ import (
 
 func TestMain(m *testing.M) {
 	MaybeSupervise()
+	// The usual umask, whatever the caller's: the tests check that what
+	// the executor creates is its owner's only all the same.
+	syscall.Umask(0o022)
 	goleak.VerifyTestMain(m)
 }
 

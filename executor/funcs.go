@@ -76,6 +76,8 @@ type Funcs struct {
 	report func(Exit)
 	log    *slog.Logger
 	now    func() time.Time
+	// logs says where the runs' log files may be (nil: anywhere).
+	logs *LogFiles
 
 	mu    sync.Mutex
 	calls map[int64]*funcRun
@@ -105,16 +107,18 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 	}
 	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Period: spec.Period, Stdout: io.Discard, Stderr: io.Discard}
 	var files []*os.File
+	openLog := f.logs.Opener()
 	for i, p := range []string{spec.OutLog, spec.ErrLog} {
 		if p == "" {
 			continue
 		}
-		fh, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		fh, err := openLog(p)
 		if err != nil {
 			for _, fh := range files {
 				fh.Close()
 			}
-			f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.now().UTC(), Message: fmt.Sprintf("log file: %v", err)})
+			field := [...]string{"out_log_file", "err_log_file"}[i]
+			f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.now().UTC(), Message: fmt.Sprintf("%s: %v", field, err)})
 			return
 		}
 		files = append(files, fh)

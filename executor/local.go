@@ -25,6 +25,9 @@ type LocalConfig struct {
 	Spares int
 	// Functions finds the Go function of a name; nil has none.
 	Functions func(name string) Func
+	// Logs says where the log files of runs may be, for commands and
+	// functions alike; nil confines nothing.
+	Logs *LogFiles
 	// Now stamps the outcomes the runner records itself; nil means
 	// time.Now.
 	Now    func() time.Time
@@ -63,7 +66,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 		return nil, err
 	}
 	l.fx = NewFuncs(l.report, cfg.Logger)
-	l.fx.now = cfg.Now
+	l.fx.now, l.fx.logs = cfg.Now, cfg.Logs
 	return l, nil
 }
 
@@ -89,7 +92,7 @@ func (l *Local) watch(id int64, report func(Exit)) {
 func (l *Local) Start(w job.Launch, report func(Exit)) {
 	l.watch(w.RunID, report)
 	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, OutLog: w.OutLog, ErrLog: w.ErrLog,
-		Scheduled: w.Scheduled, Start: l.cfg.Now().UTC(), Period: w.Period}
+		Scheduled: w.Scheduled, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs}
 	if w.Function != "" {
 		l.fx.Start(spec, w.Function, l.cfg.Functions(w.Function))
 		return

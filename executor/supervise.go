@@ -182,12 +182,13 @@ func supervise(base string, lock int, specJSON []byte) int {
 		}
 		f.Close()
 	}
-	out, err := os.OpenFile(spec.OutLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	openLog := spec.Logs.Opener()
+	out, err := openLog(spec.OutLog)
 	if err != nil {
 		return launchFailed("out_log_file: %v", err)
 	}
 	defer out.Close()
-	errf, err := os.OpenFile(spec.ErrLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	errf, err := openLog(spec.ErrLog)
 	if err != nil {
 		return launchFailed("err_log_file: %v", err)
 	}

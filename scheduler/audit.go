@@ -39,7 +39,7 @@ const (
 func (s *Scheduler) writeAudit() {
 	defer s.wg.Done()
 	path := filepath.Join(s.cfg.DataDir, AuditFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		s.log.Error("audit log not written", "path", path, "err", err)
 		return

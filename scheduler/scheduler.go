@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -56,6 +57,9 @@ type Config struct {
 	// Functions reports whether a Go function of that name exists, for
 	// the validation of definitions; nil accepts only engine.BuiltinLog.
 	Functions func(name string) bool
+	// LogFile says why a definition may not name path as a log file, or
+	// nil if it may (engine.Config.LogFile); nil accepts every path.
+	LogFile func(path string) error
 	// Mailer sends alerts; nil records each alert as failed ("no SMTP
 	// server is configured").
 	Mailer Mailer
@@ -164,6 +168,13 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if cfg.Store == nil || cfg.Runner == nil || cfg.DataDir == "" {
 		return nil, errors.New("scheduler: Store, Runner and DataDir are required")
 	}
+	// The log files of timeperiod nodes are named from it: an absolute
+	// path does not depend on where a runner resolves relative ones.
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: %w", err)
+	}
+	cfg.DataDir = dataDir
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
 	}
@@ -188,7 +199,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		functions = func(name string) bool { return name == engine.BuiltinLog }
 	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
-		Functions: functions, Taken: s.taken})
+		Functions: functions, Taken: s.taken, LogFile: cfg.LogFile})
 	s.newForest(functions)
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {

@@ -451,7 +451,7 @@ func (ef startNode) perform(s *Scheduler) {
 	w := s.nodeLaunch(periods.StartRun(ef))
 	if w.Command != "" {
 		// A failure shows as the launch's: the log file cannot be opened.
-		os.MkdirAll(filepath.Dir(w.OutLog), 0o755)
+		os.MkdirAll(filepath.Dir(w.OutLog), 0o700)
 	}
 	s.cfg.Runner.Start(w, s.reportNode(ef.Process, ef.Timeperiod))
 }

@@ -392,7 +392,7 @@ func shell(args []string) error {
 		return err
 	}
 	defer s.close()
-	if err := s.define(func(first, n int) string { return bench.ShellChains(conc, *length, s.dir) }, 1, 1); err != nil {
+	if err := s.define(func(first, n int) string { return bench.ShellChains(conc, *length, filepath.Join(s.dir, "logs")) }, 1, 1); err != nil {
 		return err
 	}
 	var base, g spread

@@ -65,8 +65,7 @@ func TestREADME(t *testing.T) {
 			// What `make demo` does, in the background; `make test` is
 			// this suite.
 			setup = true
-			fmt.Fprintf(&script, `mkdir -p gnomon-data/logs
-./bin/gnomon server --data gnomon-data --definitions examples --listen 127.0.0.1:%s > server.log 2>&1 &
+			fmt.Fprintf(&script, `./bin/gnomon server --data gnomon-data --definitions examples --listen 127.0.0.1:%s > server.log 2>&1 &
 for i in $(seq 300); do ./bin/gnomon status -j demo_flow > /dev/null 2>&1 && break; sleep 0.2; done
 ./bin/gnomon event -j demo_flow -e start
 for i in $(seq 300); do ./bin/gnomon status -j demo_report | grep -q success && break; sleep 0.2; done

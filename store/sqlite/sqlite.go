@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"math"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ var migrations embed.FS
 // connection; reads use a separate pool and never block writers (WAL).
 type Store struct {
 	w, r *sql.DB
+	path string
 
 	stmts map[string]*sql.Stmt // prepared once on the writer, by query
 }
@@ -49,8 +51,15 @@ var _ store.Store = (*Store)(nil)
 const walCheckpoint = 8000
 
 // Open opens (creating if needed) the database at path and applies pending
-// migrations.
+// migrations. A database it creates is readable by its owner only, and so
+// are its -wal and -shm files: SQLite gives them the permissions of the
+// database file.
 func Open(ctx context.Context, path string) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	f.Close()
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "busy_timeout(10000)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
@@ -69,7 +78,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{w: w, r: r}
+	s := &Store{w: w, r: r, path: path}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -135,6 +144,9 @@ func (s *Store) Close() error {
 	}
 	return errors.Join(s.w.Close(), s.r.Close())
 }
+
+// Path returns the path of the database file, as Open was given it.
+func (s *Store) Path() string { return s.path }
 
 // prepare returns a statement of the writer, prepared once when the store
 // opened, for use in tx.
