@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/defs"
 )
 
@@ -147,12 +148,19 @@ func TestLogFilesRefusedAtDefinition(t *testing.T) {
 	}
 
 	// Through the API: 422, with the file, line, task and field.
+	tok, err := s.NewToken(ctx, auth.Request{Name: "deployer", Role: auth.Admin})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s.Handler(gnomon.HandlerConfig{}))
 	defer srv.Close()
 	for _, mode := range []string{"", "apply"} {
 		body, _ := json.Marshal(map[string]any{"file": "api.def", "mode": mode,
 			"text": "# a comment\ninsert_task: viaapi\ntype: callable\ncommand: true\nout_log_file: ../../x\nerr_log_file: e\n"})
-		resp, err := http.Post(srv.URL+"/api/v1/definitions", "application/json", bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/definitions", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

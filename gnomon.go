@@ -641,6 +641,14 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	return h
 }
 
+// NewToken makes an API token as req asks and returns it; it exists
+// nowhere else (the store keeps its hash). A program that serves Handler
+// gives it to its clients; see docs/security.md.
+func (s *Scheduler) NewToken(ctx context.Context, req auth.Request) (string, error) {
+	tok, _, err := auth.Create(ctx, s.cfg.Store, req, "", time.Now())
+	return tok, err
+}
+
 // HandlerConfig configures the HTTP API.
 type HandlerConfig struct {
 	// Version is what /healthz and the API report as the server's version.

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gnomon-sched/gnomon"
@@ -45,7 +44,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := s.AddJob(ctx, gnomon.Job{Name: "A", Function: "extract", Start: firstRun, Every: "1 day"}); err != nil {
 		return err
 	}
-	err = s.AddJob(ctx, gnomon.Job{Name: "B", Command: "echo loaded", OutLog: filepath.Join(dir, "b.out"), ErrLog: filepath.Join(dir, "b.err"),
+	err = s.AddJob(ctx, gnomon.Job{Name: "B", Command: "echo loaded", OutLog: "b.out", ErrLog: "b.err", // under DataDir/logs
 		Condition: gnomon.OnSuccess("A"), Delay: 10 * time.Second,
 		AlertOn: []gnomon.Outcome{gnomon.Failure}, AlertTo: []string{"oncall@example.com"}})
 	if err != nil {

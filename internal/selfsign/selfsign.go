@@ -57,7 +57,7 @@ func Ensure(dataDir string, names []string, now time.Time) (tls.Certificate, boo
 	if err := os.WriteFile(keyPath, keyPEM, 0o600); err != nil {
 		return tls.Certificate{}, false, err
 	}
-	if err := os.WriteFile(certPath, certPEM, 0o644); err != nil {
+	if err := os.WriteFile(certPath, certPEM, 0o600); err != nil {
 		return tls.Certificate{}, false, err
 	}
 	cert, err = tls.X509KeyPair(certPEM, keyPEM)
