@@ -76,7 +76,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	}
 	code, lines := classify(err)
 	for _, l := range lines {
-		fmt.Fprintln(env.Stderr, "ERROR "+l)
+		fmt.Fprintln(env.Stderr, errorLine(l))
 	}
 	return code
 }

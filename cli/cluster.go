@@ -5,7 +5,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 func clusterCmd(env *Env, client func() *api.Client) *cobra.Command {
@@ -46,7 +46,7 @@ owner, then the latest moves of partitions between nodes and why.`,
 			if err := client().Drain(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "node %s is draining: its partitions move at the next rebalance, then it leaves\n", args[0])
+			fmt.Fprintf(env.Stdout, "node %s is draining: its partitions move at the next rebalance, then it leaves\n", termsafe.String(args[0]))
 			return nil
 		},
 	}
@@ -60,7 +60,7 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 	fmt.Fprintf(tw, "Node\tRoles\tState\tHeartbeat\tPartitions\tFires/h\tVersion\tAddress\n")
 	for _, n := range st.Nodes {
 		beat := n.Heartbeat.UTC().Format(time.RFC3339)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", n.ID, strings.Join(n.Roles, ","), n.State, beat,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", termsafe.String(n.ID), safeList(n.Roles, ","), termsafe.String(n.State), beat,
 			len(n.Partitions), st.FiresByNode[n.ID], orDash(n.Version), orDash(n.Address))
 	}
 	tw.Flush()
@@ -74,7 +74,7 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 		if l.Fires == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", l.Name, orDash(l.Node), l.Epoch, l.Fires)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", termsafe.String(l.Name), orDash(l.Node), l.Epoch, l.Fires)
 	}
 	tw.Flush()
 	if len(st.Moves) > 0 {
@@ -87,11 +87,11 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 			for ; i < len(st.Moves) && st.Moves[i].At.Equal(m.At) && st.Moves[i].From == m.From && st.Moves[i].To == m.To; i++ {
 				names = append(names, st.Space.PartitionName(st.Moves[i].Partition))
 			}
-			parts := strings.Join(names, ",")
+			parts := safeList(names, ",")
 			if len(names) > 3 {
-				parts = fmt.Sprintf("%d (%s, ...)", len(names), strings.Join(names[:3], ","))
+				parts = fmt.Sprintf("%d (%s, ...)", len(names), safeList(names[:3], ","))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.At.UTC().Format(time.RFC3339), parts, orDash(m.From), orDash(m.To), m.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.At.UTC().Format(time.RFC3339), parts, orDash(m.From), orDash(m.To), termsafe.String(m.Reason))
 		}
 		tw.Flush()
 	}
@@ -107,7 +107,7 @@ func writeRuns(w io.Writer, rs *cluster.Runs) {
 	}
 	fmt.Fprintf(w, "\nruns: %d queued, %d on workers", rs.Queued, held)
 	for _, id := range slices.Sorted(maps.Keys(rs.Held)) {
-		fmt.Fprintf(w, " (%s %d)", id, rs.Held[id])
+		fmt.Fprintf(w, " (%s %d)", termsafe.String(id), rs.Held[id])
 	}
 	fmt.Fprintln(w)
 	if len(rs.Waiting) == 0 {
@@ -117,14 +117,15 @@ func writeRuns(w io.Writer, rs *cluster.Runs) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Waiting\tTask\tMachine\tSince\n")
 	for _, r := range rs.Waiting {
-		fmt.Fprintf(tw, "%d\t%s\t%s (no live worker serves it)\t%s\n", r.Run, r.Task, r.Machine, r.Since.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%d\t%s\t%s (no live worker serves it)\t%s\n", r.Run, termsafe.String(r.Task), termsafe.String(r.Machine), r.Since.UTC().Format(time.RFC3339))
 	}
 	tw.Flush()
 }
 
+// orDash is a stored string as a cell shows it: "-" when empty.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return termsafe.String(s)
 }

@@ -3,12 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
@@ -56,13 +56,13 @@ func writePosted(w io.Writer, res *api.EventsResponse) {
 		fmt.Fprintln(w, "validated: nothing")
 	}
 	for _, v := range res.Validated {
-		fmt.Fprintf(w, "validated: %s %s %s\n", v.Configuration, v.Type, v.Resource)
+		fmt.Fprintf(w, "validated: %s %s %s\n", termsafe.String(v.Configuration), termsafe.String(string(v.Type)), termsafe.String(v.Resource))
 	}
 	if len(res.Triggered) == 0 {
 		fmt.Fprintln(w, "triggered: nothing")
 	}
 	for _, t := range res.Triggered {
-		fmt.Fprintf(w, "triggered: %s\n", t)
+		fmt.Fprintf(w, "triggered: %s\n", termsafe.String(t))
 	}
 }
 
@@ -98,11 +98,12 @@ func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
 				}
 				for _, e := range res.Events {
-					by := strings.Join(e.Accepted, ", ")
+					by := safeList(e.Accepted, ", ")
 					if by == "" {
 						by = "nothing"
 					}
-					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s -> %s\n", stamp(e.At), e.TS.UTC().Format(time.RFC3339Nano), e.Type, e.Resource, by)
+					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s -> %s\n", stamp(e.At), e.TS.UTC().Format(time.RFC3339Nano),
+						termsafe.String(string(e.Type)), termsafe.String(e.Resource), by)
 				}
 				return len(res.Events), res.Next, nil
 			})
@@ -113,7 +114,7 @@ func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 				return writeJSONOut(env.Stdout, all)
 			}
 			if total == 0 && name != "" {
-				fmt.Fprintf(env.Stdout, "no data events stored by %s yet\n", name)
+				fmt.Fprintf(env.Stdout, "no data events stored by %s yet\n", termsafe.String(name))
 			} else if total == 0 {
 				fmt.Fprintln(env.Stdout, "no data events received yet")
 			}

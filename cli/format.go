@@ -12,9 +12,32 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 )
+
+// Every stored string the command line prints (names, resource ids,
+// commands, messages, reasons, audit lines) goes through termsafe.String,
+// so that a terminal shows a control character, an escape sequence or a
+// bidirectional override as an escape (\x1b, \u202e) and never obeys it.
+// Tabs and newlines inside a value are escaped too: each value prints on
+// its line or in its cell. The --json outputs are encoding/json's, which
+// escapes them itself.
+
+// errorLine is the line Run prints for an error: ERROR, then the message,
+// escaped. A server's message may quote what it was sent; escaped, it
+// prints on its one line and the terminal obeys none of it.
+func errorLine(msg string) string { return "ERROR " + termsafe.String(msg) }
+
+// safeList joins strings, each through termsafe.String.
+func safeList(items []string, sep string) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = termsafe.String(it)
+	}
+	return strings.Join(out, sep)
+}
 
 // writeTask prints a definition as schd_task does: a blank line, then
 // "Label: value" lines in a fixed order, each only if set; a bundle's
@@ -26,15 +49,16 @@ func writeTask(w io.Writer, v *api.TaskView) {
 		fmt.Fprintf(w, "LastExecution: %s\n", t.UTC().Format(time.RFC3339Nano))
 	}
 	for _, d := range v.Stored {
+		typ, res := termsafe.String(string(d.Type)), termsafe.String(d.Resource)
 		if d.Count == 0 {
-			fmt.Fprintf(w, "Stored: %s %s: no events\n", d.Type, d.Resource)
+			fmt.Fprintf(w, "Stored: %s %s: no events\n", typ, res)
 			continue
 		}
 		noun := "events"
 		if d.Count == 1 {
 			noun = "event"
 		}
-		fmt.Fprintf(w, "Stored: %s %s: %d %s, %s to %s\n", d.Type, d.Resource, d.Count, noun,
+		fmt.Fprintf(w, "Stored: %s %s: %d %s, %s to %s\n", typ, res, d.Count, noun,
 			d.Oldest.Format(time.RFC3339Nano), d.Newest.Format(time.RFC3339Nano))
 	}
 	for _, c := range v.Children {
@@ -56,18 +80,18 @@ var taskLabels = map[string]string{
 
 func taskLines(w io.Writer, t *job.Task, indent string) {
 	if t.Type == job.Group {
-		fmt.Fprintf(w, "%sGroup Name: %s\n", indent, t.Name)
+		fmt.Fprintf(w, "%sGroup Name: %s\n", indent, termsafe.String(t.Name))
 	} else {
-		fmt.Fprintf(w, "%sTask Name: %s\n", indent, t.Name)
+		fmt.Fprintf(w, "%sTask Name: %s\n", indent, termsafe.String(t.Name))
 	}
 	for _, kv := range defs.Attrs(t) {
 		if kv[0] == "dependencies" {
 			for _, d := range t.Extras().Deps {
-				fmt.Fprintf(w, "%sDependency: %s %s (life %ds)\n", indent, d.Type, d.Resource, d.Life)
+				fmt.Fprintf(w, "%sDependency: %s %s (life %ds)\n", indent, termsafe.String(string(d.Type)), termsafe.String(d.Resource), d.Life)
 			}
 			continue
 		}
-		fmt.Fprintf(w, "%s%s: %s\n", indent, taskLabels[kv[0]], kv[1])
+		fmt.Fprintf(w, "%s%s: %s\n", indent, taskLabels[kv[0]], termsafe.String(kv[1]))
 	}
 }
 
@@ -92,7 +116,7 @@ func tableHeader(w io.Writer) {
 }
 
 func tableRow(w io.Writer, name string, level int, start, end time.Time, status job.Status) {
-	tableLine(w, strings.Repeat(" ", level)+name, stamp(start), stamp(end), status.String())
+	tableLine(w, strings.Repeat(" ", level)+termsafe.String(name), stamp(start), stamp(end), status.String())
 }
 
 // stamp renders a time as yyyymmdd HH:MM:SS in the zone it carries (the
@@ -113,10 +137,10 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 	// What running function runs report, below the table.
 	for _, r := range s.Rows {
 		if r.RunningStatus != "" {
-			fmt.Fprintf(w, "%s: %s\n", r.Name, r.RunningStatus)
+			fmt.Fprintf(w, "%s: %s\n", termsafe.String(r.Name), termsafe.String(r.RunningStatus))
 		}
 		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
-			fmt.Fprintf(w, "%s: %s = %s\n", r.Name, k, r.Data[k])
+			fmt.Fprintf(w, "%s: %s = %s\n", termsafe.String(r.Name), termsafe.String(k), termsafe.String(r.Data[k]))
 		}
 	}
 }
@@ -150,7 +174,7 @@ func runsHeader(w io.Writer, runs []api.RunView) {
 func writeRunRows(w io.Writer, runs []api.RunView) {
 	for _, r := range runs {
 		if r.Timeperiod != "" {
-			periodLine(w, r.Task, stamp(r.Start), stamp(r.End), r.Status.String(), r.Timeperiod, r.Outcome)
+			periodLine(w, termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(), termsafe.String(r.Timeperiod), termsafe.String(r.Outcome))
 			continue
 		}
 		tableRow(w, r.Task, 0, r.Start, r.End, r.Status)
@@ -180,7 +204,7 @@ func writeFireRows(w io.Writer, fires []job.Fire) {
 		if f.RunID != 0 {
 			run = fmt.Sprint(f.RunID)
 		}
-		fireLine(w, stamp(f.Scheduled), string(f.Fate), run, f.Reason)
+		fireLine(w, stamp(f.Scheduled), termsafe.String(string(f.Fate)), run, termsafe.String(f.Reason))
 	}
 }
 
@@ -223,17 +247,18 @@ func writeChanges(w io.Writer, c *api.Changes, sync bool) {
 		}
 		return fmt.Sprintf("%q", v)
 	}
+	// value quotes with %q, which escapes what is not printable.
 	for _, a := range c.Added {
-		fmt.Fprintf(w, "added:   %s (%s)\n", a.Name, a.Type)
+		fmt.Fprintf(w, "added:   %s (%s)\n", termsafe.String(a.Name), termsafe.String(string(a.Type)))
 	}
 	for _, ch := range c.Changed {
-		fmt.Fprintf(w, "changed: %s (%s)\n", ch.Name, ch.Type)
+		fmt.Fprintf(w, "changed: %s (%s)\n", termsafe.String(ch.Name), termsafe.String(string(ch.Type)))
 		for _, f := range ch.Fields {
-			fmt.Fprintf(w, "    %s: %s -> %s\n", f.Field, value(f.Old), value(f.New))
+			fmt.Fprintf(w, "    %s: %s -> %s\n", termsafe.String(f.Field), value(f.Old), value(f.New))
 		}
 	}
 	for _, d := range c.Deleted {
-		fmt.Fprintf(w, "deleted: %s (%s)\n", d.Name, d.Type)
+		fmt.Fprintf(w, "deleted: %s (%s)\n", termsafe.String(d.Name), termsafe.String(string(d.Type)))
 	}
 }
 
@@ -269,7 +294,7 @@ func none(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	return strings.Join(names, ", ")
+	return safeList(names, ", ")
 }
 
 // writeTrees prints the trees: for each, its file, settings and
@@ -284,7 +309,7 @@ func writeTrees(w io.Writer, trees []periods.TreeInfo) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "tree %s (file %s): start %s, lag %d min, max failures %d\n", t.Name, t.File, t.Start, t.LagMinutes, t.MaxFailures)
+		fmt.Fprintf(w, "tree %s (file %s): start %s, lag %d min, max failures %d\n", termsafe.String(t.Name), termsafe.String(t.File), t.Start, t.LagMinutes, t.MaxFailures)
 		fmt.Fprintf(w, "  depends on: %s; dependants: %s\n", none(t.DependentOn), none(t.Dependants))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  LEVEL\tQUALIFIER\tSTATE MACHINE\tBLOCKING\tRUN BY\tNEXT\tNODES")
@@ -298,7 +323,7 @@ func writeTrees(w io.Writer, trees []periods.TreeInfo) {
 			case l.Command != "":
 				by = "command"
 			case l.Function != "":
-				by = "function " + l.Function
+				by = "function " + termsafe.String(l.Function)
 			}
 			next := "-"
 			if l.Next != 0 {
@@ -310,7 +335,7 @@ func writeTrees(w io.Writer, trees []periods.TreeInfo) {
 					counts = append(counts, fmt.Sprintf("%s %d", stateName(s), n))
 				}
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Process, l.Qualifier, machine, l.Blocking, by, next, none(counts))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", termsafe.String(l.Process), l.Qualifier, machine, l.Blocking, by, next, none(counts))
 		}
 		tw.Flush()
 	}
@@ -333,10 +358,10 @@ func gridCell(n api.NodeView) string {
 // first, with its key (UTC) and its start in loc, and one column per level.
 func writeGrid(w io.Writer, g *grid, loc *time.Location) {
 	if len(g.rows) == 0 {
-		fmt.Fprintf(w, "tree %s has no periods in that range (nodes exist from the tree's start to the current period)\n", g.tree)
+		fmt.Fprintf(w, "tree %s has no periods in that range (nodes exist from the tree's start to the current period)\n", termsafe.String(g.tree))
 		return
 	}
-	fmt.Fprintf(w, "tree %s: %d %s periods from %s to %s\n", g.tree, len(g.rows), g.rowQ, g.rows[0], g.rows[len(g.rows)-1])
+	fmt.Fprintf(w, "tree %s: %d %s periods from %s to %s\n", termsafe.String(g.tree), len(g.rows), g.rowQ, g.rows[0], g.rows[len(g.rows)-1])
 	layout := "2006-01-02 15:04"
 	if loc != time.UTC {
 		layout += " -07:00"
@@ -344,7 +369,7 @@ func writeGrid(w io.Writer, g *grid, loc *time.Location) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"TIMEPERIOD", "START (" + loc.String() + ")"}
 	for _, l := range g.levels {
-		head = append(head, l.Process)
+		head = append(head, termsafe.String(l.Process))
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	marks := false
@@ -370,12 +395,12 @@ func writeGrid(w io.Writer, g *grid, loc *time.Location) {
 
 // nodeLine names a node and tells its state, failures and run.
 func nodeLine(n api.NodeView) string {
-	s := fmt.Sprintf("%s %s %s", n.Process, n.Timeperiod, stateName(n.State))
+	s := fmt.Sprintf("%s %s %s", termsafe.String(n.Process), n.Timeperiod, stateName(n.State))
 	if n.Failures > 0 {
 		s += fmt.Sprintf(", %d failed", n.Failures)
 	}
 	if n.Run != nil {
-		s += fmt.Sprintf(", run %d %s", n.Run.ID, n.Run.State)
+		s += fmt.Sprintf(", run %d %s", n.Run.ID, termsafe.String(string(n.Run.State)))
 	}
 	return s
 }
@@ -383,13 +408,13 @@ func nodeLine(n api.NodeView) string {
 // writeNode prints a node: its period, state, run, its neighbours in the
 // trees, and its event log, newest first.
 func writeNode(w io.Writer, d *api.NodeDetailView) {
-	fmt.Fprintf(w, "Node: %s %s (%s, tree %s)\n", d.Process, d.Timeperiod, d.Qualifier, d.Tree)
+	fmt.Fprintf(w, "Node: %s %s (%s, tree %s)\n", termsafe.String(d.Process), d.Timeperiod, d.Qualifier, termsafe.String(d.Tree))
 	fmt.Fprintf(w, "Period: %s to %s\n", d.Start.Format(time.RFC3339), d.End.Format(time.RFC3339))
 	fmt.Fprintf(w, "State: %s\n", stateName(d.State))
 	fmt.Fprintf(w, "Failures: %d\n", d.Failures)
 	switch {
 	case d.Run != nil:
-		fmt.Fprintf(w, "Run: %d %s\n", d.Run.ID, d.Run.State)
+		fmt.Fprintf(w, "Run: %d %s\n", d.Run.ID, termsafe.String(string(d.Run.State)))
 	case d.Awaiting:
 		fmt.Fprintln(w, "Run: none, awaiting its final run")
 	default:
@@ -436,18 +461,18 @@ func writeNode(w io.Writer, d *api.NodeDetailView) {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, e := range d.Log {
-		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", e.At.Format(time.RFC3339), stateName(e.From), stateName(e.To), e.Cause, e.Rule)
+		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", e.At.Format(time.RFC3339), stateName(e.From), stateName(e.To), termsafe.String(string(e.Cause)), e.Rule)
 		if e.RunID != 0 {
 			line += fmt.Sprintf(", run %d", e.RunID)
 		}
 		if e.By != "" {
-			line += ", by " + e.By
+			line += ", by " + termsafe.String(e.By)
 		}
 		if e.Origin != nil {
-			line += fmt.Sprintf(", from %s %s", e.Origin.Process, e.Origin.Timeperiod)
+			line += fmt.Sprintf(", from %s %s", termsafe.String(e.Origin.Process), e.Origin.Timeperiod)
 		}
 		if e.Message != "" {
-			line += ": " + e.Message
+			line += ": " + termsafe.String(e.Message)
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -465,9 +490,9 @@ func writeNodes(w io.Writer, nodes []api.NodeView, none string) {
 	for _, n := range nodes {
 		run := "-"
 		if n.Run != nil {
-			run = fmt.Sprintf("%d %s", n.Run.ID, n.Run.State)
+			run = fmt.Sprintf("%d %s", n.Run.ID, termsafe.String(string(n.Run.State)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", n.Process, n.Timeperiod, stateName(n.State), n.Failures, run)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", termsafe.String(n.Process), n.Timeperiod, stateName(n.State), n.Failures, run)
 	}
 	tw.Flush()
 }
@@ -476,7 +501,7 @@ func writeNodes(w io.Writer, nodes []api.NodeView, none string) {
 // line per change: process, timeperiod, from -> to.
 func writeNodeChanges(w io.Writer, changes []api.NodeChange, dry bool) {
 	for _, c := range changes {
-		fmt.Fprintf(w, "%s %s %s -> %s\n", c.Process, c.Timeperiod, stateName(c.From), stateName(c.To))
+		fmt.Fprintf(w, "%s %s %s -> %s\n", termsafe.String(c.Process), c.Timeperiod, stateName(c.From), stateName(c.To))
 	}
 	switch {
 	case dry && len(changes) == 0:

@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 func alertsCmd(env *Env, client func() *api.Client) *cobra.Command {
@@ -64,9 +64,10 @@ func writeAlerts(w io.Writer, res *api.AlertsResponse, none string) {
 		fmt.Fprintln(w, none)
 	}
 	for _, a := range res.Alerts {
-		fmt.Fprintf(w, "%-6d %-17s %-20s %-11s %-8s %-8d %s\n", a.ID, stamp(a.Created), a.Task, a.Outcome, a.State, a.Attempts, strings.Join(a.To, ","))
+		fmt.Fprintf(w, "%-6d %-17s %-20s %-11s %-8s %-8d %s\n", a.ID, stamp(a.Created), termsafe.String(a.Task), termsafe.String(string(a.Outcome)),
+			termsafe.String(string(a.State)), a.Attempts, safeList(a.To, ","))
 		if a.LastError != "" {
-			fmt.Fprintf(w, "       last error: %s\n", a.LastError)
+			fmt.Fprintf(w, "       last error: %s\n", termsafe.String(a.LastError))
 		}
 		if !a.NextAt.IsZero() {
 			fmt.Fprintf(w, "       next attempt: %s\n", stamp(a.NextAt))
@@ -104,7 +105,7 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 				}
 				// The lines are audit.log's, without a header.
 				for _, r := range res.Records {
-					fmt.Fprintln(env.Stdout, r.Line)
+					fmt.Fprintln(env.Stdout, termsafe.String(r.Line))
 					last = r.Seq
 				}
 				return len(res.Records), res.Next, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 // hostZone returns the host's time zone under its IANA name when it can be
@@ -116,12 +117,12 @@ func writeForecast(w io.Writer, resp *api.ForecastResponse, name string, show *t
 	if len(resp.Fires) == 0 {
 		what := "no fires planned"
 		if name != "" {
-			what += " for " + name
+			what += " for " + termsafe.String(name)
 		}
 		fmt.Fprintf(&b, "%s from %s to %s\n", what, resp.From.In(show).Format(time.RFC3339), resp.To.In(show).Format(time.RFC3339))
 	}
 	for _, p := range resp.Fires {
-		fmt.Fprintf(&b, "%s %s\n", p.At.In(show).Format(time.RFC3339), p.Task)
+		fmt.Fprintf(&b, "%s %s\n", p.At.In(show).Format(time.RFC3339), termsafe.String(p.Task))
 	}
 	fmt.Fprint(w, b.String())
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/periods"
 )
 
@@ -360,7 +361,7 @@ func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if runID != 0 {
 				run = fmt.Sprintf("run %d", runID)
 			}
-			fmt.Fprintf(env.Stdout, "%s %s: %s %s; the node is %s%s\n", d.Process, d.Timeperiod, run, outcome, stateName(d.State), runNote(d))
+			fmt.Fprintf(env.Stdout, "%s %s: %s %s; the node is %s%s\n", termsafe.String(d.Process), d.Timeperiod, run, outcome, stateName(d.State), runNote(d))
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),
@@ -382,7 +383,7 @@ func nodeStartCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "%s %s: %s%s\n", d.Process, d.Timeperiod, stateName(d.State), runNote(d))
+			fmt.Fprintf(env.Stdout, "%s %s: %s%s\n", termsafe.String(d.Process), d.Timeperiod, stateName(d.State), runNote(d))
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),
@@ -393,7 +394,7 @@ func nodeStartCmd(env *Env, client func() *api.Client) *cobra.Command {
 func runNote(d *api.NodeDetailView) string {
 	switch {
 	case d.Run != nil:
-		return fmt.Sprintf(", run %d %s", d.Run.ID, d.Run.State)
+		return fmt.Sprintf(", run %d %s", d.Run.ID, termsafe.String(string(d.Run.State)))
 	case d.Awaiting:
 		return ", awaiting its final run"
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -48,7 +49,17 @@ type Env struct {
 // of meaning. An action with errors still does what it can to the working
 // copy (a misspelt priority does not keep the task from being defined), so
 // that what follows is checked against what the file means rather than
-// reported again as a consequence.
+// reported again as a consequence. Past MaxErrors errors, the last one
+// says how many more there are.
+//
+// Names and values hold printable text: a NUL, another control character
+// (C0 but tab, DEL, C1) or a bidirectional formatting character
+// (U+202A-U+202E, U+2066-U+2069) is refused, naming the attribute. The
+// language has no way to write them visibly, a terminal would obey them
+// when the definition is shown, and in a command they make what a reader
+// sees differ from what the shell runs (a NUL ends the command at launch).
+// A resource id in dependencies may hold any character but NUL, written
+// as a JSON escape, as data events may.
 func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Result, error) {
 	a := applier{
 		file:    file,
@@ -78,7 +89,7 @@ func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Res
 	a.global(deleted)
 	if len(a.errs) > 0 {
 		slices.SortStableFunc(a.errs, func(x, y *Error) int { return x.Line - y.Line })
-		return nil, a.errs
+		return nil, limit(a.errs)
 	}
 	res := &Result{Tasks: map[string]*job.Task{}}
 	for name := range a.lines {
@@ -175,10 +186,29 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // checkName applies rule A1.
 func checkName(name string) string {
 	switch {
+	case checkText(name) != "":
+		return "task name can only contain alpha numeric and underscore chars: it " + checkText(name)
 	case !nameRE.MatchString(name):
 		return "task name can only contain alpha numeric and underscore chars"
 	case len(name) > cond.MaxName:
 		return "task name can only have 64 characters"
+	}
+	return ""
+}
+
+// checkText returns what is wrong with a name or a value that holds a
+// character a definition may not (see Apply), or "".
+func checkText(s string) string {
+	for _, r := range s {
+		switch {
+		case r == '\t' || !termsafe.Unsafe(r):
+		case r == 0:
+			return "holds a NUL character"
+		case r > 0x9f:
+			return fmt.Sprintf("holds the bidirectional formatting character %U, which shows the text around it in another order than it is read", r)
+		default:
+			return fmt.Sprintf("holds the control character %U (a definition holds printable text and tabs only)", r)
+		}
 	}
 	return ""
 }
@@ -308,6 +338,11 @@ func (a *applier) action(act *Action) bool {
 			continue
 		}
 		lines[f.Key] = origin{f.Line, act.Kind}
+		if msg := checkText(f.Value); msg != "" {
+			fieldErr(f, "%s: %s", f.Key, msg)
+			clear(t, f.Key)
+			continue
+		}
 		if t.Type == job.Bundle && bundleForbidden[f.Key] {
 			fieldErr(f, "%s: field is not allowed for bundle", f.Key)
 			continue
@@ -354,6 +389,10 @@ func (a *applier) values(act *Action) {
 	scratch := &job.Task{Name: act.Name}
 	for _, f := range act.Fields {
 		if f.Value == "" || f.Key == "type" {
+			continue
+		}
+		if msg := checkText(f.Value); msg != "" {
+			a.errorf(act, f.Line, "%s: %s", f.Key, msg)
 			continue
 		}
 		if err := set(scratch, f.Key, f.Value); err != nil {

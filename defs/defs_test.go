@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -381,6 +382,10 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task b4\ntype callable\ncommand: x\nfoo: bar\ninsert_task\nupdate x\n: y\n")
 	f.Add("insert_task: t1\n" + callable + "\ninsert_task: c1\nparent: t1\n" + callable + "\ndelete_task: t1\ndelete_task: t1\n")
 	f.Add("insert_task: p\ntype: bundel\ninsert_task: q\nparent: p\ntype: callable\ncondition: su(p)\ninsert_group: g\njobs: p,q\ndelete_task: p\n")
+	f.Add("insert_task: x\x1b\n" + callable + "label: caf\xe9\n")
+	f.Add("insert_task: x\ntype: callable\ncommand: echo\ta\x00\x7f\u0085\u202e\nout_log_file: o\nerr_log_file: e\n")
+	f.Add("insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"FILE\",\"resourceId\":\"/\\u001b\\u0085\\u2066\",\"lifeDuration\":0}]\n")
+	f.Add(`[{"name":"C\u0000","dependencies":[{"type":"FILE","resourceId":"/in/\ud800","lifeDuration":1}],"command":"x\u001b","label":"\u202e"}]`)
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1
@@ -423,6 +428,13 @@ func FuzzParse(f *testing.F) {
 		var b strings.Builder
 		if err := Format(&b, list); err != nil {
 			t.Fatal(err)
+		}
+		// What applies is printable text: Format writes no character a
+		// terminal would act on, but tabs and the newlines it writes.
+		for _, r := range b.String() {
+			if r != '\t' && r != '\n' && termsafe.Unsafe(r) {
+				t.Fatalf("accepted definitions hold %U:\n%q", r, b.String())
+			}
 		}
 		acts2, err := Parse("g", b.String())
 		if err == nil {

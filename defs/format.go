@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -130,13 +131,30 @@ func Format(w io.Writer, tasks []*job.Task) error {
 }
 
 // DepsJSON renders dependencies as the "dependencies" attribute holds them:
-// a one-line JSON array in the seed's shape.
+// a one-line JSON array in the seed's shape. A resource id may hold
+// characters a definition may not (see Apply): they are written as JSON
+// escapes (\u001b, \u0085, \u202e), which read back as the same id, so
+// that the line holds printable text only.
 func DepsJSON(deps []job.DataDep) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.Encode(deps)
-	return strings.TrimSuffix(b.String(), "\n")
+	s := strings.TrimSuffix(b.String(), "\n")
+	if !strings.ContainsFunc(s, termsafe.Unsafe) {
+		return s
+	}
+	// encoding/json escapes C0 but not DEL, C1 or the bidirectional
+	// characters; outside strings, JSON text is ASCII without them.
+	var e strings.Builder
+	for _, r := range s {
+		if termsafe.Unsafe(r) {
+			fmt.Fprintf(&e, `\u%04x`, r)
+		} else {
+			e.WriteRune(r)
+		}
+	}
+	return e.String()
 }
 
 // FormatActions writes actions in the task language, one line per action

@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -77,18 +79,25 @@ type Error struct {
 	Msg    string
 }
 
+// Error formats the error as "file:line: kind target: message". A
+// control character in the file name, the target or the message (which
+// may quote the file) is written as an escape (see termsafe.String), so
+// that the error prints on one line and shows what the file holds.
 func (e *Error) Error() string {
 	loc := e.File
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
+	var s string
 	switch {
 	case e.Kind != "" && e.Target != "":
-		return fmt.Sprintf("%s: %s %s: %s", loc, e.Kind, e.Target, e.Msg)
+		s = fmt.Sprintf("%s: %s %s: %s", loc, e.Kind, e.Target, e.Msg)
 	case e.Kind != "":
-		return fmt.Sprintf("%s: %s: %s", loc, e.Kind, e.Msg)
+		s = fmt.Sprintf("%s: %s: %s", loc, e.Kind, e.Msg)
+	default:
+		s = fmt.Sprintf("%s: %s", loc, e.Msg)
 	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
+	return termsafe.String(s)
 }
 
 // Errors is a list of definition errors, in line order.
@@ -114,7 +123,18 @@ func SyntaxErrors(acts []Action) error {
 		return nil
 	}
 	slices.SortStableFunc(errs, func(x, y *Error) int { return x.Line - y.Line })
-	return errs
+	return limit(errs)
+}
+
+// limit keeps the first MaxErrors of errors sorted by line, and says how
+// many more there are in a last error, at the line of the first left out.
+func limit(errs Errors) Errors {
+	if len(errs) <= MaxErrors {
+		return errs
+	}
+	more := errs[MaxErrors]
+	return append(errs[:MaxErrors:MaxErrors], &Error{File: more.File, Line: more.Line,
+		Msg: fmt.Sprintf("too many errors: %d more from this line on are not shown", len(errs)-MaxErrors)})
 }
 
 // Attribute names known to the language.
@@ -128,8 +148,22 @@ var attributes = map[string]bool{
 	"dependencies": true, "jobs": true,
 }
 
-// MaxFileSize bounds a definition file.
-const MaxFileSize = 4 << 20
+// Bounds on a definition file. A file beyond MaxFileSize or MaxActions is
+// refused as a whole, before any action is checked: split it. The largest
+// file a benchmark applies in one request holds 40,000 tasks, and 10,000
+// configurations in the JSON shape; a file of real tasks (a few lines
+// each) reaches MaxFileSize long before MaxActions, which bounds the cheap
+// actions (deletes, short inserts) that many bytes can hold. (A
+// configuration in the JSON shape takes 80 bytes at least: such a file
+// reaches MaxFileSize first.)
+//
+// Past MaxErrors errors, a file's errors end with one saying how many
+// more there are; the grammar is not read further.
+const (
+	MaxFileSize = 4 << 20
+	MaxActions  = 100_000
+	MaxErrors   = 1000
+)
 
 // Parse splits a definition file into actions. It checks the grammar only;
 // Apply checks the meaning.
@@ -139,12 +173,22 @@ const MaxFileSize = 4 << 20
 // meaning, each once, on its own line and naming its action. Parse recovers
 // the way a compiler does: an action or attribute line without its colon
 // ("insert_task b4", "type callable") is taken as what it was meant to be,
-// and the lines after an unknown action keyword are skipped. Parse itself fails only when the file
-// holds no action (or is too large, or is JSON that does not parse); use
+// and the lines after an unknown action keyword are skipped. Parse itself
+// fails only when the file holds no action, or is too large (see
+// MaxFileSize and MaxActions), or is not UTF-8 text, or holds more than
+// MaxErrors grammar errors, or is JSON that does not parse; use
 // SyntaxErrors to see the grammar errors without applying.
+//
+// A file that is not UTF-8 is refused at the line of its first invalid
+// byte, whatever its shape: encoding/json would read such a byte as
+// U+FFFD without a word. The values and names themselves are checked by
+// Apply (see its doc).
 func Parse(file, src string) ([]Action, error) {
 	if len(src) > MaxFileSize {
 		return nil, Errors{{File: file, Msg: fmt.Sprintf("file larger than %d bytes", MaxFileSize)}}
+	}
+	if !utf8.ValidString(src) {
+		return nil, Errors{notUTF8(file, src)}
 	}
 	if eventdep.IsJSON(src) {
 		return parseJSON(file, src)
@@ -159,8 +203,11 @@ func Parse(file, src string) ([]Action, error) {
 		seen     map[string]int
 		// before holds the errors found before the first action.
 		before Errors
+		// nerrs counts the errors reported.
+		nerrs int
 	)
 	report := func(line int, format string, args ...any) {
+		nerrs++
 		e := &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 		switch {
 		case cur >= 0:
@@ -178,6 +225,18 @@ func Parse(file, src string) ([]Action, error) {
 	}
 	for i, raw := range strings.Split(src, "\n") {
 		line := i + 1
+		if len(acts) > MaxActions {
+			return nil, tooMany(file, acts[MaxActions].Line)
+		}
+		if nerrs > MaxErrors {
+			errs := slices.Clone(before)
+			for _, a := range acts {
+				errs = append(errs, a.Syntax...)
+			}
+			slices.SortStableFunc(errs, func(x, y *Error) int { return x.Line - y.Line })
+			return nil, append(errs[:MaxErrors:MaxErrors], &Error{File: file, Line: line,
+				Msg: fmt.Sprintf("too many errors: more than %d, the file is not read past this line", MaxErrors)})
+		}
 		text := strings.TrimSpace(strings.TrimSuffix(raw, "\r"))
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
@@ -241,14 +300,39 @@ func Parse(file, src string) ([]Action, error) {
 			acts[cur].Fields = append(acts[cur].Fields, Field{Key: key, Value: value, Line: line})
 		}
 	}
+	if len(acts) > MaxActions {
+		return nil, tooMany(file, acts[MaxActions].Line)
+	}
 	if len(acts) == 0 {
 		if len(before) == 0 {
 			before = Errors{{File: file, Msg: "no task actions found"}}
 		}
-		return nil, before
+		return nil, limit(before)
 	}
 	acts[0].Syntax = append(before, acts[0].Syntax...)
 	return acts, nil
+}
+
+// tooMany is the error of a file with more than MaxActions actions, at the
+// first action past the bound.
+func tooMany(file string, line int) Errors {
+	return Errors{{File: file, Line: line, Msg: fmt.Sprintf("more than %d definitions in one file: split it", MaxActions)}}
+}
+
+// notUTF8 is the error of a file that is not UTF-8, at its first invalid
+// byte.
+func notUTF8(file, src string) *Error {
+	i := 0
+	for i < len(src) {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	line := 1 + strings.Count(src[:i], "\n")
+	col := i - strings.LastIndexByte(src[:i], '\n')
+	return &Error{File: file, Line: line, Msg: fmt.Sprintf("not UTF-8 text: byte 0x%02x (column %d) is not UTF-8; save the file as UTF-8", src[i], col)}
 }
 
 // valid reports whether k is an action keyword.
@@ -278,7 +362,7 @@ func parseJSON(file, src string) ([]Action, error) {
 		for i, e := range cerrs {
 			errs[i] = &Error{File: file, Line: e.Line, Msg: e.Error()}
 		}
-		return nil, errs
+		return nil, limit(errs)
 	}
 	acts := make([]Action, len(cfgs))
 	for i, c := range cfgs {

@@ -10,7 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -35,13 +38,16 @@ type ConfigError struct {
 	Msg    string
 }
 
+// Error formats the error as "configuration NAME: field: message"; a
+// control character in the name or the field is written as an escape (see
+// termsafe.String).
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	if e.Config != "" {
-		fmt.Fprintf(&b, "configuration %s: ", e.Config)
+		fmt.Fprintf(&b, "configuration %s: ", termsafe.String(e.Config))
 	}
 	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
+		b.WriteString(termsafe.String(e.Field) + ": ")
 	}
 	b.WriteString(e.Msg)
 	return b.String()
@@ -61,11 +67,28 @@ var attrs = []string{"command", "out_log_file", "err_log_file", "label", "machin
 // ParseConfigs reads one configuration object or an array of them. It
 // checks the shape of each one; names and the rest are checked where the
 // definitions are applied. All problems found are returned, in file order.
+//
+// A file that is not UTF-8 is refused at the line of its first invalid
+// byte; a string that holds a NUL (\u0000) or half of an escaped
+// surrogate pair (\ud800), which encoding/json would read without a word,
+// is refused naming its field.
 func ParseConfigs(src []byte) ([]Config, []*ConfigError) {
 	var (
 		out  []Config
 		errs []*ConfigError
 	)
+	if !utf8.Valid(src) {
+		bad := 0
+		for bad < len(src) {
+			r, n := utf8.DecodeRune(src[bad:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			bad += n
+		}
+		return nil, []*ConfigError{{Line: 1 + bytes.Count(src[:bad], []byte{'\n'}),
+			Msg: fmt.Sprintf("not UTF-8: byte 0x%02x (column %d) is not UTF-8; save the file as UTF-8", src[bad], bad-bytes.LastIndexByte(src[:bad], '\n'))}}
+	}
 	dec := json.NewDecoder(bytes.NewReader(src))
 	// lineAt counts lines incrementally: offsets only grow, except for a
 	// syntax error's, which ends the parse.
@@ -163,6 +186,8 @@ func parseConfig(raw json.RawMessage) (Config, []*ConfigError) {
 		fail("name", "expected a string, got %s", kindOf(v))
 	} else if c.Name == "" {
 		fail("name", "must not be empty")
+	} else if msg := jsonenc.CheckString(v); msg != "" {
+		fail("name", "%s", msg)
 	}
 	if v, ok := obj["dependencies"]; !ok || string(v) == "null" {
 		fail("dependencies", "required: at least one dependency")
@@ -184,6 +209,9 @@ func parseConfig(raw json.RawMessage) (Config, []*ConfigError) {
 				s = string(v)
 			} else if err := json.Unmarshal(v, &s); err != nil {
 				fail(k, "expected a string, got %s", kindOf(v))
+				continue
+			} else if msg := jsonenc.CheckString(v); msg != "" {
+				fail(k, "%s", msg)
 				continue
 			}
 			c.Attrs = append(c.Attrs, [2]string{k, s})
@@ -266,6 +294,9 @@ func parseDeps(raw json.RawMessage) ([]job.DataDep, []*ConfigError) {
 			ok = false
 		case d.Resource == "":
 			fail("resourceId", "must not be empty")
+			ok = false
+		case jsonenc.CheckString(v) != "":
+			fail("resourceId", "%s", jsonenc.CheckString(v))
 			ok = false
 		}
 		if v, has := obj["lifeDuration"]; !has || string(v) == "null" {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -67,6 +68,13 @@ func TestParseConfigs(t *testing.T) {
 		`{"name": "A", "dependencies": [{"type":"FILE","resourceId":"/a","lifeDuration":1}], "Command": "x"}`:                                                                                                          "Command: unknown field",
 		"[{\"name\": \"A\", \"dependencies\": [{\"type\":\"FILE\",\"resourceId\":\"/a\",\"lifeDuration\":1}]},\n {\"name\": \"A\", \"dependencies\": [{\"type\":\"FILE\",\"resourceId\":\"/a\",\"lifeDuration\":1}]}]": "line 2: configuration A: defined more than once (first on line 1)",
 		`{"name": "A", "dependencies": [{"type":"FILE","resourceId":"/a","lifeDuration":1}]} {}`:                                                                                                                       "data after the configurations",
+		// What encoding/json would read without a word.
+		"[\n{\"name\": \"A\", \"dependencies\": [{\"type\":\"FILE\",\"resourceId\":\"/a\",\"lifeDuration\":1}],\n \"command\": \"echo \xe9t\xe9\"}]": "line 3: not UTF-8: byte 0xe9 (column 19)",
+		`{"name": "A\u0000", "dependencies": [{"type":"FILE","resourceId":"/a","lifeDuration":1}]}`:                                                  `name: holds a NUL character`,
+		`{"name": "A", "dependencies": [{"type":"FILE","resourceId":"/a\u0000","lifeDuration":1}]}`:                                                  `configuration A: dependencies[0].resourceId: holds a NUL character`,
+		`{"name": "A", "dependencies": [{"type":"FILE","resourceId":"/a\udbff","lifeDuration":1}]}`:                                                  `dependencies[0].resourceId: holds \udbff, half of a surrogate pair`,
+		`{"name": "A", "dependencies": [{"type":"FILE","resourceId":"/a","lifeDuration":1}], "command": "rm -rf /x\u0000"}`:                          `configuration A: command: holds a NUL character`,
+		`{"name": "A", "dependencies": [{"type":"FILE","resourceId":"/a","lifeDuration":1}], "label": "\ud800"}`:                                     `configuration A: label: holds \ud800`,
 	}
 	for in, want := range bad {
 		_, errs := ParseConfigs([]byte(in))
@@ -88,20 +96,30 @@ func FuzzParseConfigs(f *testing.F) {
 	f.Add(src)
 	f.Add([]byte(`{"name":"A","dependencies":[{"type":"FILE","resourceId":"/a","lifeDuration":"1"}]}`))
 	f.Add([]byte(`[{"name":"A","dependencies":[{"type":"X"}]}`))
+	f.Add([]byte("[{\"name\":\"A\",\"dependencies\":[{\"type\":\"FILE\",\"resourceId\":\"/\xff\",\"lifeDuration\":1}]}]"))
+	f.Add([]byte(`{"name":"A\u001b","dependencies":[{"type":"FILE","resourceId":"/\u0000\ud800\u001b","lifeDuration":1}],"command":"\u0000"}`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		cfgs, errs := ParseConfigs(src)
 		if (cfgs == nil) == (errs == nil) {
 			t.Fatalf("configurations %v and errors %v", cfgs, errs)
 		}
 		for _, c := range cfgs {
-			if c.Name == "" || len(c.Deps) == 0 || c.Line < 1 {
+			if c.Name == "" || len(c.Deps) == 0 || c.Line < 1 || strings.Contains(c.Name, "\x00") {
 				t.Fatalf("accepted %+v", c)
 			}
 			for _, d := range c.Deps {
-				if _, ok := job.ParseDataType(string(d.Type)); !ok || d.Resource == "" || d.Life < 0 || d.Life > MaxLife {
+				if _, ok := job.ParseDataType(string(d.Type)); !ok || d.Resource == "" || d.Life < 0 || d.Life > MaxLife || strings.Contains(d.Resource, "\x00") {
 					t.Fatalf("accepted dependency %+v", d)
 				}
 			}
+			for _, kv := range c.Attrs {
+				if strings.Contains(kv[1], "\x00") {
+					t.Fatalf("accepted %s %q", kv[0], kv[1])
+				}
+			}
+		}
+		if cfgs != nil && !utf8.Valid(src) {
+			t.Fatalf("accepted a file that is not UTF-8")
 		}
 	})
 }

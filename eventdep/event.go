@@ -1,12 +1,15 @@
 package eventdep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
 
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -29,11 +32,13 @@ type InvalidError struct {
 	Msg   string
 }
 
+// Error formats the error as "field: message"; a control character in a
+// member's name is written as an escape (see termsafe.String).
 func (e *InvalidError) Error() string {
 	if e.Field == "" {
 		return e.Msg
 	}
-	return e.Field + ": " + e.Msg
+	return termsafe.String(e.Field) + ": " + e.Msg
 }
 
 // DecodeEvent reads a request body holding one event in the seed's shape.
@@ -42,6 +47,13 @@ func (e *InvalidError) Error() string {
 // matched exactly; unknown fields are ignored. eventResourceld (with a
 // lower-case L) is how the seed's own scenario spells the resource field
 // once: it is read when eventResourceId is absent.
+//
+// A body that is not UTF-8 is an *InvalidError naming the member that
+// holds the first invalid byte, whichever it is (encoding/json would read
+// the byte as U+FFFD without a word); so is a field that holds a NUL
+// (\u0000) or half of an escaped surrogate pair (\ud800). A resource id
+// may hold any other character, control characters included: a file name
+// may.
 func DecodeEvent(body []byte) (Event, error) {
 	if !json.Valid(body) {
 		var v any
@@ -56,6 +68,9 @@ func DecodeEvent(body []byte) (Event, error) {
 			return Event{}, &SyntaxError{Msg: "invalid JSON: " + err.Error()}
 		}
 		return Event{}, &SyntaxError{Msg: "invalid JSON"}
+	}
+	if !utf8.Valid(body) {
+		return Event{}, notUTF8(body)
 	}
 	raw, err := members(body, fields[:])
 	if err != nil {
@@ -167,19 +182,52 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-func bytesContain(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
-			return true
+func bytesContain(b []byte, c byte) bool { return bytes.IndexByte(b, c) >= 0 }
+
+// notUTF8 is the error of a body, valid JSON otherwise, that is not
+// UTF-8: it names the member of the top-level object that holds the first
+// invalid byte.
+func notUTF8(body []byte) error {
+	bad := 0
+	for bad < len(body) {
+		r, n := utf8.DecodeRune(body[bad:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		bad += n
+	}
+	msg := fmt.Sprintf("not UTF-8: byte 0x%02x at offset %d of the body", body[bad], bad)
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return &InvalidError{Msg: msg}
+	}
+	for i = skipSpace(body, i+1); body[i] != '}'; {
+		kend := skipValue(body, i)
+		if bad < kend {
+			return &InvalidError{Msg: "a member name is " + msg}
+		}
+		key, _ := unquote(body[i:kend])
+		i = skipSpace(body, skipSpace(body, kend)+1) // past ':'
+		vend := skipValue(body, i)
+		if bad < vend {
+			return &InvalidError{Field: key, Msg: msg}
+		}
+		if i = skipSpace(body, vend); body[i] == ',' {
+			i = skipSpace(body, i+1)
 		}
 	}
-	return false
+	return &InvalidError{Msg: msg}
 }
 
-// unquote decodes a JSON string token.
+// unquote decodes a JSON string token of a body that is UTF-8. A token
+// with escapes that hides a NUL or half a surrogate pair is an error (see
+// jsonenc.CheckString); one without escapes can hide neither.
 func unquote(tok []byte) (string, error) {
-	if !bytesContain(tok, '\\') && utf8.Valid(tok) {
+	if !bytesContain(tok, '\\') {
 		return string(tok[1 : len(tok)-1]), nil
+	}
+	if msg := jsonenc.CheckString(tok); msg != "" {
+		return "", errors.New(msg)
 	}
 	var s string
 	err := json.Unmarshal(tok, &s)

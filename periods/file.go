@@ -3,8 +3,11 @@ package periods
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 // File is a parsed tree file: settings shared by its trees, and the trees.
@@ -154,6 +157,28 @@ func Format(f *File) []byte {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
 		panic("periods: format: " + err.Error()) // only strings, ints and slices: cannot fail
+	}
+	return escapeUnsafe(b.Bytes())
+}
+
+// escapeUnsafe writes the characters a terminal would act on that
+// encoding/json leaves as they are (DEL, C1, the bidirectional
+// characters: see termsafe.Unsafe) as JSON escapes, which read back as the
+// same strings: the file then prints as it is. It escapes C0 itself, so a
+// newline in the text is one it wrote between lines, and outside strings
+// JSON is ASCII.
+func escapeUnsafe(text []byte) []byte {
+	unsafe := func(r rune) bool { return r != '\n' && termsafe.Unsafe(r) }
+	if !bytes.ContainsFunc(text, unsafe) {
+		return text
+	}
+	var b bytes.Buffer
+	for _, r := range string(text) {
+		if unsafe(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+		} else {
+			b.WriteRune(r)
+		}
 	}
 	return b.Bytes()
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 )
 
 // jval is a JSON value read with the offset it starts at, so that every
@@ -15,9 +17,12 @@ type jval struct {
 	kind byte // 'o' object, 'a' array, 's' string, 'n' number, 'b' bool, 'z' null
 	off  int
 	str  string // a string's value, a number's text
-	b    bool
-	obj  []jmember
-	arr  []*jval
+	// lossy says what is wrong with a string's value that the decoder
+	// reads without a word (a NUL, half a surrogate pair), or "".
+	lossy string
+	b     bool
+	obj   []jmember
+	arr   []*jval
 }
 
 type jmember struct {
@@ -160,7 +165,7 @@ func (r *jreader) finish(t json.Token, off, depth int) (*jval, error) {
 		}
 		return nil, &jsonError{off: off, msg: fmt.Sprintf("invalid JSON: unexpected %q", t)}
 	case string:
-		return &jval{kind: 's', off: off, str: t}, nil
+		return &jval{kind: 's', off: off, str: t, lossy: jsonenc.CheckString(r.data[off:r.dec.InputOffset()])}, nil
 	case json.Number:
 		return &jval{kind: 'n', off: off, str: string(t)}, nil
 	case bool:

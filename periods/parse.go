@@ -1,6 +1,7 @@
 package periods
 
 import (
+	"bytes"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -8,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 // Problem is one error in a tree file: where it is, as a line and a JSON
@@ -19,7 +23,9 @@ type Problem struct {
 	Msg  string
 }
 
-// String formats the problem as "file:line: path: message".
+// String formats the problem as "file:line: path: message". A control
+// character (of a key in the path, say) is written as an escape (see
+// termsafe.String), so that the problem prints on one line.
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
@@ -32,7 +38,7 @@ func (p Problem) String() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(p.Msg)
-	return b.String()
+	return termsafe.String(b.String())
 }
 
 // Problems is every error found in a tree file, sorted by path. It is the
@@ -65,6 +71,12 @@ type Options struct {
 	// ProcessFunc reports the tree and file of a process defined in
 	// another file; the file may not define it again.
 	ProcessFunc func(name string) (tree, file string, ok bool)
+
+	// stored says that the file is one the forest wrote and accepted
+	// before (Restore): the checks on the characters of strings, added
+	// since, are not applied to it, so that a restart never refuses what
+	// was accepted.
+	stored bool
 }
 
 // Limits on values.
@@ -79,8 +91,28 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // Parse reads and validates a tree file. On any error it returns
 // Problems holding every error of the file, each naming file, line and
 // JSON path.
+//
+// A file that is not UTF-8 is refused at the line of its first invalid
+// byte (encoding/json would read it as U+FFFD without a word), and so is
+// a string that holds a NUL (\u0000) or half of an escaped surrogate pair
+// (\ud800). Names hold letters, digits and underscores only. A command
+// holds printable text, tabs and newlines (a script of several lines): a
+// control character or a bidirectional formatting character (see
+// termsafe.Unsafe) is refused, as in the task language.
 func Parse(file string, data []byte, opts Options) (*File, error) {
 	c := &checker{file: file, data: data, opts: opts}
+	if !utf8.Valid(data) {
+		bad := 0
+		for bad < len(data) {
+			r, n := utf8.DecodeRune(data[bad:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			bad += n
+		}
+		return nil, Problems{{File: file, Line: c.line(bad), Msg: fmt.Sprintf("not UTF-8 text: byte 0x%02x (column %d) is not UTF-8; save the file as UTF-8",
+			data[bad], bad-bytes.LastIndexByte(data[:bad], '\n'))}}
+	}
 	v, err := readJSON(data)
 	if err != nil {
 		je := err.(*jsonError)
@@ -165,6 +197,10 @@ func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 func (c *checker) str(v *jval, path string) (string, bool) {
 	if v.kind != 's' {
 		c.errorf(v.off, path, "expected a string, not %s", v.kindName())
+		return "", false
+	}
+	if v.lossy != "" && !c.opts.stored {
+		c.errorf(v.off, path, "%s", v.lossy)
 		return "", false
 	}
 	return v.str, true
@@ -398,6 +434,8 @@ func (c *checker) level(v *jval, path string) Level {
 		if s, ok := c.str(mb.val, p); ok {
 			if strings.TrimSpace(s) == "" {
 				c.errorf(mb.val.off, p, "empty command: leave the key out for an external worker")
+			} else if msg := checkCommand(s); msg != "" && !c.opts.stored {
+				c.errorf(mb.val.off, p, "%s", msg)
 			} else {
 				l.Command = s
 			}
@@ -480,6 +518,21 @@ func (c *checker) list(v *jval, path, what string, check func(string) string) []
 		out = append(out, s)
 	}
 	return out
+}
+
+// checkCommand returns what is wrong with a command that holds a
+// character it may not (see Parse), or "".
+func checkCommand(s string) string {
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n' || !termsafe.Unsafe(r):
+		case r > 0x9f:
+			return fmt.Sprintf("holds the bidirectional formatting character %U, which shows the text around it in another order than it runs", r)
+		default:
+			return fmt.Sprintf("holds the control character %U (a command holds printable text, tabs and newlines)", r)
+		}
+	}
+	return ""
 }
 
 // checkOutcome accepts the outcomes a level alerts on.

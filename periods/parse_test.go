@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 const sitesJSON = `{
@@ -342,6 +344,11 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		text := Format(file)
+		for _, r := range string(text) {
+			if r != '\n' && termsafe.Unsafe(r) {
+				t.Fatalf("Format wrote %U:\n%s", r, text)
+			}
+		}
 		back, err := Parse("fuzz.json", text, Options{})
 		if err != nil {
 			t.Fatalf("Parse(Format(x)): %v\n%s", err, text)

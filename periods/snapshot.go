@@ -128,6 +128,7 @@ func (f *Forest) restore(s Snapshot) error {
 			mine[t.Name] = true
 		}
 		file, err := Parse(sf.Name, []byte(sf.Text), Options{
+			stored:   true,
 			TreeFunc: func(name string) (string, []string, bool) { return "", nil, !mine[name] },
 		})
 		if err != nil {
@@ -145,6 +146,7 @@ func (f *Forest) restore(s Snapshot) error {
 	defer func() { f.out = nil }()
 	for _, sf := range s.Files {
 		file, err := Parse(sf.Name, []byte(sf.Text), Options{
+			stored: true,
 			TreeFunc: func(name string) (string, []string, bool) {
 				k, ok := trees[name]
 				if !ok || k.file == sf.Name {

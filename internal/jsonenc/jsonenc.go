@@ -1,5 +1,6 @@
 // Package jsonenc writes the JSON of the few values that gnomon encodes on
-// the path of every event, without reflection.
+// the path of every event, without reflection, and checks the JSON strings
+// gnomon reads for what encoding/json would accept without a word.
 package jsonenc
 
 import "encoding/json"
