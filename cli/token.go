@@ -17,6 +17,7 @@ import (
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 // dataDir is the data directory the command line works with: --data, else
@@ -252,8 +253,8 @@ func writeTokens(w io.Writer, tokens []api.TokenView) {
 		case t.Rate > 0:
 			rate = strconv.Itoa(t.Rate) + "/s"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.Role, scope, t.State,
-			t.Created.UTC().Format(time.RFC3339), expires, rate, t.CreatedBy)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, termsafe.String(t.Name), t.Role, termsafe.String(scope), t.State,
+			t.Created.UTC().Format(time.RFC3339), expires, rate, termsafe.String(t.CreatedBy))
 	}
 	tw.Flush()
 }
