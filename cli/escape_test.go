@@ -133,7 +133,7 @@ func TestEscapedOutput(t *testing.T) {
 	if _, errs, code := f.run("gnomon", "task", "-j", "ghost\x1b[2J"); code != ExitRejected || errs != "ERROR task ghost\\x1b[2J not found\n" {
 		t.Errorf("task of an unknown name: exit %d, stderr %q", code, errs)
 	}
-	bad := f.file("bad.def", "insert_task: a\x1b[2Jb\ntype: callable\ncommand: echo \u202eok\nout_log_file: /o\nerr_log_file: /e\n")
+	bad := f.file("bad.def", "insert_task: a\x1b[2Jb\ntype: callable\ncommand: echo \u202eok\nout_log_file: o\nerr_log_file: e\n")
 	_, errs, code := f.run("gnomon", "def", "-f", bad)
 	want := "ERROR " + bad + ":1: insert_task a\\x1b[2Jb: task name can only contain alpha numeric and underscore chars: it holds the control character U+001B (a definition holds printable text and tabs only)\n" +
 		"ERROR " + bad + ":3: insert_task a\\x1b[2Jb: command: holds the bidirectional formatting character U+202E, which shows the text around it in another order than it is read\n"
