@@ -140,6 +140,11 @@ func TestEscapedOutput(t *testing.T) {
 	if code != ExitRejected || errs != want {
 		t.Errorf("def of a bad file: exit %d, stderr\n%s\nwant\n%s", code, errs, want)
 	}
+	// The client would send a byte that is not UTF-8 as U+FFFD.
+	if _, errs, code := f.run("gnomon", "post-event", "--type", "FILE", "--resource", "/in/caf\xe9"); code != ExitUsage ||
+		errs != "ERROR --resource /in/caf\\xe9 is not UTF-8 text\n" {
+		t.Errorf("post-event of a resource that is not UTF-8: exit %d, stderr %q", code, errs)
+	}
 	if _, errs, code := f.run("gnomon", "post-event", "--type", "FILE", "--resource", "/in/\x00"); code != ExitRejected ||
 		errs != "ERROR invalid event: eventResourceId: holds a NUL character (\\u0000)\n" {
 		t.Errorf("post-event with a NUL: exit %d, stderr %q", code, errs)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,13 @@ replace the T; without a zone it is UTC). It defaults to now.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if typ == "" || resource == "" {
 				return usageErr("--type and --resource are required")
+			}
+			// The request is JSON, whose encoder would send a byte that is
+			// not UTF-8 as U+FFFD without a word.
+			for _, v := range []struct{ flag, value string }{{"--type", typ}, {"--resource", resource}, {"--timestamp", ts}} {
+				if !utf8.ValidString(v.value) {
+					return usageErr("%s %s is not UTF-8 text", v.flag, termsafe.String(v.value))
+				}
 			}
 			if ts == "" {
 				ts = now().UTC().Format(time.RFC3339Nano)

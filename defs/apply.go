@@ -185,9 +185,10 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // checkName applies rule A1.
 func checkName(name string) string {
+	if msg := checkText(name); msg != "" {
+		return "task name can only contain alpha numeric and underscore chars: it " + msg
+	}
 	switch {
-	case checkText(name) != "":
-		return "task name can only contain alpha numeric and underscore chars: it " + checkText(name)
 	case !nameRE.MatchString(name):
 		return "task name can only contain alpha numeric and underscore chars"
 	case len(name) > cond.MaxName:
