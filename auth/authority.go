@@ -23,10 +23,13 @@ type Identity struct {
 type Denied struct {
 	Identity   *Identity
 	Permission Permission
-	Task       string // the task outside the identity's scope, if that is why
+	Task       string // the task outside the identity's scope, if that is why; "*" when every task is concerned
 }
 
 func (d *Denied) Error() string {
+	if d.Task == "*" {
+		return fmt.Sprintf("permission %s over every task required: %s's scope is %v", d.Permission, d.Identity.Name, []string(d.Identity.Scope))
+	}
 	if d.Task != "" {
 		return fmt.Sprintf("permission %s on task %s required: %s's scope is %v", d.Permission, d.Task, d.Identity.Name, []string(d.Identity.Scope))
 	}
@@ -151,9 +154,6 @@ func (a *Authority) check(id string, hash []byte) (*Identity, error) {
 func identity(t *Token) *Identity {
 	return &Identity{Name: t.Name, TokenID: t.ID, Role: t.Role, Scope: t.Scope, rate: t.Rate}
 }
-
-// ErrRateLimited is the error of a request over its token's rate.
-var ErrRateLimited = errors.New("rate limited")
 
 // Allow takes one request from the identity's budget. Over it, it returns
 // how long until the next request would be allowed.

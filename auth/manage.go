@@ -156,21 +156,21 @@ func ReadTokenFile(path string) (string, error) {
 	return tok, nil
 }
 
-// Watch loads the tokens into a, then again every period until ctx is
-// done, so that tokens created or revoked by another process (gnomon token
-// on the data directory, another director) take effect. A failed load
-// keeps the set loaded before; report, if not nil, is told of it.
+// Watch loads the tokens into a again every period until ctx is done (the
+// caller loads them first), so that tokens created or revoked by another
+// process (gnomon token --direct, another director) take effect. A failed
+// load keeps the set loaded before; report, if not nil, is told of it.
 func (a *Authority) Watch(ctx context.Context, k Keeper, period time.Duration, report func(error)) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
-		if err := a.Reload(ctx, k); err != nil && report != nil && ctx.Err() == nil {
-			report(err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := a.Reload(ctx, k); err != nil && report != nil && ctx.Err() == nil {
+			report(err)
 		}
 	}
 }

@@ -97,6 +97,7 @@ second. See docs/security.md.`,
 	var (
 		req    api.TokenRequest
 		role   string
+		ttl    time.Duration
 		asJSON bool
 	)
 	create := &cobra.Command{
@@ -115,10 +116,7 @@ second. See docs/security.md.`,
 			var resp *api.TokenResponse
 			if direct {
 				err = onStore(cmd.Context(), func(k auth.Keeper) error {
-					ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Rate: req.Rate}
-					if req.Expires != "" {
-						ar.TTL, _ = time.ParseDuration(req.Expires)
-					}
+					ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Rate: req.Rate, TTL: ttl}
 					now := time.Now()
 					tok, t, err := auth.Create(cmd.Context(), k, ar, "gnomon token --direct", now)
 					resp = &api.TokenResponse{Token: tok, TokenView: api.ViewToken(t, now)}
@@ -147,7 +145,8 @@ second. See docs/security.md.`,
 	f.BoolVar(&asJSON, "json", false, "print the token and its details as JSON")
 	create.PreRunE = func(*cobra.Command, []string) error {
 		if req.Expires != "" {
-			if d, err := time.ParseDuration(req.Expires); err != nil || d <= 0 {
+			var err error
+			if ttl, err = time.ParseDuration(req.Expires); err != nil || ttl <= 0 {
 				return usageErr("--expires: %q is not a positive duration such as 720h", req.Expires)
 			}
 		}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/internal/jsonenc"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -201,4 +203,17 @@ func DecodeCheckpointPart(rows []job.Validation, body []byte) ([]job.Validation,
 		}
 	}
 	return rows, nil
+}
+
+// EncodeScope is a token's scope as the tokens table holds it: one pattern
+// a line, empty for every task. Patterns hold no line breaks (see
+// auth.ParseScope).
+func EncodeScope(s auth.Scope) string { return strings.Join(s, "\n") }
+
+// DecodeScope reads a scope EncodeScope wrote.
+func DecodeScope(s string) auth.Scope {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -142,7 +141,7 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 		}
 		if err := copyRows("tokens", []string{"id", "name", "role", "scope", "hash", "rate", "created", "expires", "revoked", "created_by"}, len(d.Tokens), func(i int) ([]any, error) {
 			t := d.Tokens[i]
-			return []any{t.ID, t.Name, string(t.Role), strings.Join(t.Scope, "\n"), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy}, nil
+			return []any{t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy}, nil
 		}); err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,7 +27,7 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 		created, expires, revoked int64
 	)
 	_, err = pgx.ForEachRow(rows, []any{&t.ID, &t.Name, &role, &scope, &t.Hash, &t.Rate, &created, &expires, &revoked, &t.CreatedBy}, func() error {
-		t.Role, t.Scope = auth.Role(role), splitScope(scope)
+		t.Role, t.Scope = auth.Role(role), store.DecodeScope(scope)
 		t.Created, t.Expires, t.Revoked = fromNanos(created), fromNanos(expires), fromNanos(revoked)
 		out = append(out, t)
 		t.Hash = nil // scanned into a new slice for the next row
@@ -44,7 +43,7 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 func (s *Store) AddToken(ctx context.Context, t auth.Token) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO tokens (id, name, role, scope, hash, rate, created, expires, revoked, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		t.ID, t.Name, string(t.Role), strings.Join(t.Scope, "\n"), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
+		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
 		return fmt.Errorf("%w: a token named %s exists; revoke it first", store.ErrConflict, t.Name)
@@ -65,12 +64,4 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 		return fmt.Errorf("%w: %s", store.ErrNoToken, id)
 	}
 	return nil
-}
-
-// splitScope reads a scope as the tokens table holds it.
-func splitScope(s string) auth.Scope {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }

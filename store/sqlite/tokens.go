@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -32,7 +31,7 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 		if err := rows.Scan(&t.ID, &t.Name, &role, &scope, &t.Hash, &t.Rate, &created, &expires, &revoked, &t.CreatedBy); err != nil {
 			return nil, fmt.Errorf("tokens: %w", err)
 		}
-		t.Role, t.Scope = auth.Role(role), splitScope(scope)
+		t.Role, t.Scope = auth.Role(role), store.DecodeScope(scope)
 		t.Created, t.Expires, t.Revoked = fromNanos(created), fromNanos(expires), fromNanos(revoked)
 		out = append(out, t)
 	}
@@ -43,7 +42,7 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 func (s *Store) AddToken(ctx context.Context, t auth.Token) error {
 	_, err := s.w.ExecContext(ctx, `INSERT INTO tokens (id, name, role, scope, hash, rate, created, expires, revoked, created_by)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.Name, string(t.Role), strings.Join(t.Scope, "\n"), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
+		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 		return fmt.Errorf("%w: a token named %s exists; revoke it first", store.ErrConflict, t.Name)
@@ -64,12 +63,4 @@ func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error 
 		return fmt.Errorf("%w: %s", store.ErrNoToken, id)
 	}
 	return nil
-}
-
-// splitScope reads a scope as the tokens table holds it.
-func splitScope(s string) auth.Scope {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }
