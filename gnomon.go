@@ -64,6 +64,7 @@ import (
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
+	"github.com/gnomon-sched/gnomon/web"
 )
 
 func init() { executor.MaybeSupervise() }
@@ -226,6 +227,9 @@ type Scheduler struct {
 	nextID    int
 	started   bool
 	stopped   bool
+	// authorities are those of the handlers made: a token NewToken makes
+	// is theirs at once.
+	authorities []*auth.Authority
 }
 
 // New assembles a scheduler from cfg and loads its state. Register
@@ -611,8 +615,9 @@ func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
 }
 
 // Handler returns the scheduler's HTTP API (the JSON API under /api/v1/,
-// the data-event endpoint /events and /healthz, as docs/api.md describes),
-// for a program that serves it itself. The scheduler must be started.
+// the data-event endpoint /events and /healthz, as docs/api.md describes)
+// and its web UI at every other path (docs/ui.md), for a program that
+// serves it itself. The scheduler must be started.
 //
 // Every request but GET /healthz needs a token of the store (see package
 // auth and docs/security.md): the handler reads them now and again every
@@ -624,6 +629,9 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 		now = time.Now
 	}
 	a := auth.NewAuthority(now, cfg.TokenRate)
+	s.mu.Lock()
+	s.authorities = append(s.authorities, a)
+	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-s.sched.Done()
@@ -633,8 +641,21 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 		s.cfg.Logger.Error("tokens not read: requests are refused until they are", "err", err)
 	}
 	go a.Watch(ctx, s.cfg.Store, time.Second, func(err error) { s.cfg.Logger.Warn("tokens not read again", "err", err) })
-	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, api.Access{Authority: a, Keeper: s.cfg.Store, Hosts: cfg.Hosts})
+	access := api.Access{Authority: a, Keeper: s.cfg.Store, Hosts: cfg.Hosts}
+	if !cfg.NoUI {
+		access.Sessions = auth.NewSessions(a, cfg.SessionIdle)
+	}
+	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, access)
 	h.MaxFutureSkew = cfg.MaxFutureSkew
+	if !cfg.NoUI {
+		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logger: s.cfg.Logger})
+		if err != nil {
+			// The UI's templates and files are part of the binary: they
+			// parse, or the build is broken.
+			panic(err)
+		}
+		h.Mount(ui)
+	}
 	if s.node != nil {
 		h.Cluster = clusterOps{reg: s.node.Registry, now: s.sched.Now}
 	}
@@ -643,10 +664,19 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 
 // NewToken makes an API token as req asks and returns it; it exists
 // nowhere else (the store keeps its hash). A program that serves Handler
-// gives it to its clients; see docs/security.md.
+// gives it to its clients; see docs/security.md. The handlers already
+// made take it at once.
 func (s *Scheduler) NewToken(ctx context.Context, req auth.Request) (string, error) {
-	tok, _, err := auth.Create(ctx, s.cfg.Store, req, "", time.Now())
-	return tok, err
+	tok, t, err := auth.Create(ctx, s.cfg.Store, req, "", time.Now())
+	if err != nil {
+		return "", err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, a := range s.authorities {
+		a.Add(t)
+	}
+	return tok, nil
 }
 
 // HandlerConfig configures the HTTP API.
@@ -666,4 +696,10 @@ type HandlerConfig struct {
 	// Now is the clock tokens expire on and rates are counted by; nil
 	// means the real clock, whatever clock the scheduler runs on.
 	Now func() time.Time
+	// NoUI leaves out the web UI, which is otherwise served at every
+	// path the API does not take (see docs/ui.md).
+	NoUI bool
+	// SessionIdle is how long a web UI session lasts without a request;
+	// 0 means auth.DefaultSessionIdle.
+	SessionIdle time.Duration
 }

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"math"
@@ -27,6 +29,26 @@ type Access struct {
 	// A request naming another host is refused, so that a page whose name
 	// resolves to this server (DNS rebinding) cannot use it.
 	Hosts []string
+	// Sessions are the browsers signed in to the web UI, if it is served.
+	Sessions *auth.Sessions
+}
+
+// Names of the web UI's session cookie and of the header that carries a
+// session's CSRF token.
+const (
+	SessionCookie = "gnomon_session"
+	CSRFHeader    = "X-CSRF-Token"
+)
+
+// UI is a web interface served beside the API: every path the API does not
+// take is its. Public says which of its requests need no identity (its
+// sign-in page, its static files); the others come with the identity in
+// their context (see auth.FromContext, and CSRF for the session's token).
+type UI interface {
+	http.Handler
+	Public(r *http.Request) bool
+	// SignIn answers a request for a page that came without an identity.
+	SignIn(w http.ResponseWriter, r *http.Request, reason string)
 }
 
 // guard answers the requests that may not reach a handler: a host that is
@@ -36,6 +58,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	if r.URL.Path == "/healthz" {
 		return r, true
 	}
+	ui := s.ui != nil && !apiPath(r.URL.Path)
 	if !s.access.hostAllowed(r.Host, r) {
 		writeError(w, &Error{Status: http.StatusMisdirectedRequest, Message: fmt.Sprintf(
 			"host %q is not a name of this server; a server reached by another name lists it with --public-name", r.Host)})
@@ -45,15 +68,29 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 		writeError(w, &Error{Status: http.StatusForbidden, Message: fmt.Sprintf("cross-origin request from %q refused", o)})
 		return nil, false
 	}
-	id, err := s.authenticate(r)
+	if ui && s.ui.Public(r) {
+		return r, true
+	}
+	id, csrf, err := s.authenticate(r)
 	if err != nil {
 		if errors.Is(err, auth.ErrNotLoaded) {
 			w.Header().Set("Retry-After", "1")
 			writeError(w, &Error{Status: http.StatusServiceUnavailable, Message: err.Error()})
 			return nil, false
 		}
+		if ui && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			s.ui.SignIn(w, r, err.Error())
+			return nil, false
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gnomon"`)
 		writeError(w, &Error{Status: http.StatusUnauthorized, Message: err.Error()})
+		return nil, false
+	}
+	// A browser sends its session cookie with every request to the server,
+	// whatever page made it: a change must also carry the session's CSRF
+	// token, which only the server's own pages know.
+	if csrf != "" && !safeMethod(r.Method) && subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(csrf)) != 1 {
+		writeError(w, &Error{Status: http.StatusForbidden, Message: "missing or wrong CSRF token (" + CSRFHeader + " header): reload the page"})
 		return nil, false
 	}
 	if retry, ok := s.access.Authority.Allow(id); !ok {
@@ -61,17 +98,49 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 		writeError(w, &Error{Status: http.StatusTooManyRequests, Message: fmt.Sprintf("token %s is over its rate: retry in %s", id.Name, retry.Round(1e6))})
 		return nil, false
 	}
-	return r.WithContext(auth.NewContext(r.Context(), id)), true
+	ctx := auth.NewContext(r.Context(), id)
+	if csrf != "" {
+		ctx = context.WithValue(ctx, csrfKey{}, csrf)
+	}
+	return r.WithContext(ctx), true
+}
+
+type csrfKey struct{}
+
+// CSRF returns the CSRF token of the session a request came through, ""
+// for a request that came with a token or certificate.
+func CSRF(r *http.Request) string {
+	v, _ := r.Context().Value(csrfKey{}).(string)
+	return v
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// apiPath reports whether a path is the API's rather than the web UI's.
+func apiPath(p string) bool {
+	return p == "/events" || p == "/healthz" || p == "/metrics" || strings.HasPrefix(p, "/api/")
 }
 
 // authenticate finds the identity of a request: its bearer token, else the
-// client certificate the TLS handshake verified, named by its common name.
-func (s *Server) authenticate(r *http.Request) (*auth.Identity, error) {
+// client certificate the TLS handshake verified, named by its common name,
+// else its web UI session (whose CSRF token it returns too).
+func (s *Server) authenticate(r *http.Request) (id *auth.Identity, csrf string, err error) {
 	h := r.Header.Get("Authorization")
-	if h == "" && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		return s.access.Authority.Named(r.TLS.VerifiedChains[0][0].Subject.CommonName)
+	if h != "" {
+		id, err = s.access.Authority.Authenticate(h)
+		return id, "", err
 	}
-	return s.access.Authority.Authenticate(h)
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+		id, err = s.access.Authority.Named(r.TLS.VerifiedChains[0][0].Subject.CommonName)
+		return id, "", err
+	}
+	if c, err := r.Cookie(SessionCookie); err == nil && s.access.Sessions != nil {
+		return s.access.Sessions.Identity(c.Value)
+	}
+	id, err = s.access.Authority.Authenticate(h)
+	return id, "", err
 }
 
 // hostAllowed reports whether host (a Host header, or an origin's host)

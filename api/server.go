@@ -40,7 +40,12 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	access  Access
+	ui      UI
 }
+
+// Mount serves ui at every path the API does not take (see UI). Call it
+// before serving.
+func (s *Server) Mount(ui UI) { s.ui = ui }
 
 // NewServer returns the API handler. Times in answers are given in loc,
 // the server's time zone. Every request but GET /healthz needs an
@@ -103,6 +108,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // unrouted answers requests no route takes: 405 with Allow when the path
 // exists for other methods, 404 otherwise, both as JSON.
 func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
+	if s.ui != nil && !apiPath(r.URL.Path) {
+		s.ui.ServeHTTP(w, r)
+		return
+	}
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())

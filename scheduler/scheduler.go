@@ -108,6 +108,8 @@ type Scheduler struct {
 	alertWake, auditWake chan struct{}
 
 	sim simulation // the virtual clock, when simulating
+	// changes tells watchers of the state that a commit changed it.
+	changes changes
 
 	trees forest // the timeperiod trees, owned by the loop
 	// stopping is set once Stop stops the runner: a node's run it kills
@@ -656,6 +658,7 @@ func (s *Scheduler) process(batch []*request) error {
 	}
 	if changed {
 		s.sim.changed()
+		s.changes.bump()
 	}
 	return nil
 }

@@ -1,0 +1,89 @@
+package auth
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSessions(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	a := NewAuthority(func() time.Time { return now }, 0)
+	a.Load(nil)
+	tok, tid, hash := NewSecret()
+	a.Add(Token{ID: tid, Name: "alice", Role: Operator, Hash: hash})
+	s := NewSessions(a, time.Hour)
+
+	if _, _, _, err := s.Open("gnomon_nonsense"); err == nil {
+		t.Fatal("a malformed token opened a session")
+	}
+	if _, _, _, err := s.Open(tok[:len(tok)-4] + "AAAA"); err == nil || !strings.Contains(err.Error(), "unknown") {
+		t.Fatalf("a forged token: %v", err)
+	}
+	key, csrf, id, err := s.Open(tok)
+	if err != nil || id.Name != "alice" || key == "" || csrf == "" || key == csrf {
+		t.Fatalf("Open = %q, %q, %+v, %v", key, csrf, id, err)
+	}
+	got, gotCSRF, err := s.Identity(key)
+	if err != nil || got.Name != "alice" || gotCSRF != csrf {
+		t.Fatalf("Identity = %+v, %q, %v", got, gotCSRF, err)
+	}
+	if _, _, err := s.Identity(csrf); err == nil {
+		t.Error("the CSRF token works as a session key")
+	}
+
+	// Used within the idle time, a session lives on; unused, it ends.
+	now = now.Add(59 * time.Minute)
+	if _, _, err := s.Identity(key); err != nil {
+		t.Fatalf("after 59 minutes of use: %v", err)
+	}
+	now = now.Add(time.Hour)
+	if _, _, err := s.Identity(key); err == nil || !strings.Contains(err.Error(), "sign in again") {
+		t.Fatalf("after an idle hour: %v", err)
+	}
+
+	// Revoking the token ends its sessions at once.
+	key, _, _, _ = s.Open(tok)
+	a.Add(Token{ID: tid, Name: "alice", Role: Operator, Hash: hash, Revoked: now})
+	if _, _, err := s.Identity(key); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("after revocation: %v", err)
+	}
+
+	// Close signs out.
+	a.Add(Token{ID: tid, Name: "alice", Role: Operator, Hash: hash})
+	key, _, _, _ = s.Open(tok)
+	s.Close(key)
+	if _, _, err := s.Identity(key); err == nil {
+		t.Fatal("a closed session still works")
+	}
+}
+
+func TestSessionsLimit(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	a := NewAuthority(func() time.Time { return now }, 0)
+	a.Load(nil)
+	tok, tid, hash := NewSecret()
+	a.Add(Token{ID: tid, Name: "alice", Role: Viewer, Hash: hash})
+	s := NewSessions(a, time.Hour)
+	s.limit = 3
+	var keys []string
+	for range 4 {
+		now = now.Add(time.Second)
+		k, _, _, err := s.Open(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if s.Len() != 3 {
+		t.Fatalf("%d sessions kept, want the limit 3", s.Len())
+	}
+	if _, _, err := s.Identity(keys[0]); err == nil {
+		t.Error("the least recently used session was kept over the limit")
+	}
+	for _, k := range keys[1:] {
+		if _, _, err := s.Identity(k); err != nil {
+			t.Errorf("a recent session was dropped: %v", err)
+		}
+	}
+}

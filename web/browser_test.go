@@ -1,0 +1,388 @@
+package web_test
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
+)
+
+// axe is axe-core (MPL-2.0, see testdata/axe.LICENSE), the accessibility
+// checker, injected into each page.
+//
+//go:embed testdata/axe-4.14.1.min.js
+var axe string
+
+// demo is a running server with the example definitions loaded, and its
+// tokens.
+type demo struct {
+	s        *gnomon.Scheduler
+	url      string
+	admin    string
+	viewer   string
+	shotsDir string
+}
+
+func startDemo(t *testing.T) *demo {
+	t.Helper()
+	ctx := context.Background()
+	s, err := gnomon.New(gnomon.Config{DataDir: t.TempDir(), Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	for _, f := range []string{"demo.def", "seed004.def", "configurations.json", "trees.json"} {
+		text, err := os.ReadFile(filepath.Join("..", "examples", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(ctx, f, string(text)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	srv := httptest.NewServer(s.Handler(gnomon.HandlerConfig{Version: "test"}))
+	t.Cleanup(srv.Close)
+	d := &demo{s: s, url: srv.URL}
+	if d.admin, err = s.NewToken(ctx, auth.Request{Name: "ada", Role: auth.Admin}); err != nil {
+		t.Fatal(err)
+	}
+	if d.viewer, err = s.NewToken(ctx, auth.Request{Name: "vic", Role: auth.Viewer}); err != nil {
+		t.Fatal(err)
+	}
+	d.shotsDir = os.Getenv("GNOMON_SCREENSHOTS")
+	if d.shotsDir == "" {
+		d.shotsDir = filepath.Join(os.TempDir(), "gnomon-screenshots")
+	}
+	if err := os.MkdirAll(d.shotsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// browser starts headless Chromium. Without it the test is skipped, but
+// not in CI, which installs it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := os.Getenv("GNOMON_CHROMIUM")
+	if path == "" {
+		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if p, err := exec.LookPath(p); err == nil {
+				path = p
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no Chromium: CI installs Debian's chromium package (.ci/run)")
+		}
+		t.Skip("no Chromium installed (apt-get install chromium)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1280, 800),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	// The protocol has events this client does not know: it says so on
+	// each, which is noise; its other complaints are kept.
+	errorf := func(format string, args ...any) {
+		if msg := fmt.Sprintf(format, args...); !strings.Contains(msg, "unhandled node event") {
+			t.Log(msg)
+		}
+	}
+	ctx, cancel2 := chromedp.NewContext(actx, chromedp.WithErrorf(errorf))
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancel3)
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("chromium does not start: %v", err)
+	}
+	return ctx
+}
+
+func (d *demo) signIn(t *testing.T, ctx context.Context, token string) {
+	t.Helper()
+	var loc string
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/tasks"),
+		chromedp.WaitVisible("#token", chromedp.ByID),
+		chromedp.SetValue("#token", token, chromedp.ByID),
+		chromedp.Click(`form.login button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`table.list`, chromedp.ByQuery),
+		chromedp.Location(&loc),
+	)
+	if !strings.HasSuffix(loc, "/tasks") {
+		t.Fatalf("after signing in the browser is at %s, want back at /tasks", loc)
+	}
+}
+
+func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+
+func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pages are the UI's pages, each by a stable URL, with something each must
+// show.
+var pages = []struct{ name, path, want string }{
+	{"overview", "/", "Running now"},
+	{"tasks", "/tasks", "demo_extract"},
+	{"task", "/tasks/demo_flow", "Fire ledger"},
+	{"timeline", "/timeline?span=24h", "planned fires"},
+	{"graph", "/graph?task=demo_flow", "Tasks in the graph"},
+	{"data", "/data", "Configurations"},
+	{"trees", "/trees", "client"},
+	{"tree", "/trees/client", "client_hourly"},
+	{"alerts", "/alerts", "Alerts"},
+	{"audit", "/audit", "Audit"},
+}
+
+// TestPages loads every page at a desktop and a phone size, saves a
+// screenshot of each, and runs the accessibility check on each.
+func TestPages(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.admin)
+	sizes := []struct {
+		name          string
+		width, height int64
+		mobile        bool
+	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}}
+	for _, size := range sizes {
+		run(t, ctx, emulation.SetDeviceMetricsOverride(size.width, size.height, 1, size.mobile))
+		for _, p := range pages {
+			t.Run(size.name+"/"+p.name, func(t *testing.T) {
+				var body string
+				run(t, ctx,
+					chromedp.Navigate(d.url+p.path),
+					chromedp.WaitVisible("main h1", chromedp.ByQuery),
+					chromedp.Text("main", &body, chromedp.ByQuery),
+				)
+				if !strings.Contains(body, p.want) {
+					t.Errorf("%s does not show %q:\n%s", p.path, p.want, body)
+				}
+				if p.name == "graph" {
+					run(t, ctx, chromedp.WaitVisible(`#graph[data-ready]`, chromedp.ByQuery))
+				}
+				var shot []byte
+				run(t, ctx, chromedp.FullScreenshot(&shot, 100))
+				if err := os.WriteFile(filepath.Join(d.shotsDir, size.name+"-"+p.name+".png"), shot, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if size.mobile {
+					// Usable on a phone: the page does not scroll sideways
+					// (wide tables and the timeline scroll in their boxes).
+					var over bool
+					run(t, ctx, chromedp.Evaluate(`document.documentElement.scrollWidth > window.innerWidth + 1`, &over))
+					if over {
+						t.Errorf("%s scrolls sideways at %d px", p.path, size.width)
+					}
+				}
+				checkAccessibility(t, ctx, p.path)
+			})
+		}
+	}
+	t.Logf("screenshots in %s", d.shotsDir)
+}
+
+// checkAccessibility runs axe-core on the page and fails on every serious
+// or critical violation.
+func checkAccessibility(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	var res struct {
+		Violations []struct {
+			ID     string `json:"id"`
+			Impact string `json:"impact"`
+			Help   string `json:"help"`
+			Nodes  []struct {
+				Target []any `json:"target"`
+			} `json:"nodes"`
+		} `json:"violations"`
+	}
+	var loaded bool
+	run(t, ctx, chromedp.Evaluate(axe+";true", &loaded))
+	run(t, ctx, chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => ({violations: r.violations}))`, &res,
+		awaitPromise))
+	for _, v := range res.Violations {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			targets, _ := json.Marshal(v.Nodes)
+			t.Errorf("%s: %s violation %s (%s) at %s", path, v.Impact, v.ID, v.Help, targets)
+		}
+	}
+}
+
+// TestActionAndLiveUpdate starts a task from its page with the keyboard
+// alone, confirms in the dialog, and sees its status change in place
+// without the page being loaded again; then sees, on the overview, a run
+// started from elsewhere appear by itself.
+func TestActionAndLiveUpdate(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.admin)
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/tasks/demo_report"),
+		chromedp.WaitVisible(`button[data-action="start"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`window.unloaded = "no"`, nil),
+	)
+	// Tab to the start button: every control is reachable by keyboard.
+	var focused string
+	for i := 0; i < 40 && focused != "start"; i++ {
+		run(t, ctx, chromedp.KeyEvent("\t"), chromedp.Evaluate(`document.activeElement.dataset.action || ""`, &focused))
+	}
+	if focused != "start" {
+		t.Fatal("the start button cannot be reached with the Tab key")
+	}
+	run(t, ctx,
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible("#confirm[open]", chromedp.ByQuery),
+		// The dialog focuses its confirmation: Enter confirms.
+		chromedp.KeyEvent("\r"),
+		chromedp.WaitNotPresent("#confirm[open]", chromedp.ByQuery),
+		chromedp.WaitVisible(`#live .badge.st-success`, chromedp.ByQuery),
+	)
+	var unloaded string
+	run(t, ctx, chromedp.Evaluate(`window.unloaded`, &unloaded))
+	if unloaded != "no" {
+		t.Fatal("the page was loaded again: the update did not arrive in place")
+	}
+	var shot []byte
+	run(t, ctx, chromedp.FullScreenshot(&shot, 100))
+	os.WriteFile(filepath.Join(d.shotsDir, "action-started.png"), shot, 0o644)
+
+	// The run is the API's own: it names who started it in the journal,
+	// and the task's runs list it.
+	runs, err := d.s.Runs(context.Background(), "demo_report", 0)
+	if err != nil || len(runs) != 1 || runs[0].Trigger != "start" {
+		t.Fatalf("runs of demo_report after the click: %+v, %v", runs, err)
+	}
+
+	// A change made elsewhere reaches an open overview.
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/"),
+		chromedp.WaitVisible("#h-running", chromedp.ByID),
+		chromedp.Evaluate(`window.unloaded = "no"`, nil),
+	)
+	if err := d.s.Send(context.Background(), "demo_flow", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ctx, chromedp.WaitVisible(`//section[@aria-labelledby="h-running"]//a[text()="demo_flow"]`, chromedp.BySearch))
+	run(t, ctx, chromedp.Evaluate(`window.unloaded`, &unloaded))
+	if unloaded != "no" {
+		t.Fatal("the overview was loaded again: the update did not arrive in place")
+	}
+}
+
+// TestViewerAndSession: a viewer sees no actions, and the API refuses one
+// anyway; a change through the session without its CSRF token is refused,
+// as is a request from another origin; signing out ends the session.
+func TestViewerAndSession(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.viewer)
+	var n int
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/tasks/demo_report"),
+		chromedp.WaitVisible("#h-state", chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("button[data-action]").length`, &n),
+	)
+	if n != 0 {
+		t.Errorf("a viewer is shown %d action buttons", n)
+	}
+	var status int
+	post := func(headers string) int {
+		run(t, ctx, chromedp.Evaluate(fmt.Sprintf(`fetch("/api/v1/tasks/demo_report/events", {method: "POST", headers: %s, body: JSON.stringify({event: "start"})}).then(r => r.status)`, headers), &status,
+			awaitPromise))
+		return status
+	}
+	if got := post(`{"Content-Type": "application/json"}`); got != http.StatusForbidden {
+		t.Errorf("a change without the CSRF token: %d, want 403", got)
+	}
+	if got := post(`{"Content-Type": "application/json", "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content}`); got != http.StatusForbidden {
+		t.Errorf("a viewer's start with the CSRF token: %d, want 403 (no tasks:operate)", got)
+	}
+
+	// The cookie is HttpOnly: scripts cannot read it.
+	var cookies string
+	run(t, ctx, chromedp.Evaluate(`document.cookie`, &cookies))
+	if strings.Contains(cookies, api.SessionCookie) {
+		t.Errorf("the session cookie is readable by scripts: %q", cookies)
+	}
+
+	run(t, ctx,
+		chromedp.Click("#logout", chromedp.ByID),
+		chromedp.WaitVisible("#token", chromedp.ByID),
+		chromedp.Navigate(d.url+"/tasks"),
+		chromedp.WaitVisible("#token", chromedp.ByID),
+	)
+}
+
+// TestCrossSite: a page of another site cannot use a signed-in browser's
+// session: the cookie is SameSite=Strict, and the server refuses requests
+// whose Origin is not its own.
+func TestCrossSite(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.admin)
+	// The other site: another port is another origin.
+	evil := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<form id="f" method="post" action="%s/api/v1/tasks/demo_report/events" enctype="text/plain"><input name='{"event":"start","x":"' value='"}'></form>
+<script>fetch(%q, {method: "POST", credentials: "include", headers: {"Content-Type": "application/json"}, body: '{"event":"start"}'}).catch(()=>{}).finally(() => document.getElementById("f").submit())</script>`,
+			d.url, d.url+"/api/v1/tasks/demo_report/events")
+	}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil.Listener = l
+	evil.Start()
+	defer evil.Close()
+	// The page's form lands the browser on the API's refusal.
+	run(t, ctx, chromedp.Navigate(evil.URL))
+	var body, loc string
+	for i := 0; i < 100 && !strings.HasPrefix(loc, d.url); i++ {
+		// The page is replaced under the browser's feet: a failed read
+		// is tried again.
+		chromedp.Run(ctx, chromedp.Location(&loc))
+		time.Sleep(50 * time.Millisecond)
+	}
+	run(t, ctx, chromedp.WaitVisible("body", chromedp.ByQuery), chromedp.Text("body", &body, chromedp.ByQuery))
+	if !strings.Contains(body, "cross-origin") {
+		t.Errorf("the other site's form was answered %q at %s, want a cross-origin refusal", body, loc)
+	}
+	runs, err := d.s.Runs(context.Background(), "demo_report", 0)
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("a page of another site started demo_report: %+v, %v", runs, err)
+	}
+}

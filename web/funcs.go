@@ -1,0 +1,71 @@
+package web
+
+import (
+	"html/template"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+func (u *UI) funcs() template.FuncMap {
+	return template.FuncMap{
+		"asset": func(name string) string { return u.assets[name] },
+		// ts shows an instant in the server's zone; the zero time as a dash.
+		"ts": func(t time.Time) string {
+			if t.IsZero() {
+				return "–"
+			}
+			return t.In(u.cfg.Location).Format("2006-01-02 15:04:05")
+		},
+		// iso is an instant for a <time datetime> attribute.
+		"iso": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.Format(time.RFC3339)
+		},
+		"dur": func(a, b time.Time) string {
+			if a.IsZero() || b.IsZero() {
+				return ""
+			}
+			return b.Sub(a).Round(time.Millisecond).String()
+		},
+		"status":      func(s job.Status) string { return statusClass(s) },
+		"path":        url.PathEscape,
+		"query":       url.QueryEscape,
+		"itoa":        itoa,
+		"int":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+		"plus":        func(a, b int) int { return a + b },
+		"list":        func(s ...string) []string { return s },
+		"sectionURL":  func(s string) string { return sections[s].url },
+		"sectionName": func(s string) string { return sections[s].name },
+		"pageURL":     pageURL,
+	}
+}
+
+// sections are the entries of the navigation.
+var sections = map[string]struct{ name, url string }{
+	"overview": {"Overview", "/"},
+	"tasks":    {"Tasks", "/tasks"},
+	"timeline": {"Timeline", "/timeline"},
+	"graph":    {"Graph", "/graph"},
+	"data":     {"Data events", "/data"},
+	"trees":    {"Trees", "/trees"},
+	"alerts":   {"Alerts", "/alerts"},
+	"audit":    {"Audit", "/audit"},
+}
+
+// pageURL is the task list with a filter, from after a name.
+func pageURL(f taskFilter, after string) string {
+	v := url.Values{}
+	for k, s := range map[string]string{"q": f.Q, "status": f.Status, "type": f.Type, "group": f.Group, "label": f.Label, "bundle": f.Bundle, "after": after} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	return "/tasks?" + v.Encode()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,122 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+)
+
+type loginView struct {
+	Next   string
+	Reason string
+}
+
+func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	u.render(w, r, http.StatusOK, "login", &view{Title: "Sign in", Data: loginView{Next: safeNext(q.Get("next")), Reason: q.Get("reason")}})
+}
+
+// login signs a browser in with a token: the token is checked, and the
+// browser gets a session cookie it cannot read from scripts and will not
+// send with a request another site makes.
+func (u *UI) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		u.render(w, r, http.StatusBadRequest, "login", &view{Title: "Sign in", Data: loginView{Reason: "the form could not be read: " + err.Error()}})
+		return
+	}
+	next := safeNext(r.PostForm.Get("next"))
+	key, _, id, err := u.cfg.Sessions.Open(strings.TrimSpace(r.PostForm.Get("token")))
+	if err != nil {
+		u.cfg.Logger.Info("web sign-in refused", "remote", r.RemoteAddr, "err", err)
+		u.render(w, r, http.StatusUnauthorized, "login", &view{Title: "Sign in", Data: loginView{Next: next, Reason: err.Error()}})
+		return
+	}
+	u.cfg.Logger.Info("web sign-in", "identity", id.Name, "role", id.Role, "remote", r.RemoteAddr)
+	http.SetCookie(w, &http.Cookie{Name: api.SessionCookie, Value: key, Path: "/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// logout ends the session. Like every change through a session, it must
+// carry the session's CSRF token (the API's guard checks it).
+func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(api.SessionCookie); err == nil {
+		u.cfg.Sessions.Close(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: api.SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	if r.Header.Get("HX-Request") != "" {
+		w.Header().Set("HX-Redirect", "/login")
+		return
+	}
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// safeNext keeps a page to return to after signing in only when it is a
+// path of this server: never another site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// liveEvery is the least time between two change notices to one page: a
+// busy scheduler changes thousands of times a second, a page needs to know
+// once.
+const liveEvery = 500 * time.Millisecond
+
+// live streams change notices (server-sent events) while the page is
+// open: the page reloads its live region at each.
+func (u *UI) live(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming not supported", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 2000\n\n")
+	fl.Flush()
+	// The server's write timeout ends a long answer: the stream ends
+	// before it and the browser opens another.
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	stop := time.NewTimer(4 * time.Minute)
+	defer stop.Stop()
+	keepalive := time.NewTicker(25 * time.Second)
+	defer keepalive.Stop()
+	gen, next := u.cfg.Scheduler.Changed()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-u.cfg.Scheduler.Done():
+			return
+		case <-stop.C:
+			return
+		case <-keepalive.C:
+			fmt.Fprint(w, ": keepalive\n\n")
+			fl.Flush()
+		case <-next:
+			var g uint64
+			g, next = u.cfg.Scheduler.Changed()
+			if g == gen {
+				continue
+			}
+			gen = g
+			fmt.Fprintf(w, "event: change\ndata: %d\n\n", gen)
+			fl.Flush()
+			select {
+			case <-time.After(liveEvery):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,143 @@
+// gnomon's web UI: live updates, the CSRF token on every change, and
+// actions confirmed before they are sent to the JSON API.
+(function () {
+  "use strict";
+  var meta = document.querySelector('meta[name="csrf-token"]');
+  var csrf = meta ? meta.content : "";
+  var dialog = document.getElementById("confirm");
+
+  // Every request htmx makes carries the session's CSRF token.
+  document.addEventListener("htmx:configRequest", function (e) {
+    e.detail.headers["X-CSRF-Token"] = csrf;
+  });
+
+  function toast(text, bad) {
+    var t = document.getElementById("toast");
+    t.textContent = text;
+    t.className = bad ? "show bad" : "show";
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(function () { t.className = ""; }, 6000);
+  }
+
+  function refresh() {
+    if (window.htmx && !(dialog && dialog.open)) {
+      htmx.trigger(document.body, "gnomon-change");
+    }
+  }
+
+  // The server tells open pages when the scheduler's state changes.
+  if (csrf && window.EventSource && document.getElementById("live")) {
+    var es = new EventSource("/live");
+    es.addEventListener("change", refresh);
+    window.addEventListener("pagehide", function () { es.close(); });
+  }
+
+  // post sends a change to the JSON API and answers its decoded reply.
+  function post(path, body) {
+    var init = { method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    return fetch(path, init).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (v) {
+        if (!r.ok) {
+          var msg = v.error || r.statusText;
+          if (v.errors) { msg += ": " + v.errors.join("; "); }
+          throw new Error(msg);
+        }
+        return v;
+      });
+    });
+  }
+
+  // ask shows the confirmation dialog; then runs if the user confirms.
+  function ask(title, body, then) {
+    document.getElementById("confirm-title").textContent = title;
+    var b = document.getElementById("confirm-body");
+    b.textContent = "";
+    if (typeof body === "string") {
+      var p = document.createElement("p");
+      p.textContent = body;
+      b.appendChild(p);
+    } else {
+      b.appendChild(body);
+    }
+    dialog.returnValue = "";
+    dialog.onclose = function () {
+      if (dialog.returnValue === "ok") { then(); } else { refresh(); }
+    };
+    dialog.showModal();
+    document.getElementById("confirm-ok").focus();
+  }
+
+  var verbs = {
+    start: "Start", abort: "Abort the run of", freeze: "Freeze", reset: "Reset",
+    green: "Mark as succeeded", red: "Mark as failed"
+  };
+
+  document.addEventListener("click", function (e) {
+    var btn = e.target.closest("button");
+    if (!btn) { return; }
+    if (btn.id === "logout") {
+      post("/logout").catch(function () {}).then(function () { location.href = "/login"; });
+      return;
+    }
+    if (btn.dataset.action) {
+      var task = btn.dataset.task, act = btn.dataset.action;
+      ask(verbs[act] + " " + task + "?", "This sends the event " + act + " to " + task + ", as the command line's event command would.", function () {
+        post("/api/v1/tasks/" + encodeURIComponent(task) + "/events", { event: act })
+          .then(function (v) { toast(v.message || "sent"); refresh(); })
+          .catch(function (err) { toast(err.message, true); });
+      });
+      return;
+    }
+    if (btn.hasAttribute("data-node")) {
+      nodeActions(btn.dataset.process, btn.dataset.timeperiod, btn.dataset.state);
+    }
+  });
+
+  // nodeActions offers to skip or reprocess a period, showing what the
+  // cascade would change before it is applied.
+  function nodeActions(process, timeperiod, state) {
+    var path = "/api/v1/nodes/" + encodeURIComponent(process) + "/" + encodeURIComponent(timeperiod);
+    var box = document.createElement("div");
+    var p = document.createElement("p");
+    p.textContent = process + " " + timeperiod + " is " + state + ".";
+    box.appendChild(p);
+    ["skip", "reprocess"].forEach(function (verb) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.textContent = "Preview " + verb;
+      b.addEventListener("click", function () {
+        post(path + "/" + verb + "?dry_run=true").then(function (v) {
+          dialog.close("preview");
+          var list = document.createElement("div");
+          var n = (v.changed || []).length;
+          var head = document.createElement("p");
+          head.textContent = n === 0 ? "It changes nothing." : "It changes " + n + " node(s):";
+          list.appendChild(head);
+          var ul = document.createElement("ul");
+          (v.changed || []).forEach(function (c) {
+            var li = document.createElement("li");
+            li.textContent = c.process + " " + c.timeperiod + ": " + c.from + " → " + c.to;
+            ul.appendChild(li);
+          });
+          list.appendChild(ul);
+          ask(verb[0].toUpperCase() + verb.slice(1) + " " + process + " " + timeperiod + "?", list, function () {
+            post(path + "/" + verb).then(function (r) {
+              toast(verb + ": " + (r.changed || []).length + " node(s) changed");
+              refresh();
+            }).catch(function (err) { toast(err.message, true); });
+          });
+        }).catch(function (err) { dialog.close(); toast(err.message, true); });
+      });
+      box.appendChild(b);
+    });
+    ask("Period " + timeperiod + " of " + process, box, function () {});
+    document.getElementById("confirm-ok").textContent = "Close";
+    dialog.addEventListener("close", function () {
+      document.getElementById("confirm-ok").textContent = "Confirm";
+    }, { once: true });
+  }
+})();

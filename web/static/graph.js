@@ -1,0 +1,52 @@
+// The dependency graph: cytoscape.js laid out by dagre, left to right.
+(function () {
+  "use strict";
+  var box = document.getElementById("graph");
+  if (!box || !window.cytoscape) { return; }
+  cytoscape.use(cytoscapeDagre);
+  var colours = {
+    success: "#1a7f37", failure: "#c62828", aborted: "#8e24aa", running: "#1565c0",
+    ready: "#00838f", waiting: "#b26a00", frozen: "#546e7a", idle: "#9e9e9e"
+  };
+  fetch(box.dataset.src, { credentials: "same-origin" }).then(function (r) {
+    if (!r.ok) { throw new Error("graph not loaded: " + r.status); }
+    return r.json();
+  }).then(function (g) {
+    var list = document.getElementById("graph-list");
+    g.elements.forEach(function (el) {
+      if (el.group !== "nodes") { return; }
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = "/tasks/" + encodeURIComponent(el.data.id);
+      a.textContent = el.data.id + " (" + el.data.status + ")";
+      li.appendChild(a);
+      list.appendChild(li);
+    });
+    var cy = cytoscape({
+      container: box,
+      elements: g.elements,
+      wheelSensitivity: 0.3,
+      style: [
+        { selector: "node", style: {
+          "label": "data(label)", "background-color": function (n) { return colours[n.data("status")] || "#9e9e9e"; },
+          "color": "#111", "font-size": 11, "text-valign": "bottom", "text-margin-y": 4, "width": 18, "height": 18 } },
+        { selector: "node[type = 'bundle']", style: { "shape": "round-rectangle", "width": 26 } },
+        { selector: "node[type = 'configuration']", style: { "shape": "diamond" } },
+        { selector: "node[?centre]", style: { "border-width": 4, "border-color": "#111" } },
+        { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle", "width": 1.5, "line-color": "#777", "target-arrow-color": "#777" } },
+        { selector: "edge[kind = 'bundle']", style: { "line-style": "dashed" } },
+        { selector: ":selected", style: { "border-width": 3, "border-color": "#f9a825" } }
+      ],
+      layout: { name: "dagre", rankDir: "LR", nodeSep: 20, rankSep: 60 }
+    });
+    cy.on("tap", "node", function (e) {
+      location.href = "/graph?task=" + encodeURIComponent(e.target.id());
+    });
+    cy.on("dbltap", "node", function (e) {
+      location.href = "/tasks/" + encodeURIComponent(e.target.id());
+    });
+    box.dataset.ready = String(g.elements.filter(function (el) { return el.group === "nodes"; }).length);
+  }).catch(function (err) {
+    box.textContent = err.message;
+  });
+})();

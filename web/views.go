@@ -1,0 +1,344 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/cond"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
+	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// dataData is the data-event page: each configuration with what its
+// dependencies' windows hold, and the events received last.
+type dataData struct {
+	Configs  []configView
+	Received []scheduler.Received
+}
+
+type configView struct {
+	Row      taskRow
+	LastExec time.Time
+	Deps     []depView
+}
+
+type depView struct {
+	engine.Stored
+	Life time.Duration
+	// Expires is when the oldest event held stops counting.
+	Expires time.Time
+}
+
+// dataRows bounds the configurations and events the data page lists.
+const dataRows = 200
+
+func (u *UI) data(r *http.Request) (string, any, error) {
+	var d dataData
+	err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
+		for _, name := range e.Names() {
+			def, st, _ := e.Task(name)
+			if def.Type != job.Configuration || len(d.Configs) == dataRows {
+				continue
+			}
+			cv := configView{Row: u.row(def, st), LastExec: u.local(st.LastExec.Time())}
+			for i, s := range e.StoredEvents(name) {
+				life := time.Duration(def.Extras().Deps[i].Life) * time.Second
+				dv := depView{Stored: s, Life: life}
+				if s.Count > 0 {
+					dv.Oldest, dv.Newest, dv.Expires = u.local(s.Oldest), u.local(s.Newest), u.local(s.Oldest.Add(life))
+				}
+				cv.Deps = append(cv.Deps, dv)
+			}
+			d.Configs = append(d.Configs, cv)
+		}
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if d.Received, err = scheduler.ReceivedEvents(r.Context(), u.cfg.Scheduler.Store(), "", 50, 10_000); err != nil {
+		return "", nil, err
+	}
+	for i := range d.Received {
+		d.Received[i].At = u.local(d.Received[i].At)
+	}
+	return "Data events", d, nil
+}
+
+// graphData is the graph page: the elements come from graph.json.
+type graphData struct {
+	Task  string
+	Depth int
+}
+
+func (u *UI) graph(r *http.Request) (string, any, error) {
+	d := graphData{Task: r.URL.Query().Get("task"), Depth: 2}
+	if v := r.URL.Query().Get("depth"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10 {
+			return "", nil, badRequest("depth must be a whole number from 1 to 10, got %q", v)
+		}
+		d.Depth = n
+	}
+	if d.Task != "" {
+		return "Graph around " + d.Task, d, nil
+	}
+	return "Graph", d, nil
+}
+
+// element is a node or edge for the graph library (cytoscape.js).
+type element struct {
+	Group string      `json:"group"`
+	Data  elementData `json:"data"`
+}
+
+type elementData struct {
+	ID     string `json:"id"`
+	Label  string `json:"label,omitempty"`
+	Status string `json:"status,omitempty"`
+	Type   string `json:"type,omitempty"`
+	Source string `json:"source,omitempty"`
+	Target string `json:"target,omitempty"`
+	Kind   string `json:"kind,omitempty"` // of an edge: condition, bundle
+	Centre bool   `json:"centre,omitempty"`
+}
+
+// maxGraph bounds the tasks one graph shows.
+const maxGraph = 400
+
+// graphJSON answers the elements of the graph: every task's conditions
+// and bundles, or those within depth steps of one task, up- and
+// downstream.
+func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
+	_, v, err := u.graph(r)
+	if err != nil {
+		return err
+	}
+	g := v.(graphData)
+	type edge struct{ from, to, kind string }
+	var (
+		nodes   = map[string]bool{}
+		edges   []edge
+		missing bool
+		out     []element
+	)
+	err = u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
+		defs := e.Definitions()
+		up := map[string][]edge{} // edges into a task
+		down := map[string][]edge{}
+		add := func(ed edge) {
+			down[ed.from] = append(down[ed.from], ed)
+			up[ed.to] = append(up[ed.to], ed)
+		}
+		for name, def := range defs {
+			if def.Type == job.Group {
+				continue
+			}
+			if def.Parent != "" {
+				add(edge{def.Parent, name, "bundle"})
+			}
+			if def.Condition != "" {
+				if x, err := cond.Parse(def.Condition); err == nil {
+					for _, n := range x.Names() {
+						add(edge{n, name, "condition"})
+					}
+				}
+			}
+		}
+		if g.Task == "" {
+			for name, def := range defs {
+				if def.Type != job.Group && len(nodes) < maxGraph {
+					nodes[name] = true
+				}
+			}
+		} else {
+			if _, ok := defs[g.Task]; !ok {
+				missing = true
+				return
+			}
+			walk := func(next map[string][]edge, far func(edge) string) {
+				frontier := []string{g.Task}
+				for range g.Depth {
+					var more []string
+					for _, n := range frontier {
+						for _, ed := range next[n] {
+							if f := far(ed); !nodes[f] && len(nodes) < maxGraph {
+								nodes[f] = true
+								more = append(more, f)
+							}
+						}
+					}
+					frontier = more
+				}
+			}
+			nodes[g.Task] = true
+			walk(up, func(ed edge) string { return ed.from })
+			walk(down, func(ed edge) string { return ed.to })
+		}
+		for name := range nodes {
+			def, st, ok := e.Task(name)
+			typ, status := "unknown", "unknown"
+			if ok {
+				typ, status = string(def.Type), st.Status.String()
+			}
+			out = append(out, element{Group: "nodes", Data: elementData{ID: name, Label: name, Status: status, Type: typ, Centre: name == g.Task}})
+			for _, ed := range down[name] {
+				if nodes[ed.to] {
+					edges = append(edges, ed)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if missing {
+		return notFound("task %s not found", g.Task)
+	}
+	slices.SortFunc(out, func(a, b element) int { return cmpString(a.Data.ID, b.Data.ID) })
+	for _, ed := range edges {
+		out = append(out, element{Group: "edges", Data: elementData{ID: ed.kind + ":" + ed.from + ">" + ed.to, Source: ed.from, Target: ed.to, Kind: ed.kind}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return json.NewEncoder(w).Encode(map[string]any{"elements": out, "truncated": len(nodes) >= maxGraph})
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// treesData lists the timeperiod trees.
+type treesData struct {
+	Trees []periods.TreeInfo
+}
+
+func (u *UI) trees(r *http.Request) (string, any, error) {
+	var d treesData
+	if err := u.cfg.Scheduler.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { d.Trees = f.Trees() }); err != nil {
+		return "", nil, err
+	}
+	return "Timeperiod trees", d, nil
+}
+
+// treeData is one tree's grid: a row per level, a cell per period.
+type treeData struct {
+	Tree  periods.TreeInfo
+	Grid  []gridRow
+	Cells int
+}
+
+type gridRow struct {
+	Level periods.LevelInfo
+	Nodes []periods.Node
+}
+
+// gridCells is how many of a level's latest periods the grid shows.
+const gridCells = 48
+
+func (u *UI) tree(r *http.Request) (string, any, error) {
+	name := r.PathValue("name")
+	var (
+		d     treeData
+		found bool
+		ferr  error
+	)
+	err := u.cfg.Scheduler.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) {
+		if d.Tree, found = f.Tree(name); !found {
+			return
+		}
+		for _, lv := range d.Tree.Levels {
+			nodes, err := f.Nodes(lv.Process, 0, 0)
+			if err != nil {
+				ferr = err
+				return
+			}
+			d.Grid = append(d.Grid, gridRow{Level: lv, Nodes: nodes[max(0, len(nodes)-gridCells):]})
+		}
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if !found {
+		return "", nil, notFound("tree %s not found", name)
+	}
+	if ferr != nil {
+		return "", nil, ferr
+	}
+	return "Tree " + name, d, nil
+}
+
+// historyRows is the length of the alert and audit pages.
+const historyRows = 100
+
+type alertsData struct {
+	Alerts []job.Alert
+	Task   string
+	Next   int64
+}
+
+func (u *UI) alerts(r *http.Request) (string, any, error) {
+	d := alertsData{Task: r.URL.Query().Get("task")}
+	q := store.AlertQuery{Task: d.Task, Limit: historyRows + 1}
+	if v := r.URL.Query().Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return "", nil, badRequest("before must be an alert ID, got %q", v)
+		}
+		q.Before = n
+	}
+	list, err := u.cfg.Scheduler.Store().Alerts(r.Context(), q)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(list) > historyRows {
+		list = list[:historyRows]
+		d.Next = list[historyRows-1].ID
+	}
+	for _, a := range list {
+		a.Created = u.local(a.Created)
+		d.Alerts = append(d.Alerts, a)
+	}
+	return "Alerts", d, nil
+}
+
+type auditData struct {
+	Records []job.AuditRecord
+	After   int64
+	Next    int64
+}
+
+func (u *UI) audit(r *http.Request) (string, any, error) {
+	var d auditData
+	if v := r.URL.Query().Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return "", nil, badRequest("after must be a record number, got %q", v)
+		}
+		d.After = n
+	}
+	list, err := u.cfg.Scheduler.Store().Audit(r.Context(), d.After, historyRows+1)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(list) > historyRows {
+		list = list[:historyRows]
+		d.Next = list[historyRows-1].Seq
+	}
+	for _, a := range list {
+		a.Launch, a.Stop = u.local(a.Launch), u.local(a.Stop)
+		d.Records = append(d.Records, a)
+	}
+	return "Audit", d, nil
+}

@@ -1,0 +1,273 @@
+// Package web is gnomon's web UI: pages rendered on the server with
+// html/template, made live with htmx and a stream of change notices, every
+// file embedded in the binary. It reads the scheduler directly and makes
+// its changes through the JSON API, so that a click in a browser is
+// authorised, journaled and audited as the same request from the command
+// line would be. See docs/ui.md.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/scheduler"
+)
+
+//go:embed templates static
+var files embed.FS
+
+// Config is what the UI shows and how.
+type Config struct {
+	Scheduler *scheduler.Scheduler
+	// Location is the zone times are shown in: the server's.
+	Location *time.Location
+	Version  string
+	// Sessions are the signed-in browsers.
+	Sessions *auth.Sessions
+	Logger   *slog.Logger
+}
+
+// UI serves the web interface. It is mounted on the API server
+// (api.Server.Mount), whose guard authenticates its requests.
+type UI struct {
+	cfg    Config
+	mux    *http.ServeMux
+	pages  map[string]*template.Template
+	static http.Handler
+	// assets maps a static file's name to its URL, which carries a digest
+	// of its content so that browsers may keep it for good.
+	assets map[string]string
+}
+
+// New returns the UI.
+func New(cfg Config) (*UI, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}, assets: map[string]string{}}
+	if err := u.digestAssets(); err != nil {
+		return nil, err
+	}
+	if err := u.parse(); err != nil {
+		return nil, err
+	}
+	static, _ := fs.Sub(files, "static")
+	u.static = http.StripPrefix("/static/", http.FileServerFS(static))
+	u.routes()
+	return u, nil
+}
+
+func (u *UI) routes() {
+	u.mux.HandleFunc("GET /static/", u.serveStatic)
+	u.mux.HandleFunc("GET /login", u.loginPage)
+	u.mux.HandleFunc("POST /login", u.login)
+	u.mux.HandleFunc("POST /logout", u.logout)
+	u.mux.HandleFunc("GET /live", u.live)
+	u.page("GET /{$}", "overview", u.overview)
+	u.page("GET /tasks", "tasks", u.tasks)
+	u.page("GET /tasks/{name}", "task", u.task)
+	u.page("GET /timeline", "timeline", u.timeline)
+	u.page("GET /graph", "graph", u.graph)
+	u.mux.HandleFunc("GET /graph.json", u.handle(u.graphJSON))
+	u.page("GET /data", "data", u.data)
+	u.page("GET /trees", "trees", u.trees)
+	u.page("GET /trees/{name}", "tree", u.tree)
+	u.page("GET /alerts", "alerts", u.alerts)
+	u.page("GET /audit", "audit", u.audit)
+	u.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		u.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no page at " + r.URL.Path})
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	// The pages load only their own files, and no other site may frame
+	// them (clickjacking).
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	u.mux.ServeHTTP(w, r)
+}
+
+// Public reports whether a request needs no identity: the sign-in page and
+// the static files.
+func (u *UI) Public(r *http.Request) bool {
+	return r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/")
+}
+
+// SignIn sends a browser without a session to the sign-in page, which
+// brings it back where it was going.
+func (u *UI) SignIn(w http.ResponseWriter, r *http.Request, reason string) {
+	if r.Header.Get("HX-Request") != "" {
+		// A fragment asked for by a page whose session ended: the whole
+		// page goes to sign in.
+		w.Header().Set("HX-Redirect", "/login")
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	q := url.Values{"next": {r.URL.RequestURI()}}
+	if _, err := r.Cookie(api.SessionCookie); err == nil {
+		q.Set("reason", reason)
+	}
+	http.Redirect(w, r, "/login?"+q.Encode(), http.StatusSeeOther)
+}
+
+func (u *UI) serveStatic(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("v") != "" {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	}
+	u.static.ServeHTTP(w, r)
+}
+
+// digestAssets gives each static file a URL that changes with its content.
+func (u *UI) digestAssets() error {
+	return fs.WalkDir(files, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		name := strings.TrimPrefix(p, "static/")
+		u.assets[name] = "/static/" + name + "?v=" + hex.EncodeToString(sum[:6])
+		return nil
+	})
+}
+
+// parse reads the templates: each page is the layout with its content.
+func (u *UI) parse() error {
+	funcs := u.funcs()
+	pages, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return err
+	}
+	for _, p := range pages {
+		name := strings.TrimSuffix(path.Base(p), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", p)
+		if err != nil {
+			return err
+		}
+		u.pages[name] = t
+	}
+	return nil
+}
+
+// view is what every page template is given.
+type view struct {
+	Title    string
+	Section  string // the navigation entry of the page
+	Identity *auth.Identity
+	CSRF     string
+	Now      time.Time
+	Sim      bool
+	Version  string
+	// Self is the page's URL: the live region reloads from it.
+	Self string
+	Data any
+}
+
+// Can reports whether the viewer's role grants a permission (to show the
+// actions it may take; the API decides).
+func (v *view) Can(p string) bool {
+	return v.Identity != nil && v.Identity.Can(auth.Permission(p)) == nil
+}
+
+// httpError is a page's error with its status.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func notFound(format string, args ...any) error {
+	return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf(format, args...)}
+}
+
+func badRequest(format string, args ...any) error {
+	return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// page registers a page: fn reads what it shows, the template named tmpl
+// shows it.
+func (u *UI) page(pattern, tmpl string, fn func(r *http.Request) (title string, data any, err error)) {
+	section := tmpl
+	switch tmpl {
+	case "task":
+		section = "tasks"
+	case "tree":
+		section = "trees"
+	}
+	u.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		title, data, err := fn(r)
+		if err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		u.render(w, r, http.StatusOK, tmpl, &view{Title: title, Section: section, Data: data})
+	})
+}
+
+// handle adapts a handler that may fail.
+func (u *UI) handle(fn func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			u.fail(w, r, err)
+		}
+	}
+}
+
+func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl string, v *view) {
+	v.Identity, v.CSRF = auth.FromContext(r.Context()), api.CSRF(r)
+	v.Now, v.Sim, v.Version = u.cfg.Scheduler.Now().In(u.cfg.Location), u.cfg.Scheduler.Simulated(), u.cfg.Version
+	v.Self = r.URL.RequestURI()
+	var buf bytes.Buffer
+	if err := u.pages[tmpl].ExecuteTemplate(&buf, "layout", v); err != nil {
+		u.cfg.Logger.Error("page not rendered", "page", tmpl, "err", err)
+		http.Error(w, "page not rendered: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// fail shows an error page: the error's own status, 503 while the
+// database is unavailable, 500 for the unexpected.
+func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		status = he.status
+	case errors.Is(err, scheduler.ErrStopped):
+		status = http.StatusServiceUnavailable
+	default:
+		u.cfg.Logger.Error("page failed", "path", r.URL.Path, "err", err)
+	}
+	u.render(w, r, status, "error", &view{Title: http.StatusText(status), Data: err.Error()})
+}
