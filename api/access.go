@@ -58,7 +58,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	if r.URL.Path == "/healthz" {
 		return r, true
 	}
-	ui := s.ui != nil && !apiPath(r.URL.Path)
+	ui := s.forUI(r)
 	if !s.access.hostAllowed(r.Host, r) {
 		writeError(w, &Error{Status: http.StatusMisdirectedRequest, Message: fmt.Sprintf(
 			"host %q is not a name of this server; a server reached by another name lists it with --public-name", r.Host)})
@@ -118,9 +118,13 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// apiPath reports whether a path is the API's rather than the web UI's.
-func apiPath(p string) bool {
-	return p == "/events" || p == "/healthz" || p == "/metrics" || strings.HasPrefix(p, "/api/")
+// forUI reports whether a request is the web UI's: a path the API does not
+// own, from a client that sends no token (a browser). A client of the API
+// that asks for another path is answered by the API, in JSON.
+func (s *Server) forUI(r *http.Request) bool {
+	p := r.URL.Path
+	api := p == "/events" || p == "/healthz" || p == "/metrics" || strings.HasPrefix(p, "/api/")
+	return s.ui != nil && !api && r.Header.Get("Authorization") == ""
 }
 
 // authenticate finds the identity of a request: its bearer token, else the

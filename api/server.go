@@ -108,7 +108,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // unrouted answers requests no route takes: 405 with Allow when the path
 // exists for other methods, 404 otherwise, both as JSON.
 func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
-	if s.ui != nil && !apiPath(r.URL.Path) {
+	if s.forUI(r) {
 		s.ui.ServeHTTP(w, r)
 		return
 	}
