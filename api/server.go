@@ -346,7 +346,7 @@ func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
 func (s *Server) localState(st job.State) StateView {
 	return StateView{
 		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
-		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, DueAt: s.local(st.DueAt.Time()),
+		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, By: st.By, DueAt: s.local(st.DueAt.Time()),
 		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,
 	}
 }
