@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
@@ -233,7 +234,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 // maxBody bounds request bodies: a definition file and its JSON escaping.
 const maxBody = 2*defs.MaxFileSize + 4096
 
-// decode reads exactly one JSON object into v, refusing unknown fields.
+// decode reads exactly one JSON object into v, refusing unknown fields
+// and a body that is not UTF-8.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
@@ -242,6 +244,13 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		return err
+	}
+	// encoding/json reads bytes that are not UTF-8 inside a string as
+	// U+FFFD without a word: a definition, a name or a resource would then
+	// be stored as something else than was sent, and no validator would
+	// see it. Such a body is refused instead.
+	if !utf8.Valid(body) {
+		return badRequest("request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -355,7 +364,7 @@ func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
 func (s *Server) localState(st job.State) StateView {
 	return StateView{
 		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
-		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, DueAt: s.local(st.DueAt.Time()),
+		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, By: st.By, DueAt: s.local(st.DueAt.Time()),
 		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,
 	}
 }

@@ -101,6 +101,7 @@ type StateView struct {
 	BundleRun     int64         `json:"bundle_run,omitempty"`
 	BundleOutcome job.Status    `json:"bundle_outcome,omitempty"`
 	Trigger       string        `json:"trigger,omitempty"`
+	By            string        `json:"by,omitempty"`
 	DueAt         time.Time     `json:"due_at,omitzero"`
 	Scheduled     time.Time     `json:"scheduled,omitzero"`
 	NextFire      time.Time     `json:"next_fire,omitzero"`

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -266,7 +268,11 @@ with each attribute that changes, and those deleted.`,
 	return c
 }
 
-// readDefinitions reads a definition file, refusing what is not one.
+// readDefinitions reads a definition file, refusing what is not one. The
+// file goes to the server inside a JSON string, whose encoder would send
+// a byte that is not UTF-8 as U+FFFD without a word: the server would
+// validate and store another text than the file holds. Such a file is
+// refused here, as the server refuses it.
 func readDefinitions(file string) (string, error) {
 	st, err := os.Stat(file)
 	if err != nil {
@@ -279,7 +285,28 @@ func readDefinitions(file string) (string, error) {
 	if err != nil {
 		return "", usageErr("cannot read %s: %v", file, err)
 	}
+	if !utf8.Valid(b) {
+		return "", notUTF8(file, b)
+	}
 	return string(b), nil
+}
+
+// notUTF8 is the refusal of a file that is not UTF-8 text, worded as the
+// server words it, at the file's first invalid byte: its line, its column
+// and its offset in the file, both counted in bytes from 1 and 0.
+func notUTF8(file string, b []byte) error {
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	line := 1 + bytes.Count(b[:i], []byte{'\n'})
+	col := i - bytes.LastIndexByte(b[:i], '\n')
+	return &exitError{code: ExitRejected, msg: fmt.Sprintf("%s:%d: not UTF-8 text: byte 0x%02x (column %d, offset %d) is not UTF-8; save the file as UTF-8",
+		file, line, b[i], col, i)}
 }
 
 func eventCmd(env *Env, client func() *api.Client) *cobra.Command {

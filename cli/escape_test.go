@@ -150,3 +150,28 @@ func TestEscapedOutput(t *testing.T) {
 		t.Errorf("post-event with a NUL: exit %d, stderr %q", code, errs)
 	}
 }
+
+// A definition file that is not UTF-8 is refused by the client, which
+// would send its bytes as U+FFFD (a JSON string holds UTF-8 only), naming
+// the file, the line, the column and the offset of the first bad byte; a
+// request that sends such bytes itself is refused by the server.
+func TestDefRefusesFileNotUTF8(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	text := "insert_task: a\ntype: callable\ncommand: echo caf\xe9\nout_log_file: @DIR@/o\nerr_log_file: @DIR@/e\n"
+	bad := f.file("bad.def", text)
+	for _, args := range [][]string{{"gnomon", "def", "-f", bad}, {"gnomon", "def", "-c", "-f", bad}, {"gnomon", "def", "--apply", "-f", bad}} {
+		_, errs, code := f.run(args...)
+		want := "ERROR " + bad + ":3: not UTF-8 text: byte 0xe9 (column 18, offset 47) is not UTF-8; save the file as UTF-8\n"
+		if code != ExitRejected || errs != want {
+			t.Errorf("%v: exit %d, stderr\n%s\nwant\n%s", args[1:], code, errs, want)
+		}
+	}
+	if _, _, code := f.run("gnomon", "task", "-j", "a"); code != ExitRejected {
+		t.Errorf("task a after a refused file: exit %d, want %d (not defined)", code, ExitRejected)
+	}
+	body := "{\"file\":\"bad.def\",\"text\":\"" + strings.ReplaceAll(strings.ReplaceAll(text, "\n", `\n`), "@DIR@", f.dir) + "\"}"
+	if status, msg, _ := send(t, f.client.Base, f.client.Token, "POST", "/api/v1/definitions", body); status != 400 || msg != "request body is not valid UTF-8" {
+		t.Errorf("POST /api/v1/definitions with a byte that is not UTF-8: %d %q", status, msg)
+	}
+}

@@ -157,31 +157,57 @@ func periodLine(w io.Writer, name, start, end, status, period, outcome string) {
 
 // runsHeader writes the header of a runs table: the seed's, with the
 // timeperiod and outcome columns when the runs are those of a timeperiod
-// process.
+// process, or with a By column when a run names the identity that started
+// it (an operator's start, a data event's token), so that the seed's
+// table is unchanged where no one did.
 func runsHeader(w io.Writer, runs []api.RunView) {
-	if !slices.ContainsFunc(runs, func(r api.RunView) bool { return r.Timeperiod != "" }) {
-		tableHeader(w)
-		return
-	}
 	u := strings.Repeat
-	periodLine(w, "Task Name", "Start Time", "End Time", "Status", "Timeperiod", "Outcome")
-	periodLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", wPeriod), u("_", 9))
+	switch {
+	case slices.ContainsFunc(runs, func(r api.RunView) bool { return r.Timeperiod != "" }):
+		periodLine(w, "Task Name", "Start Time", "End Time", "Status", "Timeperiod", "Outcome")
+		periodLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", wPeriod), u("_", 9))
+	case slices.ContainsFunc(runs, startedBy):
+		runLine(w, "Task Name", "Start Time", "End Time", "Status", "By")
+		runLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", 2))
+	default:
+		tableHeader(w)
+	}
+}
+
+// startedBy reports whether a run, or one of its children's, names who
+// started it.
+func startedBy(r api.RunView) bool {
+	return r.By != "" || slices.ContainsFunc(r.Children, func(c job.Run) bool { return c.By != "" })
 }
 
 // writeRunRows prints runs as schd_runs does, below runsHeader: a bundle
 // run is followed by the runs of its children; the run of a timeperiod
-// process ends with its timeperiod and outcome.
+// process ends with its timeperiod and outcome. A run that names who
+// started it ends with that name, even on a page after the first, whose
+// header runsHeader did not see.
 func writeRunRows(w io.Writer, runs []api.RunView) {
 	for _, r := range runs {
 		if r.Timeperiod != "" {
 			periodLine(w, termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(), termsafe.String(r.Timeperiod), termsafe.String(r.Outcome))
 			continue
 		}
-		tableRow(w, r.Task, 0, r.Start, r.End, r.Status)
+		runRow(w, &r.Run, 0)
 		for _, c := range r.Children {
-			tableRow(w, c.Task, 1, c.Start, c.End, c.Status)
+			runRow(w, &c, 1)
 		}
 	}
+}
+
+// runRow writes a run as a row of the runs table, indented by level.
+func runRow(w io.Writer, r *job.Run, level int) {
+	runLine(w, strings.Repeat(" ", level)+termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(), termsafe.String(r.By))
+}
+
+// runLine writes the four columns of tableLine, then who started the run
+// (nothing if no one did), without trailing blanks.
+func runLine(w io.Writer, name, start, end, status, by string) {
+	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, by)
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
 }
 
 // fireLine writes one line of the table of fires.

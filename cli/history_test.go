@@ -44,7 +44,7 @@ err_log_file: @DIR@/k1.err
 		t.Fatalf("runs of a1 while it runs: %+v", rs.Runs)
 	}
 	out := f.mustRun("schd_runs", "-j", "a1", "-c", "5")
-	if !strings.Contains(out, "\na1 ") || !strings.HasSuffix(strings.TrimSpace(out), "running") {
+	if !strings.Contains(out, "\na1 ") || !strings.HasSuffix(strings.TrimSpace(out), "running    admin") { // started with the admin token
 		t.Errorf("schd_runs while a1 runs:\n%s", out)
 	}
 

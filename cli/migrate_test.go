@@ -11,7 +11,7 @@ import (
 // TestMigrateToPostgres moves a stopped server's SQLite data directory to
 // an empty PostgreSQL database: the copy is verified, a second migrate is
 // refused, and a server started on PostgreSQL has the definitions, the
-// run history and the trees.
+// run history (who started each run included) and the trees.
 func TestMigrateToPostgres(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.URL(t)
@@ -35,7 +35,7 @@ func TestMigrateToPostgres(t *testing.T) {
 	}
 
 	f.start(func(c *ServerConfig) { c.DB = pg }, simulateFrom("2026-03-08T06:00:00Z"))
-	if out := f.mustRun("gnomon", "runs", "-j", "m"); !strings.Contains(out, "success") {
+	if out := f.mustRun("gnomon", "runs", "-j", "m"); !strings.Contains(out, "success    admin") { // and who started it
 		t.Fatalf("runs of m on PostgreSQL:\n%s", out)
 	}
 	if out := f.mustRun("gnomon", "status", "-j", "m"); !strings.Contains(out, "success") {

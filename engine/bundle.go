@@ -11,10 +11,14 @@ import (
 // children are skipped, active ones adopted, and all others are queued in
 // one step before any condition is evaluated, so that statuses left from
 // the previous run cannot satisfy a sibling's condition.
+//
+// The identity that started the bundle run (State.By) is that of every
+// run its members start for it, even once a condition releases them.
 func (e *Engine) startBundle(name string) {
 	en := e.tasks[name]
 	e.lastRun++
-	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: cmp.Or(en.st.Trigger, "start"), Scheduled: en.st.Scheduled.Time()}
+	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: cmp.Or(en.st.Trigger, "start"), Scheduled: en.st.Scheduled.Time(),
+		By: en.st.By}
 	e.runs[r.ID] = r
 	e.touchRun(r)
 	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), 0, r.ID
@@ -35,7 +39,7 @@ func (e *Engine) startBundle(name string) {
 			}
 		default:
 			queued = append(queued, c)
-			ce.st.Scheduled = en.st.Scheduled
+			ce.st.Scheduled, ce.st.By = en.st.Scheduled, r.By
 			e.setStatus(c, job.Queued, false)
 		}
 		ce.st.BundleRun, ce.st.BundleOutcome = r.ID, job.Idle

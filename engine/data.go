@@ -102,7 +102,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 	name := en.def.Name
 	touched := e.out.tasks[name]
 	f := job.Fire{Task: name, Scheduled: ev.At, At: e.now, Fate: job.FateRan}
-	queued, why := e.admit(en, "configuration", job.Pending{Trigger: "event", Scheduled: ev.At})
+	queued, why := e.admit(en, "configuration", job.Pending{Trigger: "event", Scheduled: ev.At, By: ev.By})
 	if why != "" {
 		f.Fate, f.Reason = job.FateSkipped, why
 	} else if queued {
@@ -120,7 +120,7 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 		e.out.Fires = append(e.out.Fires, f)
 		e.out.Effects = append(e.out.Effects, trig)
 		if !queued {
-			en.st.Trigger, en.st.Scheduled = "event", job.At(ev.At)
+			en.st.Trigger, en.st.Scheduled, en.st.By = "event", job.At(ev.At), ev.By
 			e.setStatus(name, job.Queued, false)
 			e.release(name)
 		}
@@ -149,10 +149,11 @@ func (e *Engine) dataFire(en *entry, ev Data) bool {
 }
 
 // EventRun returns the run that records the execution of configuration
-// task, which has no command, triggered by ev at now.
+// task, which has no command, triggered by ev at now. A restart rebuilds
+// it from the journaled event, identity included.
 func EventRun(id int64, task string, ev Data, now time.Time) *job.Run {
 	return &job.Run{ID: id, Task: task, Status: job.Success, Start: now, End: now, Result: job.ResultNormal,
-		Trigger: "event", Scheduled: ev.At, Message: fmt.Sprintf("event %s %s", ev.Type, ev.Resource)}
+		Trigger: "event", Scheduled: ev.At, Message: fmt.Sprintf("event %s %s", ev.Type, ev.Resource), By: ev.By}
 }
 
 // RanFire returns the fire of the trigger an EventRun records.
@@ -170,7 +171,7 @@ func Replay(st *job.State, r *job.Run) bool {
 		return false
 	}
 	st.LastExec, st.Start, st.End, st.RunID = at, job.At(r.Start), job.At(r.Start), 0
-	st.Status, st.DueAt, st.ReadySeq, st.Trigger, st.Scheduled = job.Success, 0, 0, "", 0
+	st.Status, st.DueAt, st.ReadySeq, st.Trigger, st.Scheduled, st.By = job.Success, 0, 0, "", 0, ""
 	return true
 }
 

@@ -496,7 +496,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		en.st.ReadySeq = 0
 	}
 	if !s.Active() || s == job.Running {
-		en.st.Trigger = ""
+		en.st.Trigger, en.st.By = "", "" // the run took them
 	}
 	if !s.Active() {
 		en.st.Scheduled = 0
@@ -663,6 +663,7 @@ func (e *Engine) startRun(name, trigger string) {
 		BundleRun: en.st.BundleRun,
 		Trigger:   trigger,
 		Scheduled: en.st.Scheduled.Time(),
+		By:        en.st.By,
 	}
 	e.runs[r.ID] = r
 	e.running++
@@ -751,7 +752,7 @@ func (e *Engine) act(ev Act) error {
 	switch ev.Action {
 	case job.ActStart:
 		if s.Active() && en.def.Type != job.Bundle {
-			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start"}); queued {
+			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start", By: ev.By}); queued {
 				return nil
 			}
 		}
@@ -766,12 +767,13 @@ func (e *Engine) act(ev Act) error {
 			if s.Active() {
 				return refused("event start is not effective on active task")
 			}
+			en.st.By = ev.By
 			e.startBundle(name)
 			return nil
 		}
 		// A start bypasses the condition; a child of a running bundle that
 		// was waiting stays a member of that bundle run.
-		en.st.Trigger = "start"
+		en.st.Trigger, en.st.By = "start", ev.By
 		e.setStatus(name, job.Ready, false)
 	case job.ActAbort:
 		if s.Settled() {

@@ -375,6 +375,7 @@ func TestReplay(t *testing.T) {
 		{Type: job.TimeBased, Resource: "cron"}}
 	names := []string{"box", "k1", "k2", "x", "y", "z", "c", "iv", "d1", "d2"}
 	actions := []job.Action{job.ActStart, job.ActAbort, job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed}
+	users := []string{"", "alice", "feed"} // who sent an event, without drawing from the seeded stream
 	for seed := range uint64(50) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		h := setup(t, 2, defsText)
@@ -393,11 +394,12 @@ func TestReplay(t *testing.T) {
 			case rng.IntN(4) == 0:
 				d := data[rng.IntN(len(data))]
 				d.At = h.now.Add(-time.Duration(rng.IntN(90)) * time.Second) // late, out of order
+				d.By = users[len(log)%len(users)]
 				ev = d
 			case rng.IntN(12) == 0:
 				ev = redefs[rng.IntN(len(redefs))]
 			default:
-				ev = Act{Task: names[rng.IntN(len(names))], Action: actions[rng.IntN(len(actions))]}
+				ev = Act{Task: names[rng.IntN(len(names))], Action: actions[rng.IntN(len(actions))], By: users[len(log)%len(users)]}
 			}
 			out, err := h.e.Apply(ev, h.now)
 			if err != nil {
@@ -458,6 +460,11 @@ func checkInvariants(t *testing.T, e *Engine) {
 		}
 		if en.st.Status == job.Ready && e.running < e.workers {
 			t.Fatalf("%s is ready with a free worker", name)
+		}
+		// The identity of a trigger goes to its run: a task that is not
+		// waiting to start keeps none for a later one.
+		if s := en.st.Status; en.st.By != "" && (!s.Active() || s == job.Running) {
+			t.Fatalf("%s is %s and keeps the identity %q", name, s, en.st.By)
 		}
 	}
 }

@@ -213,7 +213,7 @@ func (e *Engine) startGroup(group []*entry, at time.Time) {
 	names = e.byDispatchOrder(names)
 	for _, n := range names {
 		en := e.tasks[n]
-		en.st.Trigger, en.st.Scheduled = "schedule", job.At(at)
+		en.st.Trigger, en.st.Scheduled, en.st.By = "schedule", job.At(at), "" // the clock is no one
 		if en.def.Type == job.Callable {
 			e.setStatus(n, job.Queued, false)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
 // AuditRecord is the audit trail's record of one ended run (seed 004):
@@ -21,11 +23,15 @@ type AuditRecord struct {
 	Message string    `json:"message,omitempty"`
 	// Data is the message data the run reported.
 	Data map[string]string `json:"data,omitempty"`
+	// By names the identity whose API call started the run (Run.By),
+	// empty if none did.
+	By string `json:"by,omitempty"`
 }
 
 // AuditOf returns the audit record of an ended run.
 func AuditOf(r *Run) AuditRecord {
-	return AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: r.Result, Status: r.Status, Message: r.Message, Data: r.Data}
+	return AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: r.Result, Status: r.Status, Message: r.Message, Data: r.Data,
+		By: r.By}
 }
 
 // Normal reports whether the run completed by itself: the scheduler result
@@ -35,12 +41,18 @@ func (a AuditRecord) Normal() bool { return a.Result == ResultNormal || a.Result
 
 // Line renders the record as a line of audit.log, without the newline:
 //
-//	NAME : LAUNCH : STOP : RESULT : STATUS
+//	NAME : LAUNCH : STOP : RESULT : STATUS[ : by IDENTITY]
 //
 // with instants in RFC 3339 in loc, RESULT normal or abnormal, and STATUS
 // the run's status, then its message after a colon when it has one, then
-// its message data as key=value pairs in key order, in brackets. Line
-// breaks are written as spaces, so that a record is a line.
+// its message data as key=value pairs in key order, in brackets. The last
+// field names the identity whose API call started the run, and is left
+// out when none did, so that the five fields keep their places.
+//
+// Line breaks are written as spaces, so that a record is a line. A
+// message or data may hold what a terminal obeys (an escape sequence, a
+// bidirectional override) or bytes that are not UTF-8: those are written
+// as escapes (termsafe.String), so that the file can be read with cat.
 func (a AuditRecord) Line(loc *time.Location) string {
 	result := "normal"
 	if !a.Normal() {
@@ -58,5 +70,9 @@ func (a AuditRecord) Line(loc *time.Location) string {
 		status += " [" + strings.Join(strings.Fields(strings.Join(kv, " ")), " ") + "]"
 	}
 	const layout = "2006-01-02T15:04:05Z07:00"
-	return fmt.Sprintf("%s : %s : %s : %s : %s", a.Task, a.Launch.In(loc).Format(layout), a.Stop.In(loc).Format(layout), result, status)
+	line := fmt.Sprintf("%s : %s : %s : %s : %s", a.Task, a.Launch.In(loc).Format(layout), a.Stop.In(loc).Format(layout), result, status)
+	if a.By != "" {
+		line += " : by " + a.By
+	}
+	return termsafe.String(line)
 }

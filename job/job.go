@@ -1,6 +1,7 @@
 // Package job is gnomon's shared vocabulary: task definitions, statuses, runs
-// and the actions operators send. It sits at the bottom of the import graph and
-// imports nothing of gnomon's own.
+// and the actions operators send. It sits at the bottom of the import graph:
+// of gnomon's own it imports only internal/termsafe, a leaf, with which
+// audit lines are written.
 package job
 
 import (

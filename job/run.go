@@ -34,6 +34,11 @@ type Run struct {
 	// or canceled. Both are empty for a task's run.
 	Timeperiod string `json:"timeperiod,omitempty"`
 	Outcome    string `json:"outcome,omitempty"`
+	// By names the identity whose API call started the run (an operator's
+	// start, a data event posted with a token, the start of the bundle run
+	// it belongs to); empty when the clock, a condition or the server
+	// itself did.
+	By string `json:"by,omitempty"`
 }
 
 // Done reports whether the run has ended.
@@ -57,6 +62,10 @@ type State struct {
 	// Trigger says what made an active task active ("start", "bundle",
 	// "condition"); its run records it.
 	Trigger string `json:"trigger,omitempty"`
+	// By names the identity whose call made the task active, empty if no
+	// call did (see Run.By); its run records it. Like Trigger, it is kept
+	// while the task waits for its condition, its start delay or a worker.
+	By string `json:"by,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt Instant `json:"due_at,omitzero"`
 	// Scheduled is the occurrence of the time trigger that made the task
@@ -80,6 +89,8 @@ type Pending struct {
 	Scheduled time.Time `json:"scheduled,omitzero"`
 	// Due is when its start delay has passed (zero: at once).
 	Due time.Time `json:"due,omitzero"`
+	// By names the identity whose call made the trigger (see Run.By).
+	By string `json:"by,omitempty"`
 }
 
 // Fate is what became of one planned occurrence of a time trigger.

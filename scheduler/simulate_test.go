@@ -31,6 +31,17 @@ var t0 = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
 // mailer that mailer returns for its clock (nil for none).
 func openSim(t testing.TB, dir string, from time.Time, mailer func(Clock) Mailer) *sim {
 	t.Helper()
+	return openSimWith(t, dir, from, func(c *Config) {
+		if mailer != nil {
+			c.Mailer = mailer(c.Clock)
+		}
+	})
+}
+
+// openSimWith starts a simulating scheduler on dir from instant from, its
+// configuration adjusted by opt.
+func openSimWith(t testing.TB, dir string, from time.Time, opt func(*Config)) *sim {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
 	if err != nil {
@@ -43,9 +54,7 @@ func openSim(t testing.TB, dir string, from time.Time, mailer func(Clock) Mailer
 	}
 	t.Cleanup(r.Wait)
 	cfg := Config{Store: st, Runner: r, DataDir: dir, Clock: m.clock, Location: time.UTC}
-	if mailer != nil {
-		cfg.Mailer = mailer(m.clock)
-	}
+	opt(&cfg)
 	m.s, err = New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -131,6 +131,35 @@ func TestStoresAgree(t *testing.T) {
 	}
 }
 
+// TestMigrateCopiesEverything migrates a SQLite store filled with
+// seeded-random batches into an empty PostgreSQL one: the copy reads back
+// as the source does, who started each run included.
+func TestMigrateCopiesEverything(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, dst := opener(stores[0].at).open(t), opener(stores[1].at).open(t)
+	g := &gen{rng: rand.New(rand.NewPCG(2026, 4))}
+	for range 60 {
+		src.Commit(ctx, g.batch()) // a batch the store refuses leaves nothing
+	}
+	if _, err := store.Migrate(ctx, src, dst); err != nil {
+		t.Fatal(err)
+	}
+	want := contents(t, src)
+	if diff := cmp.Diff(want, contents(t, dst)); diff != "" {
+		t.Errorf("the copy differs (-source +copy):\n%s", diff)
+	}
+	by := 0
+	for _, r := range want.Runs {
+		if r.By != "" {
+			by++
+		}
+	}
+	if by == 0 {
+		t.Error("no run names who started it: the batches do not cover it")
+	}
+}
+
 // gen makes random batches over few keys, so that they collide.
 type gen struct {
 	rng    *rand.Rand
@@ -158,7 +187,7 @@ func (g *gen) batch() *store.Batch {
 	}
 	for range g.n(3) {
 		def := &job.Task{Name: g.pick("a", "b", "c"), Type: job.Callable, Command: g.pick("true", "false", "echo x")}
-		b.Tasks = append(b.Tasks, job.Record{Def: def, State: job.State{Status: g.status(), RunID: r.Int64N(5)}})
+		b.Tasks = append(b.Tasks, job.Record{Def: def, State: job.State{Status: g.status(), RunID: r.Int64N(5), By: g.pick("", "alice")}})
 	}
 	for range g.n(2) {
 		b.States = append(b.States, store.TaskState{Name: g.pick("a", "b", "c", "a", "b", "c", "ghost"), State: job.State{Status: g.status()}})
@@ -173,7 +202,7 @@ func (g *gen) batch() *store.Batch {
 	for range g.n(4) {
 		run := job.Run{ID: 1 + r.Int64N(8), Task: g.pick("a", "b"), Status: g.status(), Start: g.instant(), ExitCode: r.IntN(3) - 1,
 			Result: job.Result(g.pick("", "normal")), Message: g.pick("", "m"), BundleRun: r.Int64N(3), Trigger: g.pick("start", "schedule"),
-			Timeperiod: g.pick("", "2026030101"), Outcome: g.pick("", "processed")}
+			Timeperiod: g.pick("", "2026030101"), Outcome: g.pick("", "processed"), By: g.pick("", "alice")}
 		if run.Status != job.Running {
 			run.End = g.instant()
 		}
@@ -201,7 +230,7 @@ func (g *gen) batch() *store.Batch {
 	}
 	for range g.n(1) {
 		b.Audit = append(b.Audit, job.AuditRecord{Task: g.pick("a", "b"), RunID: r.Int64N(8), Launch: g.instant(), Stop: g.instant(),
-			Result: job.ResultNormal, Status: job.Success, Message: g.pick("", "m")})
+			Result: job.ResultNormal, Status: job.Success, Message: g.pick("", "m"), By: g.pick("", "alice")})
 	}
 	if r.IntN(2) == 0 {
 		tr := &store.Trees{}

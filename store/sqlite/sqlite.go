@@ -168,8 +168,8 @@ const (
 			def = excluded.def, state = excluded.state`
 	updState = `UPDATE tasks SET status = ?, state = ? WHERE name = ?`
 	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
-			timeperiod, outcome)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			timeperiod, outcome, started_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
 			outcome = excluded.outcome`
@@ -181,7 +181,7 @@ const (
 	linkFire = `UPDATE fires SET run = ?1 WHERE task = ?2 AND scheduled = ?3 AND fate = 'ran' AND (run = 0 OR run > ?1)`
 	insPart  = `INSERT INTO checkpoint_parts (gen, body) VALUES (?, ?)`
 	insAlert = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
-	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data, started_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 func (s *Store) prepareAll(ctx context.Context) error {
@@ -337,7 +337,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 				return err
 			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
-				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome); err != nil {
+				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By); err != nil {
 				return err
 			}
 			if !r.Scheduled.IsZero() {
@@ -486,7 +486,8 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 	return recs, nil
 }
 
-const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome`
+const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
+	started_by`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -507,7 +508,7 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 			data                  string
 		)
 		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data,
-			&r.Timeperiod, &r.Outcome); err != nil {
+			&r.Timeperiod, &r.Outcome, &r.By); err != nil {
 			return nil, err
 		}
 		if data != "" {

@@ -28,7 +28,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		var v int
-		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 8 {
+		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 9 {
 			t.Fatalf("schema version %d, %v", v, err)
 		}
 		s.Close()
@@ -64,6 +64,45 @@ func atSchema(t *testing.T, path string, n int) *sql.DB {
 		}
 	}
 	return db
+}
+
+// TestMigrateStartedBy opens a database of schema 8, from before runs
+// named who started them: its runs and audit records read back naming no
+// one, and new ones name their identity.
+func TestMigrateStartedBy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 8)
+	for _, q := range []string{
+		`INSERT INTO runs (id, task, status, start_at, end_at, trigger) VALUES (1, 'a', 'success', 10, 11, 'start')`,
+		`INSERT INTO audit (seq, task, run, launch, stop, result, status) VALUES (1, 'a', 1, 10, 11, 'normal', 'success')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := &store.Batch{
+		Runs:  []job.Run{{ID: 2, Task: "a", Status: job.Success, Start: time.Unix(0, 20), End: time.Unix(0, 21), Trigger: "start", By: "alice"}},
+		Audit: []job.AuditRecord{{Task: "a", RunID: 2, Launch: time.Unix(0, 20), Stop: time.Unix(0, 21), Result: job.ResultNormal, Status: job.Success, By: "alice"}},
+	}
+	if err := s.Commit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, store.RunQuery{Task: "a"})
+	if err != nil || len(runs) != 2 || runs[0].By != "alice" || runs[1].By != "" {
+		t.Errorf("runs %+v, %v", runs, err)
+	}
+	audit, err := s.Audit(ctx, 0, 10)
+	if err != nil || len(audit) != 2 || audit[0].By != "" || audit[1].By != "alice" {
+		t.Errorf("audit %+v, %v", audit, err)
+	}
 }
 
 // TestMigrateValidations opens a database of schema 4, whose checkpoint

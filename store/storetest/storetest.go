@@ -46,14 +46,16 @@ func Run(t *testing.T, open Open) {
 		a := &job.Task{Name: "a", Type: job.Callable, Command: "echo 'x'", OutLog: "/o", ErrLog: "/e", Priority: job.Critical,
 			RunDays: 0x22, StartTimes: []job.Clock{60, 600}, Timezone: "Europe/Paris", Extra: &job.Extra{StartDelay: job.Duration(time.Second)}}
 		box := &job.Task{Name: "box", Type: job.Bundle, Window: &job.Window{Start: 23 * 60, End: 60}, StartMins: []int{0, 30}}
-		running := job.Run{ID: 7, Task: "a", Status: job.Running, Start: t0, BundleRun: 6, Trigger: "start"}
+		running := job.Run{ID: 7, Task: "a", Status: job.Running, Start: t0, BundleRun: 6, Trigger: "start", By: "alice"}
 		done := job.Run{ID: 6, Task: "box", Status: job.Failure, Start: t0, End: t0.Add(time.Second), ExitCode: 2,
 			Result: job.ResultNormal, Message: "m", Scheduled: t0.Add(-time.Hour)}
 		b := &store.Batch{
 			Entries: []store.Entry{{At: t0, Kind: "act", Body: json.RawMessage(`{"task":"a"}`)}, {At: t0, Kind: "define", Body: json.RawMessage(`{}`)}},
 			Tasks: []job.Record{
-				{Def: a, State: job.State{Status: job.Running, Start: job.At(t0), RunID: 7, BundleRun: 6}},
-				{Def: box, State: job.State{Status: job.Success, End: job.At(t0)}},
+				// A start waiting for the run to end keeps who sent it.
+				{Def: a, State: job.State{Status: job.Running, Start: job.At(t0), RunID: 7, BundleRun: 6,
+					Pending: []job.Pending{{Trigger: "start", By: "bob"}, {Trigger: "schedule", Scheduled: t0}}}},
+				{Def: box, State: job.State{Status: job.Ready, Trigger: "start", By: "carol", End: job.At(t0)}},
 			},
 			Runs: []job.Run{running, done},
 		}
@@ -387,9 +389,9 @@ func Run(t *testing.T, open Open) {
 			Fires: []job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1)}, {Task: "a", Scheduled: at(1), Fate: job.FateSkipped, Reason: "busy", At: at(2)}},
 			// Started and ended in one group commit.
 			Runs: []job.Run{
-				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "schedule"},
+				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "schedule", By: "alice"},
 				{ID: 1, Task: "a", Status: job.Success, Start: at(1), End: at(2), Result: job.ResultNormal, Message: "done", Scheduled: at(1),
-					Trigger: "schedule", Data: map[string]string{"k": "v"}},
+					Trigger: "schedule", Data: map[string]string{"k": "v"}, By: "alice"},
 			},
 			Trees: &store.Trees{
 				Files: []store.TreeFile{{Name: "f", Text: "1"}, {Name: "f", Text: "2"}},
@@ -507,7 +509,7 @@ func Run(t *testing.T, open Open) {
 		s, _ := open(t)
 		recs := []job.AuditRecord{
 			{Task: "a", RunID: 1, Launch: t0, Stop: t0.Add(time.Second), Result: job.ResultNormal, Status: job.Success, Data: map[string]string{"rows": "3"}},
-			{Task: "b", RunID: 2, Launch: t0, Stop: t0, Result: job.ResultLaunch, Status: job.Failure, Message: "no such file"},
+			{Task: "b", RunID: 2, Launch: t0, Stop: t0, Result: job.ResultLaunch, Status: job.Failure, Message: "no such file", By: "alice"},
 		}
 		b := &store.Batch{Audit: recs}
 		if err := s.Commit(ctx, b); err != nil {

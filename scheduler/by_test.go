@@ -1,0 +1,50 @@
+package scheduler
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// A start that waits for a worker keeps who sent it across a restart: its
+// run, and the run's audit record and audit.log line, name that identity.
+func TestStartIdentitySurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	oneWorker := func(c *Config) { c.Workers = 1 }
+	m := openSimWith(t, dir, t0, oneWorker)
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.3\nout_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
+		"insert_task: b\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.submit(engine.Act{Task: "a", Action: job.ActStart, By: "alice"})
+	m.submit(engine.Act{Task: "b", Action: job.ActStart, By: "bob"}) // waits for a's worker
+	m.stop()
+
+	m = openSimWith(t, dir, t0, oneWorker)
+	if st := statesOf(t, m.s)["b"]; st.Status != job.Ready || st.By != "bob" {
+		t.Fatalf("b after a restart: %+v; want ready, started by bob", st)
+	}
+	m.advance(m.s.Now()) // a ends, b runs
+	for task, want := range map[string]string{"a": "alice", "b": "bob"} {
+		if rs := m.runs(task); len(rs) != 1 || rs[0].Status != job.Success || rs[0].By != want {
+			t.Errorf("runs of %s: %+v; want one success by %s", task, rs, want)
+		}
+	}
+	recs, err := m.st.Audit(context.Background(), 0, 10)
+	if err != nil || len(recs) != 2 || recs[0].By != "alice" || recs[1].By != "bob" {
+		t.Errorf("audit records %+v, %v", recs, err)
+	}
+	m.stop() // writes audit.log
+	b, err := os.ReadFile(filepath.Join(dir, AuditFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], " : normal : success : by alice") || !strings.HasSuffix(lines[1], " : normal : success : by bob") {
+		t.Errorf("audit.log:\n%s", b)
+	}
+}
