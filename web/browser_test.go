@@ -271,19 +271,22 @@ func TestActionAndLiveUpdate(t *testing.T) {
 		chromedp.WaitNotPresent("#confirm[open]", chromedp.ByQuery),
 		chromedp.WaitVisible(`#live .badge.st-success`, chromedp.ByQuery),
 	)
-	var unloaded string
-	run(t, ctx, chromedp.Evaluate(`window.unloaded`, &unloaded))
+	var unloaded, runsText string
+	run(t, ctx, chromedp.Evaluate(`window.unloaded`, &unloaded),
+		chromedp.Text(`//section[@aria-labelledby="h-runs"]`, &runsText, chromedp.BySearch))
 	if unloaded != "no" {
 		t.Fatal("the page was loaded again: the update did not arrive in place")
+	}
+	if !strings.Contains(runsText, "ada") {
+		t.Errorf("the runs table does not name who started the run:\n%s", runsText)
 	}
 	var shot []byte
 	run(t, ctx, chromedp.FullScreenshot(&shot, 100))
 	os.WriteFile(filepath.Join(d.shotsDir, "action-started.png"), shot, 0o644)
 
-	// The run is the API's own: it names who started it in the journal,
-	// and the task's runs list it.
+	// The run is the API's own: it names who started it.
 	runs, err := d.s.Runs(context.Background(), "demo_report", 0)
-	if err != nil || len(runs) != 1 || runs[0].Trigger != "start" {
+	if err != nil || len(runs) != 1 || runs[0].Trigger != "start" || runs[0].By != "ada" {
 		t.Fatalf("runs of demo_report after the click: %+v, %v", runs, err)
 	}
 
