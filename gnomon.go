@@ -221,6 +221,9 @@ type Scheduler struct {
 	node     *cluster.Config
 	stopNode func()
 
+	// runLogs are where runs write their logs, which the web UI shows.
+	runLogs *executor.LogFiles
+
 	mu        sync.RWMutex
 	funcs     map[string]executor.Func
 	listeners map[int]func(Event)
@@ -291,7 +294,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &Scheduler{cfg: cfg, store: cfg.Store, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
+	s = &Scheduler{cfg: cfg, store: cfg.Store, runLogs: runLogs, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
 	if cfg.Cluster != nil {
 		if !cfg.SimulateFrom.IsZero() {
 			return nil, errors.New("a cluster runs on the real clock: it cannot simulate")
@@ -648,7 +651,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, access)
 	h.MaxFutureSkew = cfg.MaxFutureSkew
 	if !cfg.NoUI {
-		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logger: s.cfg.Logger})
+		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logs: s.runLogs, Logger: s.cfg.Logger})
 		if err != nil {
 			// The UI's templates and files are part of the binary: they
 			// parse, or the build is broken.

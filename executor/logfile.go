@@ -3,6 +3,7 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,10 +124,7 @@ func (l *LogFiles) Opener() func(path string) (*os.File, error) {
 		if p == os.DevNull {
 			return os.OpenFile(p, os.O_WRONLY, 0)
 		}
-		r, ok := "", false
-		if l != nil {
-			r, ok = l.root(p)
-		}
+		r, ok := l.rootOf(p)
 		var f *os.File
 		if ok {
 			f, err = openIn(r, p)
@@ -149,6 +147,14 @@ func (l *LogFiles) Opener() func(path string) (*os.File, error) {
 		}
 		return f, nil
 	}
+}
+
+// rootOf returns the log root p is in, if any.
+func (l *LogFiles) rootOf(p string) (string, bool) {
+	if l == nil {
+		return "", false
+	}
+	return l.root(p)
 }
 
 // Open opens a log file for appending: see LogFiles.
@@ -205,4 +211,56 @@ func (l *LogFiles) own() []ownFile {
 		}
 	}
 	return out
+}
+
+// Tail reads the end of a log file, at most limit bytes, for display: the
+// same rules as Open choose the file (inside a log root, never a file of
+// the server), and it is opened for reading only, through the root, so a
+// symbolic link cannot lead out of it. It reports whether the file holds
+// more than it returns; a file not written yet is empty.
+func (l *LogFiles) Tail(path string, limit int64) (data []byte, more bool, err error) {
+	p, err := l.Resolve(path)
+	if err != nil || p == os.DevNull {
+		return nil, false, err
+	}
+	var f *os.File
+	if r, ok := l.rootOf(p); ok {
+		root, rerr := os.OpenRoot(r)
+		if rerr != nil {
+			return nil, false, fmt.Errorf("log root: %w", rerr)
+		}
+		defer root.Close()
+		rel, _ := filepath.Rel(r, p)
+		f, err = root.Open(rel)
+	} else {
+		f, err = os.Open(p)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file", p)
+	}
+	if l != nil {
+		for _, o := range l.own() {
+			if os.SameFile(fi, o.info) {
+				return nil, false, fmt.Errorf("%s is the gnomon server's file %s", p, o.path)
+			}
+		}
+	}
+	off := max(fi.Size()-limit, 0)
+	data = make([]byte, fi.Size()-off)
+	n, err := f.ReadAt(data, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, err
+	}
+	return data[:n], off > 0, nil
 }

@@ -278,3 +278,29 @@ func TestFunctionLogFiles(t *testing.T) {
 		t.Errorf("log file mode %v, want 0600", m)
 	}
 }
+
+// Tail reads a log's end by the rules that choose a log file: never
+// through a link out of its root, never a file of the server.
+func TestTail(t *testing.T) {
+	t.Parallel()
+	f := logSetup(t)
+	logs := filepath.Join(f.data, "logs")
+	os.WriteFile(filepath.Join(logs, "a.out"), []byte("one\ntwo\nthree\n"), 0o600)
+	if b, more, err := f.l.Tail("a.out", 6); err != nil || string(b) != "three\n" || !more {
+		t.Errorf("Tail(a.out, 6) = %q, %v, %v", b, more, err)
+	}
+	if b, more, err := f.l.Tail("a.out", 1<<20); err != nil || string(b) != "one\ntwo\nthree\n" || more {
+		t.Errorf("Tail(a.out) = %q, %v, %v", b, more, err)
+	}
+	if b, _, err := f.l.Tail("never.out", 10); err != nil || len(b) != 0 {
+		t.Errorf("a log not written yet: %q, %v", b, err)
+	}
+	os.WriteFile(filepath.Join(f.outside, "secret"), []byte("secret"), 0o600)
+	os.Symlink(filepath.Join(f.outside, "secret"), filepath.Join(logs, "link.out"))
+	os.Symlink(filepath.Join("..", "gnomon.db"), filepath.Join(logs, "up.out"))
+	for _, p := range []string{"link.out", "up.out", "../gnomon.db", filepath.Join(f.data, "gnomon.db")} {
+		if b, _, err := f.l.Tail(p, 100); err == nil {
+			t.Errorf("Tail(%s) read %q", p, b)
+		}
+	}
+}

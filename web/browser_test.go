@@ -159,6 +159,7 @@ var pages = []struct{ name, path, want string }{
 	{"overview", "/", "Running now"},
 	{"tasks", "/tasks", "demo_extract"},
 	{"task", "/tasks/demo_flow", "Fire ledger"},
+	{"callable", "/tasks/demo_extract", "Logs"},
 	{"timeline", "/timeline?span=24h", "planned fires"},
 	{"graph", "/graph?task=demo_flow", "Tasks in the graph"},
 	{"data", "/data", "Configurations"},
@@ -280,6 +281,14 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	if !strings.Contains(runsText, "ada") {
 		t.Errorf("the runs table does not name who started the run:\n%s", runsText)
 	}
+	// The end of the run's log shows on the page.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Run(wctx, chromedp.WaitVisible(`//pre[contains(@class, "log")][contains(., "report for demo_report")]`, chromedp.BySearch)); err != nil {
+		var html string
+		chromedp.Run(ctx, chromedp.OuterHTML(`//section[@aria-labelledby="h-logs"]`, &html, chromedp.BySearch))
+		t.Fatalf("the log does not show: %v\n%s", err, html)
+	}
 	var shot []byte
 	run(t, ctx, chromedp.FullScreenshot(&shot, 100))
 	os.WriteFile(filepath.Join(d.shotsDir, "action-started.png"), shot, 0o644)
@@ -321,6 +330,16 @@ func TestViewerAndSession(t *testing.T) {
 	)
 	if n != 0 {
 		t.Errorf("a viewer is shown %d action buttons", n)
+	}
+	// Logs may hold secrets: a viewer is shown none, and asking is refused.
+	run(t, ctx, chromedp.Evaluate(`document.querySelectorAll("#h-logs").length`, &n))
+	if n != 0 {
+		t.Error("a viewer is shown the logs section")
+	}
+	var logStatus int
+	run(t, ctx, chromedp.Evaluate(`fetch("/tasks/demo_report/log/out").then(r => r.status)`, &logStatus, awaitPromise))
+	if logStatus != http.StatusForbidden {
+		t.Errorf("a viewer asking for a log: %d, want 403", logStatus)
 	}
 	var status int
 	post := func(headers string) int {

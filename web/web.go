@@ -24,6 +24,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
@@ -38,7 +39,9 @@ type Config struct {
 	Version  string
 	// Sessions are the signed-in browsers.
 	Sessions *auth.Sessions
-	Logger   *slog.Logger
+	// Logs are where runs write their logs: the task page shows their end.
+	Logs   *executor.LogFiles
+	Logger *slog.Logger
 }
 
 // UI serves the web interface. It is mounted on the API server
@@ -83,6 +86,7 @@ func (u *UI) routes() {
 	u.page("GET /{$}", "overview", u.overview)
 	u.page("GET /tasks", "tasks", u.tasks)
 	u.page("GET /tasks/{name}", "task", u.task)
+	u.mux.HandleFunc("GET /tasks/{name}/log/{stream}", u.handle(u.log))
 	u.page("GET /timeline", "timeline", u.timeline)
 	u.page("GET /graph", "graph", u.graph)
 	u.mux.HandleFunc("GET /graph.json", u.handle(u.graphJSON))
@@ -154,7 +158,8 @@ func (u *UI) digestAssets() error {
 	})
 }
 
-// parse reads the templates: each page is the layout with its content.
+// parse reads the templates: each page is the layout with its content; a
+// fragment (a file named NAME.frag.html) stands alone.
 func (u *UI) parse() error {
 	funcs := u.funcs()
 	pages, err := fs.Glob(files, "templates/*.html")
@@ -166,7 +171,11 @@ func (u *UI) parse() error {
 		if name == "layout" {
 			continue
 		}
-		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", p)
+		with := []string{"templates/layout.html", p}
+		if frag, ok := strings.CutSuffix(name, ".frag"); ok {
+			name, with = frag, with[1:]
+		}
+		t, err := template.New(name).Funcs(funcs).ParseFS(files, with...)
 		if err != nil {
 			return err
 		}
@@ -264,6 +273,8 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &he):
 		status = he.status
+	case errors.As(err, new(*auth.Denied)):
+		status = http.StatusForbidden
 	case errors.Is(err, scheduler.ErrStopped):
 		status = http.StatusServiceUnavailable
 	default:
