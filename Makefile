@@ -45,12 +45,15 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./periods -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./periods -run '^$$' -fuzz '^FuzzSimulation$$' -fuzztime $(FUZZTIME)
 
-# make bench: every benchmark against its same-run baseline (about 20 minutes
-# on 2 cores); make bench quick: the same, shorter and smaller (under 5).
+# make bench: every benchmark against its same-run baseline (about 22 minutes
+# on 2 cores), the Go benchmarks with them (among which the API with and
+# without authentication, BenchmarkIngestAuth); make bench quick: the same,
+# shorter and smaller (under 5), the Go benchmarks reduced to the short
+# BenchmarkIngestAuth.
 bench: build ## run the benchmark suite against real servers (see BENCHMARKS.md); "make bench quick" for the short one
 	CGO_ENABLED=0 $(GO) build -o bin/gnomon-bench ./cmd/gnomon-bench
 	./bin/gnomon-bench all -gnomon $(BIN) $(if $(filter quick,$(MAKECMDGOALS)),-quick)
-	$(if $(filter quick,$(MAKECMDGOALS)),,$(GO) test -run '^$$' -bench . -benchmem ./...)
+	$(if $(filter quick,$(MAKECMDGOALS)),$(GO) test -short -run '^$$' -bench '^BenchmarkIngestAuth$$' ./api,$(GO) test -run '^$$' -bench . -benchmem ./...)
 	$(if $(filter quick,$(MAKECMDGOALS)),,GNOMON_CLUSTER_KILLS=100 $(GO) test -count=1 -timeout 30m -run '^TestClusterClockNodeKilled$$' -v ./cli)
 
 quick:

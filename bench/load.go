@@ -1,7 +1,8 @@
 // Package bench holds gnomon's load generators, the same-run baselines
 // they are compared with, and the other Go schedulers (peers.go) measured
 // beside gnomon. Everything talks to 127.0.0.1 only and stops by itself;
-// cmd/gnomon-bench runs it, and nothing else may import it.
+// cmd/gnomon-bench runs it, and so do benchmarks in tests (api's
+// BenchmarkIngestAuth). Nothing that ships may import it.
 package bench
 
 import (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/bench"
 	"github.com/gnomon-sched/gnomon/eventdep"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -40,7 +42,9 @@ func crash(args []string) error {
 			return fmt.Errorf("define configurations: %w", err)
 		}
 	}
-	events, err := s.eventsURL() // the token outlives the restarts
+	// The token outlives the restarts; the address does not: each
+	// restart listens on a port of its own.
+	token, err := benchToken(s.client, s.dir, auth.Ingest)
 	if err != nil {
 		return err
 	}
@@ -64,7 +68,7 @@ func crash(args []string) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan bench.Result, 1)
 		go func() {
-			done <- bench.PostEach(ctx, events, *conns, time.Hour, http.StatusAccepted, body, ok)
+			done <- bench.PostEach(ctx, "http://"+token+"@"+s.addr+"/events", *conns, time.Hour, http.StatusAccepted, body, ok)
 		}()
 		time.Sleep(*dur)
 		s.cmd.Process.Kill()
@@ -82,6 +86,9 @@ func crash(args []string) error {
 		ready = append(ready, time.Since(t).Seconds())
 		s = next
 		fmt.Printf("  round: %d events accepted before the kill (%.0f req/s), %d refused or cut\n", r.Requests, r.Rate(), r.Errors)
+		if r.Requests == 0 {
+			return errors.New("no event was accepted before the kill: the round tested nothing")
+		}
 	}
 	s.stop()
 	line("restart after SIGKILL, to ready", "s", nil, ready)
