@@ -11,7 +11,7 @@ type Role string
 
 // The roles, from the least to the most allowed; Ingest stands apart.
 const (
-	Viewer   Role = "viewer"   // reads everything but sensitive logs
+	Viewer   Role = "viewer"   // reads everything but task logs
 	Operator Role = "operator" // and acts on tasks and nodes, posts data events
 	Admin    Role = "admin"    // and defines tasks (which run code), tokens, the cluster
 	Ingest   Role = "ingest"   // posts data events, nothing else
@@ -32,12 +32,12 @@ func ParseRole(s string) (Role, error) {
 // Permission is one thing a request may need; a refusal names it.
 type Permission string
 
-// The permissions. Read covers every answer of the API but the logs of
-// tasks marked sensitive; each other permission is needed by the requests
-// its comment names.
+// The permissions. Read covers every answer of the API and the web UI but
+// task logs, which may hold what a command printed of its secrets; each
+// other permission is needed by the requests its comment names.
 const (
 	Read          Permission = "read"
-	ReadSensitive Permission = "read:sensitive" // logs of tasks marked sensitive
+	ReadSensitive Permission = "read:sensitive" // task logs (the web UI's log tail)
 	Operate       Permission = "tasks:operate"  // task events, timeperiod node actions
 	PostData      Permission = "data:post"      // POST /events
 	Clock         Permission = "clock:advance"  // move a simulated clock
@@ -64,8 +64,8 @@ func (p Permission) Scoped() bool {
 
 // Scope narrows what a token may change to some tasks: each pattern is a
 // task name, a name prefix ending in '*' (finance_*), or group:NAME for the
-// tasks of a group. An empty scope is every task. Reads other than
-// sensitive logs are not narrowed.
+// tasks of a group. An empty scope is every task. Reads other than task
+// logs are not narrowed.
 type Scope []string
 
 // ParseScope checks a scope's patterns.
