@@ -98,11 +98,18 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("no Chromium installed (apt-get install chromium)")
 	}
+	// Chromium may still write its profile while it exits: the directory
+	// goes after it has, and a leftover is no failure.
+	profile, err := os.MkdirTemp("", "gnomon-chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(profile) })
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),

@@ -26,6 +26,7 @@
       container: box,
       elements: g.elements,
       wheelSensitivity: 0.3,
+      maxZoom: 1.6,
       style: [
         { selector: "node", style: {
           "label": "data(label)", "background-color": function (n) { return colours[n.data("status")] || "#9e9e9e"; },
