@@ -1,7 +1,11 @@
 package metrics
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,5 +140,39 @@ func TestRegisteredTwice(t *testing.T) {
 	}
 	if n, err := testutil.GatherAndCount(shared, "gnomon_runs_started_total"); err != nil || n != 2 {
 		t.Errorf("two wrapped schedulers: %d series of gnomon_runs_started_total, %v", n, err)
+	}
+}
+
+// TestDashboard checks that the Grafana dashboard in examples/grafana is a
+// dashboard and has a panel for every family gnomon reports.
+func TestDashboard(t *testing.T) {
+	b, err := os.ReadFile("../examples/grafana/gnomon.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("examples/grafana/gnomon.json: %v", err)
+	}
+	var exprs []string
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+		}
+	}
+	m, reg := setup(t)
+	m.Read(func() Reading { return Reading{Supervisors: true} })
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if !slices.ContainsFunc(exprs, func(e string) bool { return strings.Contains(e, f.GetName()) }) {
+			t.Errorf("no panel of the dashboard shows %s", f.GetName())
+		}
 	}
 }
