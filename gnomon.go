@@ -54,11 +54,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/metrics"
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -142,6 +145,14 @@ type Config struct {
 	// Cluster, if set, makes the scheduler the director of a cluster on
 	// its PostgreSQL store: clock nodes find the time triggers due.
 	Cluster *Cluster
+	// Metrics is where the scheduler registers its Prometheus metrics
+	// (docs/metrics.md). Nil means a registry of its own, with the Go
+	// runtime's and the process's collectors too, which Handler serves at
+	// /metrics. A program's own registerer gets gnomon's metrics only;
+	// Handler serves it at /metrics when it is also a prometheus.Gatherer
+	// (as a *prometheus.Registry is), and answers 404 there otherwise.
+	// Two schedulers in one program need a registerer each.
+	Metrics prometheus.Registerer
 }
 
 // SMTP is how alerts are sent.
@@ -220,6 +231,8 @@ type Scheduler struct {
 	// stopNode ends it.
 	node     *cluster.Config
 	stopNode func()
+	// metrics is what Handler serves at /metrics, nil for nothing.
+	metrics prometheus.Gatherer
 
 	// runLogs are where runs write their logs, which the web UI shows.
 	runLogs *executor.LogFiles
@@ -329,16 +342,52 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		}
 		made = append(made, cfg.Runner)
 	}
+	m, err := s.newMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
+		Observer: m,
 	})
 	if err != nil {
 		return nil, err
 	}
+	m.Read(s.reading(cfg.Runner))
 	return s, nil
+}
+
+// newMetrics registers the scheduler's metrics with reg, or with a
+// registry of its own when reg is nil, and notes what Handler serves.
+func (s *Scheduler) newMetrics(reg prometheus.Registerer) (*metrics.Metrics, error) {
+	if reg == nil {
+		own := metrics.NewRegistry()
+		reg, s.metrics = own, own
+	} else if g, ok := reg.(prometheus.Gatherer); ok {
+		s.metrics = g
+	}
+	return metrics.New(reg)
+}
+
+// reading returns what the gauges read at each scrape: the scheduler's
+// readings, and the runs and supervisors of runner (those of a cluster
+// director's own worker when runner dispatches to the cluster).
+func (s *Scheduler) reading(runner Runner) func() metrics.Reading {
+	sv, _ := runner.(interface{ Supervisors() (int, int) })
+	if s.node != nil && s.node.Executor != nil {
+		sv, _ = s.node.Executor.(interface{ Supervisors() (int, int) })
+	}
+	return func() metrics.Reading {
+		r := metrics.Reading{Scheduler: s.sched.Gauges(), Running: runner.Running(), Unavailable: s.sched.Unavailable() != nil}
+		if sv != nil {
+			r.Supervisors = true
+			r.SupervisorsRunning, r.SupervisorsSpare = sv.Supervisors()
+		}
+		return r
+	}
 }
 
 // localRunner returns the runner of commands and functions on this
@@ -618,11 +667,13 @@ func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
 }
 
 // Handler returns the scheduler's HTTP API (the JSON API under /api/v1/,
-// the data-event endpoint /events and /healthz, as docs/api.md describes)
-// and its web UI at every other path (docs/ui.md), for a program that
-// serves it itself. The scheduler must be started.
+// the data-event endpoint /events, /healthz and the Prometheus metrics at
+// /metrics, as docs/api.md describes) and its web UI at every other path
+// (docs/ui.md), for a program that serves it itself. The scheduler must be
+// started.
 //
-// Every request but GET /healthz needs a token of the store (see package
+// Every request but GET /healthz (and GET /metrics with
+// HandlerConfig.MetricsPublic) needs a token of the store (see package
 // auth and docs/security.md): the handler reads them now and again every
 // second while the scheduler runs, so that tokens created or revoked by
 // another process take effect.
@@ -650,6 +701,9 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	}
 	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, access)
 	h.MaxFutureSkew = cfg.MaxFutureSkew
+	if s.metrics != nil {
+		h.Metrics, h.MetricsPublic = metrics.Handler(s.metrics), cfg.MetricsPublic
+	}
 	if !cfg.NoUI {
 		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logs: s.runLogs, Logger: s.cfg.Logger})
 		if err != nil {
@@ -705,4 +759,7 @@ type HandlerConfig struct {
 	// SessionIdle is how long a web UI session lasts without a request;
 	// 0 means auth.DefaultSessionIdle.
 	SessionIdle time.Duration
+	// MetricsPublic lets GET /metrics answer without a token; it needs
+	// one with the read permission otherwise.
+	MetricsPublic bool
 }

@@ -53,9 +53,10 @@ type UI interface {
 
 // guard answers the requests that may not reach a handler: a host that is
 // not one of the server's names, a cross-origin request, no or a bad
-// token, a token over its rate. /healthz answers everyone.
+// token, a token over its rate. /healthz answers everyone, and so does
+// /metrics when it is public.
 func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	if r.URL.Path == "/healthz" {
+	if r.URL.Path == "/healthz" || (s.MetricsPublic && r.URL.Path == "/metrics") {
 		return r, true
 	}
 	ui := s.forUI(r)

@@ -34,6 +34,11 @@ type Server struct {
 	MaxFutureSkew time.Duration
 	// Cluster, when set, is the cluster the server directs.
 	Cluster Cluster
+	// Metrics, when set, answers GET /metrics (Prometheus); without it,
+	// /metrics is 404. MetricsPublic lets it answer without a token; it
+	// needs the read permission otherwise.
+	Metrics       http.Handler
+	MetricsPublic bool
 
 	sched   *scheduler.Scheduler
 	loc     *time.Location
@@ -49,8 +54,9 @@ type Server struct {
 func (s *Server) Mount(ui UI) { s.ui = ui }
 
 // NewServer returns the API handler. Times in answers are given in loc,
-// the server's time zone. Every request but GET /healthz needs an
-// identity access knows, with the permission its endpoint needs.
+// the server's time zone. Every request but GET /healthz (and GET
+// /metrics when MetricsPublic is set) needs an identity access knows, with
+// the permission its endpoint needs.
 func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *slog.Logger, access Access) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -71,6 +77,13 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version, Runtime: readRuntime()})
 	})
 	srv.handle("GET /api/v1/cluster", auth.Read, srv.clusterStatus)
+	srv.handle("GET /metrics", auth.Read, func(w http.ResponseWriter, r *http.Request) error {
+		if srv.Metrics == nil {
+			return &Error{Status: http.StatusNotFound, Message: "no metrics: the program serving this API registers gnomon's metrics elsewhere"}
+		}
+		srv.Metrics.ServeHTTP(w, r)
+		return nil
+	})
 	srv.handle("POST /api/v1/cluster/nodes/{node}/drain", auth.ManageCluster, srv.clusterDrain)
 	srv.handle("POST /events", auth.PostData, srv.events)
 	srv.handle("GET /api/v1/events", auth.Read, srv.received)

@@ -101,6 +101,7 @@ func TestRoleTable(t *testing.T) {
 		{"GET", "/api/v1/trees", "", auth.Read},
 		{"GET", "/api/v1/nodes?outstanding=true", "", auth.Read},
 		{"GET", "/api/v1/cluster", "", auth.Read},
+		{"GET", "/metrics", "", auth.Read},
 		{"POST", "/api/v1/tasks/hr_pay/events", `{"event":"freeze"}`, auth.Operate},
 		{"POST", "/api/v1/nodes/ghost/2026112400/skip?dry_run=true", "", auth.Operate},
 		{"POST", "/api/v1/clock", `{"tick":true}`, auth.Clock},

@@ -85,6 +85,8 @@ type ServerConfig struct {
 	TLSClientCA     string
 	// InsecureListen allows plain HTTP on an address beyond loopback.
 	InsecureListen bool
+	// MetricsPublic serves /metrics without a token.
+	MetricsPublic bool
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -177,7 +179,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	s.http = &http.Server{
 		Handler: s.drainable(s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew,
-			Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate})),
+			Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate, MetricsPublic: cfg.MetricsPublic})),
 	}
 	limitClients(s.http)
 	s.http.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
@@ -446,6 +448,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.BoolVar(&cfg.TLSSelfSigned, "tls-self-signed", false, "serve HTTPS with a self-signed certificate made once in DATA/tls (its fingerprint is logged)")
 	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token named by its common name")
 	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
+	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string

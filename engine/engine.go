@@ -354,6 +354,13 @@ func (e *Engine) ActiveRuns() []*job.Run {
 // Running returns the number of callable runs in flight.
 func (e *Engine) Running() int { return e.running }
 
+// Ready returns the number of callables ready to start: waiting for a
+// worker slot, or for dispatch to resume after a drain.
+func (e *Engine) Ready() int { return len(e.ready) }
+
+// Workers returns the most callable runs that may be running at once.
+func (e *Engine) Workers() int { return e.workers }
+
 // Drain stops (or with false, resumes) starting runs. Ready tasks stay
 // ready and are started when dispatch resumes, here or after a restart.
 func (e *Engine) Drain(on bool) { e.draining = on }

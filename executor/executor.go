@@ -538,6 +538,15 @@ func (x *Executor) Running() int {
 	return len(x.pids)
 }
 
+// Supervisors returns the number of supervisor processes the executor
+// watches running a run (those a previous server started included, once
+// attached), and of the spares waiting for one.
+func (x *Executor) Supervisors() (running, spare int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.pids), len(x.spares)
+}
+
 // Wait waits until every watched run has been reported.
 func (x *Executor) Wait() { x.wg.Wait() }
 

@@ -129,6 +129,11 @@ func (l *Local) Sweep(keep map[int64]bool) { l.x.Sweep(keep) }
 // Running returns the number of runs in flight.
 func (l *Local) Running() int { return l.x.Running() + l.fx.Running() }
 
+// Supervisors returns the number of supervisor processes running a
+// command's run, and of the spares waiting for one (see
+// Executor.Supervisors).
+func (l *Local) Supervisors() (running, spare int) { return l.x.Supervisors() }
+
 // Progress returns a function run's running status and message data; ok
 // is false unless the run is a function run in flight.
 func (l *Local) Progress(id int64) (status string, data map[string]string, ok bool) {

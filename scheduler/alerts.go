@@ -93,6 +93,7 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	}
 	a.Attempts++
 	at := job.Attempt{Alert: a.ID, At: now}
+	result := AlertSent
 	switch {
 	case err == nil:
 		a.State, a.SentAt, a.NextAt, a.LastError = job.AlertSent, now, time.Time{}, ""
@@ -100,7 +101,9 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	case errors.Is(err, errNoMailer) || IsPermanent(err):
 		at.Error, a.LastError = err.Error(), err.Error()
 		a.State, a.NextAt = job.AlertFailed, time.Time{}
+		result = AlertRefused
 		if s.cfg.Mailer == nil {
+			result = AlertNotConfigured
 			s.log.Info("alert recorded, not sent: no SMTP server is configured", "alert", a.ID, "task", a.Task, "outcome", a.Outcome)
 		} else {
 			s.log.Error("alert not sent", "alert", a.ID, "task", a.Task, "err", err)
@@ -109,17 +112,18 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 		at.Error, a.LastError = err.Error(), err.Error()
 		wait := min(retryMin<<min(a.Attempts-1, 20), retryMax)
 		if now.Add(wait).Sub(a.FirstAttempt) > s.cfg.RetryAlertsFor {
-			a.State, a.NextAt = job.AlertFailed, time.Time{}
+			a.State, a.NextAt, result = job.AlertFailed, time.Time{}, AlertGivenUp
 			a.LastError += " (given up after " + now.Sub(a.FirstAttempt).Round(time.Second).String() + ")"
 			s.log.Error("alert given up", "alert", a.ID, "task", a.Task, "attempts", a.Attempts, "err", err)
 		} else {
-			a.NextAt = now.Add(wait)
+			a.NextAt, result = now.Add(wait), AlertRetrying
 			s.log.Warn("alert not sent; will retry", "alert", a.ID, "task", a.Task, "retry_in", wait, "err", err)
 		}
 	}
 	if err := s.cfg.Store.RecordAttempt(context.Background(), a, at); err != nil {
 		s.log.Error("recording an alert attempt", "alert", a.ID, "err", err)
 	}
+	s.obs.Alerted(result)
 }
 
 // errNoMailer is the outcome of every alert of a scheduler without a

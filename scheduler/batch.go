@@ -39,12 +39,14 @@ type batch struct {
 	treeFiles map[string]bool
 	// nodeExits are how the node runs whose end the batch records ended.
 	nodeExits map[int64]job.Exit
+	// obs is told what each event did.
+	obs Observer
 }
 
-func newBatch(spare []byte, held int, notices bool) *batch {
+func newBatch(spare []byte, held int, notices bool, obs Observer) *batch {
 	return &batch{
 		tasks: map[string]bool{}, defined: map[string]bool{}, deleted: map[string]bool{}, runs: map[int64]job.Run{},
-		data: dataRun{spare: spare}, held: held, notices: notices,
+		data: dataRun{spare: spare}, held: held, notices: notices, obs: obs,
 	}
 }
 
@@ -95,7 +97,45 @@ func (bt *batch) add(ev engine.Event, out *engine.Output, now time.Time) error {
 			bt.effects = append(bt.effects, logFire(f))
 		}
 	}
+	bt.observe(ev, out)
 	return nil
+}
+
+// observe tells the observer what an applied event did: the fires it
+// recorded, the runs it started, the run it ended, the data it took.
+func (bt *batch) observe(ev engine.Event, out *engine.Output) {
+	by := TriggerTime
+	switch ev := ev.(type) {
+	case engine.Data:
+		by = TriggerEvent
+		if out.Data != nil {
+			bt.obs.DataApplied(len(out.Data.Triggered))
+		}
+		// A configuration without a command ran, its fire written later
+		// with its run (engine.Output.Ran).
+		for range out.Ran {
+			bt.obs.Fired(TriggerEvent, job.FateRan, 0)
+		}
+	case engine.RunExited:
+		for _, r := range out.Runs {
+			if r.ID == ev.RunID && r.Done() {
+				bt.obs.RunEnded(r.Status, r.Result)
+			}
+		}
+	}
+	for i := range out.Fires {
+		f := &out.Fires[i]
+		late := time.Duration(0)
+		if by == TriggerTime {
+			late = f.At.Sub(f.Scheduled)
+		}
+		bt.obs.Fired(by, f.Fate, late)
+	}
+	for _, ef := range out.Effects {
+		if _, ok := ef.(engine.StartRun); ok {
+			bt.obs.RunStarted()
+		}
+	}
 }
 
 // finish completes the store batch: the definitions and states of the

@@ -74,6 +74,9 @@ type Config struct {
 	// not-started outcome, in commit order, once each is durable. It is
 	// called on one goroutine and should return quickly.
 	Listener func(Notice)
+	// Observer, if set, is told what the loop does, for metrics; Gauges
+	// has the readings.
+	Observer Observer
 }
 
 // ErrStopped is returned for requests made after Stop, or after the store
@@ -121,6 +124,9 @@ type Scheduler struct {
 	// deferred holds the reports (requests without a caller waiting)
 	// that came while a commit was retried; only the loop touches it.
 	deferred []*request
+
+	obs    Observer // cfg.Observer, or one that ignores everything
+	gauges gauges   // for Gauges, stored by the loop
 }
 
 // request is what callers hand the loop: an event to apply, a read of the
@@ -195,6 +201,10 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
 		log:       cfg.Logger,
+		obs:       cfg.Observer,
+	}
+	if s.obs == nil {
+		s.obs = nopObserver{}
 	}
 	functions := cfg.Functions
 	if functions == nil {
@@ -230,6 +240,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if err := s.sim.init(ctx, cfg.Clock, cfg.Store, snap); err != nil {
 		return nil, err
 	}
+	s.publish()
 	return s, nil
 }
 
@@ -563,7 +574,7 @@ func (s *Scheduler) fail(batch []*request, err error) {
 // process applies a batch, commits it, answers its callers and hands the
 // effects to perform.
 func (s *Scheduler) process(batch []*request) error {
-	bt := newBatch(s.dataBuf, len(s.ckpt.held), s.cfg.Listener != nil)
+	bt := newBatch(s.dataBuf, len(s.ckpt.held), s.cfg.Listener != nil, s.obs)
 	replies := make([]error, len(batch))
 	changed := false
 	for i, r := range batch {
@@ -616,6 +627,7 @@ func (s *Scheduler) process(batch []*request) error {
 		return err
 	}
 	answered := false
+	began := time.Now()
 	if err := s.cfg.Store.Commit(context.Background(), b); err != nil {
 		if !errors.Is(err, store.ErrUnavailable) {
 			return err
@@ -634,11 +646,14 @@ func (s *Scheduler) process(batch []*request) error {
 		if err := s.recommit(b, err); err != nil {
 			return answeredError{err}
 		}
+	} else if !b.Empty() {
+		s.obs.Committed(bt.journaled, time.Since(began))
 	}
 	if bt.treeFiles != nil {
 		s.trees.files = bt.treeFiles
 	}
 	s.ckpt.committed(b, bt.journaled, s.eng)
+	s.publish()
 	if kept := bt.data.kept; kept != nil && cap(kept) <= maxDataBuf {
 		s.dataBuf = kept // a batch of huge events does not pin its buffer
 	}

@@ -250,6 +250,7 @@ func (bt *batch) addTree(s *Scheduler, ev periods.Event, out *periods.Output, no
 		if c.To == periods.Skipped && c.From != periods.Skipped {
 			bt.b.Fires = append(bt.b.Fires, job.Fire{Task: c.Process, Scheduled: s.periodStart(c.Process, c.Timeperiod),
 				Fate: job.FateSkipped, Reason: skipReason(c), At: now})
+			bt.obs.Fired(TriggerTimeperiod, job.FateSkipped, 0)
 		}
 	}
 	for _, ef := range out.Effects {
@@ -262,6 +263,7 @@ func (bt *batch) addTree(s *Scheduler, ev periods.Event, out *periods.Output, no
 				bt.effects = append(bt.effects, attachNode(ef))
 			default:
 				bt.effects = append(bt.effects, startNode(ef))
+				bt.obs.RunStarted()
 			}
 		case periods.CancelRun:
 			bt.effects = append(bt.effects, cancelNode(ef))
@@ -279,6 +281,7 @@ func (bt *batch) nodeRun(s *Scheduler, r periods.Run, now time.Time, ev periods.
 		run = job.Run{ID: r.ID, Task: r.Process, Status: job.Running, Start: r.At, Trigger: "timeperiod",
 			Scheduled: start, Timeperiod: r.Timeperiod.String()}
 		bt.b.Fires = append(bt.b.Fires, job.Fire{Task: r.Process, Scheduled: start, Fate: job.FateRan, At: now, RunID: r.ID})
+		bt.obs.Fired(TriggerTimeperiod, job.FateRan, 0)
 	}
 	if r.Status.Outstanding() {
 		s.trees.runs[r.ID] = run
@@ -297,6 +300,7 @@ func (bt *batch) nodeRun(s *Scheduler, r periods.Run, now time.Time, ev periods.
 	}
 	if ex, ok := bt.nodeExits[r.ID]; ok {
 		run.ExitCode, run.Result, run.Message, run.Data = ex.Code, ex.Result, ex.Message, ex.Data
+		bt.obs.RunEnded(run.Status, run.Result)
 	} else if res, ok := ev.(periods.RunResult); ok && res.RunID == r.ID {
 		run.Message = res.Message // an external worker's
 	}
