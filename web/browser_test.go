@@ -415,3 +415,58 @@ func TestCrossSite(t *testing.T) {
 		t.Fatalf("a page of another site started demo_report: %+v, %v", runs, err)
 	}
 }
+
+// TestTreeSkip: a period of a timeperiod tree is skipped from its grid;
+// the dialog shows what the cascade will change before anything does, and
+// the grid shows the period skipped once confirmed.
+func TestTreeSkip(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.admin)
+	var process, timeperiod string
+	var found bool
+	sel := `button.cell[data-node]:is(.node-embryo, .node-in_progress)`
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/trees/client"),
+		chromedp.WaitVisible("ul.cells", chromedp.ByQuery),
+		chromedp.Evaluate(`!!document.querySelector(`+jsString(sel)+`)`, &found),
+	)
+	if !found {
+		t.Fatal("no period of the client tree is waiting or in progress to skip")
+	}
+	run(t, ctx,
+		chromedp.AttributeValue(sel, "data-process", &process, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(sel, "data-timeperiod", &timeperiod, nil, chromedp.ByQuery),
+		chromedp.Click(sel, chromedp.ByQuery),
+		chromedp.WaitVisible(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
+		chromedp.Click(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//dialog[@open]//p[starts-with(., "It changes")]`, chromedp.BySearch),
+	)
+	var preview string
+	run(t, ctx, chromedp.Text(`#confirm-body`, &preview, chromedp.ByID))
+	if !strings.Contains(preview, process+" "+timeperiod+": ") || !strings.Contains(preview, "→ skipped") {
+		t.Errorf("the preview does not show %s %s becoming skipped:\n%s", process, timeperiod, preview)
+	}
+	// Nothing is changed by looking.
+	nodes, err := d.s.Nodes(context.Background(), process)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Timeperiod.String() == timeperiod && n.State.String() == "skipped" {
+			t.Fatal("the preview skipped the period")
+		}
+	}
+	run(t, ctx,
+		chromedp.Click("#confirm-ok", chromedp.ByID),
+		chromedp.WaitVisible(fmt.Sprintf(`button.cell.node-skipped[data-process=%q][data-timeperiod=%q]`, process, timeperiod), chromedp.ByQuery),
+	)
+	var shot []byte
+	run(t, ctx, chromedp.FullScreenshot(&shot, 100))
+	os.WriteFile(filepath.Join(d.shotsDir, "tree-skipped.png"), shot, 0o644)
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
