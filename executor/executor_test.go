@@ -429,3 +429,29 @@ func TestNotASupervisor(t *testing.T) {
 		t.Fatal("the launch was not given up")
 	}
 }
+
+// TestTaskEnvironment: a command gets the server's environment but not its
+// own settings, whose secrets (an SMTP password, a token, a database URL
+// with its password) a command printing its environment would show.
+func TestTaskEnvironment(t *testing.T) {
+	t.Setenv("GNOMON_SMTP_PASSWORD", "hunter2")
+	t.Setenv("GNOMON_DB", "postgres://u:s3cret@db/x")
+	t.Setenv("GNOMON_TASK", "inherited")
+	t.Setenv("TASK_SEES_THIS", "yes")
+	f := setup(t)
+	f.x.Start(f.spec(9, "env"))
+	if e := f.wait(); e.Code != 0 {
+		t.Fatalf("exit = %+v", e)
+	}
+	out := f.read("out.log")
+	for _, secret := range []string{"hunter2", "s3cret", "inherited"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the command's environment holds %q:\n%s", secret, out)
+		}
+	}
+	for _, want := range []string{"TASK_SEES_THIS=yes\n", "GNOMON_TASK=t\n", "GNOMON_RUN_ID=9\n", "PATH="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the command's environment lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -208,7 +208,7 @@ func supervise(base string, lock int, specJSON []byte) int {
 		}
 	}
 	cmd.Stdout, cmd.Stderr = out, errf
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(taskEnv(os.Environ()),
 		"GNOMON_TASK="+spec.Task,
 		"GNOMON_RUN_ID="+strconv.FormatInt(spec.RunID, 10),
 		"GNOMON_SCHEDULED_TIME="+scheduled.UTC().Format(time.RFC3339),
@@ -223,7 +223,6 @@ func supervise(base string, lock int, specJSON []byte) int {
 			"GNOMON_PERIOD_END="+p.End.UTC().Format(time.RFC3339),
 		)
 	}
-	cmd.Env = without(cmd.Env, EnvSupervise)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return launchFailed("start %s: %v", cmd.Path, err)
@@ -282,13 +281,18 @@ func asExit(err error, target **exec.ExitError) bool {
 	return ok
 }
 
-func without(env []string, key string) []string {
+// taskEnv is the environment a task's command starts from: the server's,
+// less the server's own settings (GNOMON_*: its database URL, its SMTP
+// password, its API token, ...), which are none of a task's business: a
+// command that prints its environment into its log would show them to
+// every reader of the log. The task's own GNOMON_* variables are added
+// after.
+func taskEnv(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if len(kv) > len(key) && kv[:len(key)+1] == key+"=" {
-			continue
+		if !strings.HasPrefix(kv, "GNOMON_") {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return out
 }
