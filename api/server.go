@@ -95,6 +95,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/tasks/{name}/status", auth.Read, srv.status)
 	srv.handle("GET /api/v1/tasks/{name}/runs", auth.Read, srv.runs)
 	srv.handle("GET /api/v1/tasks/{name}/fires", auth.Read, srv.fires)
+	srv.handle("GET /api/v1/tasks/{name}/why", auth.Read, srv.why)
 	srv.handle("GET /api/v1/forecast", auth.Read, srv.forecast)
 	srv.handle("GET /api/v1/alerts", auth.Read, srv.alerts)
 	srv.handle("GET /api/v1/audit", auth.Read, srv.audit)

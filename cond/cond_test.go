@@ -2,6 +2,7 @@ package cond
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -139,4 +140,19 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestClauses(t *testing.T) {
+	x := MustParse("su(a) & (fa(b) | nr(c)) & su(d)")
+	st := map[string]job.Status{"a": job.Success, "b": job.Success, "c": job.Running, "d": job.Frozen}
+	got := x.Clauses(func(n string) job.Status { return st[n] })
+	want := []string{"su(a) success true", "fa(b) success false", "nr(c) running false", "su(d) frozen true"}
+	if len(got) != len(want) {
+		t.Fatalf("Clauses = %+v", got)
+	}
+	for i, c := range got {
+		if s := fmt.Sprintf("%s %s %v", c, c.Status, c.Holds); s != want[i] {
+			t.Errorf("clause %d = %q, want %q", i, s, want[i])
+		}
+	}
 }

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// WhyResponse explains why a task is not running now, or what became of
+// one of its occurrences (?at=).
+type WhyResponse struct {
+	Task string    `json:"task"`
+	Now  time.Time `json:"now"`
+	// Reasons is the chain, from the engine's own state: each reason's
+	// Depth nests it under the clause that led to it.
+	Reasons []engine.Reason `json:"reasons"`
+	// At, when asked, is an instant; Occurrence says what the fire ledger
+	// recorded of the task's time trigger there, and Fire is that record.
+	At         time.Time `json:"at,omitzero"`
+	Occurrence string    `json:"occurrence,omitempty"`
+	Fire       *job.Fire `json:"fire,omitempty"`
+}
+
+func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	now := s.sched.Now()
+	resp := WhyResponse{Task: name, Now: s.local(now), Reasons: []engine.Reason{}}
+	var (
+		found bool
+		sched calendar.Schedule
+	)
+	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
+		var rs []engine.Reason
+		if rs, found = e.Why(name, now); found {
+			resp.Reasons = rs
+			sched = e.Schedule(name)
+		}
+	}); err != nil {
+		return err
+	}
+	if !found {
+		return notFound(name)
+	}
+	if v := r.URL.Query().Get("at"); v != "" {
+		at, err := calendar.ParseInstant(v, s.loc)
+		if err != nil {
+			return badRequest("at: %v", err)
+		}
+		resp.At = s.local(at)
+		if resp.Occurrence, resp.Fire, err = s.occurrence(r, name, at, sched); err != nil {
+			return err
+		}
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+// occurrence says what became of a task's occurrence at an instant (to
+// the minute): the fire ledger's record, the run it started, or that the
+// trigger has no occurrence then.
+func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched calendar.Schedule) (string, *job.Fire, error) {
+	from := at.Truncate(time.Minute)
+	st := s.sched.Store()
+	fires, err := st.Fires(r.Context(), store.FireQuery{Task: name, From: from, To: from.Add(time.Minute), Limit: 1})
+	if err != nil {
+		return "", nil, err
+	}
+	when := func(t time.Time) string { return s.local(t).Format(time.RFC3339) }
+	if len(fires) == 0 {
+		if sched == nil {
+			return fmt.Sprintf("%s has no time trigger: nothing was planned at %s", name, when(at)), nil, nil
+		}
+		if next, ok := sched.Next(from.Add(-time.Nanosecond)); ok && next.Before(from.Add(time.Minute)) {
+			if next.After(s.sched.Now()) {
+				return fmt.Sprintf("the occurrence at %s is still to come", when(next)), nil, nil
+			}
+			return fmt.Sprintf("the occurrence at %s is in no record: it came before the ledger was kept, or was not yet handled", when(next)), nil, nil
+		}
+		return fmt.Sprintf("%s's time trigger has no occurrence at %s", name, when(at)), nil, nil
+	}
+	f := fires[0]
+	f.Scheduled, f.At = s.local(f.Scheduled), s.local(f.At)
+	switch f.Fate {
+	case job.FateRan:
+		text := fmt.Sprintf("the occurrence at %s ran", when(f.Scheduled))
+		if f.RunID != 0 {
+			runs, err := st.Runs(r.Context(), store.RunQuery{Task: name, Before: f.RunID + 1, Limit: 1})
+			if err != nil {
+				return "", nil, err
+			}
+			if len(runs) == 1 && runs[0].ID == f.RunID {
+				text += fmt.Sprintf(": run %d, %s", f.RunID, runs[0].Status)
+			}
+		}
+		return text, &f, nil
+	case job.FateMissed:
+		return fmt.Sprintf("the occurrence at %s was missed: %s", when(f.Scheduled), orDefault(f.Reason, "the scheduler was not running then")), &f, nil
+	}
+	return fmt.Sprintf("the occurrence at %s was %s: %s", when(f.Scheduled), f.Fate, orDefault(f.Reason, "no reason recorded")), &f, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Why explains why a task is not running now; with at (an instant, or a
+// local time in the server's zone), also what became of its occurrence
+// then.
+func (c *Client) Why(ctx context.Context, name, at string) (*WhyResponse, error) {
+	path := "/api/v1/tasks/" + url.PathEscape(name) + "/why"
+	if at != "" {
+		path += "?at=" + url.QueryEscape(at)
+	}
+	var v WhyResponse
+	return &v, c.do(ctx, http.MethodGet, path, nil, &v)
+}

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
+)
+
+// whyCmd explains why a task is not running, from the engine's own state,
+// and with --at what became of one of its occurrences.
+func whyCmd(env *Env, client func() *api.Client) *cobra.Command {
+	var (
+		name, at string
+		asJSON   bool
+	)
+	c := &cobra.Command{
+		Use:   "why -j TASK [--at TIME] [--json]",
+		Short: "say why a task is not running now (the condition clauses that do not hold, recursively; frozen; a worker slot; its next trigger), and with --at what became of its occurrence then",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireJob(name); err != nil {
+				return err
+			}
+			v, err := client().Why(cmd.Context(), name, at)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONOut(env.Stdout, v)
+			}
+			if v.Occurrence != "" {
+				fmt.Fprintln(env.Stdout, termsafe.String(v.Occurrence))
+			}
+			for _, r := range v.Reasons {
+				fmt.Fprintf(env.Stdout, "%s%s\n", strings.Repeat("  ", r.Depth), termsafe.String(r.Text))
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().StringVar(&at, "at", "", "an occurrence: RFC 3339, or a local date and time in the server's zone (YYYY-MM-DD HH:MM)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the answer as JSON")
+	return c
+}
