@@ -167,6 +167,7 @@ var pages = []struct{ name, path, want string }{
 	{"tasks", "/tasks", "demo_extract"},
 	{"task", "/tasks/demo_flow", "Fire ledger"},
 	{"callable", "/tasks/demo_extract", "Logs"},
+	{"why", "/tasks/demo_report", "it starts when its condition su(demo_flow) holds"},
 	{"timeline", "/timeline?span=24h", "planned fires"},
 	{"graph", "/graph?task=demo_flow", "Tasks in the graph"},
 	{"data", "/data", "Configurations"},

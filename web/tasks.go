@@ -204,7 +204,8 @@ type taskData struct {
 	Runs      []job.Run
 	Fires     []job.Fire
 	Forecast  []calendar.Planned
-	Why       []string
+	// Why is the engine's chain of reasons the task is not running.
+	Why []engine.Reason
 }
 
 type condTerm struct {
@@ -245,6 +246,7 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 			}
 		}
 		sched = e.Schedule(name)
+		d.Why, _ = e.Why(name, u.cfg.Scheduler.Now())
 	})
 	if err != nil {
 		return "", nil, err
@@ -273,40 +275,5 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 	for i := range d.Fires {
 		d.Fires[i].Scheduled, d.Fires[i].At = u.local(d.Fires[i].Scheduled), u.local(d.Fires[i].At)
 	}
-	d.Why = why(d, now)
 	return name, d, nil
-}
-
-// why says, from the task's state, what it waits for; an empty answer
-// means nothing holds it.
-func why(d taskData, now time.Time) []string {
-	var out []string
-	st := d.State
-	switch st.Status {
-	case job.Frozen:
-		out = append(out, "It is frozen: no trigger starts it until it is reset.")
-	case job.Running:
-		out = append(out, "It is running (run "+itoa(st.RunID)+").")
-	case job.Waiting:
-		if len(d.Condition) > 0 {
-			out = append(out, "It waits for its condition "+d.Def.Condition+" to hold; the tasks it names are listed below.")
-		} else {
-			out = append(out, "It waits to start.")
-		}
-	case job.Ready:
-		out = append(out, "It is ready and waits for a free worker slot (or its machine's worker).")
-	case job.Staged:
-		out = append(out, "It waits for its start delay to pass, at "+st.DueAt.Time().Format(time.RFC3339)+".")
-	}
-	if len(st.Pending) > 0 {
-		out = append(out, itoa(int64(len(st.Pending)))+" trigger(s) wait for the active run to end (overlap).")
-	}
-	if !st.Status.Active() && st.Status != job.Frozen {
-		if nf := st.NextFire.Time(); !nf.IsZero() {
-			out = append(out, "Its time trigger next fires at "+nf.Format(time.RFC3339)+" (in "+now.Sub(nf).Abs().Round(time.Second).String()+").")
-		} else if d.Def.Type == job.Callable && d.Def.Condition == "" {
-			out = append(out, "Nothing starts it by itself: it has no time trigger or condition; start it by hand or from a bundle.")
-		}
-	}
-	return out
 }
