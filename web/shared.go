@@ -16,18 +16,21 @@ import (
 // browsers show the page, each change notice (see live) brings their
 // requests together, and one read serves them all.
 //
-// A request joins a read of the same key that is queued on the loop and
-// has not begun: what it reads is the state at or after the request
-// arrived, as a read of its own would be. Without one, the request
-// queues its own read, which those that come while it waits join. K
-// tells apart the reads of one page (its filter); the T a read returns is
-// shared, and read only.
+// A request joins the read of the same key that is queued on the loop or
+// running there, and gets what it reads: the state at or after the
+// request arrived, as a read of its own would. A queued read begins after
+// the request arrived; while a read runs, the loop commits nothing, so
+// everything committed before the request arrived (everything a change
+// notice can have told its browser of) is in what the read sees. Without
+// such a read, the request queues its own, which those that come until it
+// ends join. K tells apart the reads of one page (its filter); the T a
+// read returns is shared, and read only.
 //
 // The zero value is ready for use; it is safe for concurrent use.
 type sharedRead[K comparable, T any] struct {
 	mu sync.Mutex
-	// queued is the read of each key that is queued and has not begun.
-	queued map[K]*pendingRead[T]
+	// current is the read of each key that is queued or running.
+	current map[K]*pendingRead[T]
 }
 
 // reader runs a function on the scheduler's loop: a
@@ -50,13 +53,13 @@ type pendingRead[T any] struct {
 func (s *sharedRead[K, T]) read(ctx context.Context, sched reader, key K, fn func(*engine.Engine) T) (T, error) {
 	for {
 		s.mu.Lock()
-		p := s.queued[key]
+		p := s.current[key]
 		if p == nil {
 			p = &pendingRead[T]{done: make(chan struct{})}
-			if s.queued == nil {
-				s.queued = map[K]*pendingRead[T]{}
+			if s.current == nil {
+				s.current = map[K]*pendingRead[T]{}
 			}
-			s.queued[key] = p
+			s.current[key] = p
 			s.mu.Unlock()
 			return s.run(ctx, sched, key, p, fn)
 		}
@@ -77,20 +80,22 @@ func (s *sharedRead[K, T]) read(ctx context.Context, sched reader, key K, fn fun
 }
 
 // run makes the read p on the loop, for this request and those that join
-// it before it begins.
+// it until it ends.
 func (s *sharedRead[K, T]) run(ctx context.Context, sched reader, key K, p *pendingRead[T], fn func(*engine.Engine) T) (T, error) {
-	begun := func() {
+	ended := func() {
 		s.mu.Lock()
-		if s.queued[key] == p {
-			delete(s.queued, key)
+		if s.current[key] == p {
+			delete(s.current, key)
 		}
 		s.mu.Unlock()
 	}
 	p.err = sched.Read(ctx, func(e *engine.Engine) {
-		begun()
 		p.val = fn(e)
+		// Still on the loop: a request that comes from now on may come
+		// after a commit, and needs a read of its own.
+		ended()
 	})
-	begun() // if the read failed before it began
+	ended() // if the read failed before it ran
 	close(p.done)
 	return p.val, p.err
 }

@@ -88,31 +88,37 @@ func TestSharedRead(t *testing.T) {
 			}
 		})
 	})
-	t.Run("a request that comes once the read began makes its own", func(t *testing.T) {
+	t.Run("a request that comes while the read runs shares it, one that comes after it makes its own", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			l := newFakeLoop(t)
 			var s sharedRead[string, int]
 			var n atomic.Int64
 			inside, gate := make(chan struct{}), make(chan struct{})
-			first := make(chan int)
-			go func() {
-				v, _ := s.read(t.Context(), l, "k", func(*engine.Engine) int {
+			fn := func(*engine.Engine) int {
+				if n.Add(1) == 1 {
 					close(inside)
 					<-gate
-					return int(n.Add(1))
-				})
+				}
+				return int(n.Load())
+			}
+			first := make(chan int)
+			go func() {
+				v, _ := s.read(t.Context(), l, "k", fn)
 				first <- v
 			}()
-			<-inside // the read runs: what changes now, it does not see
+			<-inside
 			second := make(chan int)
 			go func() {
-				v, _ := s.read(t.Context(), l, "k", func(*engine.Engine) int { return int(n.Add(1)) })
+				v, _ := s.read(t.Context(), l, "k", fn)
 				second <- v
 			}()
 			synctest.Wait()
 			close(gate)
-			if a, b := <-first, <-second; a != 1 || b != 2 {
-				t.Errorf("reads %d and %d, want 1 and 2", a, b)
+			if a, b := <-first, <-second; a != 1 || b != 1 {
+				t.Errorf("reads %d and %d, want both the first", a, b)
+			}
+			if v, _ := s.read(t.Context(), l, "k", fn); v != 2 {
+				t.Errorf("a request after the read ended got read %d, want a new one, 2", v)
 			}
 		})
 	})
