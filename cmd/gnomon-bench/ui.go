@@ -99,6 +99,9 @@ func uiWith(bin string, n, browsers int, page string, conns int, dur time.Durati
 		acpu, wcpu   time.Duration
 		adone, wdone int
 		ratios       []float64
+		// pairs are the ratios of each slice with browsers to the slice
+		// without them next to it.
+		pairs []float64
 	)
 	parts := max(int(dur/time.Second), 1)
 	slice := dur / time.Duration(parts)
@@ -125,6 +128,7 @@ func uiWith(bin string, n, browsers int, page string, conns int, dur time.Durati
 				seen = append(seen, b.Close())
 				wr = append(wr, r)
 			}
+			pairs = append(pairs, wr[len(wr)-1].Rate()/ar[len(ar)-1].Rate())
 		}
 		a, w := bench.Merge(ar...), bench.Merge(wr...)
 		alone, with, ratios = append(alone, a), append(with, w), append(ratios, w.Rate()/a.Rate())
@@ -144,6 +148,9 @@ func uiWith(bin string, n, browsers int, page string, conns int, dur time.Durati
 	}
 	slices.Sort(ratios)
 	fmt.Printf("ratio with/without       %.2f  (median of the rounds' %s)\n", ratios[len(ratios)/2], strings.Join(each, ", "))
+	slices.Sort(pairs)
+	fmt.Printf("                         slice by slice: median %.2f, quartiles %.2f and %.2f (%d pairs)\n",
+		pairs[len(pairs)/2], pairs[len(pairs)/4], pairs[len(pairs)*3/4], len(pairs))
 	if seenAll.Errors > 0 {
 		return fmt.Errorf("the browsers saw %d errors", seenAll.Errors)
 	}
