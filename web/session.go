@@ -63,9 +63,10 @@ func safeNext(next string) string {
 	return next
 }
 
-// liveEvery is the least time between two change notices to one page: a
-// busy scheduler changes thousands of times a second, a page needs to know
-// once.
+// liveEvery is the beat of change notices: a page is told of changes at
+// most once each liveEvery, on a beat all pages share (see untilTick). A
+// busy scheduler changes thousands of times a second, a page needs to
+// know once.
 const liveEvery = 500 * time.Millisecond
 
 // live streams change notices (server-sent events) while the page is
@@ -113,7 +114,7 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "event: change\ndata: %d\n\n", gen)
 			fl.Flush()
 			select {
-			case <-time.After(liveEvery):
+			case <-time.After(untilTick(time.Now())):
 			case <-r.Context().Done():
 				return
 			}

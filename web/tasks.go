@@ -1,9 +1,7 @@
 package web
 
 import (
-	"cmp"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -59,45 +57,9 @@ type statusCount struct {
 const overviewRows = 20
 
 func (u *UI) overview(r *http.Request) (string, any, error) {
-	var d overviewData
-	now := u.cfg.Scheduler.Now()
-	dayAgo := now.Add(-24 * time.Hour)
-	counts := map[job.Status]int{}
-	err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		for name := range e.Definitions() {
-			def, st, _ := e.Task(name)
-			if def.Type == job.Group {
-				continue
-			}
-			d.Total++
-			counts[st.Status]++
-			switch {
-			case st.Status == job.Running:
-				d.Running = append(d.Running, u.row(def, st))
-			case (st.Status == job.Failure || st.Status == job.Aborted) && !st.End.Time().Before(dayAgo):
-				d.Failed = append(d.Failed, u.row(def, st))
-			}
-			if nf := st.NextFire.Time(); !nf.IsZero() {
-				d.Next = append(d.Next, calendar.Planned{At: nf, Task: name})
-			}
-		}
-		d.Problems = e.Problems()
-	})
+	d, err := u.overviews.read(r.Context(), u.cfg.Scheduler, struct{}{}, u.readOverview)
 	if err != nil {
 		return "", nil, err
-	}
-	for s, n := range counts {
-		d.Counts = append(d.Counts, statusCount{s, n})
-	}
-	slices.SortFunc(d.Counts, func(a, b statusCount) int { return cmp.Compare(a.Status, b.Status) })
-	slices.SortFunc(d.Running, func(a, b taskRow) int { return a.Start.Compare(b.Start) })
-	slices.SortFunc(d.Failed, func(a, b taskRow) int { return b.End.Compare(a.End) })
-	slices.SortFunc(d.Next, func(a, b calendar.Planned) int {
-		return cmp.Or(a.At.Compare(b.At), strings.Compare(a.Task, b.Task))
-	})
-	d.Running, d.Failed, d.Next = first(d.Running, overviewRows), first(d.Failed, overviewRows), first(d.Next, overviewRows)
-	for i := range d.Next {
-		d.Next[i].At = u.local(d.Next[i].At)
 	}
 	alerts, err := u.cfg.Scheduler.Store().Alerts(r.Context(), store.AlertQuery{Limit: 200})
 	if err != nil {
@@ -110,13 +72,6 @@ func (u *UI) overview(r *http.Request) (string, any, error) {
 		}
 	}
 	return "Overview", d, nil
-}
-
-func first[T any](s []T, n int) []T {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // tasksData is a page of the task list and the filter that chose it.
@@ -141,12 +96,6 @@ const tasksPage = 100
 func (u *UI) tasks(r *http.Request) (string, any, error) {
 	q := r.URL.Query()
 	f := taskFilter{Q: q.Get("q"), Status: q.Get("status"), Type: q.Get("type"), Group: q.Get("group"), Label: q.Get("label"), Bundle: q.Get("bundle"), After: q.Get("after")}
-	d := tasksData{Filter: f, Types: []job.Type{job.Callable, job.Bundle, job.Configuration}}
-	for s := job.Idle; s <= job.Frozen; s++ {
-		if s != job.Staged && s != job.Queued {
-			d.Statuses = append(d.Statuses, s.String())
-		}
-	}
 	var status job.Status
 	if f.Status != "" {
 		var err error
@@ -154,36 +103,9 @@ func (u *UI) tasks(r *http.Request) (string, any, error) {
 			return "", nil, badRequest("status: %v", err)
 		}
 	}
-	q2 := strings.ToLower(f.Q)
-	err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		for _, name := range e.Names() {
-			def, st, _ := e.Task(name)
-			if def.Type == job.Group {
-				d.Groups = append(d.Groups, name)
-				continue
-			}
-			switch {
-			case q2 != "" && !strings.Contains(strings.ToLower(name), q2),
-				f.Status != "" && st.Status != status,
-				f.Type != "" && string(def.Type) != f.Type,
-				f.Label != "" && def.Extras().Label != f.Label,
-				f.Bundle != "" && def.Parent != f.Bundle,
-				f.Group != "" && !slices.Contains(e.Groups(name), f.Group):
-				continue
-			}
-			d.Matched++
-			if name <= f.After || len(d.Rows) > tasksPage {
-				continue
-			}
-			d.Rows = append(d.Rows, u.row(def, st))
-		}
-	})
+	d, err := u.lists.read(r.Context(), u.cfg.Scheduler, f, u.readTasks(f, status))
 	if err != nil {
 		return "", nil, err
-	}
-	if len(d.Rows) > tasksPage {
-		d.Rows = d.Rows[:tasksPage]
-		d.Next = d.Rows[tasksPage-1].Name
 	}
 	return "Tasks", d, nil
 }

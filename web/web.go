@@ -54,6 +54,10 @@ type UI struct {
 	// assets maps a static file's name to its URL, which carries a digest
 	// of its content so that browsers may keep it for good.
 	assets map[string]string
+	// overviews and lists share the reads of the overview and of the task
+	// list among the requests for them (see shared.go).
+	overviews sharedRead[struct{}, overviewData]
+	lists     sharedRead[taskFilter, tasksData]
 }
 
 // New returns the UI.

@@ -9,6 +9,7 @@
 //	gnomon-bench shell       `true` runs per second, 8 at a time, vs exec.Command("true").Run() in 8 goroutines
 //	gnomon-bench startup     time to ready and RSS with stored task definitions
 //	gnomon-bench crash       the event-ingest load with the server killed (SIGKILL) and restarted; every 202 must be journaled
+//	gnomon-bench ui          the event-ingest load with and without 10 browsers keeping the web UI's overview open
 //
 //	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
 //
@@ -58,7 +59,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash [flags] | noop [-db URL] ADDR | peer [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash|ui [flags] | noop [-db URL] ADDR | peer [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -81,6 +82,8 @@ func main() {
 		err = startup(os.Args[2:])
 	case "crash":
 		err = crash(os.Args[2:])
+	case "ui":
+		err = ui(os.Args[2:])
 	case "all":
 		err = all(os.Args[2:])
 	default:

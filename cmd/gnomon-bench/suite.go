@@ -572,6 +572,7 @@ func all(args []string) error {
 		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}, false},
 		{startup, onPG(g, "-tasks=1000000"), onPG(g, "-tasks=100000"), true},
 		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}, false},
+		{ui, []string{g, "-configs=3,10000,100000", "-duration=5s"}, []string{g, "-configs=3,10000", "-duration=2s"}, false},
 	}
 	mode := "full"
 	if *quick {
