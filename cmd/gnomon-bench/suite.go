@@ -100,6 +100,14 @@ func benchToken(c *api.Client, dir string, role auth.Role) (string, error) {
 	return resp.Token, nil
 }
 
+// eventsURL is the /events URL of a server, with an ingest token of its
+// own as bench.Post takes it. A server restarted on another port needs
+// another.
+func (s *server) eventsURL() (string, error) {
+	tok, err := benchToken(s.client, s.dir, auth.Ingest)
+	return "http://" + tok + "@" + s.addr + "/events", err
+}
+
 func (s *server) waitReady() error {
 	deadline := time.Now().Add(5 * time.Minute)
 	for s.client.Health(context.Background()) != nil {
