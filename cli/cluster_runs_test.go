@@ -33,7 +33,7 @@ insert_task: extract
 type: callable
 parent: flow
 machine: m1
-command: echo "$GNOMON_TEST_NODE" > OUT/extract.node
+command: echo "$TEST_NODE_NAME" > OUT/extract.node
 out_log_file: OUT/extract.out
 err_log_file: OUT/extract.err
 
@@ -42,14 +42,14 @@ type: callable
 parent: flow
 machine: m2
 condition: su(extract)
-command: echo "$GNOMON_TEST_NODE" > OUT/load.node
+command: echo "$TEST_NODE_NAME" > OUT/load.node
 out_log_file: OUT/load.out
 err_log_file: OUT/load.err
 
 insert_task: report
 type: callable
 condition: su(flow)
-command: echo "$GNOMON_TEST_NODE" > OUT/report.node
+command: echo "$TEST_NODE_NAME" > OUT/report.node
 out_log_file: OUT/report.out
 err_log_file: OUT/report.err
 
@@ -57,14 +57,14 @@ insert_task: later
 type: callable
 condition: su(report)
 start_delay: 2s
-command: echo "$GNOMON_TEST_NODE" > OUT/later.node
+command: echo "$TEST_NODE_NAME" > OUT/later.node
 out_log_file: OUT/later.out
 err_log_file: OUT/later.err
 
 insert_task: landed
 type: configuration
 dependencies: [{"type":"FILE","resourceId":"/landing/","lifeDuration":3600},{"type":"TABLE","resourceId":"sales","lifeDuration":3600}]
-command: echo "$GNOMON_TEST_NODE" > OUT/landed.node
+command: echo "$TEST_NODE_NAME" > OUT/landed.node
 out_log_file: OUT/landed.out
 err_log_file: OUT/landed.err
 
@@ -190,7 +190,7 @@ err_log_file: %[1]s/long.err
 insert_task: next
 type: callable
 machine: gpu
-command: echo "$GNOMON_TEST_NODE" > %[1]s/next.node
+command: echo "$TEST_NODE_NAME" > %[1]s/next.node
 out_log_file: %[1]s/next.out
 err_log_file: %[1]s/next.err
 `, out)

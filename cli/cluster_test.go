@@ -32,7 +32,7 @@ func (n *clusterNode) start() {
 	n.t.Helper()
 	self, _ := os.Executable()
 	n.cmd = exec.Command(self, n.args...)
-	n.cmd.Env = append(os.Environ(), envServerProcess+"=1", "GNOMON_TEST_NODE="+n.name)
+	n.cmd.Env = append(os.Environ(), envServerProcess+"=1", "TEST_NODE_NAME="+n.name)
 	logf, err := os.OpenFile(n.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		n.t.Fatal(err)
@@ -64,7 +64,7 @@ func startCluster(t *testing.T, clocks int) (db string, client *api.Client, node
 
 // startNodes starts a cluster of the nodes specs name, the first of them
 // named dir and a director, on a fresh database, with a node timeout of
-// one second. Each node's commands see its name in $GNOMON_TEST_NODE.
+// one second. Each node's commands see its name in $TEST_NODE_NAME.
 func startNodes(t *testing.T, specs ...nodeSpec) (db string, client *api.Client, nodes map[string]*clusterNode) {
 	t.Helper()
 	if os.Getenv("GNOMON_TEST_DB") == "postgres" {
