@@ -39,6 +39,12 @@ type Run struct {
 	// it belongs to); empty when the clock, a condition or the server
 	// itself did.
 	By string `json:"by,omitempty"`
+	// EndedBy names the identity whose API call ended the run before it
+	// ended by itself: an operator's abort, which kills it (and ends the
+	// bundle run it belongs to). It is set when the call is applied, while
+	// the run may still be running, and empty for a run that ended on its
+	// own.
+	EndedBy string `json:"ended_by,omitempty"`
 }
 
 // Done reports whether the run has ended.

@@ -48,3 +48,44 @@ func TestStartIdentitySurvivesRestart(t *testing.T) {
 		t.Errorf("audit.log:\n%s", b)
 	}
 }
+
+// An abort names who sent it on the run it kills, started by someone
+// else, and on the run's audit record and audit.log line; a run that
+// ends by itself names no one. The names are read back from the store
+// after a restart.
+func TestAbortNamesWhoEndedTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSimWith(t, dir, t0, func(*Config) {})
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: long\ntype: callable\ncommand: sleep 60\nout_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
+		"insert_task: short\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.submit(engine.Act{Task: "long", Action: job.ActStart, By: "bob"})
+	m.submit(engine.Act{Task: "short", Action: job.ActStart, By: "bob"})
+	m.submit(engine.Act{Task: "long", Action: job.ActAbort, By: "alice"})
+	m.advance(m.s.Now()) // the killed run ends
+	m.stop()
+
+	m = openSimWith(t, dir, t0, func(*Config) {})
+	for task, want := range map[string]job.Run{"long": {Status: job.Aborted, By: "bob", EndedBy: "alice"}, "short": {Status: job.Success, By: "bob"}} {
+		if rs := m.runs(task); len(rs) != 1 || rs[0].Status != want.Status || rs[0].By != want.By || rs[0].EndedBy != want.EndedBy {
+			t.Errorf("runs of %s: %+v; want one %s by %q, ended by %q", task, rs, want.Status, want.By, want.EndedBy)
+		}
+	}
+	recs, err := m.st.Audit(context.Background(), 0, 10)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("audit records %+v, %v", recs, err)
+	}
+	for _, r := range recs {
+		if r.Task == "long" && (r.By != "bob" || r.EndedBy != "alice") || r.Task == "short" && (r.By != "bob" || r.EndedBy != "") {
+			t.Errorf("audit record %+v", r)
+		}
+	}
+	m.stop()
+	b, err := os.ReadFile(filepath.Join(dir, AuditFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, " : abnormal : aborted: killed by signal terminated : by bob : ended by alice\n") || !strings.Contains(s, " : normal : success : by bob\n") {
+		t.Errorf("audit.log:\n%s", b)
+	}
+}
