@@ -4,11 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
 )
 
 // A start that waits for a worker keeps who sent it across a restart: its
@@ -87,5 +90,61 @@ func TestAbortNamesWhoEndedTheRun(t *testing.T) {
 	}
 	if s := string(b); !strings.Contains(s, " : abnormal : aborted: killed by signal terminated : by bob : ended by alice\n") || !strings.Contains(s, " : normal : success : by bob\n") {
 		t.Errorf("audit.log:\n%s", b)
+	}
+}
+
+// A node's run that an operator's reprocess starts names the operator,
+// and one their skip cancels names them as who ended it, in the run
+// history and the audit records, after a restart too. Runs the tree's
+// clock starts name no one.
+func TestNodeRunsNameTheOperator(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	m := openSim(t, dir, t0, nil)
+	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
+	m.advance(t0)
+	if _, err := m.s.Trees(ctx, periods.Reprocess{Process: "site_hourly", Timeperiod: "2026030801", By: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	m.advance(m.s.Now()) // the run ends
+	m.advance(time.Date(2026, 3, 9, 0, 6, 0, 0, time.UTC))
+	day := m.nodes("site_daily")["2026030800"]
+	if day.RunStatus != periods.RunRequested {
+		t.Fatalf("day: %+v, want its run requested", day)
+	}
+	if _, err := m.s.Trees(ctx, periods.Skip{Process: "site_daily", Timeperiods: []string{"2026030800"}, By: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	m.stop()
+
+	m = openSim(t, dir, t0, nil)
+	defer m.stop()
+	var hour []job.Run
+	for _, r := range m.runs("site_hourly") {
+		if r.Timeperiod == "2026030801" {
+			hour = append(hour, r)
+		} else if r.By != "" || r.EndedBy != "" {
+			t.Errorf("a run the clock started: %+v", r)
+		}
+	}
+	if len(hour) != 2 || hour[0].By != "alice" || hour[0].Status != job.Success || hour[0].EndedBy != "" || hour[1].By != "" {
+		t.Errorf("runs of hour 01, newest first: %+v; want the reprocessed one by alice, the first by no one", hour)
+	}
+	if rs := m.runs("site_daily"); len(rs) != 1 || rs[0].Status != job.Aborted || rs[0].By != "" || rs[0].EndedBy != "carol" {
+		t.Errorf("runs of the day: %+v; want one canceled by carol", rs)
+	}
+	recs, err := m.st.Audit(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named []string
+	for _, r := range recs {
+		if r.By != "" || r.EndedBy != "" {
+			named = append(named, r.Task+" "+r.By+" "+r.EndedBy)
+		}
+	}
+	if !slices.Equal(named, []string{"site_hourly alice ", "site_daily  carol"}) {
+		t.Errorf("audit records naming someone: %q", named)
 	}
 }
