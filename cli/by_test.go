@@ -98,3 +98,83 @@ err_log_file: @DIR@/t.err
 		t.Errorf("audit.log:\n%s\nwant what gnomon audit printed:\n%s", b, audit)
 	}
 }
+
+// Runs, audit records and audit.log name the identity whose abort ended a
+// run, after the one whose start started it; a run that ended by itself
+// names no one as having ended it. gnomon runs adds an Ended by column
+// only to the listings where a run names someone.
+func TestRunsAndAuditNameWhoEndedThem(t *testing.T) {
+	t.Parallel()
+	f := setup(t, simulateFrom("2026-06-01T09:00:00Z"))
+	f.mustRun("gnomon", "def", "-f", f.file("who.def", `insert_task: long
+type: callable
+command: sleep 60
+out_log_file: @DIR@/l.out
+err_log_file: @DIR@/l.err
+
+insert_task: short
+type: callable
+command: true
+out_log_file: @DIR@/s.out
+err_log_file: @DIR@/s.err
+`))
+	as := func(name string) map[string]string {
+		return map[string]string{"GNOMON_TOKEN": f.token(name, auth.Operator)}
+	}
+	alice, bob := as("alice"), as("bob")
+	mustRunAs := func(env map[string]string, args ...string) {
+		t.Helper()
+		if out, errs, code := f.runEnv(env, args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+	mustRunAs(bob, "gnomon", "event", "-j", "long", "-e", "start")
+	mustRunAs(bob, "gnomon", "event", "-j", "short", "-e", "start")
+	f.waitStatus("long", "running")
+	mustRunAs(alice, "gnomon", "event", "-j", "long", "-e", "abort")
+	f.waitStatus("short", "success")
+	f.waitFor("the aborted run to end", func() bool {
+		rs, err := f.client.Runs(t.Context(), "long", 1, "")
+		return err == nil && len(rs.Runs) == 1 && rs.Runs[0].Done()
+	})
+
+	for task, want := range map[string][2]string{
+		"long":  {" Status     By               Ended by", " aborted    bob              alice"},
+		"short": {" Status     By", " success    bob"},
+	} {
+		out := f.mustRun("gnomon", "runs", "-j", task)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if header, row := lines[0], lines[len(lines)-1]; !strings.HasSuffix(header, want[0]) || !strings.HasSuffix(row, want[1]) {
+			t.Errorf("runs of %s:\n%s\nwant the header to end with %q and the row with %q", task, out, want[0], want[1])
+		}
+	}
+	rs, err := f.client.Runs(t.Context(), "long", 1, "")
+	if err != nil || len(rs.Runs) != 1 || rs.Runs[0].By != "bob" || rs.Runs[0].EndedBy != "alice" {
+		t.Errorf("GET runs of long: %+v, %v", rs, err)
+	}
+
+	audit := f.mustRun("gnomon", "audit")
+	for task, suffix := range map[string]string{"long": " : abnormal : aborted: killed by signal terminated : by bob : ended by alice", "short": " : normal : success : by bob"} {
+		found := false
+		for _, line := range strings.Split(audit, "\n") {
+			if strings.HasPrefix(line, task+" : ") {
+				found = true
+				if !strings.HasSuffix(line, suffix) {
+					t.Errorf("audit line of %s: %q; want it to end with %q", task, line, suffix)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no audit line of %s:\n%s", task, audit)
+		}
+	}
+	if js := f.mustRun("gnomon", "audit", "--json"); strings.Count(js, `"ended_by": "alice"`) != 1 || strings.Count(js, `"ended_by"`) != 1 {
+		t.Errorf("audit --json names who ended the run of long only:\n%s", js)
+	}
+
+	f.stop()
+	b, err := os.ReadFile(filepath.Join(f.dir, "data", scheduler.AuditFile))
+	if err != nil || string(b) != audit {
+		t.Errorf("audit.log:\n%s\nwant what gnomon audit printed:\n%s", b, audit)
+	}
+}

@@ -145,50 +145,80 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 	}
 }
 
-// wPeriod is the width of the timeperiod column of a process's runs.
-const wPeriod = 10
+// wPeriod is the width of the timeperiod column of a process's runs,
+// wOutcome that of its outcome column, and wBy that of the By column when
+// an Ended by column follows it.
+const (
+	wPeriod  = 10
+	wOutcome = 9
+	wBy      = 16
+)
 
 // periodLine writes a row of the runs of a timeperiod process: the four
-// columns of the seed's table, then the timeperiod and the outcome.
-func periodLine(w io.Writer, name, start, end, status, period, outcome string) {
-	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, wPeriod, period, outcome)
+// columns of the seed's table, then the timeperiod and the outcome, then
+// who started and ended the run (names, see who).
+func periodLine(w io.Writer, name, start, end, status, period, outcome, names string) {
+	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, wPeriod, period,
+		wOutcome, outcome, names)
 	fmt.Fprintln(w, strings.TrimRight(line, " "))
+}
+
+// who renders the last columns of a run's row: who started the run, then
+// who ended it when a call did, the first padded to wBy so that the second
+// has its column; nothing when no one did either.
+func who(by, endedBy string) string {
+	if endedBy == "" {
+		return by
+	}
+	return fmt.Sprintf("%-*s %s", wBy, by, endedBy)
 }
 
 // runsHeader writes the header of a runs table: the seed's, with the
 // timeperiod and outcome columns when the runs are those of a timeperiod
-// process, or with a By column when a run names the identity that started
-// it (an operator's start, a data event's token), so that the seed's
-// table is unchanged where no one did.
+// process, then a By column when a run names the identity that started it
+// (an operator's start, a data event's token, a skip or reprocess of
+// nodes), and an Ended by column when a run names the identity that ended
+// it (an abort, a skip or reprocess that canceled a node's run), so that
+// the seed's table is unchanged where no one did.
 func runsHeader(w io.Writer, runs []api.RunView) {
 	u := strings.Repeat
+	head, line := "", ""
+	switch {
+	case slices.ContainsFunc(runs, named(func(r *job.Run) bool { return r.EndedBy != "" })):
+		head, line = who("By", "Ended by"), who(u("_", wBy), u("_", 8))
+	case slices.ContainsFunc(runs, named(func(r *job.Run) bool { return r.By != "" })):
+		head, line = "By", u("_", 2)
+	}
 	switch {
 	case slices.ContainsFunc(runs, func(r api.RunView) bool { return r.Timeperiod != "" }):
-		periodLine(w, "Task Name", "Start Time", "End Time", "Status", "Timeperiod", "Outcome")
-		periodLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", wPeriod), u("_", 9))
-	case slices.ContainsFunc(runs, startedBy):
-		runLine(w, "Task Name", "Start Time", "End Time", "Status", "By")
-		runLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", 2))
+		periodLine(w, "Task Name", "Start Time", "End Time", "Status", "Timeperiod", "Outcome", head)
+		periodLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), u("_", wPeriod), u("_", wOutcome), line)
+	case head != "":
+		runLine(w, "Task Name", "Start Time", "End Time", "Status", head)
+		runLine(w, u("_", wName), u("_", wTime), u("_", wTime), u("_", wStatus), line)
 	default:
 		tableHeader(w)
 	}
 }
 
-// startedBy reports whether a run, or one of its children's, names who
-// started it.
-func startedBy(r api.RunView) bool {
-	return r.By != "" || slices.ContainsFunc(r.Children, func(c job.Run) bool { return c.By != "" })
+// named returns whether a run, or one of its children, names someone as
+// f tells.
+func named(f func(r *job.Run) bool) func(api.RunView) bool {
+	return func(r api.RunView) bool {
+		return f(&r.Run) || slices.ContainsFunc(r.Children, func(c job.Run) bool { return f(&c) })
+	}
 }
 
 // writeRunRows prints runs as schd_runs does, below runsHeader: a bundle
 // run is followed by the runs of its children; the run of a timeperiod
 // process ends with its timeperiod and outcome. A run that names who
-// started it ends with that name, even on a page after the first, whose
-// header runsHeader did not see.
+// started or ended it ends with those names, even on a page after the
+// first, whose header runsHeader did not see.
 func writeRunRows(w io.Writer, runs []api.RunView) {
 	for _, r := range runs {
 		if r.Timeperiod != "" {
-			periodLine(w, termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(), termsafe.String(r.Timeperiod), termsafe.String(r.Outcome))
+			periodLine(w, termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(), termsafe.String(r.Timeperiod), termsafe.String(r.Outcome),
+				who(termsafe.String(r.By), termsafe.String(r.EndedBy)))
 			continue
 		}
 		runRow(w, &r.Run, 0)
@@ -200,13 +230,14 @@ func writeRunRows(w io.Writer, runs []api.RunView) {
 
 // runRow writes a run as a row of the runs table, indented by level.
 func runRow(w io.Writer, r *job.Run, level int) {
-	runLine(w, strings.Repeat(" ", level)+termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(), termsafe.String(r.By))
+	runLine(w, strings.Repeat(" ", level)+termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(),
+		who(termsafe.String(r.By), termsafe.String(r.EndedBy)))
 }
 
-// runLine writes the four columns of tableLine, then who started the run
-// (nothing if no one did), without trailing blanks.
-func runLine(w io.Writer, name, start, end, status, by string) {
-	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, by)
+// runLine writes the four columns of tableLine, then who started and
+// ended the run (names, see who), without trailing blanks.
+func runLine(w io.Writer, name, start, end, status, names string) {
+	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, names)
 	fmt.Fprintln(w, strings.TrimRight(line, " "))
 }
 

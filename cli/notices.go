@@ -83,7 +83,7 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "audit [--after SEQ] [-c N]",
-		Short: "print audit records (NAME : LAUNCH : STOP : RESULT : STATUS[ : by IDENTITY]), oldest first, as audit.log holds them",
+		Short: "print audit records (NAME : LAUNCH : STOP : RESULT : STATUS[ : by IDENTITY][ : ended by IDENTITY]), oldest first, as audit.log holds them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if count < 1 {

@@ -131,6 +131,9 @@ func (e *Engine) finishBundle(name string, result job.Status) {
 	if r := e.runs[run]; r != nil {
 		delete(e.runs, run)
 		r.Status, r.End, r.Result = result, e.now, job.ResultNormal
+		if r.EndedBy == "" {
+			r.EndedBy = e.endedBy // an abort's, of the bundle or of a member
+		}
 		if result == job.Aborted {
 			r.Result = job.ResultKilled
 		}

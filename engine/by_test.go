@@ -126,3 +126,113 @@ func TestRunsNameWhoStartedThem(t *testing.T) {
 		}
 	})
 }
+
+// runOf returns the run id that h recorded, failing if none.
+func runOf(t *testing.T, h *harness, id int64) job.Run {
+	t.Helper()
+	r, ok := h.runs[id]
+	if !ok {
+		t.Fatalf("no run %d", id)
+	}
+	return r
+}
+
+// An abort names who sent it on every run it kills or ends, from the
+// moment it is applied; a run that ends by itself names no one.
+func TestRunsNameWhoEndedThem(t *testing.T) {
+	t.Parallel()
+	t.Run("abort", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, callable("a", ""))
+		h.apply(Act{Task: "a", Action: job.ActStart, By: "bob"})
+		id := h.started["a"]
+		out := h.apply(Act{Task: "a", Action: job.ActAbort, By: "alice"})
+		if len(out.Runs) != 1 || out.Runs[0].Status != job.Running || out.Runs[0].EndedBy != "alice" {
+			t.Fatalf("the abort's output holds %+v; want the running run, ended by alice", out.Runs)
+		}
+		h.exit("a", -1)
+		r := runOf(t, h, id)
+		if r.Status != job.Aborted || r.By != "bob" || r.EndedBy != "alice" {
+			t.Fatalf("run %+v; want aborted, by bob, ended by alice", r)
+		}
+		if a := job.AuditOf(&r); a.By != "bob" || a.EndedBy != "alice" {
+			t.Errorf("audit record %+v", a)
+		}
+	})
+	t.Run("a run that ends by itself", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, callable("a", ""))
+		h.apply(Act{Task: "a", Action: job.ActStart, By: "bob"})
+		id := h.started["a"]
+		h.exit("a", 1)
+		h.apply(Act{Task: "a", Action: job.ActGreen, By: "alice"}) // settles the task, not the run
+		if r := runOf(t, h, id); r.Status != job.Failure || r.By != "bob" || r.EndedBy != "" {
+			t.Fatalf("run %+v; want a failure by bob, ended by no one", r)
+		}
+	})
+	t.Run("an abort survives a restart before the run ends", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, callable("a", ""))
+		h.apply(Act{Task: "a", Action: job.ActStart, By: "bob"})
+		id := h.started["a"]
+		h.apply(Act{Task: "a", Action: job.ActAbort, By: "alice"})
+		var recs []job.Record
+		for _, n := range h.e.Names() {
+			def, st, _ := h.e.Task(n)
+			recs = append(recs, job.Record{Def: &def, State: st})
+		}
+		// The active runs as the store has them: the abort's output.
+		active := []*job.Run{new(runOf(t, h, id))}
+		again := New(Config{Workers: 10})
+		if err := restore(again, recs, active, h.e.lastRun, nil); err != nil {
+			t.Fatal(err)
+		}
+		h.e = again
+		h.exit("a", -1)
+		if r := runOf(t, h, id); r.Status != job.Aborted || r.By != "bob" || r.EndedBy != "alice" {
+			t.Fatalf("run %+v; want aborted, by bob, ended by alice", r)
+		}
+	})
+	t.Run("overlapping runs", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, callable("w", "overlap: allow"))
+		h.apply(Act{Task: "w", Action: job.ActStart, By: "bob"})
+		h.apply(Act{Task: "w", Action: job.ActStart})
+		h.apply(Act{Task: "w", Action: job.ActAbort, By: "alice"})
+		for _, r := range h.runs {
+			if r.EndedBy != "alice" {
+				t.Errorf("run %+v; want ended by alice", r)
+			}
+		}
+	})
+	t.Run("bundle", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, bundleDefs+callable("k1", "parent: box")+callable("k2", "parent: box\ncondition: su(k1)"))
+		h.apply(Act{Task: "box", Action: job.ActStart, By: "carol"})
+		h.apply(Act{Task: "box", Action: job.ActAbort, By: "alice"})
+		h.exit("k1", -1)
+		h.want("box", "aborted", "k1", "aborted")
+		for _, r := range h.runs {
+			if r.Status != job.Aborted || r.By != "carol" || r.EndedBy != "alice" {
+				t.Errorf("run %+v; want aborted, by carol, ended by alice", r)
+			}
+		}
+	})
+	t.Run("a member's abort ends its bundle run", func(t *testing.T) {
+		t.Parallel()
+		h := setup(t, 10, bundleDefs+callable("k1", "parent: box"))
+		h.apply(Act{Task: "box", Action: job.ActStart})
+		bundle := h.e.lastRun - 1
+		h.apply(Act{Task: "k1", Action: job.ActAbort, By: "alice"})
+		h.want("box", "failure")
+		if r := runOf(t, h, bundle); r.Task != "box" || r.EndedBy != "alice" {
+			t.Errorf("bundle run %+v; want ended by alice", r)
+		}
+		h.apply(Act{Task: "box", Action: job.ActStart}) // a run that ends by itself
+		h.exit("k1", 0)
+		h.want("box", "success")
+		if r := runOf(t, h, h.e.lastRun-1); r.Task != "box" || r.Status != job.Success || r.EndedBy != "" {
+			t.Errorf("second bundle run %+v; want a success ended by no one", r)
+		}
+	})
+}

@@ -103,6 +103,9 @@ type Engine struct {
 
 	now time.Time
 	out *Output
+	// endedBy is, while an abort is applied, the identity that sent it:
+	// every run the abort kills or ends names it (job.Run.EndedBy).
+	endedBy string
 	// queue holds status changes whose dependents have not been visited.
 	queue []change
 }
@@ -427,7 +430,7 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		err = fmt.Errorf("unknown event %T", ev)
 	}
 	if err != nil {
-		e.out = nil
+		e.out, e.endedBy = nil, ""
 		return nil, err
 	}
 	e.propagate()
@@ -440,7 +443,7 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		e.startPending() // concurrent runs take the workers ready tasks left
 	}
 	out := e.out
-	e.out = nil
+	e.out, e.endedBy = nil, ""
 	out.Tasks = slices.Sorted(maps.Keys(out.tasks))
 	if len(out.defined) > 0 {
 		out.Defined = slices.Sorted(maps.Keys(out.defined))
@@ -786,6 +789,9 @@ func (e *Engine) act(ev Act) error {
 		if s.Settled() {
 			return refused("event abort is not effective on inactive task")
 		}
+		// Until the end of this Apply: a bundle run that ends because a
+		// member was aborted is ended by the abort too.
+		e.endedBy = ev.By
 		e.abort(name)
 	case job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed:
 		if s.Active() {
@@ -820,7 +826,10 @@ func (e *Engine) act(ev Act) error {
 }
 
 // abort stops an active task: a running callable is killed, a running bundle
-// aborts every active child.
+// aborts every active child. Every run it kills, and the bundle run it
+// ends, names who sent the abort (e.endedBy) from now on, though a killed
+// run ends only when its process has: its record is written at once, so
+// that the name survives a restart before the process ends.
 func (e *Engine) abort(name string) {
 	en := e.tasks[name]
 	if en.def.Type == job.Bundle {
@@ -836,6 +845,10 @@ func (e *Engine) abort(name string) {
 		for _, r := range e.ActiveRuns() { // every run, under overlap allow
 			if r.Task == name {
 				e.out.Effects = append(e.out.Effects, KillRun{RunID: r.ID})
+				if e.endedBy != "" && r.EndedBy == "" {
+					r.EndedBy = e.endedBy
+					e.touchRun(r)
+				}
 			}
 		}
 	}

@@ -26,12 +26,15 @@ type AuditRecord struct {
 	// By names the identity whose API call started the run (Run.By),
 	// empty if none did.
 	By string `json:"by,omitempty"`
+	// EndedBy names the identity whose API call ended the run
+	// (Run.EndedBy), empty if it ended on its own.
+	EndedBy string `json:"ended_by,omitempty"`
 }
 
 // AuditOf returns the audit record of an ended run.
 func AuditOf(r *Run) AuditRecord {
 	return AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: r.Result, Status: r.Status, Message: r.Message, Data: r.Data,
-		By: r.By}
+		By: r.By, EndedBy: r.EndedBy}
 }
 
 // Normal reports whether the run completed by itself: the scheduler result
@@ -41,13 +44,14 @@ func (a AuditRecord) Normal() bool { return a.Result == ResultNormal || a.Result
 
 // Line renders the record as a line of audit.log, without the newline:
 //
-//	NAME : LAUNCH : STOP : RESULT : STATUS[ : by IDENTITY]
+//	NAME : LAUNCH : STOP : RESULT : STATUS[ : by IDENTITY][ : ended by IDENTITY]
 //
 // with instants in RFC 3339 in loc, RESULT normal or abnormal, and STATUS
 // the run's status, then its message after a colon when it has one, then
-// its message data as key=value pairs in key order, in brackets. The last
-// field names the identity whose API call started the run, and is left
-// out when none did, so that the five fields keep their places.
+// its message data as key=value pairs in key order, in brackets. The
+// field after names the identity whose API call started the run, and the
+// last the identity whose API call ended it (Run.EndedBy); each is left
+// out when no call did, so that the five fields keep their places.
 //
 // Line breaks are written as spaces, so that a record is a line. A
 // message or data may hold what a terminal obeys (an escape sequence, a
@@ -73,6 +77,9 @@ func (a AuditRecord) Line(loc *time.Location) string {
 	line := fmt.Sprintf("%s : %s : %s : %s : %s", a.Task, a.Launch.In(loc).Format(layout), a.Stop.In(loc).Format(layout), result, status)
 	if a.By != "" {
 		line += " : by " + a.By
+	}
+	if a.EndedBy != "" {
+		line += " : ended by " + a.EndedBy
 	}
 	return termsafe.String(line)
 }

@@ -36,9 +36,17 @@ type Run struct {
 	Outcome    string `json:"outcome,omitempty"`
 	// By names the identity whose API call started the run (an operator's
 	// start, a data event posted with a token, the start of the bundle run
-	// it belongs to); empty when the clock, a condition or the server
-	// itself did.
+	// it belongs to, an operator's skip or reprocess of timeperiod nodes
+	// that made the node due); empty when the clock, a condition, a
+	// dependency or the server itself did.
 	By string `json:"by,omitempty"`
+	// EndedBy names the identity whose API call ended the run before it
+	// ended by itself: an operator's abort, which kills it (and ends the
+	// bundle run it belongs to), or a skip or reprocess of timeperiod
+	// nodes, which cancels a node's run. It is set when the call is
+	// applied, while the run may still be running, and empty for a run
+	// that ended on its own.
+	EndedBy string `json:"ended_by,omitempty"`
 }
 
 // Done reports whether the run has ended.

@@ -202,6 +202,14 @@ type Run struct {
 	Attempt    int       `json:"attempt"`
 	// At is the instant of this status.
 	At time.Time `json:"at"`
+	// By names the operator whose Skip or Reprocess requested the run,
+	// in the record of its request: a node the operator's cascade, or
+	// what it released, made due in the same Apply. A run requested by a
+	// Tick, a result or a restart names no one. EndedBy names the
+	// operator whose Skip or Reprocess canceled it, in the record of its
+	// end.
+	By      string `json:"by,omitempty"`
+	EndedBy string `json:"ended_by,omitempty"`
 }
 
 // NodeLogEntry is an entry written to one node's event log.

@@ -77,6 +77,9 @@ type Forest struct {
 	dirty   []*node
 	cascade []*node // work list of a cascade, reused
 	dry     bool
+	// by is the operator whose Skip or Reprocess is applied: the runs
+	// it starts and cancels name them (Run.By, Run.EndedBy).
+	by string
 }
 
 type tree struct {
@@ -268,7 +271,7 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 	}
 
 	f.out = &Output{}
-	defer func() { f.out = nil }()
+	defer func() { f.out, f.by = nil, "" }()
 	if dry := dryRun(ev); dry {
 		// A dry run reads the state as it is: it neither moves the clock
 		// nor builds nodes.
@@ -312,8 +315,10 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 	case RunResult:
 		f.result(ev)
 	case Skip:
+		f.by = ev.By
 		f.skip(ev)
 	case Reprocess:
+		f.by = ev.By
 		f.reprocess(ev)
 	case Restart:
 		f.restart()

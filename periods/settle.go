@@ -174,7 +174,8 @@ func (f *Forest) newRunID() int64 {
 }
 
 // startRun requests a run of n and moves it to state to (which may be its
-// state: a retry, a tick).
+// state: a retry, a tick). A run requested while an operator's skip or
+// reprocess is applied names the operator.
 func (f *Forest) startRun(n *node, to State, rule int, cause Cause, x *logExtra) {
 	id := f.newRunID()
 	n.run = id
@@ -182,7 +183,9 @@ func (f *Forest) startRun(n *node, to State, rule int, cause Cause, x *logExtra)
 	f.outstanding[id] = n
 	f.setState(n, to, rule, cause, id, x)
 	f.out.Effects = append(f.out.Effects, f.startEffect(n))
-	f.out.Runs = append(f.out.Runs, f.runRecord(n, RunRequested))
+	r := f.runRecord(n, RunRequested)
+	r.By = f.by
+	f.out.Runs = append(f.out.Runs, r)
 }
 
 func (f *Forest) startEffect(n *node) StartRun {
@@ -197,22 +200,26 @@ func (f *Forest) runRecord(n *node, s RunStatus) Run {
 		Attempt: int(n.failures) + 1, At: f.now}
 }
 
-// endRun forgets n's outstanding run, which ended with status s.
-func (f *Forest) endRun(n *node, s RunStatus) {
-	f.out.Runs = append(f.out.Runs, f.runRecord(n, s))
+// endRun forgets n's outstanding run, which ended with status s, ended
+// by the operator endedBy names (empty if it ended by itself).
+func (f *Forest) endRun(n *node, s RunStatus, endedBy string) {
+	r := f.runRecord(n, s)
+	r.EndedBy = endedBy
+	f.out.Runs = append(f.out.Runs, r)
 	delete(f.outstanding, n.run)
 	n.run = 0
 	n.runStatus = 0
 	f.markDirty(n)
 }
 
-// cancelRun cancels n's outstanding run, if any.
+// cancelRun cancels n's outstanding run, if any: while an operator's skip
+// or reprocess is applied, that operator ended it.
 func (f *Forest) cancelRun(n *node) {
 	if n.run == 0 || f.dry {
 		return
 	}
 	f.out.Effects = append(f.out.Effects, CancelRun{RunID: n.run, Process: n.lvl.name, Timeperiod: n.key})
-	f.endRun(n, RunStatus(OutcomeCanceled))
+	f.endRun(n, RunStatus(OutcomeCanceled), f.by)
 }
 
 // current returns the node whose current run is id, nil if none.
@@ -252,7 +259,7 @@ func (f *Forest) result(ev RunResult) {
 		x = &logExtra{message: ev.Message}
 	}
 	final := n.state == FinalRun
-	f.endRun(n, RunStatus(ev.Outcome))
+	f.endRun(n, RunStatus(ev.Outcome), "")
 	switch ev.Outcome {
 	case OutcomeProcessed, OutcomeNoop:
 		to := Processed

@@ -597,6 +597,13 @@ func (s *Scheduler) process(batch []*request) error {
 		}
 		switch {
 		case r.tree != nil:
+			if operator(r.tree) {
+				// What the clock made due is the clock's: the runs an
+				// operator's skip or reprocess starts name the operator.
+				if err := s.tickTrees(bt, now); err != nil {
+					s.log.Error("timeperiod trees not ticked", "err", err)
+				}
+			}
 			r.treeOut, replies[i] = s.applyTree(bt, r.tree, now)
 			continue
 		case r.nodeExit != nil:

@@ -186,6 +186,18 @@ func quiet(out *periods.Output) bool {
 		len(out.Dropped) == 0 && len(out.Trees) == 0 && len(out.Removed) == 0 && len(out.Effects) == 0
 }
 
+// operator reports whether ev is an operator's skip or reprocess that
+// changes the trees.
+func operator(ev periods.Event) bool {
+	switch ev := ev.(type) {
+	case periods.Skip:
+		return !ev.DryRun
+	case periods.Reprocess:
+		return !ev.DryRun
+	}
+	return false
+}
+
 // tickTrees applies a Tick to the forest when its next wake has come.
 func (s *Scheduler) tickTrees(bt *batch, now time.Time) error {
 	if w := s.trees.f.NextWake(); w.IsZero() || w.After(now) {
@@ -279,7 +291,7 @@ func (bt *batch) nodeRun(s *Scheduler, r periods.Run, now time.Time, ev periods.
 	if !known {
 		start := s.periodStart(r.Process, r.Timeperiod)
 		run = job.Run{ID: r.ID, Task: r.Process, Status: job.Running, Start: r.At, Trigger: "timeperiod",
-			Scheduled: start, Timeperiod: r.Timeperiod.String()}
+			Scheduled: start, Timeperiod: r.Timeperiod.String(), By: r.By}
 		bt.b.Fires = append(bt.b.Fires, job.Fire{Task: r.Process, Scheduled: start, Fate: job.FateRan, At: now, RunID: r.ID})
 		bt.obs.Fired(TriggerTimeperiod, job.FateRan, 0)
 	}
@@ -289,7 +301,7 @@ func (bt *batch) nodeRun(s *Scheduler, r periods.Run, now time.Time, ev periods.
 		return
 	}
 	delete(s.trees.runs, r.ID)
-	run.End, run.Outcome = r.At, string(r.Status)
+	run.End, run.Outcome, run.EndedBy = r.At, string(r.Status), r.EndedBy
 	switch periods.Outcome(r.Status) {
 	case periods.OutcomeProcessed, periods.OutcomeNoop:
 		run.Status = job.Success

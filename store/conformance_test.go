@@ -133,7 +133,7 @@ func TestStoresAgree(t *testing.T) {
 
 // TestMigrateCopiesEverything migrates a SQLite store filled with
 // seeded-random batches into an empty PostgreSQL one: the copy reads back
-// as the source does, who started each run included.
+// as the source does, who started and who ended each run included.
 func TestMigrateCopiesEverything(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -149,14 +149,17 @@ func TestMigrateCopiesEverything(t *testing.T) {
 	if diff := cmp.Diff(want, contents(t, dst)); diff != "" {
 		t.Errorf("the copy differs (-source +copy):\n%s", diff)
 	}
-	by := 0
+	by, endedBy := 0, 0
 	for _, r := range want.Runs {
 		if r.By != "" {
 			by++
 		}
+		if r.EndedBy != "" {
+			endedBy++
+		}
 	}
-	if by == 0 {
-		t.Error("no run names who started it: the batches do not cover it")
+	if by == 0 || endedBy == 0 {
+		t.Errorf("%d runs name who started them, %d who ended them: the batches do not cover both", by, endedBy)
 	}
 }
 
@@ -202,7 +205,8 @@ func (g *gen) batch() *store.Batch {
 	for range g.n(4) {
 		run := job.Run{ID: 1 + r.Int64N(8), Task: g.pick("a", "b"), Status: g.status(), Start: g.instant(), ExitCode: r.IntN(3) - 1,
 			Result: job.Result(g.pick("", "normal")), Message: g.pick("", "m"), BundleRun: r.Int64N(3), Trigger: g.pick("start", "schedule"),
-			Timeperiod: g.pick("", "2026030101"), Outcome: g.pick("", "processed"), By: g.pick("", "alice")}
+			Timeperiod: g.pick("", "2026030101"), Outcome: g.pick("", "processed"), By: g.pick("", "alice"),
+			EndedBy: g.pick("", "bob")}
 		if run.Status != job.Running {
 			run.End = g.instant()
 		}
@@ -230,7 +234,8 @@ func (g *gen) batch() *store.Batch {
 	}
 	for range g.n(1) {
 		b.Audit = append(b.Audit, job.AuditRecord{Task: g.pick("a", "b"), RunID: r.Int64N(8), Launch: g.instant(), Stop: g.instant(),
-			Result: job.ResultNormal, Status: job.Success, Message: g.pick("", "m"), By: g.pick("", "alice")})
+			Result: job.ResultNormal, Status: job.Success, Message: g.pick("", "m"), By: g.pick("", "alice"),
+			EndedBy: g.pick("", "bob")})
 	}
 	if r.IntN(2) == 0 {
 		tr := &store.Trees{}

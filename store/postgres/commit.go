@@ -42,12 +42,12 @@ const (
 		SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
 		ON CONFLICT (task, scheduled) DO NOTHING`
 	upsRuns = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
-			timeperiod, outcome, started_by)
+			timeperiod, outcome, started_by, ended_by)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::text[],
-			$9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[])
+			$9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
-			outcome = excluded.outcome`
+			outcome = excluded.outcome, ended_by = excluded.ended_by`
 	// linkFires records in the fire of an occurrence that ran the first
 	// run of the task with that occurrence.
 	linkFires = `UPDATE fires f SET run = r.id
@@ -63,10 +63,11 @@ const (
 			FROM base, unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[]) WITH ORDINALITY AS a (task, created, state, next_at, doc, n))
 		SELECT id FROM base`
 	insAudit = `WITH base AS (SELECT coalesce(max(seq), 0) AS seq FROM audit),
-		ins AS (INSERT INTO audit (seq, task, run, launch, stop, result, status, message, data, started_by)
-			SELECT base.seq + a.n, a.task, a.run, a.launch, a.stop, a.result, a.status, a.message, a.data, a.started_by
-			FROM base, unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-				WITH ORDINALITY AS a (task, run, launch, stop, result, status, message, data, started_by, n))
+		ins AS (INSERT INTO audit (seq, task, run, launch, stop, result, status, message, data, started_by, ended_by)
+			SELECT base.seq + a.n, a.task, a.run, a.launch, a.stop, a.result, a.status, a.message, a.data, a.started_by, a.ended_by
+			FROM base, unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+				$10::text[])
+				WITH ORDINALITY AS a (task, run, launch, stop, result, status, message, data, started_by, ended_by, n))
 		SELECT seq FROM base`
 	delTreeFiles = `DELETE FROM tree_files WHERE name = ANY($1::text[])`
 	upsTreeFiles = `INSERT INTO tree_files (name, text) SELECT * FROM unnest($1::text[], $2::text[])
@@ -230,12 +231,13 @@ func queueRuns(q *pgx.Batch, runs []job.Run) error {
 		}
 		m := &merged[i]
 		m.Status, m.End, m.ExitCode, m.Result, m.Message, m.BundleRun, m.Data, m.Outcome = r.Status, r.End, r.ExitCode, r.Result, r.Message, r.BundleRun, r.Data, r.Outcome
+		m.EndedBy = r.EndedBy
 	}
 	n := len(merged)
 	var (
 		id, start, end, exit, bundle, scheduled                           = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		task, status, result, message, trigger, data, timeperiod, outcome = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		by                                                                = make([]string, n)
+		by, endedBy                                                       = make([]string, n), make([]string, n)
 	)
 	for i, r := range merged {
 		d, err := dataJSON(r.Data)
@@ -244,9 +246,9 @@ func queueRuns(q *pgx.Batch, runs []job.Run) error {
 		}
 		id[i], task[i], status[i], start[i], end[i], exit[i] = r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), int64(r.ExitCode)
 		result[i], message[i], bundle[i], trigger[i], scheduled[i], data[i] = string(r.Result), text(r.Message), r.BundleRun, r.Trigger, nanos(r.Scheduled), d
-		timeperiod[i], outcome[i], by[i] = r.Timeperiod, r.Outcome, r.By
+		timeperiod[i], outcome[i], by[i], endedBy[i] = r.Timeperiod, r.Outcome, r.By, r.EndedBy
 	}
-	q.Queue(upsRuns, id, task, status, start, end, exit, result, message, bundle, trigger, scheduled, data, timeperiod, outcome, by)
+	q.Queue(upsRuns, id, task, status, start, end, exit, result, message, bundle, trigger, scheduled, data, timeperiod, outcome, by, endedBy)
 	if len(linkID) > 0 {
 		q.Queue(linkFires, linkID, linkTask, linkScheduled)
 	}
@@ -272,8 +274,8 @@ func (c *commit) queueNotices() error {
 		q.Queue(insAlerts, task, created, state, next, doc)
 	}
 	if n := len(b.Audit); n > 0 {
-		task, run, launch, stop, result, status, message, data, by := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		task, run, launch, stop, result, status, message, data, by, endedBy := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		for i := range b.Audit {
 			a := &b.Audit[i]
 			d, err := dataJSON(a.Data)
@@ -281,10 +283,10 @@ func (c *commit) queueNotices() error {
 				return fmt.Errorf("audit of %s: %w", a.Task, err)
 			}
 			task[i], run[i], launch[i], stop[i] = a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop)
-			result[i], status[i], message[i], data[i], by[i] = string(a.Result), a.Status.String(), text(a.Message), d, a.By
+			result[i], status[i], message[i], data[i], by[i], endedBy[i] = string(a.Result), a.Status.String(), text(a.Message), d, a.By, a.EndedBy
 		}
 		c.audit = q.Len()
-		q.Queue(insAudit, task, run, launch, stop, result, status, message, data, by)
+		q.Queue(insAudit, task, run, launch, stop, result, status, message, data, by, endedBy)
 	}
 	return nil
 }

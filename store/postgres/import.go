@@ -72,14 +72,14 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 			return err
 		}
 		if err := copyRows("runs", []string{"id", "task", "status", "start_at", "end_at", "exit_code", "result", "message", "bundle_run",
-			"trigger", "scheduled", "data", "timeperiod", "outcome", "started_by"}, len(d.Runs), func(i int) ([]any, error) {
+			"trigger", "scheduled", "data", "timeperiod", "outcome", "started_by", "ended_by"}, len(d.Runs), func(i int) ([]any, error) {
 			r := d.Runs[i]
 			data, err := dataJSON(r.Data)
 			if err != nil {
 				return nil, err
 			}
 			return []any{r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), int64(r.ExitCode), string(r.Result), text(r.Message),
-				r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By}, nil
+				r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy}, nil
 		}); err != nil {
 			return err
 		}
@@ -123,13 +123,13 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 		}); err != nil {
 			return err
 		}
-		if err := copyRows("audit", []string{"seq", "task", "run", "launch", "stop", "result", "status", "message", "data", "started_by"}, len(d.Audit), func(i int) ([]any, error) {
+		if err := copyRows("audit", []string{"seq", "task", "run", "launch", "stop", "result", "status", "message", "data", "started_by", "ended_by"}, len(d.Audit), func(i int) ([]any, error) {
 			a := d.Audit[i]
 			data, err := dataJSON(a.Data)
 			if err != nil {
 				return nil, err
 			}
-			return []any{a.Seq, a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop), string(a.Result), a.Status.String(), text(a.Message), data, a.By}, nil
+			return []any{a.Seq, a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop), string(a.Result), a.Status.String(), text(a.Message), data, a.By, a.EndedBy}, nil
 		}); err != nil {
 			return err
 		}

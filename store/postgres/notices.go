@@ -117,7 +117,7 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data, started_by FROM audit
+	rows, err := s.pool.Query(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data, started_by, ended_by FROM audit
 		WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, s.failed("audit", err)
@@ -127,7 +127,7 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 			launch, stop         int64
 			result, status, data string
 		)
-		if err := r.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message, &data, &a.By); err != nil {
+		if err := r.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message, &data, &a.By, &a.EndedBy); err != nil {
 			return err
 		}
 		var err error

@@ -45,7 +45,7 @@ func (s *Store) commitNotices(ctx context.Context, tx *sql.Tx, b *store.Batch) e
 			if err != nil {
 				return err
 			}
-			res, err := st.ExecContext(ctx, a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop), string(a.Result), a.Status.String(), a.Message, data, a.By)
+			res, err := st.ExecContext(ctx, a.Task, a.RunID, nanos(a.Launch), nanos(a.Stop), string(a.Result), a.Status.String(), a.Message, data, a.By, a.EndedBy)
 			if err != nil {
 				return err
 			}
@@ -179,7 +179,7 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data, started_by FROM audit
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data, started_by, ended_by FROM audit
 		WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
@@ -192,7 +192,7 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 			launch, stop         int64
 			result, status, data string
 		)
-		if err := rows.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message, &data, &a.By); err != nil {
+		if err := rows.Scan(&a.Seq, &a.Task, &a.RunID, &launch, &stop, &result, &status, &a.Message, &data, &a.By, &a.EndedBy); err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
 		}
 		if data != "" {

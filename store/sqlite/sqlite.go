@@ -168,11 +168,11 @@ const (
 			def = excluded.def, state = excluded.state`
 	updState = `UPDATE tasks SET status = ?, state = ? WHERE name = ?`
 	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
-			timeperiod, outcome, started_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			timeperiod, outcome, started_by, ended_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
-			outcome = excluded.outcome`
+			outcome = excluded.outcome, ended_by = excluded.ended_by`
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at, run) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (task, scheduled) DO NOTHING`
 	// linkFire records the run an occurrence started in its fire: the
@@ -181,7 +181,8 @@ const (
 	linkFire = `UPDATE fires SET run = ?1 WHERE task = ?2 AND scheduled = ?3 AND fate = 'ran' AND (run = 0 OR run > ?1)`
 	insPart  = `INSERT INTO checkpoint_parts (gen, body) VALUES (?, ?)`
 	insAlert = `INSERT INTO alerts (task, created, state, next_at, doc) VALUES (?, ?, ?, ?, ?)`
-	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data, started_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insAudit = `INSERT INTO audit (task, run, launch, stop, result, status, message, data, started_by, ended_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 func (s *Store) prepareAll(ctx context.Context) error {
@@ -337,7 +338,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 				return err
 			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
-				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By); err != nil {
+				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy); err != nil {
 				return err
 			}
 			if !r.Scheduled.IsZero() {
@@ -487,7 +488,7 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
-	started_by`
+	started_by, ended_by`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -508,7 +509,7 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 			data                  string
 		)
 		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data,
-			&r.Timeperiod, &r.Outcome, &r.By); err != nil {
+			&r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy); err != nil {
 			return nil, err
 		}
 		if data != "" {

@@ -28,7 +28,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		var v int
-		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 9 {
+		if err := s.r.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil || v != 10 {
 			t.Fatalf("schema version %d, %v", v, err)
 		}
 		s.Close()
@@ -101,6 +101,46 @@ func TestMigrateStartedBy(t *testing.T) {
 	}
 	audit, err := s.Audit(ctx, 0, 10)
 	if err != nil || len(audit) != 2 || audit[0].By != "" || audit[1].By != "alice" {
+		t.Errorf("audit %+v, %v", audit, err)
+	}
+}
+
+// TestMigrateEndedBy opens a database of schema 9, from before runs named
+// who ended them: its runs, the running one included, and its audit
+// records read back naming no one; an abort written later names its
+// sender on the run that was running, and on its audit record.
+func TestMigrateEndedBy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 9)
+	for _, q := range []string{
+		`INSERT INTO runs (id, task, status, start_at, end_at, result, trigger, started_by) VALUES (1, 'a', 'aborted', 10, 11, 'killed', 'start', 'bob')`,
+		`INSERT INTO runs (id, task, status, start_at, trigger, started_by) VALUES (2, 'a', 'running', 20, 'start', 'bob')`,
+		`INSERT INTO audit (seq, task, run, launch, stop, result, status, started_by) VALUES (1, 'a', 1, 10, 11, 'killed', 'aborted', 'bob')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ended := job.Run{ID: 2, Task: "a", Status: job.Aborted, Start: time.Unix(0, 20), End: time.Unix(0, 21), Result: job.ResultKilled, Trigger: "start",
+		By: "bob", EndedBy: "alice"}
+	b := &store.Batch{Runs: []job.Run{ended}, Audit: []job.AuditRecord{job.AuditOf(&ended)}}
+	if err := s.Commit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, store.RunQuery{Task: "a"})
+	if err != nil || len(runs) != 2 || runs[0].EndedBy != "alice" || runs[0].By != "bob" || runs[1].EndedBy != "" || runs[1].By != "bob" {
+		t.Errorf("runs %+v, %v", runs, err)
+	}
+	audit, err := s.Audit(ctx, 0, 10)
+	if err != nil || len(audit) != 2 || audit[0].EndedBy != "" || audit[1].EndedBy != "alice" || audit[1].By != "bob" {
 		t.Errorf("audit %+v, %v", audit, err)
 	}
 }

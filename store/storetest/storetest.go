@@ -84,8 +84,16 @@ func Run(t *testing.T, open Open) {
 		if j, _ := s.Journal(ctx, j[0].Seq, 10); len(j) != 1 {
 			t.Errorf("Journal after first = %d entries", len(j))
 		}
+		// An abort names who sent it on the run while it still runs.
+		running.EndedBy = "dave"
+		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{running}}); err != nil {
+			t.Fatal(err)
+		}
+		if snap, err := s.Load(ctx); err != nil || len(snap.Active) != 1 || !cmp.Equal(*snap.Active[0], running) {
+			t.Errorf("Load after an abort: %+v, %v; want active %+v", snap.Active, err, running)
+		}
 		// Update and delete.
-		running.Status, running.End, running.ExitCode, running.Result = job.Success, t0.Add(time.Minute), 0, job.ResultNormal
+		running.Status, running.End, running.ExitCode, running.Result = job.Aborted, t0.Add(time.Minute), -1, job.ResultKilled
 		ended := job.State{Status: job.Success, Start: job.At(t0), End: job.At(t0.Add(time.Minute))}
 		if err := s.Commit(ctx, &store.Batch{Runs: []job.Run{running}, Deleted: []string{"box"}, States: []store.TaskState{{Name: "a", State: ended}}}); err != nil {
 			t.Fatal(err)
@@ -95,6 +103,9 @@ func Run(t *testing.T, open Open) {
 			t.Errorf("after update: %+v", snap)
 		} else if diff := cmp.Diff(job.Record{Def: a, State: ended}, snap.Tasks[0]); diff != "" {
 			t.Errorf("state-only update (-want +got):\n%s", diff)
+		}
+		if rs, err := s.Runs(ctx, store.RunQuery{Task: "a"}); err != nil || len(rs) != 1 || !cmp.Equal(rs[0], running) {
+			t.Errorf("runs of a after its run ended: %+v, %v; want %+v", rs, err, running)
 		}
 		// The state of a task that is not stored is refused, with the rest
 		// of its batch.
@@ -391,7 +402,7 @@ func Run(t *testing.T, open Open) {
 			Runs: []job.Run{
 				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "schedule", By: "alice"},
 				{ID: 1, Task: "a", Status: job.Success, Start: at(1), End: at(2), Result: job.ResultNormal, Message: "done", Scheduled: at(1),
-					Trigger: "schedule", Data: map[string]string{"k": "v"}, By: "alice"},
+					Trigger: "schedule", Data: map[string]string{"k": "v"}, By: "alice", EndedBy: "bob"},
 			},
 			Trees: &store.Trees{
 				Files: []store.TreeFile{{Name: "f", Text: "1"}, {Name: "f", Text: "2"}},
@@ -509,7 +520,7 @@ func Run(t *testing.T, open Open) {
 		s, _ := open(t)
 		recs := []job.AuditRecord{
 			{Task: "a", RunID: 1, Launch: t0, Stop: t0.Add(time.Second), Result: job.ResultNormal, Status: job.Success, Data: map[string]string{"rows": "3"}},
-			{Task: "b", RunID: 2, Launch: t0, Stop: t0, Result: job.ResultLaunch, Status: job.Failure, Message: "no such file", By: "alice"},
+			{Task: "b", RunID: 2, Launch: t0, Stop: t0, Result: job.ResultKilled, Status: job.Aborted, Message: "signal: killed", By: "alice", EndedBy: "bob"},
 		}
 		b := &store.Batch{Audit: recs}
 		if err := s.Commit(ctx, b); err != nil {
