@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -100,16 +101,9 @@ func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched ca
 		}
 		return text, &f, nil
 	case job.FateMissed:
-		return fmt.Sprintf("the occurrence at %s was missed: %s", when(f.Scheduled), orDefault(f.Reason, "the scheduler was not running then")), &f, nil
+		return fmt.Sprintf("the occurrence at %s was missed: %s", when(f.Scheduled), cmp.Or(f.Reason, "the scheduler was not running then")), &f, nil
 	}
-	return fmt.Sprintf("the occurrence at %s was %s: %s", when(f.Scheduled), f.Fate, orDefault(f.Reason, "no reason recorded")), &f, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	return fmt.Sprintf("the occurrence at %s was %s: %s", when(f.Scheduled), f.Fate, cmp.Or(f.Reason, "no reason recorded")), &f, nil
 }
 
 // Why explains why a task is not running now; with at (an instant, or a

@@ -63,9 +63,7 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 	}
 	seen[name] = true
 	st := en.st
-	add := func(k ReasonKind, format string, args ...any) {
-		*out = append(*out, Reason{Kind: k, Task: name, Status: st.Status, Depth: depth, Text: fmt.Sprintf(format, args...)})
-	}
+	add := adder(out, name, st.Status, depth)
 	at := func(i job.Instant) string { return i.Time().UTC().Format(time.RFC3339) }
 	switch st.Status {
 	case job.Running:
@@ -84,7 +82,7 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 		add(WhyCondition, "%s waits for its condition %s", name, en.def.Condition)
 		e.whyClauses(en, now, depth, seen, out)
 	default:
-		e.whyNext(name, en, now, depth, out)
+		e.whyNext(name, en, now, depth, seen, out)
 	}
 	if n := len(st.Pending); n > 0 {
 		add(WhyOverlap, "%d trigger(s) of %s wait for its active run to end (overlap %s)", n, name, overlapName(en.def))
@@ -116,12 +114,17 @@ func (e *Engine) whyClauses(en *entry, now time.Time, depth int, seen map[string
 	}
 }
 
-// whyNext says what will start a settled task.
-func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, out *[]Reason) {
-	st := en.st
-	add := func(k ReasonKind, format string, args ...any) {
-		*out = append(*out, Reason{Kind: k, Task: name, Status: st.Status, Depth: depth, Text: fmt.Sprintf(format, args...)})
+// adder returns a function that appends a reason about a task.
+func adder(out *[]Reason, task string, status job.Status, depth int) func(k ReasonKind, format string, args ...any) {
+	return func(k ReasonKind, format string, args ...any) {
+		*out = append(*out, Reason{Kind: k, Task: task, Status: status, Depth: depth, Text: fmt.Sprintf(format, args...)})
 	}
+}
+
+// whyNext says what will start a settled task.
+func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, seen map[string]bool, out *[]Reason) {
+	st := en.st
+	add := adder(out, name, st.Status, depth)
 	started := false
 	if nf := st.NextFire.Time(); !nf.IsZero() {
 		started = true
@@ -142,10 +145,7 @@ func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, out *
 	if en.def.Condition != "" && en.def.Parent == "" {
 		started = true
 		add(WhyTrigger, "%s is %s; it starts when its condition %s holds after a task it names completes", name, st.Status, en.def.Condition)
-		for _, c := range en.cond.Clauses(e.status) {
-			*out = append(*out, Reason{Kind: WhyClause, Task: c.Task, Status: c.Status, Depth: depth + 1,
-				Text: fmt.Sprintf("%s: %s is %s", c, c.Task, c.Status)})
-		}
+		e.whyClauses(en, now, depth, seen, out)
 	}
 	if en.def.Parent != "" {
 		started = true

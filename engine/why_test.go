@@ -32,12 +32,13 @@ func TestWhy(t *testing.T) {
 	}
 	for name, want := range map[string][]string{
 		// b2 waits on b1, which runs: the chain says both.
-		"b2":    {"condition: b2 waits for its condition su(b1)", "  clause: su(b1) does not hold: b1 is running", "    running: b1 is running since"},
-		"y":     {"worker: y is ready and waits for a worker slot: 1 of 1 are busy"},
-		"z":     {"frozen: z is frozen"},
-		"lone":  {"nothing: lone is idle; nothing starts it by itself"},
-		"after": {"trigger: after is idle; it starts when its condition su(x)&nr(y) holds", "  clause: su(x): x is idle", "  clause: nr(y): y is ready"},
-		"b1":    {"running: b1 is running"},
+		"b2":   {"condition: b2 waits for its condition su(b1)", "  clause: su(b1) does not hold: b1 is running", "    running: b1 is running since"},
+		"y":    {"worker: y is ready and waits for a worker slot: 1 of 1 are busy"},
+		"z":    {"frozen: z is frozen"},
+		"lone": {"nothing: lone is idle; nothing starts it by itself"},
+		"after": {"trigger: after is idle; it starts when its condition su(x)&nr(y) holds", "  clause: su(x) does not hold: x is idle",
+			"    nothing: x is idle; nothing starts it by itself", "  clause: nr(y) does not hold: y is ready", "    worker: y is ready"},
+		"b1": {"running: b1 is running"},
 	} {
 		got := why(name)
 		for _, w := range want {

@@ -138,11 +138,9 @@ func (l *LogFiles) Opener() func(path string) (*os.File, error) {
 			own, listed = l.own(), true
 		}
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			for _, o := range own {
-				if os.SameFile(fi, o.info) {
-					f.Close()
-					return nil, fmt.Errorf("%s is the gnomon server's file %s", p, o.path)
-				}
+			if err := isOwn(p, fi, own); err != nil {
+				f.Close()
+				return nil, err
 			}
 		}
 		return f, nil
@@ -188,6 +186,17 @@ func openIn(root, p string) (*os.File, error) {
 type ownFile struct {
 	path string
 	info fs.FileInfo
+}
+
+// isOwn returns an error when the file p opened (fi) is one of the
+// server's files.
+func isOwn(p string, fi fs.FileInfo, own []ownFile) error {
+	for _, o := range own {
+		if os.SameFile(fi, o.info) {
+			return fmt.Errorf("%s is the gnomon server's file %s", p, o.path)
+		}
+	}
+	return nil
 }
 
 // own lists the server's files that exist: those in Own and the regular
@@ -250,10 +259,8 @@ func (l *LogFiles) Tail(path string, limit int64) (data []byte, more bool, err e
 		return nil, false, fmt.Errorf("%s is not a regular file", p)
 	}
 	if l != nil {
-		for _, o := range l.own() {
-			if os.SameFile(fi, o.info) {
-				return nil, false, fmt.Errorf("%s is the gnomon server's file %s", p, o.path)
-			}
+		if err := isOwn(p, fi, l.own()); err != nil {
+			return nil, false, err
 		}
 	}
 	off := max(fi.Size()-limit, 0)

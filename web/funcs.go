@@ -32,11 +32,11 @@ func (u *UI) funcs() template.FuncMap {
 			}
 			return b.Sub(a).Round(time.Millisecond).String()
 		},
-		"status":      func(s job.Status) string { return statusClass(s) },
-		"path":        url.PathEscape,
-		"query":       url.QueryEscape,
-		"itoa":        itoa,
-		"int":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+		"status": func(s job.Status) string { return statusClass(s) },
+		"path":   url.PathEscape,
+		"query":  url.QueryEscape,
+		// coord is an SVG coordinate, to a tenth.
+		"coord":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 		"plus":        func(a, b int) int { return a + b },
 		"list":        func(s ...string) []string { return s },
 		"sectionURL":  func(s string) string { return sections[s].url },
@@ -67,5 +67,3 @@ func pageURL(f taskFilter, after string) string {
 	}
 	return "/tasks?" + v.Encode()
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -84,10 +84,8 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
-	// The server's write timeout ends a long answer: the stream ends
-	// before it and the browser opens another.
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Time{})
+	// The server's write timeout (5 minutes) ends a long answer: the
+	// stream ends before it, and the browser opens another.
 	stop := time.NewTimer(4 * time.Minute)
 	defer stop.Stop()
 	keepalive := time.NewTicker(25 * time.Second)

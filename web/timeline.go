@@ -137,7 +137,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		}
 		x0, x1 := max(x(run.Start), tlLabel), min(x(end), tlLabel+tlWidth)
 		title := fmt.Sprintf("%s run %d: %s, %s – %s", run.Task, run.ID, run.Status, u.local(run.Start).Format(time.DateTime), endText(u.local(run.End)))
-		get(run.Task).Bars = append(get(run.Task).Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: "st-" + run.Status.String(), Title: title, RunID: run.ID})
+		get(run.Task).Bars = append(get(run.Task).Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: statusClass(run.Status), Title: title, RunID: run.ID})
 	}
 	// The future: what the time triggers will fire.
 	if to.After(now) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/cond"
@@ -77,18 +78,27 @@ type graphData struct {
 }
 
 func (u *UI) graph(r *http.Request) (string, any, error) {
-	d := graphData{Task: r.URL.Query().Get("task"), Depth: 2}
-	if v := r.URL.Query().Get("depth"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10 {
-			return "", nil, badRequest("depth must be a whole number from 1 to 10, got %q", v)
-		}
-		d.Depth = n
+	d, err := graphParams(r)
+	if err != nil {
+		return "", nil, err
 	}
 	if d.Task != "" {
 		return "Graph around " + d.Task, d, nil
 	}
 	return "Graph", d, nil
+}
+
+// graphParams reads the task a graph is centred on and its depth.
+func graphParams(r *http.Request) (graphData, error) {
+	d := graphData{Task: r.URL.Query().Get("task"), Depth: 2}
+	if v := r.URL.Query().Get("depth"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10 {
+			return d, badRequest("depth must be a whole number from 1 to 10, got %q", v)
+		}
+		d.Depth = n
+	}
+	return d, nil
 }
 
 // element is a node or edge for the graph library (cytoscape.js).
@@ -115,11 +125,10 @@ const maxGraph = 400
 // and bundles, or those within depth steps of one task, up- and
 // downstream.
 func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
-	_, v, err := u.graph(r)
+	g, err := graphParams(r)
 	if err != nil {
 		return err
 	}
-	g := v.(graphData)
 	type edge struct{ from, to, kind string }
 	var (
 		nodes   = map[string]bool{}
@@ -200,23 +209,13 @@ func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
 	if missing {
 		return notFound("task %s not found", g.Task)
 	}
-	slices.SortFunc(out, func(a, b element) int { return cmpString(a.Data.ID, b.Data.ID) })
+	slices.SortFunc(out, func(a, b element) int { return strings.Compare(a.Data.ID, b.Data.ID) })
 	for _, ed := range edges {
 		out = append(out, element{Group: "edges", Data: elementData{ID: ed.kind + ":" + ed.from + ">" + ed.to, Source: ed.from, Target: ed.to, Kind: ed.kind}})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	return json.NewEncoder(w).Encode(map[string]any{"elements": out, "truncated": len(nodes) >= maxGraph})
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // treesData lists the timeperiod trees.
