@@ -16,6 +16,9 @@ const (
 	EventSucceeded  EventKind = "succeeded"
 	EventFailed     EventKind = "failed" // failed, aborted, lost or could not be launched
 	EventNotStarted EventKind = "not_started"
+	// EventAlarm is an alarm of the job's MaxRunAlarm or MinRunAlarm;
+	// Reason says what.
+	EventAlarm EventKind = "alarm"
 )
 
 // Event is what listeners are told: a run started or ended, or a job did
@@ -25,7 +28,7 @@ type Event struct {
 	Job  string
 	// Run is the run started or ended; zero for EventNotStarted.
 	Run RunRecord
-	// Reason says why the job did not start.
+	// Reason says why the job did not start, or what an alarm is about.
 	Reason string
 }
 

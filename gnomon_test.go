@@ -542,3 +542,47 @@ func TestTreeLevelRunsAFunction(t *testing.T) {
 		t.Error("the nodes of an unknown process")
 	}
 }
+
+// A function job that hangs is canceled at its Timeout and retried; the
+// retry succeeds. On a simulated clock, the limit acts at its instant while
+// the run is in flight.
+func TestFunctionTimeoutAndRetry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	from := time.Date(2026, 3, 8, 3, 0, 0, 0, time.UTC)
+	s := start(t, gnomon.Config{SimulateFrom: from})
+	rec := listen(s)
+	var mu sync.Mutex
+	calls := 0
+	if err := s.Register("stuck_once", func(ctx context.Context, _ *gnomon.Run) error {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddJob(ctx, gnomon.Job{Name: "f", Function: "stuck_once", Timeout: 500 * time.Millisecond, Retries: 1,
+		RetryDelay: time.Minute, Start: from.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Advance(ctx, from.Add(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	failed := rec.await(t, gnomon.EventFailed, "f")
+	if failed.Run.Result != "timeout" || !strings.Contains(failed.Run.Message, "term_run_time") {
+		t.Errorf("first run %+v, want a timeout", failed.Run)
+	}
+	ok := rec.await(t, gnomon.EventSucceeded, "f")
+	if ok.Run.Trigger != "retry" || ok.Run.Attempt != 1 || ok.Run.RetryOf != failed.Run.ID || !ok.Run.Start.Equal(failed.Run.End.Add(time.Minute)) {
+		t.Errorf("retry %+v after %+v", ok.Run, failed.Run)
+	}
+}

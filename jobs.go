@@ -63,6 +63,8 @@ const (
 	Success    = job.OutcomeSuccess
 	Failure    = job.OutcomeFailure
 	NotStarted = job.OutcomeNotStarted
+	Retry      = job.OutcomeRetry // a failed run that is run again
+	Alarm      = job.OutcomeAlarm // a run longer or shorter than expected
 )
 
 // Overlap policies: what a trigger does while a run of the job is active.
@@ -117,6 +119,21 @@ type Job struct {
 	AlertOn       []Outcome
 	AlertTo       []string
 	AlertTemplate string
+
+	// Retries runs a failed run again, up to this many times, before the
+	// failure is final: after RetryDelay, then each time RetryBackoff
+	// (1 or more) times longer, at most RetryMaxDelay. Dependents see the
+	// final outcome only.
+	Retries       int
+	RetryDelay    time.Duration
+	RetryBackoff  float64
+	RetryMaxDelay time.Duration
+	// Timeout kills a run that has run this long (a function's context is
+	// canceled) and records it failed.
+	Timeout time.Duration
+	// MaxRunAlarm and MinRunAlarm raise an alarm (AlertOn Alarm mails it)
+	// when a run runs longer, or ends sooner, than this.
+	MaxRunAlarm, MinRunAlarm time.Duration
 }
 
 // OnSuccess is the condition "after job succeeds".
@@ -135,6 +152,11 @@ func (j *Job) definition(loc *time.Location) (*job.Task, error) {
 		Cron: j.Cron, Timezone: j.Timezone, Condition: j.Condition, Priority: job.Priority(j.Priority), Interval: j.Every,
 		Extra: &job.Extra{Function: j.Function, StartDelay: job.Duration(j.Delay), Overlap: job.Overlap(j.Overlap), Label: j.Label,
 			AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate},
+	}
+	if p := (job.Policy{Retries: j.Retries, RetryDelay: job.Duration(j.RetryDelay), RetryBackoff: j.RetryBackoff,
+		RetryMaxDelay: job.Duration(j.RetryMaxDelay), TermRunTime: job.Duration(j.Timeout), MaxRunAlarm: job.Duration(j.MaxRunAlarm),
+		MinRunAlarm: job.Duration(j.MinRunAlarm)}); !p.IsZero() {
+		t.Extra.Policy = &p
 	}
 	t.Compact()
 	if j.Timezone != "" {

@@ -380,7 +380,17 @@ func (s *Server) localState(st job.State) StateView {
 		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
 		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, By: st.By, DueAt: s.local(st.DueAt.Time()),
 		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,
+		Attempt: st.Attempt, RetryOf: st.RetryOf, Alarms: s.localAlarms(st.Alarms),
 	}
+}
+
+// localAlarms returns alarms with their instants in the server's zone.
+func (s *Server) localAlarms(alarms []job.Alarm) []job.Alarm {
+	out := slices.Clone(alarms)
+	for i := range out {
+		out[i].At, out[i].Scheduled = s.local(out[i].At), s.local(out[i].Scheduled)
+	}
+	return out
 }
 
 func (s *Server) local(t time.Time) time.Time {
@@ -442,6 +452,13 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		if v.State.RunID != 0 {
 			sr.RunningStatus, sr.Data, _ = s.sched.Progress(v.State.RunID)
 		}
+		if sr.Attempt = v.State.Attempt; sr.Attempt > 0 {
+			sr.Retries = v.Task.Extras().RunPolicy().Retries
+			if v.State.Retrying() {
+				sr.RetryAt = v.State.DueAt
+			}
+		}
+		sr.Alarms = v.State.Alarms
 		return sr
 	}
 	resp := StatusResponse{Rows: []StatusRow{row(v, 0)}}

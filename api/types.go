@@ -107,7 +107,14 @@ type StateView struct {
 	NextFire      time.Time     `json:"next_fire,omitzero"`
 	LastExec      time.Time     `json:"last_exec,omitzero"`
 	Pending       []job.Pending `json:"pending,omitempty"`
+	// Attempt and RetryOf: see job.State.
+	Attempt int         `json:"attempt,omitempty"`
+	RetryOf int64       `json:"retry_of,omitempty"`
+	Alarms  []job.Alarm `json:"alarms,omitempty"`
 }
+
+// Retrying reports whether the task waits to retry a failed run.
+func (v *StateView) Retrying() bool { return v.Status == job.Running && v.RunID == 0 && v.Attempt > 0 }
 
 // TaskView is a task's definition and state; a bundle lists its children.
 type TaskView struct {
@@ -130,6 +137,13 @@ type StatusRow struct {
 	// (empty otherwise).
 	RunningStatus string            `json:"running_status,omitempty"`
 	Data          map[string]string `json:"data,omitempty"`
+	// Attempt is the retry the task runs or waits for (0 if none), of
+	// Retries; RetryAt is when a retry it waits for is due.
+	Attempt int       `json:"attempt,omitempty"`
+	Retries int       `json:"retries,omitempty"`
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	// Alarms are those raised since the task was last triggered.
+	Alarms []job.Alarm `json:"alarms,omitempty"`
 }
 
 // AlertView is an alert and every attempt at sending it.

@@ -142,6 +142,15 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
 			fmt.Fprintf(w, "%s: %s = %s\n", termsafe.String(r.Name), termsafe.String(k), termsafe.String(r.Data[k]))
 		}
+		switch {
+		case !r.RetryAt.IsZero():
+			fmt.Fprintf(w, "%s: failed, retry %d of %d at %s\n", termsafe.String(r.Name), r.Attempt, r.Retries, stamp(r.RetryAt))
+		case r.Attempt > 0:
+			fmt.Fprintf(w, "%s: retry %d of %d\n", termsafe.String(r.Name), r.Attempt, r.Retries)
+		}
+		for _, a := range r.Alarms {
+			fmt.Fprintf(w, "%s: ALARM %s at %s: %s\n", termsafe.String(r.Name), a.Kind, stamp(a.At), termsafe.String(a.Message))
+		}
 	}
 }
 

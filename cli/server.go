@@ -432,7 +432,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
 	f.StringVar(&cfg.SimulateFrom, "simulate-from", "", "run on a virtual clock starting at this instant, moved only by 'gnomon clock advance' (commands still run)")
 	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once (of a cluster: a director's in the whole cluster, a worker's on its node)")
-	f.DurationVar(&cfg.Grace, "kill-grace", 10*time.Second, "time between TERM and KILL when a run is aborted")
+	f.DurationVar(&cfg.Grace, "kill-grace", 10*time.Second, "time between TERM and KILL when a run is aborted or reaches its term_run_time")
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
 	f.StringVar(&cfg.SMTP.Addr, "smtp-addr", "", "SMTP server (host:port) that email alerts go through (default: alerts are recorded, not sent)")
 	f.StringVar(&cfg.SMTP.From, "smtp-from", "", "sender address of email alerts")

@@ -457,6 +457,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 		a.errorf(act, at("start_times", "run_window", "start_mins", "run_days", "cron", "start_date", "end_date", "interval", "parent"), "scheduling attributes are not allowed on a task inside a bundle")
 	}
 	a.checkTimeTrigger(act, t, at, ok)
+	a.checkPolicy(act, t, at, ok)
 }
 
 func field(act *Action, key string) (Field, bool) {
@@ -470,7 +471,8 @@ func field(act *Action, key string) (Field, bool) {
 
 var bundleForbidden = map[string]bool{
 	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "parent": true,
-	"start_delay": true,
+	"start_delay": true, "n_retrys": true, "retries": true, "retry_delay": true, "retry_backoff": true, "retry_max_delay": true,
+	"term_run_time": true,
 }
 
 var configurationForbidden = map[string]bool{
@@ -580,6 +582,10 @@ func clear(t *job.Task, key string) {
 		t.Edit().AlertTemplate = ""
 	case "jobs":
 		t.Edit().Jobs = nil
+	default:
+		if policyAttrs[key] {
+			clearPolicy(t, key)
+		}
 	}
 }
 
@@ -670,6 +676,10 @@ func set(t *job.Task, key, v string) error {
 		t.Edit().AlertTemplate = v
 	case "jobs":
 		t.Edit().Jobs, err = ParseJobs(v)
+	default:
+		if policyAttrs[key] {
+			err = setPolicy(t, key, v)
+		}
 	}
 	return err
 }
@@ -695,10 +705,10 @@ func parseList[T comparable](key, v string, item func(string) (T, error)) ([]T, 
 func ParseAlertOn(v string) ([]job.Outcome, error) {
 	return parseList("alert_on", v, func(item string) (job.Outcome, error) {
 		switch o := job.Outcome(strings.ToLower(item)); o {
-		case job.OutcomeSuccess, job.OutcomeFailure, job.OutcomeNotStarted:
+		case job.OutcomeSuccess, job.OutcomeFailure, job.OutcomeNotStarted, job.OutcomeRetry, job.OutcomeAlarm:
 			return o, nil
 		}
-		return "", fmt.Errorf("%q should be a comma list of success, failure, not_started", item)
+		return "", fmt.Errorf("%q should be a comma list of success, failure, not_started, retry, alarm", item)
 	})
 }
 

@@ -100,9 +100,20 @@ func TestRules(t *testing.T) {
 		{"delete_group missing", "delete_group: g\n", nil, "group not exist", 1},
 		{"delete a grouped task", "insert_group: g\njobs: kid\n\ndelete_task: kid\n", nil, "task kid belongs to group g", 4},
 		{"condition names a group", "insert_group: g\njobs: a\n\nupdate_task: kid\ncondition: su(g)\n", nil, "condition refers to g, which is a group, not a task", 5},
-		{"alert_on value", "update_task: a\nalert_on: failed\nalert_to: ops@example.com\n", nil, `alert_on: "failed" should be a comma list of success, failure, not_started`, 2},
+		{"alert_on value", "update_task: a\nalert_on: failed\nalert_to: ops@example.com\n", nil, `alert_on: "failed" should be a comma list of success, failure, not_started, retry, alarm`, 2},
 		{"alert_to address", "update_task: a\nalert_on: failure\nalert_to: ops at example\n", nil, `alert_to: "ops at example" is not an email address`, 3},
 		{"alert_to display name", "update_task: a\nalert_on: failure\nalert_to: Ops <ops@example.com>\n", nil, "is not an email address", 3},
+		{"n_retrys range", "update_task: a\nn_retrys: 101\n", nil, `n_retrys: "101" is not a number of retries from 0 to 100`, 2},
+		{"retries alias", "update_task: a\nretries: -1\n", nil, `retries: "-1" is not a number of retries`, 2},
+		{"retry_delay alone", "update_task: a\nretry_delay: 5m\n", nil, "retry_delay, retry_backoff and retry_max_delay need n_retrys", 2},
+		{"retry_backoff range", "update_task: a\nn_retrys: 2\nretry_backoff: 0.5\n", nil, `retry_backoff: "0.5" is not a factor from 1 to 10`, 3},
+		{"retry_max_delay short", "update_task: a\nn_retrys: 2\nretry_delay: 1h\nretry_max_delay: 10m\n", nil, "retry_max_delay 10m0s is shorter than retry_delay 1h0m0s", 4},
+		{"term_run_time value", "update_task: a\nterm_run_time: soon\n", nil, `term_run_time: "soon" is not a positive duration such as 90s, 30m or 1h30m, or a number of minutes`, 2},
+		{"term_run_time zero", "update_task: a\nterm_run_time: 0\n", nil, `term_run_time: "0" is not a positive duration`, 2},
+		{"alarms crossed", "update_task: a\nmin_run_alarm: 30\nmax_run_alarm: 10m\n", nil, "min_run_alarm 30m0s should be shorter than max_run_alarm 10m0s", 2},
+		{"must_start_by value", "update_task: a\nstart_times: 05:00\nmust_start_by: 25:00\n", nil, `must_start_by: "25:00" is not an offset such as +30m`, 3},
+		{"must_start_by without trigger", "update_task: a\nmust_start_by: +30m\n", nil, "must_start_by and must_complete_by need a time trigger", 2},
+		{"retries on a bundle", "update_task: box\nn_retrys: 1\n", nil, "n_retrys: field is not allowed for bundle", 2},
 		{"alert_on alone", "update_task: a\nalert_on: failure\n", nil, "alerts need both alert_on and alert_to", 2},
 		{"alert_template alone", "update_task: a\nalert_template: /t.tmpl\n", nil, "alert_template needs alert_on and alert_to", 2},
 		{"function and command", "update_task: a\nfunction: log\n", nil, "a task runs either a command or a function, not both", 2},
@@ -302,9 +313,18 @@ start_mins: 0,15
 timezone: Asia/Kolkata
 start_delay: 1500ms
 overlap: skip
-alert_on: failure,not_started
+alert_on: failure,not_started,retry,alarm
 alert_to: ops@example.com,dev@example.org
 alert_template: /etc/gnomon/failure.tmpl
+n_retrys: 3
+retry_delay: 90s
+retry_backoff: 1.5
+retry_max_delay: 1h
+term_run_time: 45
+max_run_alarm: 30m
+min_run_alarm: 10s
+must_start_by: +20m
+must_complete_by: 06:30
 
 insert_task: fn
 type: callable
@@ -385,6 +405,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: x\x1b\n" + callable + "label: caf\xe9\n")
 	f.Add("insert_task: x\ntype: callable\ncommand: echo\ta\x00\x7f\u0085\u202e\nout_log_file: o\nerr_log_file: e\n")
 	f.Add("insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"FILE\",\"resourceId\":\"/\\u001b\\u0085\\u2066\",\"lifeDuration\":0}]\n")
+	f.Add("insert_task: r\n" + callable + "start_times: 05:00\nretries: 2\nretry_delay: 5\nretry_backoff: 2\nretry_max_delay: 1h\nterm_run_time: 1h\nmax_run_alarm: 30m\nmin_run_alarm: 1m\nmust_start_by: +1h\nmust_complete_by: 07:00\n")
 	f.Add(`[{"name":"C\u0000","dependencies":[{"type":"FILE","resourceId":"/in/\ud800","lifeDuration":1}],"command":"x\u001b","label":"\u202e"}]`)
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)

@@ -58,6 +58,7 @@ func Attrs(t *job.Task) [][2]string {
 	if len(x.Deps) > 0 {
 		add("dependencies", DepsJSON(x.Deps))
 	}
+	addPolicy(add, t)
 	addAlerts(add, t)
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out

@@ -148,6 +148,9 @@ var attributes = map[string]bool{
 	"dependencies": true, "jobs": true,
 }
 
+// isAttribute reports whether key names an attribute of the language.
+func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] }
+
 // Bounds on a definition file. A file beyond MaxFileSize or MaxActions is
 // refused as a whole, before any action is checked: split it. The largest
 // file a benchmark applies in one request holds 40,000 tasks, and 10,000
@@ -258,7 +261,7 @@ func Parse(file, src string) ([]Action, error) {
 			case actionLike(word):
 				cur, skipping = -1, true
 				report(line, "invalid action %q", word)
-			case attributes[word] && !skipping:
+			case isAttribute(word) && !skipping:
 				// Taken as the attribute it was meant to be, so that the
 				// action is not also reported as lacking it.
 				report(line, "key value pair separated by colon is expected (write \"%s: %s\")", word, rest)
@@ -283,13 +286,13 @@ func Parse(file, src string) ([]Action, error) {
 			report(line, "invalid action %q", key)
 		case skipping:
 			// attributes of an action already reported as invalid
-		case cur < 0 && attributes[key]:
+		case cur < 0 && isAttribute(key):
 			skipping = true
 			report(line, "invalid action: attribute %q before the first action", key)
 		case cur < 0:
 			skipping = true
 			report(line, "invalid action %q", key)
-		case !attributes[key]:
+		case !isAttribute(key):
 			report(line, "invalid field %q", key)
 		default:
 			if prev, dup := seen[key]; dup {

@@ -43,6 +43,7 @@ func (e *Engine) define(ev Define) error {
 		delete(e.ready, name)
 		delete(e.staged, name)
 		delete(e.pending, name)
+		delete(e.timed, name)
 		e.out.Deleted = append(e.out.Deleted, name)
 	}
 	for _, name := range res.Changed {
@@ -68,6 +69,7 @@ func (e *Engine) define(ev Define) error {
 		}
 		e.defs[name] = def
 		e.touchDefined(name)
+		e.watch(name, en)
 		if def.Extras().Overlap != job.OverlapAllow && def.Extras().Overlap != job.OverlapQueue && len(en.st.Pending) > 0 {
 			en.st.Pending = nil // the task no longer lets triggers wait
 			delete(e.pending, name)

@@ -108,6 +108,10 @@ type Engine struct {
 	endedBy string
 	// queue holds status changes whose dependents have not been visited.
 	queue []change
+	// timed are the active tasks whose run policy has a deadline (see
+	// watch); zones caches the time zones of their deadlines.
+	timed map[string]struct{}
+	zones map[string]*time.Location
 }
 
 type entry struct {
@@ -306,12 +310,13 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		}
 		e.link(name, names, r.Def)
 		e.indexData(en, nil, r.Def)
-		switch r.State.Status {
-		case job.Ready:
+		switch {
+		case r.State.Status == job.Ready:
 			e.ready[name] = struct{}{}
-		case job.Staged:
+		case r.State.Status == job.Staged, r.State.Retrying():
 			e.staged[name] = struct{}{}
 		}
+		e.watch(name, en)
 		if len(r.State.Pending) > 0 {
 			e.pending[name] = struct{}{}
 		}
@@ -403,6 +408,9 @@ func (e *Engine) NextWake() time.Time {
 	if due := e.pendingWake(); !due.IsZero() && (t.IsZero() || due.Before(t)) {
 		t = due
 	}
+	if due := e.PolicyWake(); !due.IsZero() && (t.IsZero() || due.Before(t)) {
+		t = due
+	}
 	return t
 }
 
@@ -483,6 +491,12 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	old := en.st.Status
 	en.st.Status = s
 	e.touch(name)
+	if !old.Active() && s.Active() {
+		en.st.Alarms = nil // a new trigger: the last one's alarms are history
+	}
+	if !s.Active() {
+		en.st.Attempt, en.st.RetryOf = 0, 0
+	}
 	delete(e.ready, name)
 	delete(e.staged, name)
 	switch s {
@@ -518,6 +532,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	if old != s || completed {
 		e.queue = append(e.queue, change{task: name, old: old, new: s, completed: completed})
 	}
+	e.watch(name, en)
 }
 
 // settleByEvent applies a status event's outcome: end time now, start kept.
@@ -632,6 +647,9 @@ func (e *Engine) tick() {
 			e.setStatus(name, job.Ready, false)
 		}
 	}
+	if len(e.timed) > 0 {
+		e.enforce()
+	}
 	e.fireDue()
 }
 
@@ -675,6 +693,7 @@ func (e *Engine) startRun(name, trigger string) {
 		Scheduled: en.st.Scheduled.Time(),
 		By:        en.st.By,
 	}
+	e.startPolicy(en, r)
 	e.runs[r.ID] = r
 	e.running++
 	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), 0, r.ID
@@ -698,6 +717,7 @@ func (e *Engine) exited(ev RunExited) {
 		// scheduler's: a run never ends before it started.
 		end = r.Start
 	}
+	timedOut, reason := r.Result == job.ResultTimeout, r.Message
 	r.End, r.ExitCode, r.Result, r.Message, r.Data = end, ev.ExitCode, ev.Result, ev.Message, ev.Data
 	en := e.tasks[r.Task]
 	if en == nil {
@@ -720,7 +740,11 @@ func (e *Engine) exited(ev RunExited) {
 	default:
 		r.Status = job.Failure
 	}
+	e.endPolicy(en, r, timedOut && r.Status != job.Aborted, reason)
 	e.touchRun(r)
+	if r.Status == job.Failure && en.st.RunID == r.ID && en.st.Status == job.Running && en.active == 0 && e.retry(en, r) {
+		return
+	}
 	e.alert(en, outcome(r.Status), r, "")
 	if en.active > 0 && en.st.Status == job.Running && en.def.Extras().Overlap == job.OverlapAllow {
 		// Other runs of the task still run (overlap allow): the task stays

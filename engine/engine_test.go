@@ -355,9 +355,9 @@ func TestDefineRejectsDeletingActive(t *testing.T) {
 // runs in flight and the next wake.
 func TestReplay(t *testing.T) {
 	t.Parallel()
-	defsText := bundleDefs + callable("k1", "parent: box\npriority: 2") + callable("k2", "parent: box\ncondition: su(k1) | nr(x)") +
-		callable("x", "") + callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s") + callable("z", "condition: fa(y) | su(k2)") +
-		callable("c", "cron: */1 * * * *\noverlap: queue") + callable("iv", "start_date: 2026-03-01 12:00:30\ninterval: 45 seconds\noverlap: allow")
+	defsText := bundleDefs + callable("k1", "parent: box\npriority: 2") + callable("k2", "parent: box\ncondition: su(k1) | nr(x)\nn_retrys: 1") +
+		callable("x", "n_retrys: 2\nretry_delay: 3s\nterm_run_time: 10s\nmax_run_alarm: 5s") + callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s") + callable("z", "condition: fa(y) | su(k2)") +
+		callable("c", "cron: */1 * * * *\noverlap: queue\nmust_start_by: +5s\nmust_complete_by: +20s\nmin_run_alarm: 2s") + callable("iv", "start_date: 2026-03-01 12:00:30\ninterval: 45 seconds\noverlap: allow")
 	configs := `[{"name":"d1","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"60"},{"type":"FILE","resourceId":"/in","lifeDuration":"120"}]},
 		{"name":"d2","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"30"},{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0}]}]`
 	// Definitions sent mid-stream: a condition changed, a trigger changed,
@@ -452,6 +452,12 @@ func checkInvariants(t *testing.T, e *Engine) {
 		t.Fatalf("running = %d, counted %d, workers %d", running, e.running, e.workers)
 	}
 	for name, en := range e.tasks {
+		if en.st.Retrying() {
+			if _, ok := e.staged[name]; !ok && en.st.DueAt != 0 {
+				t.Fatalf("%s waits to retry at %v but is not staged", name, en.st.DueAt)
+			}
+			continue
+		}
 		if en.st.Status == job.Running && (en.st.RunID == 0 || e.runs[en.st.RunID] == nil) {
 			t.Fatalf("%s is running without a run", name)
 		}

@@ -110,7 +110,11 @@ type StartRun struct {
 }
 
 // KillRun stops a run's process group: TERM, then KILL after a grace period.
-type KillRun struct{ RunID int64 }
+// Reason is empty for an abort, and says why otherwise.
+type KillRun struct {
+	RunID  int64
+	Reason string
+}
 
 // NotStarted records that a condition-triggered task did not start when a
 // task its condition names completed.

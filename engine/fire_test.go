@@ -16,6 +16,11 @@ type sim struct {
 	length map[string]time.Duration
 	ends   map[int64]time.Time
 	fires  []job.Fire
+	// codes are the exit codes of a task's next runs, in order; a run
+	// past them exits 0.
+	codes map[string][]int
+	// alerts are the alerts of every output.
+	alerts []job.Alert
 }
 
 func newSim(t *testing.T, start string, definitions string) *sim {
@@ -30,7 +35,7 @@ func newSimWith(t *testing.T, cfg Config, start string, definitions string) *sim
 		t.Fatal(err)
 	}
 	h := &harness{t: t, e: New(cfg), now: at, started: map[string]int64{}, runs: map[int64]job.Run{}}
-	s := &sim{harness: h, length: map[string]time.Duration{}, ends: map[int64]time.Time{}}
+	s := &sim{harness: h, length: map[string]time.Duration{}, ends: map[int64]time.Time{}, codes: map[string][]int{}}
 	s.apply(Define{File: "t.def", Text: definitions})
 	return s
 }
@@ -39,6 +44,7 @@ func (s *sim) apply(ev Event) *Output {
 	s.t.Helper()
 	out := s.harness.apply(ev)
 	s.fires = append(s.fires, out.Fires...)
+	s.alerts = append(s.alerts, out.Alerts...)
 	for _, ef := range out.Effects {
 		if st, ok := ef.(StartRun); ok {
 			s.ends[st.Run.ID] = s.now.Add(s.length[st.Run.Task])
@@ -73,7 +79,11 @@ func (s *sim) advance(to string) {
 		s.now = next
 		if exit != 0 {
 			delete(s.ends, exit)
-			s.apply(RunExited{RunID: exit, Result: job.ResultNormal})
+			code := 0
+			if task := s.runs[exit].Task; len(s.codes[task]) > 0 {
+				code, s.codes[task] = s.codes[task][0], s.codes[task][1:]
+			}
+			s.apply(RunExited{RunID: exit, ExitCode: code, Result: job.ResultNormal})
 			continue
 		}
 		s.apply(Tick{})

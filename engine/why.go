@@ -25,6 +25,7 @@ type ReasonKind string
 // Kinds of reasons.
 const (
 	WhyRunning   ReasonKind = "running"   // it runs: nothing holds it
+	WhyRetry     ReasonKind = "retry"     // its run failed and it waits to retry
 	WhyFrozen    ReasonKind = "frozen"    // frozen: triggers are skipped
 	WhyDelay     ReasonKind = "delay"     // staged: its start delay has not passed
 	WhyWorker    ReasonKind = "worker"    // ready: every worker slot is busy, or the scheduler drains
@@ -67,6 +68,11 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 	at := func(i job.Instant) string { return i.Time().UTC().Format(time.RFC3339) }
 	switch st.Status {
 	case job.Running:
+		if st.Retrying() {
+			add(WhyRetry, "%s failed and waits to run again at %s: retry %d of %d of run %d", name, at(st.DueAt), st.Attempt,
+				en.def.Extras().RunPolicy().Retries, st.RetryOf)
+			break
+		}
 		add(WhyRunning, "%s is running since %s (run %d)", name, at(st.Start), st.RunID)
 	case job.Frozen:
 		add(WhyFrozen, "%s is frozen: its triggers are skipped and conditions naming it hold; reset it to release it", name)

@@ -130,6 +130,9 @@ type Extra struct {
 	AlertTemplate string
 	// Jobs are a group's members, sorted.
 	Jobs []string
+	// Policy holds retries, the time limit and the alarms, nil when the
+	// task sets none of them.
+	Policy *Policy
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -143,6 +146,26 @@ func (t *Task) Extras() *Extra {
 
 var noExtra Extra
 
+// RunPolicy returns the task's run policy, for reading only: without one, a
+// shared zero Policy.
+func (x *Extra) RunPolicy() *Policy {
+	if x.Policy == nil {
+		return &noPolicy
+	}
+	return x.Policy
+}
+
+var noPolicy Policy
+
+// EditPolicy returns the task's run policy for setting it.
+func (t *Task) EditPolicy() *Policy {
+	x := t.Edit()
+	if x.Policy == nil {
+		x.Policy = &Policy{}
+	}
+	return x.Policy
+}
+
 // Edit returns the task's less common attributes for setting them.
 func (t *Task) Edit() *Extra {
 	if t.Extra == nil {
@@ -154,6 +177,9 @@ func (t *Task) Edit() *Extra {
 // Compact drops an Extra that sets nothing, so that equal definitions
 // compare equal.
 func (t *Task) Compact() {
+	if t.Extra != nil && t.Extra.Policy.IsZero() {
+		t.Extra.Policy = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -161,7 +187,7 @@ func (t *Task) Compact() {
 
 func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
-		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0
+		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 && x.Policy.IsZero()
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -194,17 +220,31 @@ type TaskJSON struct {
 	AlertTo       []string  `json:"alert_to,omitempty"`
 	AlertTemplate string    `json:"alert_template,omitempty"`
 	Jobs          []string  `json:"jobs,omitempty"`
+	// The run policy (see Policy).
+	Retries        int      `json:"n_retrys,omitempty"`
+	RetryDelay     Duration `json:"retry_delay,omitempty"`
+	RetryBackoff   float64  `json:"retry_backoff,omitempty"`
+	RetryMaxDelay  Duration `json:"retry_max_delay,omitempty"`
+	TermRunTime    Duration `json:"term_run_time,omitempty"`
+	MaxRunAlarm    Duration `json:"max_run_alarm,omitempty"`
+	MinRunAlarm    Duration `json:"min_run_alarm,omitempty"`
+	MustStartBy    Deadline `json:"must_start_by,omitzero"`
+	MustCompleteBy Deadline `json:"must_complete_by,omitzero"`
 }
 
 // JSON returns the task's JSON form.
 func (t *Task) JSON() TaskJSON {
 	x := t.Extras()
+	p := x.RunPolicy()
 	return TaskJSON{
 		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
 		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, RunDays: t.RunDays,
 		StartTimes: t.StartTimes, Window: t.Window, StartMins: t.StartMins, Timezone: t.Timezone, Cron: t.Cron,
 		StartDate: t.StartDate, EndDate: t.EndDate, Interval: t.Interval, StartDelay: x.StartDelay, Overlap: x.Overlap,
 		Deps: x.Deps, Function: x.Function, AlertOn: x.AlertOn, AlertTo: x.AlertTo, AlertTemplate: x.AlertTemplate, Jobs: x.Jobs,
+		Retries: p.Retries, RetryDelay: p.RetryDelay, RetryBackoff: p.RetryBackoff, RetryMaxDelay: p.RetryMaxDelay,
+		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
+		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
 	}
 }
 
@@ -217,6 +257,12 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs}
+	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,
+		TermRunTime: j.TermRunTime, MaxRunAlarm: j.MaxRunAlarm, MinRunAlarm: j.MinRunAlarm,
+		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}
+	if !p.IsZero() {
+		x.Policy = &p
+	}
 	if !x.empty() {
 		t.Extra = new(x)
 	}
@@ -244,6 +290,11 @@ const (
 	OutcomeSuccess    Outcome = "success"
 	OutcomeFailure    Outcome = "failure"
 	OutcomeNotStarted Outcome = "not_started"
+	// OutcomeRetry is a failed run that is retried: the failure is not
+	// final yet.
+	OutcomeRetry Outcome = "retry"
+	// OutcomeAlarm is an alarm of the task's policy (see Alarm).
+	OutcomeAlarm Outcome = "alarm"
 )
 
 // Alerts reports whether the task (or group) alerts on outcome o.
@@ -350,6 +401,9 @@ func (t *Task) Clone() *Task {
 		p.x.AlertOn = slices.Clone(p.x.AlertOn)
 		p.x.AlertTo = slices.Clone(p.x.AlertTo)
 		p.x.Jobs = slices.Clone(p.x.Jobs)
+		if p.x.Policy != nil {
+			p.x.Policy = new(*p.x.Policy)
+		}
 		p.t.Extra = &p.x
 		c = &p.t
 	} else {

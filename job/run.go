@@ -12,6 +12,7 @@ const (
 	ResultLaunch   Result = "launch"   // it could not be started
 	ResultLost     Result = "lost"     // its supervisor died with the server
 	ResultInternal Result = "internal" // gnomon failed while running it
+	ResultTimeout  Result = "timeout"  // killed when it reached its task's term_run_time
 )
 
 // Run is one execution of a task (or one run of a bundle).
@@ -47,6 +48,11 @@ type Run struct {
 	// applied, while the run may still be running, and empty for a run
 	// that ended on its own.
 	EndedBy string `json:"ended_by,omitempty"`
+	// Attempt counts the retries before this run of one trigger: 0 for
+	// the first run, n for the nth retry. RetryOf is the first run's ID
+	// for a retry, 0 otherwise.
+	Attempt int   `json:"attempt,omitempty"`
+	RetryOf int64 `json:"retry_of,omitempty"`
 }
 
 // Done reports whether the run has ended.
@@ -89,7 +95,19 @@ type State struct {
 	// oldest first: under overlap queue for the active run to end, under
 	// overlap allow to start a concurrent run.
 	Pending []Pending `json:"pending,omitempty"`
+	// Attempt is how many times the current trigger's failed run was
+	// retried, and RetryOf its first run, while the task retries it; DueAt
+	// is then when the next retry is due, with no run in flight.
+	Attempt int   `json:"attempt,omitempty"`
+	RetryOf int64 `json:"retry_of,omitempty"`
+	// Alarms are those raised since the task was last triggered, oldest
+	// first.
+	Alarms []Alarm `json:"alarms,omitempty"`
 }
+
+// Retrying reports whether the task waits to retry a failed run: it is
+// running for its dependents, with no run in flight.
+func (s *State) Retrying() bool { return s.Status == Running && s.RunID == 0 && s.Attempt > 0 }
 
 // Pending is a trigger that waits to start a run.
 type Pending struct {

@@ -51,7 +51,11 @@ func (ef startRun) perform(s *Scheduler) {
 }
 
 func (ef killRun) perform(s *Scheduler) {
-	s.log.Info("run aborted", "run", ef.RunID)
+	if ef.Reason != "" {
+		s.log.Info("run killed", "run", ef.RunID, "reason", ef.Reason)
+	} else {
+		s.log.Info("run aborted", "run", ef.RunID)
+	}
 	s.cfg.Runner.Kill(ef.RunID)
 }
 
@@ -66,6 +70,8 @@ func (ef logged) perform(s *Scheduler) {
 			"event", string(ef.Type)+"/"+ef.Resource)
 	case engine.NotStarted:
 		s.log.Info("not started", "task", ef.Task, "reason", ef.Reason)
+	case engine.Alarmed:
+		s.log.Warn("alarm", "task", ef.Task, "kind", string(ef.Alarm.Kind), "run", ef.Alarm.RunID, "message", ef.Alarm.Message)
 	}
 }
 
@@ -114,6 +120,8 @@ const (
 	Succeeded  NoticeKind = "succeeded"
 	Failed     NoticeKind = "failed" // failed, aborted, lost or failed to launch
 	NotStarted NoticeKind = "not_started"
+	// Alarm is an alarm of the task's run policy (Reason says what).
+	Alarm NoticeKind = "alarm"
 )
 
 // appendNotices adds what an output tells listeners: the runs that ended,
@@ -133,6 +141,8 @@ func appendNotices(notices []effect, out *engine.Output) []effect {
 			notices = append(notices, Notice{Kind: Started, Task: ef.Task.Name, Run: ef.Run})
 		case engine.NotStarted:
 			notices = append(notices, Notice{Kind: NotStarted, Task: ef.Task, Reason: ef.Reason})
+		case engine.Alarmed:
+			notices = append(notices, Notice{Kind: Alarm, Task: ef.Task, Reason: ef.Alarm.Message})
 		}
 	}
 	return notices

@@ -20,7 +20,9 @@ import (
 // took, and the clock moves on to that end if it is later. So `sleep 1`
 // takes a second of virtual time, and a run never ends before it started;
 // an occurrence that falls due while a run is in flight is handled when
-// the run has ended, late by what remains of it.
+// the run has ended, late by what remains of it. A task's time limit and
+// run alarms act at their instant, even while runs are in flight: a run
+// killed at its term_run_time of 2s takes 2s of virtual time.
 //
 // The virtual clock is state: Stop and every Advance record its reading
 // in the store, and a scheduler started again on the same store resumes
@@ -108,6 +110,21 @@ func (m *simulation) ended(id int64) time.Time {
 		return m.clock.Now()
 	}
 	return m.clock.forward(r[0].Add(time.Since(r[1])))
+}
+
+// inFlight returns the virtual instant that the runs in flight have
+// reached: the latest of their virtual starts plus the real time since,
+// or the clock's reading if that is later.
+func (m *simulation) inFlight() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	for _, r := range m.runs {
+		if t := r[0].Add(time.Since(r[1])); t.After(now) {
+			now = t
+		}
+	}
+	return now
 }
 
 // save records the virtual clock's reading in the store.
@@ -211,18 +228,30 @@ func (s *Scheduler) kickAlerts(ctx context.Context) (time.Time, error) {
 	}
 }
 
-// settle waits until no callable run is in flight.
+// settle waits until no callable run is in flight. While runs are, the
+// time limits and run alarms of tasks act when the virtual time the runs
+// have taken reaches them.
 func (s *Scheduler) settle(ctx context.Context) error {
 	for {
 		var busy bool
-		if err := s.Read(ctx, func(e *engine.Engine) { busy = e.Running()+s.treesInFlight() > 0 }); err != nil {
+		var limit time.Time
+		if err := s.Read(ctx, func(e *engine.Engine) { busy, limit = e.Running()+s.treesInFlight() > 0, e.PolicyWake() }); err != nil {
 			return err
 		}
 		if !busy {
 			return nil
 		}
+		var due <-chan time.Time
+		if !limit.IsZero() {
+			due = time.After(max(limit.Sub(s.sim.inFlight()), 0))
+		}
 		select {
 		case <-s.sim.change:
+		case <-due:
+			s.sim.clock.forward(limit)
+			if err := s.Submit(ctx, engine.Tick{}); err != nil {
+				return err
+			}
 		case <-s.done:
 			return s.stopErr()
 		case <-ctx.Done():

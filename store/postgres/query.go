@@ -20,7 +20,7 @@ type querier interface {
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
-	started_by, ended_by`
+	started_by, ended_by, attempt, retry_of`
 
 func queryRuns(ctx context.Context, db querier, query string, args ...any) ([]job.Run, error) {
 	rows, err := db.Query(ctx, query, args...)
@@ -34,7 +34,7 @@ func queryRuns(ctx context.Context, db querier, query string, args ...any) ([]jo
 			exit                  int64
 		)
 		if err := row.Scan(&r.ID, &r.Task, &status, &start, &end, &exit, &result, &r.Message, &r.BundleRun, &r.Trigger,
-			&scheduled, &data, &r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy); err != nil {
+			&scheduled, &data, &r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf); err != nil {
 			return err
 		}
 		var err error

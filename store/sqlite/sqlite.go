@@ -168,8 +168,8 @@ const (
 			def = excluded.def, state = excluded.state`
 	updState = `UPDATE tasks SET status = ?, state = ? WHERE name = ?`
 	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
-			timeperiod, outcome, started_by, ended_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			timeperiod, outcome, started_by, ended_by, attempt, retry_of)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
 			outcome = excluded.outcome, ended_by = excluded.ended_by`
@@ -338,7 +338,8 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 				return err
 			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
-				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy); err != nil {
+				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy,
+				r.Attempt, r.RetryOf); err != nil {
 				return err
 			}
 			if !r.Scheduled.IsZero() {
@@ -488,7 +489,7 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
-	started_by, ended_by`
+	started_by, ended_by, attempt, retry_of`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -509,7 +510,7 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 			data                  string
 		)
 		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data,
-			&r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy); err != nil {
+			&r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf); err != nil {
 			return nil, err
 		}
 		if data != "" {

@@ -400,9 +400,9 @@ func Run(t *testing.T, open Open) {
 			Fires: []job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1)}, {Task: "a", Scheduled: at(1), Fate: job.FateSkipped, Reason: "busy", At: at(2)}},
 			// Started and ended in one group commit.
 			Runs: []job.Run{
-				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "schedule", By: "alice"},
+				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "retry", By: "alice", Attempt: 2, RetryOf: 7},
 				{ID: 1, Task: "a", Status: job.Success, Start: at(1), End: at(2), Result: job.ResultNormal, Message: "done", Scheduled: at(1),
-					Trigger: "schedule", Data: map[string]string{"k": "v"}, By: "alice", EndedBy: "bob"},
+					Trigger: "retry", Data: map[string]string{"k": "v"}, By: "alice", EndedBy: "bob", Attempt: 2, RetryOf: 7},
 			},
 			Trees: &store.Trees{
 				Files: []store.TreeFile{{Name: "f", Text: "1"}, {Name: "f", Text: "2"}},

@@ -1,0 +1,5 @@
+-- A retry is a run of the same trigger as a failed run: attempt counts the
+-- retries before it (0 for a first run, and every run recorded before),
+-- retry_of names the trigger's first run (0 for a first run).
+ALTER TABLE runs ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN retry_of INTEGER NOT NULL DEFAULT 0;
