@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -302,5 +303,56 @@ func TestMustStartAndCompleteBy(t *testing.T) {
 	}
 	if len(s.alerts) != 2 || s.alerts[0].Outcome != job.OutcomeAlarm || s.alerts[0].RunID != 0 || !strings.Contains(s.alerts[1].Message, "has not completed by") {
 		t.Errorf("alerts %+v", s.alerts)
+	}
+}
+
+// A time limit and retries inside a bundle: the bundle waits for the
+// child's final outcome, and a child killed at its limit fails the bundle
+// only when no retry is left.
+func TestTimeoutAndRetryInsideABundle(t *testing.T) {
+	t.Parallel()
+	defs := bundleDefs + callable("k1", "parent: box\nterm_run_time: 5m\nn_retrys: 1\nretry_delay: 1m") + callable("k2", "parent: box\ncondition: su(k1)")
+	for _, tc := range []struct {
+		name            string
+		k1              time.Duration // how long each run of k1 takes
+		box, k2, killed string
+	}{
+		{"both runs hang", time.Hour, "failure", "idle", "1,2"},
+		{"the retry succeeds", 0, "success", "success", "1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSim(t, "2026-03-01T12:00:00Z", defs)
+			s.length["k1"] = time.Hour
+			s.act("box", job.ActStart)
+			s.advance("2026-03-01T12:05:00Z") // the first run is killed
+			for _, ef := range s.effects {
+				if k, ok := ef.(KillRun); ok {
+					delete(s.ends, k.RunID)
+					s.apply(RunExited{RunID: k.RunID, ExitCode: -1, Result: job.ResultKilled})
+				}
+			}
+			s.want("box", "running", "k1", "running", "k2", "waiting")
+			s.length["k1"] = tc.k1
+			n := len(s.effects)
+			s.advance("2026-03-01T12:11:00Z") // the retry at 12:06, killed at 12:11 if it hangs
+			for _, ef := range s.effects[n:] {
+				if k, ok := ef.(KillRun); ok {
+					delete(s.ends, k.RunID)
+					s.apply(RunExited{RunID: k.RunID, ExitCode: -1, Result: job.ResultKilled})
+				}
+			}
+			s.advance("2026-03-01T13:00:00Z")
+			s.want("box", tc.box, "k2", tc.k2)
+			var killed []string
+			for _, r := range s.runsOf("k1") {
+				if r.Result == job.ResultTimeout {
+					killed = append(killed, fmt.Sprint(r.ID-1)) // run 1 is the bundle's
+				}
+			}
+			if strings.Join(killed, ",") != tc.killed {
+				t.Errorf("runs killed at the limit: %v, want %s", killed, tc.killed)
+			}
+		})
 	}
 }
