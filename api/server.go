@@ -753,7 +753,7 @@ func (s *Server) advance(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if req.Tick {
-		if _, err := s.sched.Trees(r.Context(), periods.ContinuousTick{}); err != nil {
+		if _, err := s.sched.Trees(r.Context(), periods.ContinuousTick{By: auth.NameOf(r.Context())}); err != nil {
 			return err
 		}
 		// Where it stands: the runs the tick started end before the answer.

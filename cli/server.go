@@ -56,8 +56,9 @@ type ServerConfig struct {
 	// MaxFutureSkew, when positive, refuses data events stamped further
 	// ahead of the server's clock.
 	MaxFutureSkew time.Duration
-	// SMTP sends email alerts when SMTP.Addr is set; Username and
-	// Password come from $GNOMON_SMTP_USERNAME and $GNOMON_SMTP_PASSWORD.
+	// SMTP sends email alerts when SMTP.Addr is set; Username comes from
+	// $GNOMON_SMTP_USERNAME, Password from $GNOMON_SMTP_PASSWORD or the
+	// file --smtp-password-file names.
 	SMTP notify.Config
 	// RetryAlertsFor bounds how long an alert is retried; zero means 24h.
 	RetryAlertsFor time.Duration
@@ -257,12 +258,21 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 }
 
 // startNode starts a node that is not a director: it answers only
-// /healthz; operators talk to a director.
+// /healthz, over TLS as a director would (a listener beyond this machine
+// needs it); operators talk to a director.
 func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, error) {
+	tc, _, err := s.serverTLS()
+	if err != nil {
+		lc.Store.Close()
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		lc.Store.Close()
 		return nil, fmt.Errorf("listen: %w", err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
 	}
 	s.ln = ln
 	nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -380,6 +390,7 @@ func (s *Server) Stop(ctx context.Context) error {
 
 func serverCmd(env *Env) *cobra.Command {
 	var heapFloor int
+	var smtpPasswordFile string
 	var cfg ServerConfig
 	c := &cobra.Command{
 		Use:   "server",
@@ -400,6 +411,19 @@ func serverCmd(env *Env) *cobra.Command {
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 			cfg.SMTP.Username, cfg.SMTP.Password = env.Getenv("GNOMON_SMTP_USERNAME"), env.Getenv("GNOMON_SMTP_PASSWORD")
+			if smtpPasswordFile == "" {
+				smtpPasswordFile = env.Getenv("GNOMON_SMTP_PASSWORD_FILE")
+			}
+			if smtpPasswordFile != "" {
+				if cfg.SMTP.Password != "" {
+					return usageErr("--smtp-password-file: the password is in $GNOMON_SMTP_PASSWORD already: give one of them")
+				}
+				pw, err := readSecret(smtpPasswordFile)
+				if err != nil {
+					return usageErr("--smtp-password-file: %v", err)
+				}
+				cfg.SMTP.Password = pw
+			}
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
 				return usageErr("--smtp-addr is required to send alerts")
 			}
@@ -436,6 +460,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
 	f.StringVar(&cfg.SMTP.Addr, "smtp-addr", "", "SMTP server (host:port) that email alerts go through (default: alerts are recorded, not sent)")
 	f.StringVar(&cfg.SMTP.From, "smtp-from", "", "sender address of email alerts")
+	f.StringVar(&smtpPasswordFile, "smtp-password-file", "", "file holding the SMTP password, readable by its owner only (default $GNOMON_SMTP_PASSWORD_FILE; or the password in $GNOMON_SMTP_PASSWORD, the user in $GNOMON_SMTP_USERNAME)")
 	f.StringVar(&cfg.SMTP.Subject, "smtp-subject", notify.DefaultSubject, "subject of email alerts (a Go text/template with the alert's fields)")
 	f.StringVar(&cfg.SMTP.TLS, "smtp-tls", notify.TLSOpportunistic, "STARTTLS policy: opportunistic (when the server offers it), mandatory or none")
 	f.DurationVar(&cfg.RetryAlertsFor, "alert-retry-for", 24*time.Hour, "how long an alert the SMTP server does not take is retried (with backoff up to 5m)")
@@ -485,4 +510,39 @@ func serverCmd(env *Env) *cobra.Command {
 		return nil
 	}
 	return c
+}
+
+// maxSecret bounds a secret file: a password, not a document.
+const maxSecret = 4096
+
+// readSecret reads a secret from a file that only its owner may read: its
+// content without the line break at its end.
+func readSecret(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a file", path)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s can be read by others (mode %04o): chmod 600 it", path, st.Mode().Perm())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxSecret+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxSecret {
+		return "", fmt.Errorf("%s holds more than %d bytes", path, maxSecret)
+	}
+	secret := strings.TrimRight(string(b), "\r\n")
+	if secret == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return secret, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/internal/pgtest"
 )
 
 // TestServerFlags checks that the server refuses a bad setting before it
@@ -118,5 +120,54 @@ func TestServerLogRoots(t *testing.T) {
 		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
 			t.Errorf("log root %s: %v, %v; want it made 0700", d, fi, err)
 		}
+	}
+}
+
+// The SMTP password may come from a file that only its owner can read.
+func TestSMTPPasswordFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open")
+	closed := filepath.Join(dir, "closed")
+	if err := os.WriteFile(open, []byte("s3cret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(closed, []byte("s3cret\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pw, err := readSecret(closed); err != nil || pw != "s3cret" {
+		t.Errorf("readSecret = %q, %v", pw, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--smtp-addr", "127.0.0.1:25", "--smtp-password-file", open}, nil, "--smtp-password-file: " + open + " can be read by others (mode 0644): chmod 600 it"},
+		{[]string{"--smtp-addr", "127.0.0.1:25"}, map[string]string{"GNOMON_SMTP_PASSWORD_FILE": filepath.Join(dir, "empty")}, "is empty"},
+		{[]string{"--smtp-addr", "127.0.0.1:25", "--smtp-password-file", closed}, map[string]string{"GNOMON_SMTP_PASSWORD": "x"}, "the password is in $GNOMON_SMTP_PASSWORD already"},
+		{[]string{"--smtp-addr", "127.0.0.1:25", "--smtp-password-file", filepath.Join(dir, "none")}, nil, "no such file"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"gnomon", "server", "--data", t.TempDir(), "--listen", "127.0.0.1:0"}, tc.args...)
+		code := Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return tc.env[k] }})
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v %v: exit %d %q, want 2 and %q", tc.args, tc.env, code, errb.String(), tc.want)
+		}
+	}
+}
+
+// A node that is not a director refuses to serve its health beyond this
+// machine without TLS, as a director does.
+func TestNodeListenNeedsTLS(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	args := []string{"gnomon", "server", "--data", t.TempDir(), "--db", pgtest.URL(t), "--roles", "clock", "--listen", "0.0.0.0:0"}
+	code := Run(context.Background(), args, Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }})
+	if code != 2 || !strings.Contains(errb.String(), "--listen 0.0.0.0:0 reaches beyond this machine") {
+		t.Errorf("exit %d %q, want 2 and the listen refused", code, errb.String())
 	}
 }

@@ -53,7 +53,9 @@ func (a AuditRecord) Normal() bool { return a.Result == ResultNormal || a.Result
 // last the identity whose API call ended it (Run.EndedBy); each is left
 // out when no call did, so that the five fields keep their places.
 //
-// Line breaks are written as spaces, so that a record is a line. A
+// Line breaks are written as spaces, so that a record is a line, and a
+// field separator " : " in the message or data as " \: ", so that the
+// fields of a line are those of its record. A
 // message or data may hold what a terminal obeys (an escape sequence, a
 // bidirectional override) or bytes that are not UTF-8: those are written
 // as escapes (termsafe.String), so that the file can be read with cat.
@@ -72,6 +74,11 @@ func (a AuditRecord) Line(loc *time.Location) string {
 			kv = append(kv, k+"="+a.Data[k])
 		}
 		status += " [" + strings.Join(strings.Fields(strings.Join(kv, " ")), " ") + "]"
+	}
+	// A message or data that holds the field separator would read as more
+	// fields (" : by admin"): the separator is written \: there.
+	for strings.Contains(status, " : ") {
+		status = strings.ReplaceAll(status, " : ", ` \: `)
 	}
 	const layout = "2006-01-02T15:04:05Z07:00"
 	line := fmt.Sprintf("%s : %s : %s : %s : %s", a.Task, a.Launch.In(loc).Format(layout), a.Stop.In(loc).Format(layout), result, status)

@@ -24,6 +24,12 @@ func TestAuditLine(t *testing.T) {
 		{"message and data", AuditRecord{Task: "a", Launch: t0, Stop: t0, Result: ResultNormal, Status: Failure, Message: "disk\nfull",
 			Data: map[string]string{"rows": "3", "b": "x y"}, By: "feed"},
 			"a : 2026-03-01T12:00:00Z : 2026-03-01T12:00:00Z : normal : failure: disk full [b=x y rows=3] : by feed"},
+		// A message cannot pass for more fields.
+		{"separator in the message", AuditRecord{Task: "a", Launch: t0, Stop: t0, Result: ResultNormal, Status: Failure,
+			Message: "ok : by admin : ended by root", Data: map[string]string{"k": "v : w"}},
+			`a : 2026-03-01T12:00:00Z : 2026-03-01T12:00:00Z : normal : failure: ok \: by admin \: ended by root [k=v \: w]`},
+		{"separator after the status", AuditRecord{Task: "a", Launch: t0, Stop: t0, Result: ResultNormal, Status: Failure,
+			Message: ": : by admin"}, `a : 2026-03-01T12:00:00Z : 2026-03-01T12:00:00Z : normal : failure: \: \: by admin`},
 		// What a terminal would obey is written escaped: cat audit.log
 		// shows it and obeys none of it.
 		{"escapes", AuditRecord{Task: "a", Launch: t0, Stop: t0, Result: ResultNormal, Status: Failure,

@@ -36,6 +36,7 @@ type Tick struct{}
 // Process is empty (an operator's "trigger now").
 type ContinuousTick struct {
 	Process string `json:"process,omitempty"`
+	By      string `json:"by,omitempty"` // who asked: the runs it starts name them
 }
 
 // RunStarted reports that a worker started a run. It changes the run's

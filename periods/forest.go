@@ -305,6 +305,7 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 			}
 		}
 	case ContinuousTick:
+		f.by = ev.By
 		for _, l := range f.levelOrder {
 			if l.continuous() && (ev.Process == "" || ev.Process == l.name) {
 				f.tick(l)

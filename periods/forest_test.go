@@ -152,7 +152,12 @@ func TestStateMachine(t *testing.T) {
 		{"ContinuousTick runs a tick at once", "2024-01-01T00:00", []string{continuousHourly}, []step{
 			result("site_hourly@2024010100", OutcomeProcessed),
 			at("2024-01-01T00:01"),
-			check(func(s *sim) { s.apply(ContinuousTick{Process: "site_hourly"}) }),
+			check(func(s *sim) {
+				s.apply(ContinuousTick{Process: "site_hourly", By: "dave"})
+				if len(s.out.Runs) != 1 || s.out.Runs[0].By != "dave" {
+					s.t.Errorf("runs %+v, want one that names dave", s.out.Runs)
+				}
+			}),
 			started("site_hourly@2024010100"),
 		}},
 		{"rules 10 and 11: failures retry at once, the fourth skips and propagates", "2024-01-01T00:00", []string{siteAndClient("normal")}, []step{
@@ -714,7 +719,7 @@ func TestJournalEvents(t *testing.T) {
 		Define{File: "a.json", Text: hourly},
 		Remove{Tree: "site"},
 		Tick{},
-		ContinuousTick{Process: "p"},
+		ContinuousTick{Process: "p", By: "ops"},
 		RunStarted{Process: "p", Timeperiod: 2024010100, RunID: 3},
 		RunResult{Process: "p", Timeperiod: 2024010100, RunID: 3, Outcome: OutcomeFailed, Message: "m"},
 		Skip{Process: "p", Timeperiods: []string{"2024010100", "2024010101"}, By: "ops", DryRun: true},
