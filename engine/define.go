@@ -35,6 +35,7 @@ func (e *Engine) define(ev Define) error {
 		return err
 	}
 	for _, name := range res.Deleted {
+		e.count(e.defs[name], e.tasks[name].st.Status, -1)
 		e.index(name, e.defs[name], nil)
 		e.indexData(e.tasks[name], e.defs[name], nil)
 		e.arm(e.tasks[name], time.Time{}, false)
@@ -57,10 +58,12 @@ func (e *Engine) define(ev Define) error {
 			e.tasks[name] = en
 		} else {
 			old = en.def
+			e.count(old, en.st.Status, -1)
 			if old.Type != def.Type {
 				en.st = job.State{NextFire: en.st.NextFire} // deleted and inserted again as another type
 			}
 		}
+		e.count(def, en.st.Status, 1)
 		e.index(name, old, def)
 		e.indexData(en, old, def)
 		en.def, en.cond = def, nil

@@ -7,6 +7,7 @@
 package engine
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	"fmt"
@@ -112,6 +113,9 @@ type Engine struct {
 	// watch); zones caches the time zones of their deadlines.
 	timed map[string]struct{}
 	zones map[string]*time.Location
+	// counts and recent keep the overview (see Summarize).
+	counts [job.Frozen + 1]int
+	recent []ended
 }
 
 type entry struct {
@@ -304,6 +308,10 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		}
 		e.tasks[name] = en
 		e.defs[name] = r.Def
+		e.count(r.Def, en.st.Status, 1)
+		if s := en.st.Status; s == job.Failure || s == job.Aborted {
+			e.recent = append(e.recent, ended{en.st.End, name})
+		}
 		var names []string
 		if en.cond != nil {
 			names = en.cond.Names() // parsed above, not again
@@ -323,6 +331,7 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		e.seq = max(e.seq, r.State.ReadySeq)
 	}
 	heap.Init(&e.fires)
+	slices.SortFunc(e.recent, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
 	for _, r := range active {
 		e.runs[r.ID] = r
 		if t := e.tasks[r.Task]; t != nil && t.def.Type != job.Bundle {
@@ -490,6 +499,8 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	en := e.tasks[name]
 	old := en.st.Status
 	en.st.Status = s
+	e.count(en.def, old, -1)
+	e.count(en.def, s, 1)
 	e.touch(name)
 	if !old.Active() && s.Active() {
 		en.st.Alarms = nil // a new trigger: the last one's alarms are history
@@ -533,6 +544,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		e.queue = append(e.queue, change{task: name, old: old, new: s, completed: completed})
 	}
 	e.watch(name, en)
+	e.settled(name, &en.st)
 }
 
 // settleByEvent applies a status event's outcome: end time now, start kept.

@@ -442,6 +442,16 @@ func TestReplay(t *testing.T) {
 
 func checkInvariants(t *testing.T, e *Engine) {
 	t.Helper()
+	var counts [job.Frozen + 1]int
+	for _, en := range e.tasks {
+		if en.def.Type != job.Group {
+			counts[en.st.Status]++
+		}
+	}
+	if counts != e.counts {
+		t.Fatalf("status counts %v, kept %v", counts, e.counts)
+	}
+	checkSummary(t, e)
 	running := 0
 	for _, r := range e.runs {
 		if e.tasks[r.Task].def.Type == job.Callable {
@@ -488,4 +498,45 @@ func restore(e *Engine, recs []job.Record, active []*job.Run, lastRun int64, val
 	}
 	e.Restore(tasks, active, lastRun, vals)
 	return nil
+}
+
+// checkSummary compares the engine's overview with one made by a pass over
+// every task: the same instants in the same order (names may differ among
+// tasks at the same instant) and every name in its place.
+func checkSummary(t *testing.T, e *Engine) {
+	t.Helper()
+	const n = 4
+	since := e.now.Add(-30 * time.Second)
+	sum := e.Summarize(n, since)
+	var running, failed, next []job.Instant
+	for _, en := range e.tasks {
+		switch st := en.st; {
+		case st.Status == job.Running:
+			running = append(running, st.Start)
+		case (st.Status == job.Failure || st.Status == job.Aborted) && !st.End.Before(since):
+			failed = append(failed, st.End)
+		}
+		if !en.st.NextFire.IsZero() {
+			next = append(next, en.st.NextFire)
+		}
+	}
+	slices.Sort(running)
+	slices.Sort(next)
+	slices.Sort(failed)
+	slices.Reverse(failed)
+	check := func(what string, names []string, want []job.Instant, at func(job.State) job.Instant) {
+		t.Helper()
+		want = want[:min(n, len(want))]
+		var got []job.Instant
+		for _, name := range names {
+			_, st, _ := e.Task(name)
+			got = append(got, at(st))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: %v at %v, want %v", what, names, got, want)
+		}
+	}
+	check("running", sum.Running, running, func(st job.State) job.Instant { return st.Start })
+	check("failed", sum.Failed, failed, func(st job.State) job.Instant { return st.End })
+	check("next", sum.Next, next, func(st job.State) job.Instant { return st.NextFire })
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -11,11 +10,12 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
-// The reads of the overview and the task list visit every task on the
-// scheduler's loop, which waits for them: they keep to a single pass over
-// the definitions, look a task's state up only when they need it, and
-// keep the few rows a page shows as they go rather than collecting every
-// match and sorting it (see BenchmarkPage and `gnomon-bench ui`).
+// The reads of the task list visit every task on the scheduler's loop,
+// which waits for them: they keep to a single pass over the definitions,
+// look a task's state up only when they need it, and keep the few rows a
+// page shows as they go rather than collecting every match and sorting it;
+// the overview reads the summary the engine keeps (see BenchmarkPage and
+// `gnomon-bench ui`).
 
 // best keeps the n least of the values offered to it, by cmp, in order.
 type best[T any] struct {
@@ -40,64 +40,30 @@ func (b *best[T]) offer(v T) {
 	b.items[i] = v
 }
 
-// mark is a task at an instant: when it started, ended or next fires.
-type mark struct {
-	at   job.Instant
-	name string
-}
-
-// earliest orders marks by instant, then by name; latest puts the newest
-// first.
-func earliest(a, b mark) int { return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.name, b.name)) }
-func latest(a, b mark) int   { return cmp.Or(cmp.Compare(b.at, a.at), strings.Compare(a.name, b.name)) }
-
 // readOverview reads what the overview shows (but the alerts, which the
-// store keeps).
+// store keeps), from the summary the engine keeps as tasks change: its
+// cost is that of the rows it shows, however many tasks there are.
 func (u *UI) readOverview(e *engine.Engine) overviewData {
-	var (
-		d       overviewData
-		counts  [job.Frozen + 1]int
-		dayAgo  = job.At(u.cfg.Scheduler.Now().Add(-24 * time.Hour))
-		running = newBest(overviewRows, earliest)
-		failed  = newBest(overviewRows, latest)
-		next    = newBest(overviewRows, earliest)
-	)
-	for name, def := range e.Definitions() {
-		if def.Type == job.Group {
-			continue
-		}
-		_, st, _ := e.Task(name)
-		d.Total++
-		if int(st.Status) < len(counts) {
-			counts[st.Status]++
-		}
-		switch {
-		case st.Status == job.Running:
-			running.offer(mark{st.Start, name})
-		case (st.Status == job.Failure || st.Status == job.Aborted) && st.End >= dayAgo:
-			failed.offer(mark{st.End, name})
-		}
-		if !st.NextFire.IsZero() {
-			next.offer(mark{st.NextFire, name})
-		}
-	}
-	for s, n := range counts {
+	sum := e.Summarize(overviewRows, u.cfg.Scheduler.Now().Add(-24*time.Hour))
+	d := overviewData{Total: sum.Total()}
+	for s, n := range sum.Counts {
 		if n > 0 {
 			d.Counts = append(d.Counts, statusCount{job.Status(s), n})
 		}
 	}
-	d.Running, d.Failed = u.rows(e, running.items), u.rows(e, failed.items)
-	for _, m := range next.items {
-		d.Next = append(d.Next, calendar.Planned{At: u.local(m.at.Time()), Task: m.name})
+	d.Running, d.Failed = u.rows(e, sum.Running), u.rows(e, sum.Failed)
+	for _, name := range sum.Next {
+		_, st, _ := e.Task(name)
+		d.Next = append(d.Next, calendar.Planned{At: u.local(st.NextFire.Time()), Task: name})
 	}
 	d.Problems = slices.Clone(e.Problems())
 	return d
 }
 
-func (u *UI) rows(e *engine.Engine, marks []mark) []taskRow {
+func (u *UI) rows(e *engine.Engine, names []string) []taskRow {
 	var out []taskRow
-	for _, m := range marks {
-		def, st, _ := e.Task(m.name)
+	for _, name := range names {
+		def, st, _ := e.Task(name)
 		out = append(out, u.row(def, st))
 	}
 	return out

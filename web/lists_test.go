@@ -28,6 +28,11 @@ func TestBest(t *testing.T) {
 		for _, size := range []int{0, 1, 2, 19, 20, 21, 500} {
 			t.Run(fmt.Sprintf("%d of %d", n, size), func(t *testing.T) {
 				t.Parallel()
+				type mark struct {
+					at   job.Instant
+					name string
+				}
+				earliest := func(a, b mark) int { return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.name, b.name)) }
 				var all []mark
 				for i := range size {
 					// Few instants, so that ties are broken by name.

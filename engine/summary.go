@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// The engine keeps what an overview of every task shows as it changes, so
+// that reading it costs the few rows it lists, not a pass over a hundred
+// thousand tasks on the loop: the count of tasks in each status, the tasks
+// that settled failed or aborted lately, and (from the structures it has
+// anyway) the runs in flight and the fire heap.
+
+// Summary is the overview of the engine's tasks (groups are not counted).
+type Summary struct {
+	// Counts holds the number of tasks in each status.
+	Counts [job.Frozen + 1]int
+	// Running names the tasks that are running, earliest start first;
+	// Failed those failed or aborted since the instant asked for, latest
+	// end first; Next those whose time trigger fires next, earliest first.
+	// Each holds at most the number asked for.
+	Running, Failed, Next []string
+}
+
+// Total returns the number of tasks.
+func (s *Summary) Total() int {
+	n := 0
+	for _, c := range s.Counts {
+		n += c
+	}
+	return n
+}
+
+// ended is a task that settled failed or aborted at an instant.
+type ended struct {
+	at   job.Instant
+	name string
+}
+
+// recentSpan is how long settled failures stay in the engine's list, and
+// disorder the slack allowed between the order in which runs are applied
+// and the instants at which they ended (a supervisor reports its own).
+const (
+	recentSpan = 25 * time.Hour
+	disorder   = time.Hour
+)
+
+// count adds d to the count of tasks in status s, for a task of
+// definition def; a group is not counted.
+func (e *Engine) count(def *job.Task, s job.Status, d int) {
+	if def != nil && def.Type != job.Group && int(s) < len(e.counts) {
+		e.counts[s] += d
+	}
+}
+
+// settled notes a task that settled failed or aborted, and forgets what
+// settled before recentSpan.
+func (e *Engine) settled(name string, st *job.State) {
+	if st.Status != job.Failure && st.Status != job.Aborted {
+		return
+	}
+	e.recent = append(e.recent, ended{st.End, name})
+	old := job.At(e.now.Add(-recentSpan))
+	i := 0
+	for i < len(e.recent) && e.recent[i].at < old {
+		i++
+	}
+	if i > len(e.recent)/2 {
+		e.recent = append(e.recent[:0], e.recent[i:]...)
+	}
+}
+
+// Summarize returns the overview, with at most n names in each list, and
+// the failures since the instant given.
+func (e *Engine) Summarize(n int, since time.Time) Summary {
+	s := Summary{Counts: e.counts}
+	type mark struct {
+		at   job.Instant
+		name string
+	}
+	order := func(a, b mark) int { return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.name, b.name)) }
+
+	var running []mark
+	seen := map[string]bool{}
+	add := func(name string) {
+		if en := e.tasks[name]; en != nil && !seen[name] && en.st.Status == job.Running {
+			seen[name] = true
+			running = append(running, mark{en.st.Start, name})
+		}
+	}
+	for _, r := range e.runs {
+		add(r.Task)
+	}
+	for name := range e.staged {
+		add(name) // waiting to retry
+	}
+	slices.SortFunc(running, order)
+	for _, m := range running[:min(n, len(running))] {
+		s.Running = append(s.Running, m.name)
+	}
+
+	from, stop := job.At(since), job.At(since.Add(-disorder))
+	for i := len(e.recent) - 1; i >= 0 && len(s.Failed) < n; i-- {
+		r := e.recent[i]
+		if r.at < stop {
+			break
+		}
+		en := e.tasks[r.name]
+		if r.at < from || en == nil || en.st.End != r.at || (en.st.Status != job.Failure && en.st.Status != job.Aborted) ||
+			slices.Contains(s.Failed, r.name) {
+			continue
+		}
+		s.Failed = append(s.Failed, r.name)
+	}
+	slices.SortStableFunc(s.Failed, func(a, b string) int { return cmp.Compare(e.tasks[b].st.End, e.tasks[a].st.End) })
+
+	// The n earliest of the fire heap: a walk from its root that always
+	// takes the earliest of the nodes it can reach (without touching the
+	// heap, whose entries know their places in it).
+	var front []int
+	if len(e.fires) > 0 {
+		front = []int{0}
+	}
+	for len(front) > 0 && len(s.Next) < n {
+		k := 0
+		for j := range front {
+			if e.fires.Less(front[j], front[k]) {
+				k = j
+			}
+		}
+		i := front[k]
+		front = slices.Delete(front, k, k+1)
+		s.Next = append(s.Next, e.fires[i].def.Name)
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(e.fires) {
+				front = append(front, c)
+			}
+		}
+	}
+	return s
+}
