@@ -310,7 +310,7 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		e.defs[name] = r.Def
 		e.count(r.Def, en.st.Status, 1)
 		if s := en.st.Status; s == job.Failure || s == job.Aborted {
-			e.recent = append(e.recent, ended{en.st.End, name})
+			e.recent = append(e.recent, ended{en.st.End, name, s})
 		}
 		var names []string
 		if en.cond != nil {

@@ -508,13 +508,10 @@ func checkSummary(t *testing.T, e *Engine) {
 	const n = 4
 	since := e.now.Add(-30 * time.Second)
 	sum := e.Summarize(n, since)
-	var running, failed, next []job.Instant
+	var running, next []job.Instant
 	for _, en := range e.tasks {
-		switch st := en.st; {
-		case st.Status == job.Running:
-			running = append(running, st.Start)
-		case (st.Status == job.Failure || st.Status == job.Aborted) && !st.End.Before(since):
-			failed = append(failed, st.End)
+		if en.st.Status == job.Running {
+			running = append(running, en.st.Start)
 		}
 		if !en.st.NextFire.IsZero() {
 			next = append(next, en.st.NextFire)
@@ -522,8 +519,6 @@ func checkSummary(t *testing.T, e *Engine) {
 	}
 	slices.Sort(running)
 	slices.Sort(next)
-	slices.Sort(failed)
-	slices.Reverse(failed)
 	check := func(what string, names []string, want []job.Instant, at func(job.State) job.Instant) {
 		t.Helper()
 		want = want[:min(n, len(want))]
@@ -537,6 +532,21 @@ func checkSummary(t *testing.T, e *Engine) {
 		}
 	}
 	check("running", sum.Running, running, func(st job.State) job.Instant { return st.Start })
-	check("failed", sum.Failed, failed, func(st job.State) job.Instant { return st.End })
+	// Failures are history: each listed once, latest first, since the
+	// instant; every task failed now since then that ended later than the
+	// last listed is listed.
+	listed := map[string]bool{}
+	for i, f := range sum.Failed {
+		if listed[f.Task] || f.At.Before(since) || (i > 0 && f.At.After(sum.Failed[i-1].At)) || (f.Status != job.Failure && f.Status != job.Aborted) {
+			t.Fatalf("failed: %+v", sum.Failed)
+		}
+		listed[f.Task] = true
+	}
+	for name, en := range e.tasks {
+		if st := en.st; (st.Status == job.Failure || st.Status == job.Aborted) && !st.End.Before(since) && !listed[name] &&
+			(len(sum.Failed) < n || st.End.After(sum.Failed[len(sum.Failed)-1].At)) {
+			t.Fatalf("failed: %s (%s at %v) is not in %+v", name, st.Status, st.End, sum.Failed)
+		}
+	}
 	check("next", sum.Next, next, func(st job.State) job.Instant { return st.NextFire })
 }

@@ -20,10 +20,22 @@ type Summary struct {
 	// Counts holds the number of tasks in each status.
 	Counts [job.Frozen + 1]int
 	// Running names the tasks that are running, earliest start first;
-	// Failed those failed or aborted since the instant asked for, latest
-	// end first; Next those whose time trigger fires next, earliest first.
-	// Each holds at most the number asked for.
-	Running, Failed, Next []string
+	// Next those whose time trigger fires next, earliest first. Each holds
+	// at most the number asked for.
+	Running, Next []string
+	// Failed are the tasks that failed or were aborted since the instant
+	// asked for, each at its latest, latest first, at most the number
+	// asked for; a task may have run again since. (After a restart, the
+	// engine knows of the failures of before only from the tasks that are
+	// still failed or aborted.)
+	Failed []Failure
+}
+
+// Failure is a task that settled failed or aborted at an instant.
+type Failure struct {
+	Task   string
+	At     time.Time
+	Status job.Status
 }
 
 // Total returns the number of tasks.
@@ -37,8 +49,9 @@ func (s *Summary) Total() int {
 
 // ended is a task that settled failed or aborted at an instant.
 type ended struct {
-	at   job.Instant
-	name string
+	at     job.Instant
+	name   string
+	status job.Status
 }
 
 // recentSpan is how long settled failures stay in the engine's list, and
@@ -63,7 +76,7 @@ func (e *Engine) settled(name string, st *job.State) {
 	if st.Status != job.Failure && st.Status != job.Aborted {
 		return
 	}
-	e.recent = append(e.recent, ended{st.End, name})
+	e.recent = append(e.recent, ended{st.End, name, st.Status})
 	old := job.At(e.now.Add(-recentSpan))
 	i := 0
 	for i < len(e.recent) && e.recent[i].at < old {
@@ -104,19 +117,19 @@ func (e *Engine) Summarize(n int, since time.Time) Summary {
 	}
 
 	from, stop := job.At(since), job.At(since.Add(-disorder))
+	listed := map[string]bool{}
 	for i := len(e.recent) - 1; i >= 0 && len(s.Failed) < n; i-- {
 		r := e.recent[i]
 		if r.at < stop {
 			break
 		}
-		en := e.tasks[r.name]
-		if r.at < from || en == nil || en.st.End != r.at || (en.st.Status != job.Failure && en.st.Status != job.Aborted) ||
-			slices.Contains(s.Failed, r.name) {
+		if r.at < from || listed[r.name] || e.tasks[r.name] == nil {
 			continue
 		}
-		s.Failed = append(s.Failed, r.name)
+		listed[r.name] = true
+		s.Failed = append(s.Failed, Failure{Task: r.name, At: r.at.Time(), Status: r.status})
 	}
-	slices.SortStableFunc(s.Failed, func(a, b string) int { return cmp.Compare(e.tasks[b].st.End, e.tasks[a].st.End) })
+	slices.SortStableFunc(s.Failed, func(a, b Failure) int { return b.At.Compare(a.At) })
 
 	// The n earliest of the fire heap: a walk from its root that always
 	// takes the earliest of the nodes it can reach (without touching the

@@ -51,7 +51,11 @@ func (u *UI) readOverview(e *engine.Engine) overviewData {
 			d.Counts = append(d.Counts, statusCount{job.Status(s), n})
 		}
 	}
-	d.Running, d.Failed = u.rows(e, sum.Running), u.rows(e, sum.Failed)
+	d.Running = u.rows(e, sum.Running)
+	for _, f := range sum.Failed {
+		_, st, _ := e.Task(f.Task)
+		d.Failed = append(d.Failed, failedRow{Name: f.Task, At: f.At, Status: f.Status, Now: st.Status})
+	}
 	for _, name := range sum.Next {
 		_, st, _ := e.Task(name)
 		d.Next = append(d.Next, calendar.Planned{At: u.local(st.NextFire.Time()), Task: name})

@@ -203,7 +203,7 @@ func overviewBySorting(u *UI, e *engine.Engine) overviewData {
 		case st.Status == job.Running:
 			d.Running = append(d.Running, u.row(def, st))
 		case (st.Status == job.Failure || st.Status == job.Aborted) && !st.End.Time().Before(dayAgo):
-			d.Failed = append(d.Failed, u.row(def, st))
+			d.Failed = append(d.Failed, failedRow{Name: name, At: st.End.Time(), Status: st.Status, Now: st.Status})
 		}
 		if nf := st.NextFire.Time(); !nf.IsZero() {
 			d.Next = append(d.Next, calendar.Planned{At: u.local(nf), Task: name})
@@ -214,7 +214,7 @@ func overviewBySorting(u *UI, e *engine.Engine) overviewData {
 	}
 	slices.SortFunc(d.Counts, func(a, b statusCount) int { return cmp.Compare(a.Status, b.Status) })
 	slices.SortStableFunc(d.Running, func(a, b taskRow) int { return a.Start.Compare(b.Start) })
-	slices.SortStableFunc(d.Failed, func(a, b taskRow) int { return b.End.Compare(a.End) })
+	slices.SortStableFunc(d.Failed, func(a, b failedRow) int { return b.At.Compare(a.At) })
 	slices.SortStableFunc(d.Next, func(a, b calendar.Planned) int { return a.At.Compare(b.At) })
 	cut := func(n int) int { return min(n, overviewRows) }
 	d.Running, d.Failed, d.Next = d.Running[:cut(len(d.Running))], d.Failed[:cut(len(d.Failed))], d.Next[:cut(len(d.Next))]

@@ -42,10 +42,17 @@ type overviewData struct {
 	Total     int
 	Counts    []statusCount
 	Running   []taskRow
-	Failed    []taskRow
+	Failed    []failedRow
 	Next      []calendar.Planned
 	Undeliver []job.Alert
 	Problems  []string
+}
+
+// failedRow is a task that failed or was aborted, and its status now.
+type failedRow struct {
+	Name        string
+	At          time.Time
+	Status, Now job.Status
 }
 
 type statusCount struct {
