@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -69,6 +70,51 @@ func Compile(c *job.Calendar, lookup Lookup) (*DaySet, error) {
 	slices.Sort(s.holDates)
 	s.holDates = slices.Compact(s.holDates)
 	return s, nil
+}
+
+// CompileAll compiles calendars, each after the calendars its holidays
+// name, which are among cals or found by known (nil: none). It returns
+// those compiled, by name, and why the others could not be.
+func CompileAll(cals []*job.Calendar, known Lookup) (map[string]*DaySet, []error) {
+	pending := make(map[string]*job.Calendar, len(cals))
+	for _, c := range cals {
+		pending[c.Name] = c
+	}
+	out := make(map[string]*DaySet, len(cals))
+	lookup := func(name string) *DaySet {
+		if d := out[name]; d != nil {
+			return d
+		}
+		if pending[name] == nil && known != nil {
+			return known(name)
+		}
+		return nil
+	}
+	var errs []error
+	for len(pending) > 0 {
+		progress := false
+		for _, n := range slices.Sorted(maps.Keys(pending)) {
+			c := pending[n]
+			if slices.ContainsFunc(c.HolidayCalendars(), func(h string) bool { return h != n && pending[h] != nil }) {
+				continue
+			}
+			delete(pending, n)
+			progress = true
+			d, err := Compile(c, lookup)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			out[n] = d
+		}
+		if !progress {
+			for _, n := range slices.Sorted(maps.Keys(pending)) {
+				errs = append(errs, fmt.Errorf("calendar %s: holidays go round", n))
+			}
+			break
+		}
+	}
+	return out, errs
 }
 
 // IsDate reports whether a holidays item is a date (it holds a '-', which
