@@ -88,7 +88,7 @@ func (u *UI) readOverview(e *engine.Engine) overviewData {
 	}
 	d.Running, d.Failed = u.rows(e, running.items), u.rows(e, failed.items)
 	for _, m := range next.items {
-		d.Next = append(d.Next, calendar.Planned{At: u.local(m.at.Time()), Task: m.name})
+		d.Next = append(d.Next, calendar.Planned{At: u.local(m.at.Time()), Task: m.name, Excluded: calendar.Excluded(e.Schedule(m.name), m.at.Time())})
 	}
 	d.Problems = slices.Clone(e.Problems())
 	return d
