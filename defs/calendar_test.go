@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -275,4 +276,33 @@ func TestResolveICS(t *testing.T) {
 	if out, err := ResolveICS("f.def", calendars, read, time.Now()); err != nil || out != calendars {
 		t.Errorf("text changed: %v", err)
 	}
+}
+
+// FuzzCalendarValues checks that the lists of a calendar's attributes
+// read back as what they read as.
+func FuzzCalendarValues(f *testing.F) {
+	for _, s := range []string{"2026-12-25, 2027-01-01", "public, 2026-12-24, hol_2", "mo,tu,we,th,fr", "sunday, Mon", "", ",", "2026-02-30"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if ds, err := ParseDates("dates", v); err == nil {
+			again, err := ParseDates("dates", strings.Join(ds, ", "))
+			if err != nil || !cmp.Equal(ds, again, cmpopts.EquateEmpty()) {
+				t.Fatalf("dates %q read as %v, which reads back as %v (%v)", v, ds, again, err)
+			}
+		}
+		if hs, err := ParseHolidays(v); err == nil {
+			again, err := ParseHolidays(strings.Join(hs, ", "))
+			if err != nil || !cmp.Equal(hs, again) {
+				t.Fatalf("holidays %q read as %v, which reads back as %v (%v)", v, hs, again, err)
+			}
+		}
+		var c job.Calendar
+		if err := setCalendar(&c, "workdays", v, true); err == nil && c.Workdays != "" {
+			var d job.Calendar
+			if err := setCalendar(&d, "workdays", c.Workdays, true); err != nil || d.Workdays != c.Workdays {
+				t.Fatalf("workdays %q read as %q, which reads back as %q (%v)", v, c.Workdays, d.Workdays, err)
+			}
+		}
+	})
 }
