@@ -33,8 +33,12 @@ FUZZTIME ?= 60s
 fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./cond -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./defs -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./defs -run '^$$' -fuzz '^FuzzCalendarValues$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseCron$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseInterval$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseRule$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseDate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./calendar/ics -run '^$$' -fuzz '^FuzzDates$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseTimestamp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./auth -run '^$$' -fuzz '^FuzzParseBearer$$' -fuzztime $(FUZZTIME)

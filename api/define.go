@@ -24,6 +24,17 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	if req.File == "" {
 		req.File = "definitions"
 	}
+	text, err := defs.ResolveICS(req.File, req.Text, func(path string) ([]byte, error) {
+		f, ok := req.Files[path]
+		if !ok {
+			return nil, fmt.Errorf("not sent with the definition (gnomon def -f sends the files its ics_file lines name; the API takes them in files)")
+		}
+		return []byte(f), nil
+	}, s.sched.Now())
+	if err != nil {
+		return err
+	}
+	req.Text = text
 	if err := s.mayDefine(r, req); err != nil {
 		return err
 	}
@@ -88,11 +99,12 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 		return nil, err
 	}
 	cur := e.Definitions()
+	cals := e.Calendars()
 	env := &defs.Env{Active: func(name string) bool {
 		_, st, ok := e.Task(name)
 		return ok && (st.Status.Active() || st.RunID != 0)
-	}}
-	decl := defs.Declarative(req.File, cur, acts)
+	}, Calendars: cals}
+	decl := defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
 	var owns []string
 	if req.Mode == ModeSync {
 		alone, err := defs.Apply(req.File, cur, decl, env)
@@ -100,10 +112,16 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 			return nil, err
 		}
 		// What the file defines: the targets whose last action is not a
-		// delete, and their kinds.
+		// delete, and their kinds. Calendars have a name space of their
+		// own.
 		last := map[string]defs.Kind{}
+		lastCal := map[string]defs.Kind{}
 		for _, a := range acts {
-			last[a.Name] = a.Kind
+			if a.Kind.IsCalendar() {
+				lastCal[a.Name] = a.Kind
+			} else {
+				last[a.Name] = a.Kind
+			}
 		}
 		kept := map[string]bool{}
 		ownTasks, ownConfigs := false, false
@@ -131,6 +149,15 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 		if ownConfigs {
 			owns = append(owns, "configurations")
 		}
+		keptCals := map[string]bool{}
+		for name, k := range lastCal {
+			if k != defs.DeleteCalendar {
+				keptCals[name] = true
+			}
+		}
+		if len(keptCals) > 0 {
+			owns = append(owns, "calendars")
+		}
 		var gone []defs.Action
 		for _, name := range sortedNames(cur) {
 			t := cur[name]
@@ -144,6 +171,13 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 			}
 			gone = append(gone, defs.Action{Kind: kind, Name: name})
 		}
+		if len(keptCals) > 0 {
+			for _, name := range e.CalendarNames() {
+				if !keptCals[name] && !slices.Contains(alone.DeletedCalendars, name) {
+					gone = append(gone, defs.Action{Kind: defs.DeleteCalendar, Name: name})
+				}
+			}
+		}
 		if err := p.addDeletes(acts, gone); err != nil {
 			return nil, err
 		}
@@ -154,8 +188,63 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 		return nil, p.rewrite(err, false)
 	}
 	p.changes = diff(cur, res)
+	diffCalendars(p.changes, cals, res)
 	p.changes.SyncOwns = owns
 	return p, nil
+}
+
+// diffCalendars adds to c what res changes of the named calendars cur
+// holds.
+func diffCalendars(c *Changes, cur map[string]*job.Calendar, res *defs.Result) {
+	for _, name := range res.ChangedCalendars {
+		cal := res.Calendars[name]
+		old, ok := cur[name]
+		if !ok {
+			c.Added = append(c.Added, DefinitionRef{Name: name, Type: TypeCalendar})
+			continue
+		}
+		if fields := attrChanges(defs.CalendarAttrs(old), defs.CalendarAttrs(cal)); len(fields) > 0 {
+			c.Changed = append(c.Changed, ChangedDef{Name: name, Type: TypeCalendar, Fields: fields})
+		}
+	}
+	for _, name := range res.DeletedCalendars {
+		if _, ok := cur[name]; ok {
+			c.Deleted = append(c.Deleted, DefinitionRef{Name: name, Type: TypeCalendar})
+		}
+	}
+}
+
+// attrChanges lists the attributes whose values differ, in the order of
+// after (those only before has last); an attribute given on several lines
+// (a calendar's dates, its rules) is compared as all its lines joined.
+func attrChanges(before, after [][2]string) []FieldChange {
+	join := func(kvs [][2]string) (map[string]string, []string) {
+		m := map[string]string{}
+		var keys []string
+		for _, kv := range kvs {
+			if v, ok := m[kv[0]]; ok {
+				m[kv[0]] = v + "; " + kv[1]
+				continue
+			}
+			m[kv[0]] = kv[1]
+			keys = append(keys, kv[0])
+		}
+		return m, keys
+	}
+	b, bkeys := join(before)
+	a, keys := join(after)
+	for _, k := range bkeys {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	var out []FieldChange
+	for _, k := range keys {
+		if b[k] != a[k] {
+			out = append(out, FieldChange{Field: k, Old: b[k], New: a[k]})
+		}
+	}
+	return out
 }
 
 // addDeletes appends the deletes of the sync mode to the text to submit,
@@ -203,7 +292,7 @@ func (p *plan) rewrite(err error, fromText bool) error {
 	out := make(defs.Errors, len(errs))
 	for i, e := range errs {
 		c := *e
-		if line, ok := p.deletes[c.Target]; ok && c.Line == line && (c.Kind == defs.Delete || c.Kind == defs.DeleteGroup) {
+		if line, ok := p.deletes[c.Target]; ok && c.Line == line && (c.Kind == defs.Delete || c.Kind == defs.DeleteGroup || c.Kind == defs.DeleteCalendar) {
 			c.Line = 0
 			c.Msg += fmt.Sprintf(" (the sync deletes %s: %s does not define it)", c.Target, p.file)
 		} else if fromText && p.lines != nil && c.Line > 0 && c.Line <= len(p.lines) {
@@ -289,6 +378,7 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 	if req.Mode == ModeSync || periods.IsTreeFile(req.Text) {
 		return unscoped(r, auth.Define)
 	}
+	// A calendar concerns every task that names it, now or later.
 	acts, err := defs.Parse(req.File, req.Text)
 	if err != nil {
 		return err
@@ -298,6 +388,10 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 		for _, a := range acts {
 			if a.Kind.IsGroup() {
 				denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
+				return
+			}
+			if a.Kind.IsCalendar() {
+				denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: "calendar " + a.Name}
 				return
 			}
 			names := []string{a.Name}

@@ -97,6 +97,10 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/tasks/{name}/fires", auth.Read, srv.fires)
 	srv.handle("GET /api/v1/tasks/{name}/why", auth.Read, srv.why)
 	srv.handle("GET /api/v1/forecast", auth.Read, srv.forecast)
+	srv.handle("GET /api/v1/calendars", auth.Read, srv.calendars)
+	srv.handle("GET /api/v1/calendars/{name}", auth.Read, srv.calendar)
+	srv.handle("PUT /api/v1/calendars/{name}", auth.Define, srv.putCalendar)
+	srv.handle("DELETE /api/v1/calendars/{name}", auth.Define, srv.deleteCalendar)
 	srv.handle("GET /api/v1/alerts", auth.Read, srv.alerts)
 	srv.handle("GET /api/v1/audit", auth.Read, srv.audit)
 	srv.handle("GET /api/v1/clock", auth.Read, srv.clock)
@@ -286,44 +290,104 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-// export writes definitions in the definition language: all, or one task
-// and its children (?task=); or one tree file as JSON (?tree_file=).
+// export writes definitions in the definition language: all (the named
+// calendars first), or one task and its children with the calendars they
+// name (?task=), or one calendar (?calendar=); or one tree file as JSON
+// (?tree_file=).
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 	name := r.URL.Query().Get("task")
+	calName := r.URL.Query().Get("calendar")
 	if file := r.URL.Query().Get("tree_file"); file != "" {
 		if name != "" {
 			return badRequest("give task or tree_file, not both")
 		}
+		if calName != "" {
+			return badRequest("give calendar or tree_file, not both")
+		}
 		return s.exportTreeFile(w, r, file)
 	}
-	var list []*job.Task
-	var missing bool
+	if name != "" && calName != "" {
+		return badRequest("give task or calendar, not both")
+	}
+	var (
+		list    []*job.Task
+		cals    []*job.Calendar
+		missing error
+	)
 	err := s.sched.Read(r.Context(), func(e *engine.Engine) {
 		all := e.Definitions()
-		if name == "" {
+		switch {
+		case calName != "":
+			c, ok := e.Calendar(calName)
+			if !ok {
+				missing = calendarNotFound(calName)
+				return
+			}
+			cals = append(cals, c.Clone())
+		case name == "":
 			for _, t := range all {
 				list = append(list, t.Clone())
 			}
-			return
-		}
-		t, ok := all[name]
-		if !ok {
-			missing = true
-			return
-		}
-		list = append(list, t.Clone())
-		for _, c := range e.Children(name) {
-			list = append(list, all[c].Clone())
+			for _, n := range e.CalendarNames() {
+				c, _ := e.Calendar(n)
+				cals = append(cals, c.Clone())
+			}
+		default:
+			t, ok := all[name]
+			if !ok {
+				missing = &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
+				return
+			}
+			list = append(list, t.Clone())
+			for _, c := range e.Children(name) {
+				list = append(list, all[c].Clone())
+			}
+			cals = namedCalendars(e, list)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	if missing {
-		return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
+	if missing != nil {
+		return missing
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if len(cals) > 0 {
+		if err := defs.FormatCalendars(w, cals); err != nil {
+			return err
+		}
+		if len(list) > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+	}
 	return defs.Format(w, list)
+}
+
+// namedCalendars returns the calendars tasks name, and those their
+// holidays name, so that they apply with the tasks.
+func namedCalendars(e *engine.Engine, tasks []*job.Task) []*job.Calendar {
+	seen := map[string]bool{}
+	var out []*job.Calendar
+	var add func(name string)
+	add = func(name string) {
+		c, ok := e.Calendar(name)
+		if seen[name] || !ok {
+			return
+		}
+		seen[name] = true
+		out = append(out, c.Clone())
+		for _, h := range c.HolidayCalendars() {
+			add(h)
+		}
+	}
+	for _, t := range tasks {
+		for _, c := range t.Calendars() {
+			add(c)
+		}
+	}
+	return out
 }
 
 // list lists task names, sorted: all of them, or with ?count= a page.

@@ -21,6 +21,11 @@ type DefineRequest struct {
 	// groups and configurations the file does not define are deleted (see
 	// docs/definitions.md for what a file owns).
 	Mode string `json:"mode,omitempty"`
+	// Files are the iCalendar (.ics) files the text's ics_file lines
+	// name, by the path as the line writes it: the server reads their
+	// dates into the calendars before it applies the text (see
+	// defs.ResolveICS). gnomon def sends them.
+	Files map[string]string `json:"files,omitempty"`
 }
 
 // Modes of a DefineRequest.
@@ -43,7 +48,8 @@ type Changes struct {
 	Changed []ChangedDef    `json:"changed"`
 	Deleted []DefinitionRef `json:"deleted"`
 	// SyncOwns names, in the sync mode, the kinds of definitions the file
-	// owns: "tasks" (callables, bundles and groups) and "configurations";
+	// owns: "tasks" (callables, bundles and groups), "configurations" and
+	// "calendars" (named calendars, listed with the type TypeCalendar);
 	// for a tree file, "trees" (those of the file). Those of a kind it
 	// does not own are left alone.
 	//

@@ -79,9 +79,20 @@ func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched ca
 		}
 		if next, ok := sched.Next(from.Add(-time.Nanosecond)); ok && next.Before(from.Add(time.Minute)) {
 			if next.After(s.sched.Now()) {
-				return fmt.Sprintf("the occurrence at %s is still to come", when(next)), nil, nil
+				text := fmt.Sprintf("the occurrence at %s is still to come", when(next))
+				if f, ok := sched.(*calendar.Filtered); ok && f.Excluded(next) != "" {
+					text += fmt.Sprintf("; it is outside its calendar: %s is a day of calendar %s (exclude_calendar), and it will be recorded skipped",
+						calendar.DateOf(next, f.Location()), f.Excluded(next))
+				}
+				return text, nil, nil
 			}
 			return fmt.Sprintf("the occurrence at %s is in no record: it came before the ledger was kept, or was not yet handled", when(next)), nil, nil
+		}
+		if f, ok := sched.(*calendar.Filtered); ok {
+			if run, _ := f.Calendars(); run != nil && !run.Has(calendar.DateOf(at, f.Location())) {
+				return fmt.Sprintf("%s's time trigger has no occurrence at %s: it is outside its calendar, %s is not a day of its run_calendar %s",
+					name, when(at), calendar.DateOf(at, f.Location()), run.Name()), nil, nil
+			}
 		}
 		return fmt.Sprintf("%s's time trigger has no occurrence at %s", name, when(at)), nil, nil
 	}

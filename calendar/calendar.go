@@ -36,8 +36,18 @@ type Schedule interface {
 var ErrNoTrigger = errors.New("task has no time trigger")
 
 // ForTask compiles the time trigger of a task definition. Calendars use the
-// task's timezone, or def when it names none.
+// task's timezone, or def when it names none. A task that names a named
+// calendar (run_calendar, exclude_calendar) needs ForTaskWith.
 func ForTask(t *job.Task, def *time.Location) (Schedule, error) {
+	return ForTaskWith(t, def, nil)
+}
+
+// ForTaskWith compiles the time trigger of a task definition as ForTask
+// does, with the named calendars cals finds: the schedule yields only the
+// occurrences whose day (their date in the task's zone) is a day of the
+// task's run_calendar, and tells those on a day of its exclude_calendar
+// (see Excluded).
+func ForTaskWith(t *job.Task, def *time.Location, cals Lookup) (Schedule, error) {
 	loc := def
 	if t.Timezone != "" {
 		l, err := time.LoadLocation(t.Timezone)
@@ -49,17 +59,47 @@ func ForTask(t *job.Task, def *time.Location) (Schedule, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
+	var (
+		s   Schedule
+		err error
+	)
 	switch {
 	case len(t.StartTimes) > 0:
-		return NewBatch(t.RunDays, t.StartTimes, loc), nil
+		s = NewBatch(t.RunDays, t.StartTimes, loc)
 	case t.Window != nil:
-		return NewWindow(t.RunDays, *t.Window, t.StartMins, loc), nil
+		s = NewWindow(t.RunDays, *t.Window, t.StartMins, loc)
 	case t.Cron != "":
-		return ParseCron(t.Cron, loc)
+		s, err = ParseCron(t.Cron, loc)
 	case t.StartDate != "":
-		return IntervalOf(t.StartDate, t.EndDate, t.Interval, loc)
+		s, err = IntervalOf(t.StartDate, t.EndDate, t.Interval, loc)
+	default:
+		return nil, ErrNoTrigger
 	}
-	return nil, ErrNoTrigger
+	if err != nil {
+		return nil, err
+	}
+	x := t.Extras()
+	if x.RunCalendar == "" && x.ExcludeCalendar == "" {
+		return s, nil
+	}
+	f := &Filtered{inner: s, loc: loc}
+	for _, c := range []struct {
+		key, name string
+		set       **DaySet
+	}{{"run_calendar", x.RunCalendar, &f.run}, {"exclude_calendar", x.ExcludeCalendar, &f.exclude}} {
+		if c.name == "" {
+			continue
+		}
+		var d *DaySet
+		if cals != nil {
+			d = cals(c.name)
+		}
+		if d == nil {
+			return nil, fmt.Errorf("%s: calendar %s is not defined", c.key, c.name)
+		}
+		*c.set = d
+	}
+	return f, nil
 }
 
 // Between returns the fire instants in [from, to), at most limit of them

@@ -7,14 +7,17 @@ import (
 	"time"
 )
 
-// Planned is one planned fire of a task.
+// Planned is one planned fire of a task. Excluded names the calendar
+// that excludes it (exclude_calendar): such an occurrence will be recorded
+// skipped, not run.
 type Planned struct {
-	At   time.Time `json:"at"`
-	Task string    `json:"task"`
+	At       time.Time `json:"at"`
+	Task     string    `json:"task"`
+	Excluded string    `json:"excluded,omitempty"`
 }
 
 // Forecast merges the fires of several schedules in [from, to), sorted by
-// instant then task name, at most limit of them (no limit when limit <= 0),
+// instant then task name, each occurrence a calendar excludes marked so, at most limit of them (no limit when limit <= 0),
 // and reports whether more were left out.
 func Forecast(scheds map[string]Schedule, from, to time.Time, limit int) ([]Planned, bool) {
 	h := &plannedHeap{}
@@ -23,7 +26,7 @@ func Forecast(scheds map[string]Schedule, from, to time.Time, limit int) ([]Plan
 			continue
 		}
 		if t, ok := s.Next(from.Add(-time.Nanosecond)); ok && t.Before(to) {
-			h.items = append(h.items, cursor{Planned{t, name}, s})
+			h.items = append(h.items, cursor{Planned{At: t, Task: name}, s})
 		}
 	}
 	heap.Init(h)
@@ -33,7 +36,9 @@ func Forecast(scheds map[string]Schedule, from, to time.Time, limit int) ([]Plan
 			return out, true
 		}
 		c := &h.items[0]
-		out = append(out, c.Planned)
+		p := c.Planned
+		p.Excluded = Excluded(c.s, p.At)
+		out = append(out, p)
 		if t, ok := c.s.Next(c.At); ok && t.Before(to) {
 			c.At = t
 			heap.Fix(h, 0)

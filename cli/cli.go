@@ -185,6 +185,7 @@ http://127.0.0.1:8080).`,
 		runsCmd(env, client),
 		exportCmd(env, client),
 		forecastCmd(env, client),
+		calendarCmd(env, client),
 		clockCmd(env, client),
 		treeCmd(env, client),
 		nodeCmd(env, client),
@@ -222,11 +223,15 @@ nothing.
 
 As written, an insert_task of a task that exists is an error. With --apply
 the file is applied declaratively, as gnomon server --definitions applies
-its files: an insert of an existing task replaces its definition, so that
-the output of gnomon export can be edited and applied again. --sync does
-the same and also deletes what the file does not define: the tasks and
-groups if the file defines at least one task or group, the configurations
-if it defines at least one configuration. Both print what changes (with -c:
+its files: an insert of an existing task (or calendar) replaces its
+definition, so that the output of gnomon export can be edited and applied
+again. --sync does the same and also deletes what the file does not define:
+the tasks and groups if the file defines at least one task or group, the
+configurations if it defines at least one configuration, the calendars if
+it defines at least one calendar.
+
+The .ics files that ics_file lines name are read from beside FILE and sent
+with it: the server stores the dates they hold, not the files. Both print what changes (with -c:
 what would change) before the result: the definitions added, those changed
 with each attribute that changes, and those deleted.`,
 		Args: cobra.NoArgs,
@@ -241,15 +246,19 @@ with each attribute that changes, and those deleted.`,
 			if err != nil {
 				return err
 			}
+			files, err := icsFiles(file, text)
+			if err != nil {
+				return err
+			}
 			if !apply && !sync {
-				msg, err := client().Define(cmd.Context(), file, text, check)
+				resp, err := client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Check: check, Files: files})
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(env.Stdout, msg)
+				fmt.Fprintln(env.Stdout, resp.Message)
 				return nil
 			}
-			req := api.DefineRequest{File: file, Text: text, Check: check, Mode: api.ModeApply}
+			req := api.DefineRequest{File: file, Text: text, Check: check, Mode: api.ModeApply, Files: files}
 			if sync {
 				req.Mode = api.ModeSync
 			}
@@ -468,27 +477,35 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 }
 
 func exportCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name, treeFile string
+	var name, treeFile, cal string
 	c := &cobra.Command{
-		Use:   "export [-j TASK | --tree-file NAME]",
+		Use:   "export [-j TASK | --calendar NAME | --tree-file NAME]",
 		Short: "print definitions in the definition language, or a tree file as JSON",
-		Long: `export prints the definitions in the definition language: all of them, or
-one task (a bundle with its children). With --tree-file it prints a tree
+		Long: `export prints the definitions in the definition language: all of them
+(the named calendars first), or one task (a bundle with its children) with
+the calendars it names, or one calendar (--calendar). With --tree-file it prints a tree
 file as the server holds it, in JSON: NAME is the file's name as it was
 defined (the path given to gnomon def -f, or to --definitions; gnomon tree
 list shows it). Defined again under that name, the output changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if treeFile != "" {
-				if name != "" {
-					return usageErr("-j and --tree-file exclude each other")
+				if name != "" || cal != "" {
+					return usageErr("-j, --calendar and --tree-file exclude each other")
 				}
 				return client().ExportTreeFile(cmd.Context(), treeFile, env.Stdout)
+			}
+			if cal != "" {
+				if name != "" {
+					return usageErr("-j and --calendar exclude each other")
+				}
+				return client().ExportCalendar(cmd.Context(), cal, env.Stdout)
 			}
 			return client().Export(cmd.Context(), name, env.Stdout)
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "only this task (a bundle with its children)")
+	c.Flags().StringVarP(&name, "job", "j", "", "only this task (a bundle with its children) and the calendars it names")
+	c.Flags().StringVar(&cal, "calendar", "", "only this named calendar")
 	c.Flags().StringVar(&treeFile, "tree-file", "", "print this tree file, as JSON")
 	return c
 }

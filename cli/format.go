@@ -76,6 +76,7 @@ var taskLabels = map[string]string{
 	"cron": "Cron", "start_date": "StartDate", "end_date": "EndDate", "interval": "Interval",
 	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
 	"function": "Function", "alert_on": "AlertOn", "alert_to": "AlertTo", "alert_template": "AlertTemplate", "jobs": "Jobs",
+	"run_calendar": "RunCalendar", "exclude_calendar": "ExcludeCalendar",
 }
 
 func taskLines(w io.Writer, t *job.Task, indent string) {

@@ -63,9 +63,9 @@ server first. Then start it with --db TARGET.`,
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "copied and verified: %d tasks, %d runs, %d fires, %d journal entries, %d window events, "+
-				"%d alerts (%d attempts), %d audit records, %d cursors, %d tree files, %d nodes (%d log entries), %d tokens\n",
+				"%d alerts (%d attempts), %d audit records, %d cursors, %d tree files, %d nodes (%d log entries), %d tokens, %d calendars\n",
 				counts.Tasks, counts.Runs, counts.Fires, counts.Journal, counts.Windows, counts.Alerts, counts.Attempts,
-				counts.Audit, counts.Cursors, counts.TreeFiles, counts.Nodes, counts.NodeLog, counts.Tokens)
+				counts.Audit, counts.Cursors, counts.TreeFiles, counts.Nodes, counts.NodeLog, counts.Tokens, counts.Calendars)
 			return nil
 		},
 	}

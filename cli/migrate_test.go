@@ -23,11 +23,13 @@ func TestMigrateToPostgres(t *testing.T) {
 	trees := f.file("t.json", `{"settings": {"startTimeperiod": "2026030800", "lagMinutes": 0},
 	  "trees": [{"name": "t", "levels": [{"process": "t_hourly", "qualifier": "hourly"}]}]}`)
 	f.mustRun("gnomon", "def", "-f", trees)
+	f.mustRun("gnomon", "def", "-f", f.file("c.def", "insert_calendar: month_end\nrule: last business day of month\n"+
+		"insert_task: close\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 18:00\nrun_calendar: month_end\n"))
 	f.stop()
 
 	data := filepath.Join(f.dir, "data")
 	out, errOut, code := f.run("gnomon", "migrate", "--from", "sqlite:"+data, "--to", pg)
-	if code != 0 || !strings.Contains(out, "copied and verified: 1 tasks, 2 runs") {
+	if code != 0 || !strings.Contains(out, "copied and verified: 2 tasks, 2 runs") || !strings.Contains(out, ", 1 calendars\n") {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, errOut, code := f.run("gnomon", "migrate", "--from", "sqlite:"+data, "--to", pg); code == 0 || !strings.Contains(errOut, "not empty") {
@@ -43,5 +45,8 @@ func TestMigrateToPostgres(t *testing.T) {
 	}
 	if out := f.mustRun("gnomon", "node", "list", "-p", "t_hourly"); !strings.Contains(out, "2026030800") {
 		t.Fatalf("nodes on PostgreSQL:\n%s", out)
+	}
+	if out := f.mustRun("gnomon", "forecast", "-j", "close", "--to", "2026-04-01 00:00"); out != "2026-03-31T18:00:00+02:00 close\n" {
+		t.Fatalf("calendars on PostgreSQL: forecast\n%s", out)
 	}
 }

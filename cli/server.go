@@ -25,6 +25,7 @@ import (
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/notify"
@@ -248,6 +249,11 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 		text, err := readDefinitions(f)
 		if err != nil {
 			return err
+		}
+		// The .ics files its calendars name are read now, from beside it:
+		// the calendars hold their dates.
+		if text, err = defs.ResolveICS(f, text, icsReader(f), s.sched.Now()); err != nil {
+			return fmt.Errorf("--definitions: %w", err)
 		}
 		if err := s.sched.Declare(ctx, f, text); err != nil {
 			return fmt.Errorf("--definitions: %w", err)

@@ -70,7 +70,13 @@ TIME is an RFC 3339 instant (2026-03-08T07:00:00Z) or a local date and time
 -f: the host's). --from defaults to now and --to to a day later.
 
 With -f the file is read offline: no server is needed, and calendars without
-a timezone of their own use --timezone (default the host's zone).`,
+a timezone of their own use --timezone (default the host's zone); the named
+calendars the file defines apply (the .ics files it names are read from
+beside it).
+
+An occurrence on a day of the task's exclude_calendar is listed marked
+"(excluded by calendar NAME: skipped, not run)": the scheduler records it
+skipped. Days that are not in a task's run_calendar have no occurrence.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 1 {
@@ -122,7 +128,11 @@ func writeForecast(w io.Writer, resp *api.ForecastResponse, name string, show *t
 		fmt.Fprintf(&b, "%s from %s to %s\n", what, resp.From.In(show).Format(time.RFC3339), resp.To.In(show).Format(time.RFC3339))
 	}
 	for _, p := range resp.Fires {
-		fmt.Fprintf(&b, "%s %s\n", p.At.In(show).Format(time.RFC3339), termsafe.String(p.Task))
+		fmt.Fprintf(&b, "%s %s", p.At.In(show).Format(time.RFC3339), termsafe.String(p.Task))
+		if p.Excluded != "" {
+			fmt.Fprintf(&b, " (excluded by calendar %s: skipped, not run)", termsafe.String(p.Excluded))
+		}
+		b.WriteByte('\n')
 	}
 	fmt.Fprint(w, b.String())
 }
@@ -191,19 +201,11 @@ func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*a
 	if err != nil {
 		return nil, nil, err
 	}
-	text, err := readDefinitions(file)
+	start, end, err := forecastRange(from, to, loc)
 	if err != nil {
 		return nil, nil, err
 	}
-	acts, err := defs.Parse(file, text)
-	if err != nil {
-		return nil, nil, rejected(err)
-	}
-	res, err := defs.Apply(file, nil, acts, nil)
-	if err != nil {
-		return nil, nil, rejected(err)
-	}
-	start, end, err := forecastRange(from, to, loc)
+	res, days, err := offlineDefinitions(file, start)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -212,7 +214,7 @@ func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*a
 		if name != "" && n != name {
 			continue
 		}
-		if s, err := calendar.ForTask(t, loc); err == nil {
+		if s, err := calendar.ForTaskWith(t, loc, days); err == nil {
 			scheds[n] = s
 		}
 	}

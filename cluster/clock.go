@@ -20,6 +20,13 @@ type Schedules interface {
 	DefinitionsVersion(ctx context.Context) (int64, error)
 }
 
+// CalendarSource is a Schedules that also holds the named calendars the
+// tasks' run_calendar and exclude_calendar name. A clock node whose
+// Schedules is not one arms no task that names a calendar.
+type CalendarSource interface {
+	Calendars(ctx context.Context) ([]job.Calendar, error)
+}
+
 // planned is a task with a time trigger, as a clock node knows it.
 type planned struct {
 	name      string
@@ -88,6 +95,10 @@ func (c *clock) reload(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	days, err := c.calendars(ctx)
+	if err != nil {
+		return err
+	}
 	space, loc := c.n.cfg.Registry.Space(), c.n.cfg.Location
 	old := c.tasks
 	c.tasks, c.due = make(map[string]*planned, len(defs)), c.due[:0]
@@ -97,7 +108,7 @@ func (c *clock) reload(ctx context.Context) error {
 		if !d.HasTimeTrigger() {
 			continue
 		}
-		s, err := calendar.ForTask(d, loc)
+		s, err := calendar.ForTaskWith(d, loc, days)
 		if err != nil {
 			continue // the director reports it
 		}
@@ -121,6 +132,26 @@ func (c *clock) reload(ctx context.Context) error {
 	}
 	c.version = v
 	return c.catchUp(ctx, fresh)
+}
+
+// calendars reads and compiles the named calendars, when the schedules
+// hold them; those that do not compile are left out (the director
+// reports them).
+func (c *clock) calendars(ctx context.Context) (calendar.Lookup, error) {
+	src, ok := c.n.cfg.Schedules.(CalendarSource)
+	if !ok {
+		return nil, nil
+	}
+	cals, err := src.Calendars(ctx)
+	if err != nil || len(cals) == 0 {
+		return nil, err
+	}
+	list := make([]*job.Calendar, len(cals))
+	for i := range cals {
+		list[i] = &cals[i]
+	}
+	days, _ := calendar.CompileAll(list, nil)
+	return func(name string) *calendar.DaySet { return days[name] }, nil
 }
 
 // setLeases takes the leases the last heartbeat returned: tasks of

@@ -25,6 +25,12 @@ type Result struct {
 	Changed []string
 	// Deleted lists tasks that no longer exist, sorted.
 	Deleted []string
+	// Calendars holds the definitions of the ChangedCalendars: named
+	// calendars inserted or updated, sorted. DeletedCalendars lists the
+	// calendars that no longer exist, sorted.
+	Calendars        map[string]*job.Calendar
+	ChangedCalendars []string
+	DeletedCalendars []string
 }
 
 // Env is what Apply needs to know beyond the definitions. A nil Env, or a
@@ -38,6 +44,8 @@ type Env struct {
 	// Taken says what else owns a name, such as "a timeperiod process of
 	// tree site", or "" when nothing does: no task may take it.
 	Taken func(name string) string
+	// Calendars are the named calendars defined, by name; nil means none.
+	Calendars map[string]*job.Calendar
 }
 
 // Apply validates actions against the current definitions, in file order on
@@ -62,14 +70,16 @@ type Env struct {
 // as a JSON escape, as data events may.
 func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Result, error) {
 	a := applier{
-		file:    file,
-		tasks:   overlay{base: cur, over: map[string]*job.Task{}},
-		lines:   map[string]map[string]origin{},
-		deletes: map[string]deletion{},
+		file:     file,
+		tasks:    overlay{base: cur, over: map[string]*job.Task{}},
+		lines:    map[string]map[string]origin{},
+		deletes:  map[string]deletion{},
+		calLines: map[string]map[string]int{}, calDeletes: map[string]int{},
 	}
 	if env != nil {
 		a.env = *env
 	}
+	a.cals = calOverlay{base: a.env.Calendars, over: map[string]*job.Calendar{}}
 	if a.env.Active == nil {
 		a.env.Active = func(string) bool { return false }
 	}
@@ -82,6 +92,10 @@ func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Res
 	deleted := map[string]bool{}
 	for i := range acts {
 		act := &acts[i]
+		if act.Kind.IsCalendar() {
+			a.calendarAction(act)
+			continue
+		}
 		if a.action(act) && act.Kind.base() == Delete {
 			deleted[act.Name] = true
 		}
@@ -105,6 +119,22 @@ func Apply(file string, cur map[string]*job.Task, acts []Action, env *Env) (*Res
 	}
 	slices.Sort(res.Changed)
 	slices.Sort(res.Deleted)
+	for name := range a.calLines {
+		if c, ok := a.cals.get(name); ok {
+			if res.Calendars == nil {
+				res.Calendars = map[string]*job.Calendar{}
+			}
+			res.Calendars[name] = c
+			res.ChangedCalendars = append(res.ChangedCalendars, name)
+		}
+	}
+	for name := range a.calDeletes {
+		if _, ok := a.cals.get(name); !ok {
+			res.DeletedCalendars = append(res.DeletedCalendars, name)
+		}
+	}
+	slices.Sort(res.ChangedCalendars)
+	slices.Sort(res.DeletedCalendars)
 	return res, nil
 }
 
@@ -151,6 +181,13 @@ type applier struct {
 	errs  Errors
 	// deletes holds the last delete of each task and what it deleted.
 	deletes map[string]deletion
+	// cals is the working copy of the named calendars; calLines tells,
+	// for each calendar the file defines, the line of each attribute
+	// ("" the action's), and calDeletes the line of the last delete of
+	// each calendar the file deletes.
+	cals       calOverlay
+	calLines   map[string]map[string]int
+	calDeletes map[string]int
 }
 
 // origin is the line of an attribute and the action it belongs to.
@@ -331,6 +368,10 @@ func (a *applier) action(act *Action) bool {
 			fieldErr(f, "jobs: field is only allowed for a group")
 			continue
 		}
+		if calendarAttrs[f.Key] {
+			fieldErr(f, "%s: field is only allowed for a calendar (insert_calendar)", f.Key)
+			continue
+		}
 		if f.Key == "type" {
 			if act.Kind == Update {
 				fieldErr(f, "type attribute cannot be changed")
@@ -453,8 +494,11 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	if (t.Window != nil) != (len(t.StartMins) > 0) && ok("run_window", "start_mins") {
 		a.errorf(act, at("run_window", "start_mins"), "window run should have both 'run_window' and 'start_mins' attributes")
 	}
-	if t.Parent != "" && (t.HasTimeTrigger() || len(t.StartMins) > 0 || t.RunDays != 0 || t.EndDate != "" || t.Interval != "") {
-		a.errorf(act, at("start_times", "run_window", "start_mins", "run_days", "cron", "start_date", "end_date", "interval", "parent"), "scheduling attributes are not allowed on a task inside a bundle")
+	if t.Parent != "" && (t.HasTimeTrigger() || len(t.StartMins) > 0 || t.RunDays != 0 || t.EndDate != "" || t.Interval != "" || len(t.Calendars()) > 0) {
+		a.errorf(act, at("start_times", "run_window", "start_mins", "run_days", "cron", "start_date", "end_date", "interval", "run_calendar", "exclude_calendar", "parent"), "scheduling attributes are not allowed on a task inside a bundle")
+	} else if len(t.Calendars()) > 0 && !t.HasTimeTrigger() && t.Type != job.Configuration && ok("start_times", "run_window", "cron", "start_date") {
+		a.errorf(act, at("run_calendar", "exclude_calendar"), "%s needs a time trigger (start_times, run_window, cron or start_date): a calendar only says on which days it fires",
+			strings.Join(calendarKeys(t), " and "))
 	}
 	a.checkTimeTrigger(act, t, at, ok)
 	a.checkPolicy(act, t, at, ok)
@@ -478,6 +522,19 @@ var bundleForbidden = map[string]bool{
 var configurationForbidden = map[string]bool{
 	"condition": true, "parent": true, "run_days": true, "run_window": true, "start_mins": true, "start_times": true,
 	"timezone": true, "cron": true, "start_date": true, "end_date": true, "interval": true, "start_delay": true,
+	"run_calendar": true, "exclude_calendar": true,
+}
+
+// calendarKeys names the calendar attributes a task sets.
+func calendarKeys(t *job.Task) []string {
+	var out []string
+	if t.Extras().RunCalendar != "" {
+		out = append(out, "run_calendar")
+	}
+	if t.Extras().ExcludeCalendar != "" {
+		out = append(out, "exclude_calendar")
+	}
+	return out
 }
 
 // checkConfiguration applies the rules of configurations: dependencies are
@@ -582,6 +639,10 @@ func clear(t *job.Task, key string) {
 		t.Edit().AlertTemplate = ""
 	case "jobs":
 		t.Edit().Jobs = nil
+	case "run_calendar":
+		t.Edit().RunCalendar = ""
+	case "exclude_calendar":
+		t.Edit().ExcludeCalendar = ""
 	default:
 		if policyAttrs[key] {
 			clearPolicy(t, key)
@@ -676,6 +737,15 @@ func set(t *job.Task, key, v string) error {
 		t.Edit().AlertTemplate = v
 	case "jobs":
 		t.Edit().Jobs, err = ParseJobs(v)
+	case "run_calendar", "exclude_calendar":
+		if msg := checkName(v); msg != "" {
+			err = fmt.Errorf("%s: %q is not a calendar name: %s", key, v, strings.Replace(msg, "task name", "a calendar name", 1))
+		}
+		if key == "run_calendar" {
+			t.Edit().RunCalendar = v
+		} else {
+			t.Edit().ExcludeCalendar = v
+		}
 	default:
 		if policyAttrs[key] {
 			err = setPolicy(t, key, v)

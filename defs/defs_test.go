@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
@@ -407,6 +408,10 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: c\ntype: configuration\ndependencies: [{\"type\":\"FILE\",\"resourceId\":\"/\\u001b\\u0085\\u2066\",\"lifeDuration\":0}]\n")
 	f.Add("insert_task: r\n" + callable + "start_times: 05:00\nretries: 2\nretry_delay: 5\nretry_backoff: 2\nretry_max_delay: 1h\nterm_run_time: 1h\nmax_run_alarm: 30m\nmin_run_alarm: 1m\nmust_start_by: +1h\nmust_complete_by: 07:00\n")
 	f.Add(`[{"name":"C\u0000","dependencies":[{"type":"FILE","resourceId":"/in/\ud800","lifeDuration":1}],"command":"x\u001b","label":"\u202e"}]`)
+	f.Add(calendars)
+	f.Add("insert_calendar: c\ndates: 2026-01-01,2026-02-30\nrule: every 2nd tuesday\nrule: last business day of quarter\nholidays: d, 2026-12-25\n" +
+		"workdays: su,mo,tu,we,th\ninsert_calendar: d\nholidays: c\nics_file: x.ics\nupdate_calendar: c\ndescription: x\ndelete_calendar: d\n")
+	f.Add("insert_task: x\n" + callable + "cron: 0 9 * * *\nrun_calendar: c\nexclude_calendar: c\ninsert_calendar c\nrule: 5th friday of jan,jul\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1
@@ -446,7 +451,17 @@ func FuzzParse(f *testing.F) {
 		for _, t := range res.Tasks {
 			list = append(list, t)
 		}
+		var cals []*job.Calendar
+		for _, c := range res.Calendars {
+			cals = append(cals, c)
+		}
 		var b strings.Builder
+		if err := FormatCalendars(&b, cals); err != nil {
+			t.Fatal(err)
+		}
+		if len(cals) > 0 {
+			b.WriteString("\n")
+		}
 		if err := Format(&b, list); err != nil {
 			t.Fatal(err)
 		}
@@ -458,11 +473,15 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		acts2, err := Parse("g", b.String())
+		var res2 *Result
 		if err == nil {
-			_, err = Apply("g", nil, acts2, nil)
+			res2, err = Apply("g", nil, acts2, nil)
 		}
-		if err != nil && len(list) > 0 {
+		if err != nil && len(list)+len(cals) > 0 {
 			t.Fatalf("formatted definitions do not apply: %v\n%s", err, b.String())
+		}
+		if err == nil && !cmp.Equal(res.Calendars, res2.Calendars, cmpopts.EquateEmpty()) {
+			t.Fatalf("calendars changed by the round trip: %s", cmp.Diff(res.Calendars, res2.Calendars))
 		}
 	})
 }

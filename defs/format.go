@@ -51,6 +51,8 @@ func Attrs(t *job.Task) [][2]string {
 	add("end_date", t.EndDate)
 	add("interval", t.Interval)
 	add("timezone", t.Timezone)
+	add("run_calendar", x.RunCalendar)
+	add("exclude_calendar", x.ExcludeCalendar)
 	if x.StartDelay > 0 {
 		add("start_delay", time.Duration(x.StartDelay).String())
 	}
@@ -124,6 +126,26 @@ func Format(w io.Writer, tasks []*job.Task) error {
 		}
 		fmt.Fprintf(&b, "%s: %s\n", kind, t.Name)
 		for _, kv := range Attrs(t) {
+			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FormatCalendars writes named calendars as insert_calendar actions, by
+// name, so that the output applied to an empty store recreates them. An
+// export writes them before the tasks that name them.
+func FormatCalendars(w io.Writer, cals []*job.Calendar) error {
+	sorted := slices.Clone(cals)
+	slices.SortFunc(sorted, func(a, b *job.Calendar) int { return strings.Compare(a.Name, b.Name) })
+	var b strings.Builder
+	for i, c := range sorted {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s: %s\n", InsertCalendar, c.Name)
+		for _, kv := range CalendarAttrs(c) {
 			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
 		}
 	}

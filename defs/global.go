@@ -114,6 +114,7 @@ func (a *applier) global(deleted map[string]bool) {
 		}
 	}
 	a.cycles(touched)
+	a.calendarsGlobal(touched)
 }
 
 // cycles reports dependency cycles (rule G6) through su/fa clauses and

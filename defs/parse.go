@@ -1,7 +1,8 @@
 // Package defs reads and checks task definition files.
 //
 // A file is a sequence of actions (insert_task, update_task, delete_task,
-// and insert_group, update_group, delete_group for job groups), each
+// insert_group, update_group, delete_group for job groups, and
+// insert_calendar, update_calendar, delete_calendar for named calendars), each
 // followed by "key: value" attribute lines, or configurations in the
 // JSON shape of seed 000 (see ParseJSON). Parse turns the text into
 // actions; Apply validates them against the current definitions, all or
@@ -32,19 +33,28 @@ const (
 	InsertGroup Kind = "insert_group"
 	UpdateGroup Kind = "update_group"
 	DeleteGroup Kind = "delete_group"
+	// Named calendars.
+	InsertCalendar Kind = "insert_calendar"
+	UpdateCalendar Kind = "update_calendar"
+	DeleteCalendar Kind = "delete_calendar"
 )
 
 // IsGroup reports whether the action is on a job group.
 func (k Kind) IsGroup() bool { return k == InsertGroup || k == UpdateGroup || k == DeleteGroup }
 
+// IsCalendar reports whether the action is on a named calendar.
+func (k Kind) IsCalendar() bool {
+	return k == InsertCalendar || k == UpdateCalendar || k == DeleteCalendar
+}
+
 // base returns the task action the kind corresponds to.
 func (k Kind) base() Kind {
 	switch k {
-	case InsertGroup:
+	case InsertGroup, InsertCalendar:
 		return Insert
-	case UpdateGroup:
+	case UpdateGroup, UpdateCalendar:
 		return Update
-	case DeleteGroup:
+	case DeleteGroup, DeleteCalendar:
 		return Delete
 	}
 	return k
@@ -146,10 +156,17 @@ var attributes = map[string]bool{
 	"start_delay": true, "overlap": true, "function": true,
 	"alert_on": true, "alert_to": true, "alert_template": true,
 	"dependencies": true, "jobs": true,
+	"run_calendar": true, "exclude_calendar": true,
+	// Named calendars.
+	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,
 }
 
 // isAttribute reports whether key names an attribute of the language.
 func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] }
+
+// repeatable are the attributes of a calendar that may be given more
+// than once: the lines add up.
+var repeatable = map[string]bool{"dates": true, "rule": true, "ics_file": true}
 
 // Bounds on a definition file. A file beyond MaxFileSize or MaxActions is
 // refused as a whole, before any action is checked: split it. The largest
@@ -295,7 +312,7 @@ func Parse(file, src string) ([]Action, error) {
 		case !isAttribute(key):
 			report(line, "invalid field %q", key)
 		default:
-			if prev, dup := seen[key]; dup {
+			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) {
 				report(line, "attribute %s given more than once (first on line %d)", key, prev)
 				continue
 			}
@@ -340,7 +357,7 @@ func notUTF8(file, src string) *Error {
 
 // valid reports whether k is an action keyword.
 func (k Kind) valid() bool {
-	return k == Insert || k == Update || k == Delete || k.IsGroup()
+	return k == Insert || k == Update || k == Delete || k.IsGroup() || k.IsCalendar()
 }
 
 // actionLike reports whether a key that is not a known action looks like a
@@ -351,7 +368,7 @@ func actionLike(key string) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group")
+	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group") || strings.HasSuffix(key, "_calendar") && !attributes[key]
 }
 
 // parseJSON turns configurations in the seed-000 JSON shape into

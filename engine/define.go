@@ -18,15 +18,16 @@ func (e *Engine) define(ev Define) error {
 		return err
 	}
 	if ev.Declarative || defs.IsJSON(ev.Text) {
-		acts = defs.Declarative(ev.File, e.defs, acts)
+		acts = defs.DeclarativeCalendars(ev.File, e.cals, defs.Declarative(ev.File, e.defs, acts))
 	}
 	res, err := defs.Apply(ev.File, e.defs, acts, &defs.Env{
 		Active: func(name string) bool {
 			en := e.tasks[name]
 			return en != nil && (en.st.Status.Active() || en.st.RunID != 0)
 		},
-		Function: e.functions,
-		Taken:    e.taken,
+		Function:  e.functions,
+		Taken:     e.taken,
+		Calendars: e.cals,
 	})
 	if e.logFile != nil {
 		err = defs.Join(err, defs.CheckLogFiles(ev.File, acts, e.logFile))
@@ -47,6 +48,8 @@ func (e *Engine) define(ev Define) error {
 		delete(e.timed, name)
 		e.out.Deleted = append(e.out.Deleted, name)
 	}
+	// Calendars before the tasks that name them, deleted after.
+	users := e.defineCalendars(res)
 	for _, name := range res.Changed {
 		def := res.Tasks[name]
 		def.PackStrings()
@@ -86,6 +89,8 @@ func (e *Engine) define(ev Define) error {
 			e.setStatus(name, job.Ready, false)
 		}
 	}
+	e.replanUsers(users)
+	e.deleteCalendars(res)
 	return nil
 }
 
@@ -98,6 +103,9 @@ func (e *Engine) index(name string, old, def *job.Task) {
 		}
 		for _, j := range old.Extras().Jobs {
 			unlink(e.memberOf, j, name)
+		}
+		for _, c := range old.Calendars() {
+			unlink(e.calUsers, c, name)
 		}
 		if old.Parent != "" {
 			unlink(e.kids, old.Parent, name)
@@ -116,6 +124,9 @@ func (e *Engine) link(name string, refs []string, def *job.Task) {
 	}
 	for _, j := range def.Extras().Jobs {
 		link(e.memberOf, j, name)
+	}
+	for _, c := range def.Calendars() {
+		link(e.calUsers, c, name)
 	}
 	if def.Parent != "" {
 		link(e.kids, def.Parent, name)

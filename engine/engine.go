@@ -72,6 +72,11 @@ type Engine struct {
 	kids    map[string]map[string]struct{} // bundle → its children
 	// memberOf maps a task to the groups it belongs to.
 	memberOf map[string]map[string]struct{}
+	// cals are the named calendars, days the same compiled, and calUsers
+	// maps a calendar to the tasks that name it.
+	cals     map[string]*job.Calendar
+	days     map[string]*calendar.DaySet
+	calUsers map[string]map[string]struct{}
 	ready    map[string]struct{} // callables in Ready
 	staged   map[string]struct{} // tasks in Staged, waiting for DueAt
 	pending  map[string]struct{} // tasks with pending triggers (overlap allow, queue)
@@ -198,9 +203,13 @@ type Output struct {
 	Validations []job.Validation
 	// Alerts are the email alerts the outcomes of this event ask for.
 	Alerts []job.Alert
+	// Calendars names the calendars a definition inserted or updated,
+	// sorted; DeletedCalendars those it deleted, sorted.
+	Calendars        []string
+	DeletedCalendars []string
 
-	tasks, defined map[string]bool
-	runs           map[int64]bool
+	tasks, defined, calendars map[string]bool
+	runs                      map[int64]bool
 }
 
 // Error kinds that callers branch on.
@@ -243,6 +252,9 @@ func New(cfg Config) *Engine {
 		deps:      map[string]map[string]struct{}{},
 		kids:      map[string]map[string]struct{}{},
 		memberOf:  map[string]map[string]struct{}{},
+		cals:      map[string]*job.Calendar{},
+		days:      map[string]*calendar.DaySet{},
+		calUsers:  map[string]map[string]struct{}{},
 		ready:     map[string]struct{}{},
 		staged:    map[string]struct{}{},
 		pending:   map[string]struct{}{},
@@ -260,9 +272,9 @@ type Prepared struct {
 }
 
 // Prepare parses a stored task's condition and compiles its time trigger,
-// for Restore. It reads only the engine's configuration and changes
-// nothing, so a loader may prepare many tasks concurrently before calling
-// Restore.
+// for Restore. It reads only the engine's configuration and calendars
+// (see RestoreCalendars) and changes nothing, so a loader may prepare many
+// tasks concurrently before calling Restore.
 func (e *Engine) Prepare(r job.Record) (Prepared, error) {
 	p := Prepared{rec: r}
 	if r.Def.Condition != "" {
@@ -465,6 +477,10 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	if len(out.defined) > 0 {
 		out.Defined = slices.Sorted(maps.Keys(out.defined))
 	}
+	if len(out.calendars) > 0 {
+		out.Calendars = slices.Sorted(maps.Keys(out.calendars))
+	}
+	slices.Sort(out.DeletedCalendars)
 	return out, nil
 }
 

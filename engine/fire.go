@@ -53,14 +53,14 @@ func (e *Engine) plan(en *entry) {
 }
 
 // compile sets a task's compiled time trigger and returns the problem that
-// left it without one, if any. It reads only the engine's configuration,
-// so entries may compile concurrently.
+// left it without one, if any. It reads only the engine's configuration
+// and calendars, so entries may compile concurrently.
 func (e *Engine) compile(en *entry) string {
 	en.sched = nil
 	if !en.def.HasTimeTrigger() {
 		return ""
 	}
-	s, err := calendar.ForTask(en.def, e.loc)
+	s, err := calendar.ForTaskWith(en.def, e.loc, e.daySet)
 	if err != nil {
 		return fmt.Sprintf("task %s: %v", en.def.Name, err)
 	}
@@ -103,7 +103,8 @@ func sameTrigger(a, b *job.Task) bool {
 	return a.Type == b.Type && a.RunDays == b.RunDays && slices.Equal(a.StartTimes, b.StartTimes) &&
 		((a.Window == nil) == (b.Window == nil)) && (a.Window == nil || *a.Window == *b.Window) &&
 		slices.Equal(a.StartMins, b.StartMins) && a.Cron == b.Cron && a.StartDate == b.StartDate &&
-		a.EndDate == b.EndDate && a.Interval == b.Interval && a.Timezone == b.Timezone
+		a.EndDate == b.EndDate && a.Interval == b.Interval && a.Timezone == b.Timezone &&
+		a.Extras().RunCalendar == b.Extras().RunCalendar && a.Extras().ExcludeCalendar == b.Extras().ExcludeCalendar
 }
 
 // fireDue handles every occurrence due at or before now, in order of
@@ -141,11 +142,14 @@ const (
 )
 
 // fate records what becomes of an occurrence found late after its
-// instant at, and reports whether it starts the task. An occurrence found
-// later than the misfire grace was missed, for the reason given.
+// instant at, and reports whether it starts the task. An occurrence on a
+// day of the task's exclude_calendar is skipped, naming the calendar; one
+// found later than the misfire grace was missed, for the reason given.
 func (e *Engine) fate(en *entry, at time.Time, late time.Duration, missed string) bool {
 	f := job.Fire{Task: en.def.Name, Scheduled: at, At: e.now, Fate: job.FateRan}
-	if late > e.grace {
+	if why := exclusion(en.sched, at); why != "" {
+		f.Fate, f.Reason = job.FateSkipped, why
+	} else if late > e.grace {
 		f.Fate = job.FateMissed
 		f.Reason = fmt.Sprintf("%s (it was noticed %s later)", missed, roundAge(late))
 	} else if queued, why := e.admit(en, "task", job.Pending{Trigger: "schedule", Scheduled: at}); why != "" {
@@ -185,12 +189,16 @@ func (e *Engine) advance(en *entry) {
 
 // miss records as missed, for the reason why, a task's occurrences from
 // next (if ok) up to until, not included, and returns the first one at or
-// after until. After a long stop they are listed up to maxMissed; the rest
-// is summed up in the last record.
+// after until; those on a day of its exclude_calendar are skipped for it
+// instead, as they would have been. After a long stop they are listed up
+// to maxMissed; the rest is summed up in the last record.
 func (e *Engine) miss(en *entry, next time.Time, ok bool, until time.Time, why string) (time.Time, bool) {
 	for n := 0; ok && next.Before(until); n++ {
 		f := job.Fire{Task: en.def.Name, Scheduled: next, At: e.now, Fate: job.FateMissed,
 			Reason: fmt.Sprintf("%s (it was noticed %s later)", why, roundAge(e.now.Sub(next)))}
+		if x := exclusion(en.sched, next); x != "" {
+			f.Fate, f.Reason = job.FateSkipped, x
+		}
 		if n == maxMissed-1 {
 			resume, ok := en.sched.Next(until.Add(-time.Nanosecond))
 			f.Reason = fmt.Sprintf("%s; later occurrences before %s were missed too and are not listed", why, resume.Format(time.RFC3339))

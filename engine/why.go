@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -36,6 +37,10 @@ const (
 	WhyData      ReasonKind = "data"      // a configuration's dependency and the events it holds
 	WhyNothing   ReasonKind = "nothing"   // settled, and nothing starts it by itself
 	WhyAbove     ReasonKind = "above"     // a clause names a task already explained above
+	// WhyCalendar: outside its calendar. Its next occurrence is on a day
+	// of its exclude_calendar (it will be skipped), or today is not a
+	// day of its run_calendar.
+	WhyCalendar ReasonKind = "calendar"
 )
 
 // maxWhyDepth bounds how far the reasons follow condition clauses.
@@ -136,6 +141,7 @@ func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, seen 
 		started = true
 		add(WhyTrigger, "%s is %s; its time trigger next fires at %s (in %s)", name, st.Status, nf.UTC().Format(time.RFC3339), nf.Sub(now).Round(time.Second))
 	}
+	e.whyCalendars(name, en, now, add)
 	if en.def.Type == job.Configuration {
 		started = true
 		add(WhyTrigger, "%s is %s; it runs when each of its dependencies holds an event in its window", name, st.Status)
@@ -159,6 +165,41 @@ func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, seen 
 	}
 	if !started {
 		add(WhyNothing, "%s is %s; nothing starts it by itself (no time trigger, condition or data dependency): start it by hand", name, st.Status)
+	}
+}
+
+// whyCalendars says how a task's calendars hold its time trigger now:
+// today is not a day of its run_calendar, its next occurrence is on a day
+// of its exclude_calendar (and which one runs), or its run_calendar holds
+// no day ahead.
+func (e *Engine) whyCalendars(name string, en *entry, now time.Time, add func(ReasonKind, string, ...any)) {
+	f, ok := en.sched.(*calendar.Filtered)
+	if !ok {
+		return
+	}
+	run, excl := f.Calendars()
+	today := calendar.DateOf(now, f.Location())
+	if run != nil && !run.Has(today) {
+		if d, ok := run.Next(today + 1); ok {
+			add(WhyCalendar, "today (%s) is not a day of its run_calendar %s: its time trigger fires on that calendar's days only, next on %s", today, run.Name(), d)
+		} else {
+			add(WhyCalendar, "today (%s) is not a day of its run_calendar %s, which holds no later day: its time trigger does not fire again until the calendar does", today, run.Name())
+		}
+	} else if run != nil && en.st.NextFire.IsZero() {
+		add(WhyCalendar, "its time trigger has no occurrence ahead on a day of its run_calendar %s", run.Name())
+	}
+	nf := en.st.NextFire.Time()
+	if excl == nil || nf.IsZero() {
+		return
+	}
+	if why := exclusion(en.sched, nf); why != "" {
+		text := fmt.Sprintf("its next occurrence, at %s, is outside its calendar: %s; it will be recorded skipped", nf.UTC().Format(time.RFC3339), why)
+		if r, ok := calendar.NextRun(en.sched, nf); ok {
+			text += fmt.Sprintf(", and the first that runs is at %s", r.UTC().Format(time.RFC3339))
+		}
+		add(WhyCalendar, "%s", text)
+	} else if excl.Has(today) {
+		add(WhyCalendar, "today (%s) is a day of its exclude_calendar %s: its occurrences today are skipped", today, excl.Name())
 	}
 }
 

@@ -17,6 +17,9 @@ type batch struct {
 	// definition changed, and those deleted.
 	tasks, defined, deleted map[string]bool
 	runs                    map[int64]job.Run
+	// calendars are the named calendars changed (true) or deleted
+	// (false), as they are after the batch.
+	calendars map[string]bool
 	// data gathers consecutive data events into one journal entry.
 	data      dataRun
 	journaled int // events journaled
@@ -81,6 +84,12 @@ func (bt *batch) add(ev engine.Event, out *engine.Output, now time.Time) error {
 	for _, run := range out.Runs {
 		bt.runs[run.ID] = *run
 	}
+	for _, n := range out.Calendars {
+		bt.calendar(n, true)
+	}
+	for _, n := range out.DeletedCalendars {
+		bt.calendar(n, false)
+	}
 	bt.b.Fires = append(bt.b.Fires, out.Fires...)
 	bt.b.Alerts = append(bt.b.Alerts, out.Alerts...)
 	if ex, ok := ev.(engine.RunExited); ok {
@@ -99,6 +108,14 @@ func (bt *batch) add(ev engine.Event, out *engine.Output, now time.Time) error {
 	}
 	bt.observe(ev, out)
 	return nil
+}
+
+// calendar records that a named calendar changed (or was deleted).
+func (bt *batch) calendar(name string, changed bool) {
+	if bt.calendars == nil {
+		bt.calendars = map[string]bool{}
+	}
+	bt.calendars[name] = changed
 }
 
 // observe tells the observer what an applied event did: the fires it
@@ -158,6 +175,15 @@ func (bt *batch) finish(eng *engine.Engine, ckpt *checkpointer) *store.Batch {
 	for n := range bt.deleted {
 		ckpt.written(n)
 		b.Deleted = append(b.Deleted, n)
+	}
+	for n, changed := range bt.calendars {
+		c, ok := eng.Calendar(n)
+		switch {
+		case changed && ok:
+			b.Calendars = append(b.Calendars, *c)
+		case !changed:
+			b.DeletedCalendars = append(b.DeletedCalendars, n)
+		}
 	}
 	for _, r := range bt.runs {
 		if !ckpt.heldSince(bt.held, r.ID) {

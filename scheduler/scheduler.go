@@ -225,6 +225,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	for _, name := range rp.apply(snap.Tasks) {
 		s.ckpt.markDirty(name)
 	}
+	s.eng.RestoreCalendars(snap.Calendars)
 	tasks, err := prepare(s.eng, snap.Tasks)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,24 @@ func EncodeDef(t *job.Task) ([]byte, error) {
 	return b, nil
 }
 
+// EncodeCalendar returns the stored form of a named calendar.
+func EncodeCalendar(c *job.Calendar) ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("calendar %s: %w", c.Name, err)
+	}
+	return b, nil
+}
+
+// DecodeCalendar reads the stored form of a named calendar.
+func DecodeCalendar(b []byte) (job.Calendar, error) {
+	var c job.Calendar
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("calendar: %w", err)
+	}
+	return c, nil
+}
+
 // EncodeState returns the stored form of a task's state.
 func EncodeState(st *job.State) ([]byte, error) { return json.Marshal(st) }
 

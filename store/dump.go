@@ -13,7 +13,7 @@ import (
 // one store to another, IDs and sequence numbers kept.
 type Dump struct {
 	// Snapshot holds the tasks, the runs not ended, the checkpoint of the
-	// windows and the timeperiod trees.
+	// windows, the timeperiod trees and the named calendars.
 	Snapshot *Snapshot
 	// Runs and Fires are the whole history, newest first.
 	Runs  []job.Run
@@ -33,7 +33,7 @@ type Dump struct {
 // Counts are how many rows of each kind a dump holds, to compare a copy
 // with its source.
 type Counts struct {
-	Tasks, Runs, Fires, Journal, Windows, Alerts, Attempts, Audit, Cursors, TreeFiles, Nodes, NodeLog, Tokens int
+	Tasks, Runs, Fires, Journal, Windows, Alerts, Attempts, Audit, Cursors, TreeFiles, Nodes, NodeLog, Tokens, Calendars int
 }
 
 // Counts counts the rows of a dump.
@@ -41,7 +41,7 @@ func (d *Dump) Counts() Counts {
 	c := Counts{Tasks: len(d.Snapshot.Tasks), Runs: len(d.Runs), Fires: len(d.Fires), Journal: len(d.Journal),
 		Windows: len(d.Snapshot.Windows), Alerts: len(d.Alerts), Audit: len(d.Audit), Cursors: len(d.Cursors),
 		TreeFiles: len(d.Snapshot.Trees.Files), Nodes: len(d.Snapshot.Trees.Nodes), NodeLog: len(d.Snapshot.Trees.Log),
-		Tokens: len(d.Tokens)}
+		Tokens: len(d.Tokens), Calendars: len(d.Snapshot.Calendars)}
 	for _, a := range d.Attempts {
 		c.Attempts += len(a)
 	}

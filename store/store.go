@@ -90,6 +90,8 @@ type Snapshot struct {
 	WindowsGen int64
 	// Trees is the state of the timeperiod trees.
 	Trees TreeSnapshot
+	// Calendars are the named calendars, by name.
+	Calendars []job.Calendar
 }
 
 // Batch is what one group commit writes.
@@ -112,6 +114,11 @@ type Batch struct {
 	Audit []job.AuditRecord
 	// Trees writes the timeperiod trees, if not nil.
 	Trees *Trees
+	// Calendars are named calendars inserted or updated, and
+	// DeletedCalendars the names of those deleted (before Calendars are
+	// written).
+	Calendars        []job.Calendar
+	DeletedCalendars []string
 }
 
 // TaskState is the state of one stored task.
@@ -134,7 +141,7 @@ type Checkpoint struct {
 // Empty reports whether the batch writes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Entries) == 0 && len(b.Tasks) == 0 && len(b.States) == 0 && len(b.Deleted) == 0 && len(b.Runs) == 0 && len(b.Fires) == 0 && b.Checkpoint == nil &&
-		len(b.Alerts) == 0 && len(b.Audit) == 0 && b.Trees.Empty()
+		len(b.Alerts) == 0 && len(b.Audit) == 0 && b.Trees.Empty() && len(b.Calendars) == 0 && len(b.DeletedCalendars) == 0
 }
 
 // Entry is one journaled event.

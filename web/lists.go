@@ -58,7 +58,7 @@ func (u *UI) readOverview(e *engine.Engine) overviewData {
 	}
 	for _, name := range sum.Next {
 		_, st, _ := e.Task(name)
-		d.Next = append(d.Next, calendar.Planned{At: u.local(st.NextFire.Time()), Task: name})
+		d.Next = append(d.Next, calendar.Planned{At: u.local(st.NextFire.Time()), Task: name, Excluded: calendar.Excluded(e.Schedule(name), st.NextFire.Time())})
 	}
 	d.Problems = slices.Clone(e.Problems())
 	return d

@@ -163,7 +163,11 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		}
 		planned, _ := calendar.Forecast(scheds, start, to, tlRuns)
 		for _, p := range planned {
-			get(p.Task).Plans = append(get(p.Task).Plans, tlPlan{X: x(p.At), Title: fmt.Sprintf("%s planned at %s", p.Task, u.local(p.At).Format(time.DateTime))})
+			title := fmt.Sprintf("%s planned at %s", p.Task, u.local(p.At).Format(time.DateTime))
+			if p.Excluded != "" {
+				title += fmt.Sprintf(", excluded by calendar %s: skipped, not run", p.Excluded)
+			}
+			get(p.Task).Plans = append(get(p.Task).Plans, tlPlan{X: x(p.At), Title: title})
 		}
 	}
 	names := make([]string, 0, len(rows))

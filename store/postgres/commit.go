@@ -149,6 +149,9 @@ func newCommit(b *store.Batch) (*commit, error) {
 		return nil, err
 	}
 	queueTrees(q, b.Trees)
+	if err := queueCalendars(q, b); err != nil {
+		return nil, err
+	}
 	q.Queue(setLast, c.token)
 	q.Queue("COMMIT")
 	return c, nil

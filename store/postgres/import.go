@@ -14,7 +14,7 @@ import (
 
 // tables are the tables that hold state, for Empty.
 var tables = []string{"tasks", "runs", "fires", "journal", "checkpoint_parts", "alerts", "alert_attempts", "audit", "cursors",
-	"tree_files", "tree_nodes", "tree_log", "tree_state", "tokens"}
+	"tree_files", "tree_nodes", "tree_log", "tree_state", "tokens", "calendars"}
 
 // Empty reports whether the database holds nothing of gnomon's.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
@@ -167,6 +167,15 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 			if _, err := tx.Exec(ctx, setTreeState, string(t.State)); err != nil {
 				return err
 			}
+		}
+		if err := copyRows("calendars", []string{"name", "def"}, len(snap.Calendars), func(i int) ([]any, error) {
+			def, err := store.EncodeCalendar(&snap.Calendars[i])
+			if err != nil {
+				return nil, err
+			}
+			return []any{snap.Calendars[i].Name, string(def)}, nil
+		}); err != nil {
+			return err
 		}
 		_, err := tx.Exec(ctx, setLast, int64(0))
 		return err

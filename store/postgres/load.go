@@ -39,7 +39,12 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 			return err
 		}
 		op = "load trees"
-		return loadTrees(ctx, tx, &snap.Trees)
+		if err := loadTrees(ctx, tx, &snap.Trees); err != nil {
+			return err
+		}
+		op = "load calendars"
+		snap.Calendars, err = loadCalendars(ctx, tx)
+		return err
 	})
 	if err != nil {
 		if op == "" {

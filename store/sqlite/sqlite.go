@@ -358,6 +358,9 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 	if err := s.commitTrees(ctx, tx, b.Trees); err != nil {
 		return err
 	}
+	if err := s.commitCalendars(ctx, tx, b); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -452,6 +455,9 @@ func (s *Store) Load(ctx context.Context) (*store.Snapshot, error) {
 	}
 	if err := s.loadTrees(ctx, &snap.Trees); err != nil {
 		return nil, fmt.Errorf("load trees: %w", err)
+	}
+	if snap.Calendars, err = s.loadCalendars(ctx); err != nil {
+		return nil, fmt.Errorf("load calendars: %w", err)
 	}
 	return snap, nil
 }

@@ -625,6 +625,39 @@ func Run(t *testing.T, open Open) {
 		s.Close()
 		check(reopen(), 0)
 	})
+	t.Run("calendars", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		public := job.Calendar{Name: "public", Description: "public holidays", Dates: []string{"2026-12-25", "2027-01-01"}}
+		monthEnd := job.Calendar{Name: "month_end", Rules: []string{"last business day of month", "2nd tuesday of month"},
+			Holidays: []string{"public", "2026-12-24"}, Workdays: "mo,tu,we,th,fr,sa"}
+		old := job.Calendar{Name: "old", Rules: []string{"daily"}}
+		if err := s.Commit(ctx, &store.Batch{Calendars: []job.Calendar{public, old, monthEnd}}); err != nil {
+			t.Fatal(err)
+		}
+		// One batch writes a calendar twice, deletes one and writes one
+		// it deletes.
+		public2 := public.Clone()
+		public2.Dates = append(public2.Dates, "2027-05-01")
+		second := &store.Batch{DeletedCalendars: []string{"old", "month_end"},
+			Calendars: []job.Calendar{public, *public2, monthEnd}}
+		if err := s.Commit(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		check := func(s store.Store) {
+			t.Helper()
+			snap, err := s.Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]job.Calendar{monthEnd, *public2}, snap.Calendars); diff != "" {
+				t.Errorf("calendars (-want +got):\n%s", diff)
+			}
+		}
+		check(s)
+		s.Close()
+		check(reopen())
+	})
 	t.Run("node log keeps the newest", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)

@@ -1,0 +1,383 @@
+// Package ics reads an iCalendar (.ics) file, such as a published list of
+// public holidays, into the dates of a named calendar. It parses with
+// github.com/emersion/go-ical and expands recurrences with
+// github.com/teambition/rrule-go, which go-ical uses.
+//
+// Each VEVENT gives the days it covers: an all-day event its DTSTART up
+// to its DTEND (or DURATION) excluded, one day without either; a timed
+// event the dates from its start to its end, an end at midnight excluded.
+// Dates are read as the file writes them (a time with a TZID is on its
+// own date); a time in UTC is taken on its date in the zone the file's
+// X-WR-TIMEZONE names, UTC without one. Cancelled events are left out.
+//
+// A recurring event (RRULE, with RDATE and EXDATE; a VEVENT with a
+// RECURRENCE-ID replaces the occurrence it names) is expanded over a
+// bounded horizon (see Horizon), since a named calendar holds dates: an
+// open-ended recurrence is cut at its end, and a calendar that should
+// reach further is defined again later. Recurrences more frequent than
+// daily are refused.
+package ics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	ical "github.com/emersion/go-ical"
+	"github.com/teambition/rrule-go"
+
+	"github.com/gnomon-sched/gnomon/calendar"
+)
+
+// Bounds on a file, so that reading one stays cheap whatever it holds.
+const (
+	// MaxRecurring is the most recurring events a file may hold: a
+	// recurrence whose parts never meet is searched to the year 9999,
+	// which takes up to a tenth of a second.
+	MaxRecurring = 200
+	// MaxDays is the most days one event may cover.
+	MaxDays = 366
+	// MaxDates is the most dates a file may give.
+	MaxDates = 100_000
+	// maxDepth bounds how deeply components nest (a VALARM in a VEVENT
+	// in a VCALENDAR is three).
+	maxDepth = 8
+)
+
+// maxDate is the last date a calendar may hold.
+var maxDate = calendar.MakeDate(9999, time.December, 31)
+
+// Horizon returns the dates recurring events are expanded over for a
+// calendar defined at instant now (in UTC): from 1 January of the year
+// before to 31 December ten years after. Ten years covers the life of a
+// holiday list; the year before keeps what the recent past held, for
+// explanations of past occurrences.
+func Horizon(now time.Time) (from, to calendar.Date) {
+	y := now.UTC().Year()
+	return calendar.MakeDate(y-1, time.January, 1), calendar.MakeDate(y+10, time.December, 31)
+}
+
+// Dates returns the days the events of an iCalendar file cover, sorted
+// and without repeats: those of one-off events wherever they fall, those
+// of recurring events from from to to (see Horizon).
+func Dates(src []byte, from, to calendar.Date) (dates []calendar.Date, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			dates, err = nil, fmt.Errorf("not an iCalendar file the parser can read: %v", r)
+		}
+	}()
+	if err := checkNesting(src); err != nil {
+		return nil, err
+	}
+	r := reader{from: from, to: to, days: map[calendar.Date]bool{}}
+	dec := ical.NewDecoder(bytes.NewReader(src))
+	n := 0
+	for {
+		cal, err := dec.Decode()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("not an iCalendar file: %v", strings.TrimPrefix(err.Error(), "ical: "))
+		}
+		n++
+		if err := r.calendar(cal); err != nil {
+			return nil, err
+		}
+	}
+	if n == 0 {
+		return nil, errors.New("not an iCalendar file: no BEGIN:VCALENDAR")
+	}
+	if r.events == 0 {
+		return nil, errors.New("the file holds no VEVENT")
+	}
+	out := make([]calendar.Date, 0, len(r.days))
+	for d := range r.days {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// checkNesting refuses components nested deeper than maxDepth before the
+// parser, which descends into each, reads them.
+func checkNesting(src []byte) error {
+	depth := 0
+	for line := range bytes.Lines(src) {
+		switch l := bytes.ToUpper(bytes.TrimSpace(line)); {
+		case bytes.HasPrefix(l, []byte("BEGIN:")):
+			if depth++; depth > maxDepth {
+				return fmt.Errorf("components nested more than %d deep", maxDepth)
+			}
+		case bytes.HasPrefix(l, []byte("END:")):
+			depth--
+		}
+	}
+	return nil
+}
+
+type reader struct {
+	from, to calendar.Date
+	days     map[calendar.Date]bool
+	// zone is where times in UTC are dated: the calendar's X-WR-TIMEZONE.
+	zone      *time.Location
+	events    int
+	recurring int
+}
+
+// event is what one VEVENT says, read.
+type event struct {
+	index   int
+	name    string // for errors: its SUMMARY or UID
+	start   time.Time
+	allDay  bool
+	length  time.Duration // from start to end; 0 covers the start's day
+	rule    *rrule.ROption
+	exdates map[calendar.Date]bool
+	rdates  []time.Time
+	uid     string
+	// recurrenceID, when set, is the occurrence of the event with this
+	// UID that this one replaces.
+	recurrenceID time.Time
+	cancelled    bool
+}
+
+func (r *reader) calendar(cal *ical.Calendar) error {
+	r.zone = time.UTC
+	if p := cal.Props.Get("X-WR-TIMEZONE"); p != nil {
+		if loc, err := time.LoadLocation(strings.TrimSpace(p.Value)); err == nil {
+			r.zone = loc
+		}
+	}
+	var evs []*event
+	for i, c := range cal.Children {
+		if c.Name != ical.CompEvent {
+			continue
+		}
+		r.events++
+		ev, err := r.event(i+1, c)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, ev)
+	}
+	// Occurrences that another VEVENT replaces, by UID.
+	replaced := map[string]map[calendar.Date]bool{}
+	for _, ev := range evs {
+		if !ev.recurrenceID.IsZero() {
+			if replaced[ev.uid] == nil {
+				replaced[ev.uid] = map[calendar.Date]bool{}
+			}
+			replaced[ev.uid][dateOf(ev.recurrenceID)] = true
+		}
+	}
+	for _, ev := range evs {
+		if ev.cancelled {
+			continue
+		}
+		if err := r.add(ev, replaced[ev.uid]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// String names the event for errors: its place in the file, and its
+// SUMMARY or UID.
+func (ev *event) String() string {
+	if ev.name == "" {
+		return fmt.Sprintf("VEVENT %d", ev.index)
+	}
+	return fmt.Sprintf("VEVENT %d (%s)", ev.index, ev.name)
+}
+
+// event reads one VEVENT.
+func (r *reader) event(index int, c *ical.Component) (*event, error) {
+	ev := &event{index: index}
+	if s, err := c.Props.Text(ical.PropSummary); err == nil && s != "" {
+		ev.name = fmt.Sprintf("%q", s)
+	}
+	if p := c.Props.Get(ical.PropUID); p != nil {
+		ev.uid = p.Value
+		if ev.name == "" {
+			ev.name = fmt.Sprintf("UID %q", p.Value)
+		}
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", ev, fmt.Sprintf(format, args...))
+	}
+	if p := c.Props.Get(ical.PropStatus); p != nil && strings.EqualFold(strings.TrimSpace(p.Value), "CANCELLED") {
+		ev.cancelled = true
+	}
+	p := c.Props.Get(ical.PropDateTimeStart)
+	if p == nil {
+		return nil, bad("no DTSTART")
+	}
+	var err error
+	if ev.start, ev.allDay, err = r.value(p); err != nil {
+		return nil, bad("DTSTART: %v", err)
+	}
+	switch end, dur := c.Props.Get(ical.PropDateTimeEnd), c.Props.Get(ical.PropDuration); {
+	case end != nil:
+		e, _, err := r.value(end)
+		if err != nil {
+			return nil, bad("DTEND: %v", err)
+		}
+		ev.length = e.Sub(ev.start)
+	case dur != nil:
+		d, err := dur.Duration()
+		if err != nil {
+			return nil, bad("DURATION: %v", strings.TrimPrefix(err.Error(), "ical: "))
+		}
+		ev.length = d
+	case ev.allDay:
+		ev.length = 24 * time.Hour
+	}
+	if ev.length < 0 {
+		return nil, bad("it ends before it starts")
+	}
+	if ev.length > MaxDays*24*time.Hour {
+		return nil, bad("it lasts more than %d days", MaxDays)
+	}
+	if p := c.Props.Get(ical.PropRecurrenceID); p != nil {
+		if ev.recurrenceID, _, err = r.value(p); err != nil {
+			return nil, bad("RECURRENCE-ID: %v", err)
+		}
+	}
+	if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
+		return nil, bad("RRULE: %v", strings.TrimPrefix(err.Error(), "ical: "))
+	}
+	if ev.rule != nil && ev.rule.Freq > rrule.DAILY {
+		return nil, bad("RRULE: FREQ=%s is more frequent than daily, which a calendar of days cannot hold", ev.rule.Freq)
+	}
+	for _, p := range c.Props.Values(ical.PropExceptionDates) {
+		for _, v := range strings.Split(p.Value, ",") {
+			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v})
+			if err != nil {
+				return nil, bad("EXDATE: %v", err)
+			}
+			if ev.exdates == nil {
+				ev.exdates = map[calendar.Date]bool{}
+			}
+			ev.exdates[dateOf(t)] = true
+		}
+	}
+	for _, p := range c.Props.Values(ical.PropRecurrenceDates) {
+		for _, v := range strings.Split(p.Value, ",") {
+			v, _, _ = strings.Cut(v, "/") // a PERIOD: its start
+			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v})
+			if err != nil {
+				return nil, bad("RDATE: %v", err)
+			}
+			ev.rdates = append(ev.rdates, t)
+		}
+	}
+	return ev, nil
+}
+
+// value reads a DATE or DATE-TIME value as its wall clock reading, in a
+// time.Time in UTC (the zone plays no part in a date): a time in UTC is
+// read on the clock of the file's zone. It reports whether the value is a
+// date.
+func (r *reader) value(p *ical.Prop) (time.Time, bool, error) {
+	v := strings.TrimSpace(p.Value)
+	switch {
+	case len(v) == 8 && !strings.EqualFold(p.Params.Get("VALUE"), "DATE-TIME"):
+		t, err := time.Parse("20060102", v)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("%q is not a date such as 20261225", v)
+		}
+		return t, true, checkYear(t)
+	case len(v) == 16 && (v[15] == 'Z' || v[15] == 'z'):
+		t, err := time.Parse("20060102T150405", v[:15])
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("%q is not a date and time such as 20261225T090000Z", v)
+		}
+		w := t.In(r.zone)
+		t = time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, time.UTC)
+		return t, false, checkYear(t)
+	case len(v) == 15:
+		t, err := time.Parse("20060102T150405", v)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("%q is not a date and time such as 20261225T090000", v)
+		}
+		return t, false, checkYear(t)
+	}
+	return time.Time{}, false, fmt.Errorf("%q is not a date (20261225) or a date and time (20261225T090000, with Z for UTC)", v)
+}
+
+func checkYear(t time.Time) error {
+	if t.Year() < 1900 || t.Year() > 9999 {
+		return fmt.Errorf("%s is out of range: years from 1900 to 9999", t.Format(time.DateOnly))
+	}
+	return nil
+}
+
+// dateOf returns the date of a wall clock reading.
+func dateOf(t time.Time) calendar.Date { return calendar.MakeDate(t.Date()) }
+
+// add adds the days an event covers: its own, or those of its occurrences
+// in the horizon but those replaced.
+func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
+	if ev.rule == nil && len(ev.rdates) == 0 {
+		return r.cover(ev, ev.start)
+	}
+	if r.recurring++; r.recurring > MaxRecurring {
+		return fmt.Errorf("more than %d recurring events: split the file", MaxRecurring)
+	}
+	occurs := func(t time.Time) error {
+		d := dateOf(t)
+		if ev.exdates[d] || replaced[d] || d < r.from || d > r.to {
+			return nil
+		}
+		return r.cover(ev, t)
+	}
+	if ev.rule == nil {
+		if err := occurs(ev.start); err != nil {
+			return err
+		}
+	} else {
+		opt := *ev.rule
+		opt.Dtstart = ev.start
+		end := r.to.Start(time.UTC).Add(24 * time.Hour)
+		if opt.Until.IsZero() || opt.Until.After(end) {
+			opt.Until = end
+		}
+		rule, err := rrule.NewRRule(opt)
+		if err != nil {
+			return fmt.Errorf("%s: RRULE: %v", ev, err)
+		}
+		next := rule.Iterator()
+		for t, ok := next(); ok; t, ok = next() {
+			if err := occurs(t); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range ev.rdates {
+		if err := occurs(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cover adds the days of one occurrence starting at wall time start.
+func (r *reader) cover(ev *event, start time.Time) error {
+	first := dateOf(start)
+	last := first
+	if ev.length > 0 {
+		last = dateOf(start.Add(ev.length - time.Nanosecond))
+	}
+	for d := first; d <= min(last, maxDate); d++ {
+		r.days[d] = true
+	}
+	if len(r.days) > MaxDates {
+		return fmt.Errorf("more than %d dates: split the file", MaxDates)
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package ics
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/calendar"
+)
+
+func texts(ds []calendar.Date) string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return strings.Join(out, " ")
+}
+
+var now2026 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+func TestHolidaysFile(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("testdata/holidays.ics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := Horizon(now2026)
+	if from.String() != "2025-01-01" || to.String() != "2036-12-31" {
+		t.Fatalf("horizon %s to %s", from, to)
+	}
+	ds, err := Dates(src, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"2025-12-25",
+		"2026-01-05", "2026-01-06", // inventory night, 22:00 to 02:00
+		"2026-03-02", "2026-03-03", // its third occurrence; February's is an EXDATE
+		"2026-03-11",                             // 23:00 UTC on the 10th is past midnight in Paris
+		"2026-08-10", "2026-08-11", "2026-08-12", // three days, DTEND excluded
+		"2026-12-25", "2027-01-01",
+		"2027-12-25", "2028-12-25", "2029-12-25", "2030-12-25", "2031-12-25", "2032-12-25", "2033-12-25", "2034-12-25",
+		"2035-12-25", "2036-12-25",
+	}
+	if got := texts(ds); got != strings.Join(want, " ") {
+		t.Errorf("dates:\n got %s\nwant %s", got, strings.Join(want, " "))
+	}
+}
+
+func ics(events ...string) []byte {
+	return []byte("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:test\r\n" + strings.Join(events, "") + "END:VCALENDAR\r\n")
+}
+
+func vevent(lines ...string) string {
+	return "BEGIN:VEVENT\r\n" + strings.Join(lines, "\r\n") + "\r\nEND:VEVENT\r\n"
+}
+
+func TestEvents(t *testing.T) {
+	t.Parallel()
+	from, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"all day without end", ics(vevent("DTSTART;VALUE=DATE:20261224")), "2026-12-24"},
+		{"a date without VALUE", ics(vevent("DTSTART:20261224")), "2026-12-24"},
+		{"timed, ending at midnight", ics(vevent("DTSTART:20261224T180000", "DTEND:20261225T000000")), "2026-12-24"},
+		{"timed, over midnight", ics(vevent("DTSTART:20261224T180000", "DTEND:20261225T000100")), "2026-12-24 2026-12-25"},
+		{"duration of days", ics(vevent("DTSTART;VALUE=DATE:20261224", "DURATION:P2D")), "2026-12-24 2026-12-25"},
+		{"a TZID is its own date", ics(vevent("DTSTART;TZID=America/New_York:20261224T230000")), "2026-12-24"},
+		{"an unknown TZID is its own date too", ics(vevent("DTSTART;TZID=W. Europe Standard Time:20261224T230000")), "2026-12-24"},
+		{"UTC without a calendar zone", ics(vevent("DTSTART:20261224T230000Z")), "2026-12-24"},
+		{"weekly, with UNTIL", ics(vevent("DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;UNTIL=20260126")),
+			"2026-01-05 2026-01-12 2026-01-19 2026-01-26"},
+		{"an RDATE", ics(vevent("DTSTART;VALUE=DATE:20260105", "RDATE;VALUE=DATE:20260301,20260302")), "2026-01-05 2026-03-01 2026-03-02"},
+		{"an occurrence moved", ics(
+			vevent("UID:u1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=MONTHLY;COUNT=3"),
+			vevent("UID:u1", "RECURRENCE-ID;VALUE=DATE:20260205", "DTSTART;VALUE=DATE:20260206")),
+			"2026-01-05 2026-02-06 2026-03-05"},
+		{"an occurrence cancelled", ics(
+			vevent("UID:u1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=MONTHLY;COUNT=3"),
+			vevent("UID:u1", "RECURRENCE-ID;VALUE=DATE:20260205", "DTSTART;VALUE=DATE:20260205", "STATUS:CANCELLED")),
+			"2026-01-05 2026-03-05"},
+		{"recurrences before the horizon are left out", ics(vevent("DTSTART;VALUE=DATE:19000101", "RRULE:FREQ=YEARLY;BYMONTH=1;BYMONTHDAY=1;UNTIL=20260101")),
+			"2025-01-01 2026-01-01"},
+		{"one-off events are kept wherever they are", ics(vevent("DTSTART;VALUE=DATE:19500101")), "1950-01-01"},
+		{"two calendars in one file", append(ics(vevent("DTSTART;VALUE=DATE:20260101")), ics(vevent("DTSTART;VALUE=DATE:20260102"))...),
+			"2026-01-01 2026-01-02"},
+		{"a recurrence that never happens", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30")), ""},
+	} {
+		ds, err := Dates(c.src, from, to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+	// The zone of the calendar dates UTC times.
+	ds, err := Dates([]byte("BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:Asia/Tokyo\r\n"+vevent("DTSTART:20261224T230000Z")+"END:VCALENDAR\r\n"), from, to)
+	if err != nil || texts(ds) != "2026-12-25" {
+		t.Errorf("UTC in Tokyo: %v %v", texts(ds), err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	t.Parallel()
+	from, to := Horizon(now2026)
+	many := make([]string, MaxRecurring+1)
+	for i := range many {
+		many[i] = vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=YEARLY;COUNT=1")
+	}
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"not ics", []byte("hello"), "not an iCalendar file"},
+		{"empty", nil, "no BEGIN:VCALENDAR"},
+		{"no events", ics(), "holds no VEVENT"},
+		{"unterminated", []byte("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\n"), "not an iCalendar file"},
+		{"no start", ics(vevent("SUMMARY:Nothing")), `VEVENT 1 ("Nothing"): no DTSTART`},
+		{"bad start", ics(vevent("UID:x1", "DTSTART:2026-12-25")), `VEVENT 1 (UID "x1"): DTSTART: "2026-12-25" is not a date`},
+		{"year out of range", ics(vevent("DTSTART;VALUE=DATE:18991231")), "out of range"},
+		{"ends before", ics(vevent("DTSTART;VALUE=DATE:20261225", "DTEND;VALUE=DATE:20261224")), "ends before it starts"},
+		{"too long", ics(vevent("DTSTART;VALUE=DATE:20260101", "DURATION:P400D")), "more than 366 days"},
+		{"hourly", ics(vevent("DTSTART:20260101T000000", "RRULE:FREQ=HOURLY")), "FREQ=HOURLY is more frequent than daily"},
+		{"bad rrule", ics(vevent("DTSTART:20260101T000000", "RRULE:FREQ=SOMETIMES")), "RRULE:"},
+		{"bad exdate", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=DAILY", "EXDATE:soon")), "EXDATE:"},
+		{"too many recurring", ics(many...), "more than 200 recurring events"},
+		{"nested deep", []byte(strings.Repeat("BEGIN:X\r\n", 20)), "nested more than 8 deep"},
+	} {
+		_, err := Dates(c.src, from, to)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
+
+func FuzzDates(f *testing.F) {
+	if src, err := os.ReadFile("testdata/holidays.ics"); err == nil {
+		f.Add(src)
+	}
+	f.Add(ics(vevent("DTSTART;VALUE=DATE:20261224", "RRULE:FREQ=WEEKLY;COUNT=5", "EXDATE;VALUE=DATE:20261231")))
+	f.Add(ics(vevent("DTSTART:20261224T230000Z", "DURATION:P1DT2H")))
+	f.Add([]byte("BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"))
+	from, to := Horizon(now2026)
+	f.Fuzz(func(t *testing.T, src []byte) {
+		ds, err := Dates(src, from, to)
+		if err != nil {
+			return
+		}
+		for i, d := range ds {
+			if i > 0 && d <= ds[i-1] {
+				t.Fatalf("dates not sorted or repeated: %s after %s", d, ds[i-1])
+			}
+			if y, _, _ := d.YMD(); y < 1900 || y > 9999 {
+				t.Fatalf("date %s out of range", d)
+			}
+		}
+	})
+}
