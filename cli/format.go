@@ -243,14 +243,14 @@ func runLine(w io.Writer, name, start, end, status, names string) {
 
 // fireLine writes one line of the table of fires.
 func fireLine(w io.Writer, sched, fate, run, reason string) {
-	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-7s %-8s %s", wTime, sched, fate, run, reason), " "))
+	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-10s %-8s %s", wTime, sched, fate, run, reason), " "))
 }
 
 // fireHeader writes the header of the table of fires.
 func fireHeader(w io.Writer) {
 	u := strings.Repeat
 	fireLine(w, "Scheduled", "Fate", "Run", "Reason")
-	fireLine(w, u("_", wTime), u("_", 7), u("_", 8), u("_", 6))
+	fireLine(w, u("_", wTime), u("_", 10), u("_", 8), u("_", 6))
 }
 
 // writeFireRows prints what became of planned occurrences, below
