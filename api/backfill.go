@@ -175,7 +175,7 @@ func backfillMessage(res *engine.BackfillResult, dry bool) string {
 // range.
 func (s *Server) backfillProcess(w http.ResponseWriter, r *http.Request, name string, req BackfillRequest) error {
 	if req.MaxParallel > 1 {
-		return badRequest("max_parallel: the periods of timeperiod process %s run one at a time, in order", name)
+		return badRequest("max_parallel: the rules of the timeperiod trees run the periods of process %s; a backfill sets no parallelism", name)
 	}
 	from, err := s.periodBound(req.From, "from")
 	if err != nil {

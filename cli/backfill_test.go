@@ -268,7 +268,7 @@ func TestBackfillTreesAndConfigurations(t *testing.T) {
 		t.Errorf("backfill:\n%s", out)
 	}
 	if _, errs, code := f.run("gnomon", "backfill", "-j", "site_hourly", "--from", "2026112400", "--to", "2026112402", "--max-parallel", "2"); code != ExitUsage ||
-		!strings.Contains(errs, "run one at a time") {
+		!strings.Contains(errs, "a backfill sets no parallelism") {
 		t.Errorf("--max-parallel for a process: exit %d %q", code, errs)
 	}
 

@@ -37,7 +37,7 @@ import (
 //     ready; it starts as soon as they end, before the next backfill run.
 //     Under overlap allow, backfill runs run beside the task's own.
 //   - A backfill run bypasses the task's condition, as a start does, and
-//     does not change the task's status: the status, which conditions
+//     its start delay, and does not change the task's status: the status, which conditions
 //     read, belongs to the regular schedule. Its outcome is recorded,
 //     alerted and told to listeners as any run's, but it triggers no
 //     dependent: backfill them in turn.
