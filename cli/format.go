@@ -228,9 +228,14 @@ func writeRunRows(w io.Writer, runs []api.RunView) {
 	}
 }
 
-// runRow writes a run as a row of the runs table, indented by level.
+// runRow writes a run as a row of the runs table, indented by level; a
+// backfill run names the occurrence it ran after its task.
 func runRow(w io.Writer, r *job.Run, level int) {
-	runLine(w, strings.Repeat(" ", level)+termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(),
+	name := termsafe.String(r.Task)
+	if r.Trigger == job.TriggerBackfill {
+		name += " [backfill of " + stamp(r.Scheduled) + "]"
+	}
+	runLine(w, strings.Repeat(" ", level)+name, stamp(r.Start), stamp(r.End), r.Status.String(),
 		who(termsafe.String(r.By), termsafe.String(r.EndedBy)))
 }
 
