@@ -46,7 +46,7 @@ the command returns: a restart of the server goes on with it.
 
 At most --max-parallel backfill runs of the task run at once (default 1),
 in occurrence order, and the regular schedule goes first: see "Backfill"
-in docs/definitions.md. --dry-run lists what would run and changes
+in docs/semantics.md. --dry-run lists what would run and changes
 nothing. --cancel drops the occurrences not started yet and kills the
 backfill runs in flight (an abort of the task does too); --status lists
 what remains.
