@@ -99,8 +99,11 @@ func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched ca
 	f := fires[0]
 	f.Scheduled, f.At = s.local(f.Scheduled), s.local(f.At)
 	switch f.Fate {
-	case job.FateRan:
+	case job.FateRan, job.FateBackfilled:
 		text := fmt.Sprintf("the occurrence at %s ran", when(f.Scheduled))
+		if f.Fate == job.FateBackfilled {
+			text = fmt.Sprintf("the occurrence at %s was backfilled (%s)", when(f.Scheduled), f.Reason)
+		}
 		if f.RunID != 0 {
 			runs, err := st.Runs(r.Context(), store.RunQuery{Task: name, Before: f.RunID + 1, Limit: 1})
 			if err != nil {

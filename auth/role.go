@@ -38,7 +38,7 @@ type Permission string
 const (
 	Read          Permission = "read"
 	ReadSensitive Permission = "read:sensitive" // task logs (the web UI's log tail)
-	Operate       Permission = "tasks:operate"  // task events, timeperiod node actions
+	Operate       Permission = "tasks:operate"  // task events, backfills, timeperiod node actions
 	PostData      Permission = "data:post"      // POST /events
 	Clock         Permission = "clock:advance"  // move a simulated clock
 	Define        Permission = "definitions:write"

@@ -237,13 +237,13 @@ func completeEvents(_ *cobra.Command, _ []string, prefix string) ([]cobra.Comple
 }
 
 // registerCompletions completes the -j flag of every command that has one
-// with task names (runs and alerts: with process names too), export's
-// --tree-file with tree files, and schd_event's -e with event names. The
-// node and tree commands register their own.
+// with task names (runs, alerts and backfill: with process names too),
+// export's --tree-file with tree files, and schd_event's -e with event
+// names. The node and tree commands register their own.
 func registerCompletions(root *cobra.Command, client func() *api.Client) {
 	for _, c := range root.Commands() {
 		switch {
-		case c.Name() == "runs" || c.Name() == "alerts":
+		case c.Name() == "runs" || c.Name() == "alerts" || c.Name() == "backfill":
 			c.RegisterFlagCompletionFunc("job", completeHistory(client))
 		case c.Flags().Lookup("job") != nil:
 			c.RegisterFlagCompletionFunc("job", completeTasks(client))

@@ -238,9 +238,14 @@ func writeRunRows(w io.Writer, runs []api.RunView) {
 	}
 }
 
-// runRow writes a run as a row of the runs table, indented by level.
+// runRow writes a run as a row of the runs table, indented by level; a
+// backfill run names the occurrence it ran after its task.
 func runRow(w io.Writer, r *job.Run, level int) {
-	runLine(w, strings.Repeat(" ", level)+termsafe.String(r.Task), stamp(r.Start), stamp(r.End), r.Status.String(),
+	name := termsafe.String(r.Task)
+	if r.Trigger == job.TriggerBackfill {
+		name += " [backfill of " + stamp(r.Scheduled) + "]"
+	}
+	runLine(w, strings.Repeat(" ", level)+name, stamp(r.Start), stamp(r.End), r.Status.String(),
 		who(termsafe.String(r.By), termsafe.String(r.EndedBy)))
 }
 
@@ -253,14 +258,14 @@ func runLine(w io.Writer, name, start, end, status, names string) {
 
 // fireLine writes one line of the table of fires.
 func fireLine(w io.Writer, sched, fate, run, reason string) {
-	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-7s %-8s %s", wTime, sched, fate, run, reason), " "))
+	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-10s %-8s %s", wTime, sched, fate, run, reason), " "))
 }
 
 // fireHeader writes the header of the table of fires.
 func fireHeader(w io.Writer) {
 	u := strings.Repeat
 	fireLine(w, "Scheduled", "Fate", "Run", "Reason")
-	fireLine(w, u("_", wTime), u("_", 7), u("_", 8), u("_", 6))
+	fireLine(w, u("_", wTime), u("_", 10), u("_", 8), u("_", 6))
 }
 
 // writeFireRows prints what became of planned occurrences, below

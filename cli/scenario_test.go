@@ -42,13 +42,18 @@ package cli
 //	    or "PROCESS KEY FROM TO" entries separated by commas. Changes the
 //	    settle made afterwards are part of the answer (a node reprocessed
 //	    to embryo, then started again, appears twice).
+//	backfill PROCESS FROM TO -> CHANGES
+//	    An operator's backfill of the periods of the process from FROM to
+//	    TO, both included (POST /api/v1/tasks/PROCESS/backfill): each
+//	    finished one is reprocessed. CHANGES as for reprocess.
 //	dry skip ... -> CHANGES
 //	dry reprocess ... -> CHANGES
-//	    The same with ?dry_run=true; every node and outstanding run must be
-//	    as before.
+//	dry backfill ... -> CHANGES
+//	    The same with dry_run; every node and outstanding run must be as
+//	    before.
 //	status CODE STEP [| TEXT]
 //	    STEP (any of define, clock, tick, nodes, begin, complete, skip,
-//	    reprocess, dry ...) must answer CODE instead of 200, its error
+//	    reprocess, backfill, dry ...) must answer CODE instead of 200, its error
 //	    holding TEXT, and, being refused, change nothing (every node,
 //	    outstanding run and tree is read before and after). A refused
 //	    skip or reprocess takes no "-> CHANGES".
@@ -198,12 +203,12 @@ func parseStep(raw string) (step, error) {
 		return st, errors.New("no step")
 	}
 	st.verb, st.args = fields[0], fields[1:]
-	operator := st.verb == "skip" || st.verb == "reprocess"
+	operator := st.verb == "skip" || st.verb == "reprocess" || st.verb == "backfill"
 	if st.dry && !operator {
-		return st, errors.New("dry goes with skip or reprocess")
+		return st, errors.New("dry goes with skip, reprocess or backfill")
 	}
 	if st.change != nil && !operator {
-		return st, errors.New("-> goes with skip or reprocess")
+		return st, errors.New("-> goes with skip, reprocess or backfill")
 	}
 	if operator && (st.change == nil) != (st.status != http.StatusOK) {
 		return st, fmt.Errorf(`%s: give "-> CHANGES" (or "-> none") when it answers 200, and only then`, st.verb)
@@ -249,6 +254,8 @@ func parseStep(raw string) (step, error) {
 		err = nargs(2, -1)
 	case "reprocess":
 		err = nargs(2, 2)
+	case "backfill":
+		err = nargs(3, 3)
 	default:
 		err = fmt.Errorf("unknown step %q", st.verb)
 	}
@@ -377,8 +384,8 @@ func TestScenariosParse(t *testing.T) {
 		{head + "skip p 2024010100\n", `x.txt:2: skip: give "-> CHANGES"`},
 		{head + "status 409 skip p 2024010100 -> none\n", `x.txt:2: skip: give "-> CHANGES"`},
 		{head + "skip p 2024010100 -> p 2024010100 embryo\n", "x.txt:2: change \"p 2024010100 embryo\""},
-		{head + "complete p 2024010100 processed -> none\n", "x.txt:2: -> goes with skip or reprocess"},
-		{head + "dry complete p 2024010100 processed\n", "x.txt:2: dry goes with skip or reprocess"},
+		{head + "complete p 2024010100 processed -> none\n", "x.txt:2: -> goes with skip, reprocess or backfill"},
+		{head + "dry complete p 2024010100 processed\n", "x.txt:2: dry goes with skip, reprocess or backfill"},
 		{head + "status 4O4 tick\n", `x.txt:2: bad status "4O4"`},
 		{head + "status 404 | gone\n", "x.txt:2: status CODE STEP"},
 		{"# nothing\n", "x.txt: no start step"},
@@ -590,7 +597,7 @@ func (r *replay) step(st *step) {
 			body["run"] = id
 		}
 		r.send(st, "POST", nodePath(st.args[0], st.args[1], "complete"), body)
-	case "skip", "reprocess":
+	case "skip", "reprocess", "backfill":
 		r.operate(st)
 	}
 	if before != "" {
@@ -672,6 +679,10 @@ func (r *replay) operate(st *step) {
 	var body any
 	if len(st.args) > 2 {
 		body = map[string][]string{"timeperiods": st.args[2:]}
+	}
+	if st.verb == "backfill" {
+		path = "/api/v1/tasks/" + url.PathEscape(st.args[0]) + "/backfill"
+		body = map[string]any{"from": st.args[1], "to": st.args[2], "dry_run": st.dry}
 	}
 	b, ok := r.send(st, "POST", path, body)
 	if !ok {

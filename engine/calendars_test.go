@@ -225,3 +225,23 @@ func TestRetryOnAnExcludedDay(t *testing.T) {
 	}
 	s.want("late", "success")
 }
+
+// A backfill does not run an occurrence on a day of the task's exclude
+// calendar: the clock skipped it, and the backfill says why.
+func TestBackfillLeavesExcludedDays(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, "2026-12-23T12:00:00Z", holidays+callable("daily", "start_times: 09:00\nexclude_calendar: holidays"))
+	s.advance("2026-12-28T00:00:00Z")
+	out := s.apply(Backfill{Task: "daily", From: mustTime(t, "2026-12-24T00:00:00Z"), To: mustTime(t, "2026-12-26T23:00:00Z"), MaxParallel: 1,
+		Ledger: s.fires})
+	var got []string
+	for _, o := range out.Backfill.Occurrences {
+		got = append(got, o.Scheduled.Format("01-02")+" "+string(o.Action))
+	}
+	if want := []string{"12-24 done", "12-25 excluded", "12-26 done"}; !slices.Equal(got, want) {
+		t.Errorf("backfill %q, want %q", got, want)
+	}
+	if r := out.Backfill.Occurrences[1].Reason; !strings.Contains(r, "calendar holidays") {
+		t.Errorf("reason %q", r)
+	}
+}

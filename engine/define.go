@@ -23,7 +23,7 @@ func (e *Engine) define(ev Define) error {
 	res, err := defs.Apply(ev.File, e.defs, acts, &defs.Env{
 		Active: func(name string) bool {
 			en := e.tasks[name]
-			return en != nil && (en.st.Status.Active() || en.st.RunID != 0)
+			return en != nil && (en.st.Status.Active() || en.st.RunID != 0 || e.backfillUnderWay(en))
 		},
 		Function:  e.functions,
 		Taken:     e.taken,

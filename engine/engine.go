@@ -87,6 +87,10 @@ type Engine struct {
 	seq      int64               // ready order
 	// draining stops dispatch: ready tasks stay ready.
 	draining bool
+	// backfills are the tasks whose backfills have occurrences waiting;
+	// backfillTotal counts the backfill runs in flight (see backfill.go).
+	backfills     map[string]struct{}
+	backfillTotal int
 
 	loc       *time.Location
 	grace     time.Duration
@@ -133,6 +137,9 @@ type entry struct {
 	// under overlap allow.
 	active int
 	win    *windows // a configuration's accepted events, nil otherwise
+	// backfilling counts the task's backfill runs in flight, which active
+	// does not.
+	backfilling int
 }
 
 // windows are the events a configuration accepted.
@@ -207,6 +214,9 @@ type Output struct {
 	// sorted; DeletedCalendars those it deleted, sorted.
 	Calendars        []string
 	DeletedCalendars []string
+	// Backfill is what a Backfill or BackfillCancel event did, nil for
+	// other events.
+	Backfill *BackfillResult
 
 	tasks, defined, calendars map[string]bool
 	runs                      map[int64]bool
@@ -353,6 +363,7 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 	}
 	e.restoreWindows(vals)
 	e.lastRun = lastRun
+	e.restoreBackfills(active)
 }
 
 // Task returns a task's definition and state.
@@ -455,6 +466,10 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	case Fired:
 		e.fired(ev)
 	case NodeGone:
+	case Backfill:
+		err = e.backfill(ev)
+	case BackfillCancel:
+		err = e.cancel(ev)
 	default:
 		err = fmt.Errorf("unknown event %T", ev)
 	}
@@ -470,6 +485,9 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	e.dispatch()
 	if len(e.pending) > 0 {
 		e.startPending() // concurrent runs take the workers ready tasks left
+	}
+	if len(e.backfills) > 0 {
+		e.startBackfills() // and backfill runs those still left
 	}
 	out := e.out
 	e.out, e.endedBy = nil, ""
@@ -688,6 +706,11 @@ func (e *Engine) dispatch() {
 		return
 	}
 	names := sortedSet(e.ready)
+	if e.backfillTotal > 0 {
+		if names = slices.DeleteFunc(names, e.heldByBackfill); len(names) == 0 {
+			return
+		}
+	}
 	slices.SortStableFunc(names, func(a, b string) int {
 		x, y := e.tasks[a], e.tasks[b]
 		if x.def.Priority != y.def.Priority {
@@ -736,6 +759,10 @@ func (e *Engine) exited(ev RunExited) {
 		return // already recorded (a duplicate report after a restart)
 	}
 	delete(e.runs, ev.RunID)
+	if r.Trigger == job.TriggerBackfill {
+		e.backfillExited(r, ev)
+		return
+	}
 	end := ev.At
 	if end.IsZero() {
 		end = e.now
@@ -838,13 +865,18 @@ func (e *Engine) act(ev Act) error {
 		en.st.Trigger, en.st.By = "start", ev.By
 		e.setStatus(name, job.Ready, false)
 	case job.ActAbort:
-		if s.Settled() {
+		if s.Settled() && !e.backfillUnderWay(en) {
 			return refused("event abort is not effective on inactive task")
 		}
 		// Until the end of this Apply: a bundle run that ends because a
 		// member was aborted is ended by the abort too.
 		e.endedBy = ev.By
-		e.abort(name)
+		if !s.Settled() {
+			e.abort(name)
+		}
+		if e.backfillUnderWay(en) {
+			e.cancelBackfill(en, ev.By) // an abort cancels the task's backfills too
+		}
 	case job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed:
 		if s.Active() {
 			return refused("event %s is not effective on active task", ev.Action)

@@ -41,6 +41,7 @@ const (
 	// of its exclude_calendar (it will be skipped), or today is not a
 	// day of its run_calendar.
 	WhyCalendar ReasonKind = "calendar"
+	WhyBackfill ReasonKind = "backfill" // a backfill under way, and what holds it
 )
 
 // maxWhyDepth bounds how far the reasons follow condition clauses.
@@ -84,7 +85,9 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 	case job.Staged:
 		add(WhyDelay, "%s waits for its start delay to pass at %s", name, at(st.DueAt))
 	case job.Ready:
-		if e.draining {
+		if e.heldByBackfill(name) {
+			add(WhyBackfill, "%s is ready and waits for its %d backfill run(s) to end: its runs do not overlap (overlap %s)", name, en.backfilling, overlapName(en.def))
+		} else if e.draining {
 			add(WhyWorker, "%s is ready, but the scheduler is draining: it starts no run", name)
 		} else {
 			add(WhyWorker, "%s is ready and waits for a worker slot: %d of %d are busy (higher priorities and earlier tasks go first)", name, e.running, e.workers)
@@ -98,6 +101,7 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 	if n := len(st.Pending); n > 0 {
 		add(WhyOverlap, "%d trigger(s) of %s wait for its active run to end (overlap %s)", n, name, overlapName(en.def))
 	}
+	e.whyBackfill(name, en, add)
 }
 
 // whyClauses lists a condition's clauses and follows the false ones.

@@ -88,6 +88,9 @@ type State struct {
 	// NextFire is the next occurrence of the task's time trigger that has
 	// not been handled yet, zero if it has none.
 	NextFire Instant `json:"next_fire,omitzero"`
+	// Backfill is what remains of the backfills asked for the task, nil
+	// when nothing does: the occurrences still to run, in order.
+	Backfill *Backfill `json:"backfill,omitempty"`
 	// LastExec is the timestamp of the data event that last triggered a
 	// configuration, zero if none has.
 	LastExec Instant `json:"last_exec,omitzero"`
@@ -125,8 +128,8 @@ type Fate string
 // Fates of an occurrence.
 const (
 	FateRan     Fate = "ran"     // it started the task (the run may wait for its condition or a worker)
-	FateSkipped Fate = "skipped" // the task was busy or frozen; it is not made up
-	FateMissed  Fate = "missed"  // the scheduler was not running; it is not made up
+	FateSkipped Fate = "skipped" // the task was busy or frozen; only a backfill makes it up
+	FateMissed  Fate = "missed"  // the scheduler was not running; only a backfill makes it up
 )
 
 // Fire records the fate of one occurrence, keyed by (Task, Scheduled).

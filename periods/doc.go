@@ -84,7 +84,8 @@
 // and trees the file no longer has are removed with their nodes) and
 // Remove (one tree), Tick (the clock moved), ContinuousTick (tick
 // continuous levels now), RunStarted and RunResult (from whoever runs the
-// work), Skip and Reprocess (operators) and Restart (after a restart). Each
+// work), Skip, Reprocess and Backfill (operators; Backfill reprocesses the
+// finished nodes of a range of periods) and Restart (after a restart). Each
 // Apply first builds the nodes up to the current period, then performs the
 // event, then settles: it applies the rules to the nodes the changes
 // concern until nothing changes.

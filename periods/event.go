@@ -121,6 +121,8 @@ func DecodeEvent(kind string, data []byte) (Event, error) {
 		ev, err = decode[Reprocess](data)
 	case "restart":
 		ev, err = decode[Restart](data)
+	case "backfill":
+		ev, err = decode[Backfill](data)
 	default:
 		return nil, fmt.Errorf("decode event: unknown kind %q: %w", kind, ErrInvalid)
 	}
@@ -252,7 +254,11 @@ type Output struct {
 	// its node's current run (or a node that no longer exists): it
 	// changed nothing.
 	Stale bool
-	// DryRun is set for a Skip or Reprocess with DryRun: Changes lists
-	// what its cascade would do and nothing else is filled.
+	// DryRun is set for a Skip, Reprocess or Backfill with DryRun:
+	// Changes lists what its cascade would do and nothing else is filled
+	// (but Backfill).
 	DryRun bool
+	// Backfill lists, for a Backfill, the periods of its range that have
+	// a node, in order, and what it did with each.
+	Backfill []BackfillPeriod
 }

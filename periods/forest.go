@@ -266,6 +266,10 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 		if _, err := f.lookup(ev.Process, ev.Timeperiod, now, ev.DryRun); err != nil {
 			return nil, fmt.Errorf("reprocess: %w", err)
 		}
+	case Backfill:
+		if _, _, _, err := f.backfillRange(ev); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("event %T: %w", ev, ErrInvalid)
 	}
@@ -283,6 +287,8 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 			f.skip(ev)
 		case Reprocess:
 			f.reprocess(ev)
+		case Backfill:
+			f.backfill(ev)
 		}
 		return f.out, nil
 	}
@@ -321,6 +327,9 @@ func (f *Forest) Apply(ev Event, now time.Time) (*Output, error) {
 	case Reprocess:
 		f.by = ev.By
 		f.reprocess(ev)
+	case Backfill:
+		f.by = ev.By
+		f.backfill(ev)
 	case Restart:
 		f.restart()
 	}
@@ -339,6 +348,8 @@ func dryRun(ev Event) bool {
 	case Skip:
 		return ev.DryRun
 	case Reprocess:
+		return ev.DryRun
+	case Backfill:
 		return ev.DryRun
 	}
 	return false

@@ -724,6 +724,7 @@ func TestJournalEvents(t *testing.T) {
 		RunResult{Process: "p", Timeperiod: 2024010100, RunID: 3, Outcome: OutcomeFailed, Message: "m"},
 		Skip{Process: "p", Timeperiods: []string{"2024010100", "2024010101"}, By: "ops", DryRun: true},
 		Reprocess{Process: "p", Timeperiod: "2024010100", By: "ops"},
+		Backfill{Process: "p", From: "2024010100", To: "2024010200", By: "ops", DryRun: true},
 		Restart{},
 	}
 	for _, ev := range events {

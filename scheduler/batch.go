@@ -143,7 +143,11 @@ func (bt *batch) observe(ev engine.Event, out *engine.Output) {
 	for i := range out.Fires {
 		f := &out.Fires[i]
 		late := time.Duration(0)
-		if by == TriggerTime {
+		switch {
+		case f.Fate == job.FateBackfilled:
+			bt.obs.Fired(TriggerBackfill, f.Fate, 0)
+			continue
+		case by == TriggerTime:
 			late = f.At.Sub(f.Scheduled)
 		}
 		bt.obs.Fired(by, f.Fate, late)

@@ -145,6 +145,10 @@ type request struct {
 	tree     periods.Event
 	treeOut  *periods.Output
 	nodeExit *nodeExit
+	// backfill is what a backfill or its cancel did, set before the
+	// reply; dryRun answers a backfill with what it would do.
+	backfill *engine.BackfillResult
+	dryRun   bool
 }
 
 // timerEarly is how long before a due instant the loop's timer is armed.
@@ -613,6 +617,10 @@ func (s *Scheduler) process(batch []*request) error {
 			}
 			continue
 		}
+		if done, err := s.prepareBackfill(bt, r, now); done {
+			replies[i] = err
+			continue
+		}
 		out, err := s.eng.Apply(r.ev, now)
 		if err != nil {
 			replies[i] = err
@@ -625,7 +633,7 @@ func (s *Scheduler) process(batch []*request) error {
 			return err
 		}
 		s.ckpt.hold(out)
-		r.data = out.Data
+		r.data, r.backfill = out.Data, out.Backfill
 	}
 	if err := s.tickTrees(bt, s.cfg.Clock.Now()); err != nil {
 		s.log.Error("timeperiod trees not ticked", "err", err)

@@ -194,6 +194,8 @@ func operator(ev periods.Event) bool {
 		return !ev.DryRun
 	case periods.Reprocess:
 		return !ev.DryRun
+	case periods.Backfill:
+		return !ev.DryRun
 	}
 	return false
 }

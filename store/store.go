@@ -104,7 +104,9 @@ type Batch struct {
 	Deleted []string
 	Runs    []job.Run // inserted or updated
 	// Fires are new fates of occurrences. An occurrence already recorded
-	// keeps its first fate.
+	// keeps its first fate, except that a backfilled one replaces a missed
+	// or skipped one (job.Fire.Supersedes), reason, instant and run
+	// included.
 	Fires []job.Fire
 	// Checkpoint writes part of a checkpoint of the windows, if not nil.
 	Checkpoint *Checkpoint

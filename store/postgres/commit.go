@@ -38,9 +38,12 @@ const (
 	updStates = `WITH v AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS v (name, status, state)),
 		u AS (UPDATE tasks t SET status = v.status, state = v.state FROM v WHERE t.name = v.name RETURNING t.name)
 		SELECT gnomon_refuse('state of task ' || v.name || ': the task is not stored') FROM v WHERE v.name NOT IN (SELECT name FROM u)`
+	// insFires keeps the first fate of an occurrence, but for a backfill
+	// of a missed or skipped one (job.Fire.Supersedes).
 	insFires = `INSERT INTO fires (task, scheduled, fate, reason, at, run)
 		SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-		ON CONFLICT (task, scheduled) DO NOTHING`
+		ON CONFLICT (task, scheduled) DO UPDATE SET fate = excluded.fate, reason = excluded.reason, at = excluded.at, run = excluded.run
+		WHERE excluded.fate = 'backfilled' AND fires.fate IN ('missed', 'skipped')`
 	upsRuns = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
 			timeperiod, outcome, started_by, ended_by, attempt, retry_of)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::text[],
@@ -193,22 +196,33 @@ func queueTasks(q *pgx.Batch, b *store.Batch) error {
 	return nil
 }
 
-// queueFires queues new fates: the first of an occurrence is kept.
+// queueFires queues new fates: the first of an occurrence is kept, but
+// for a backfill of a missed or skipped one (job.Fire.Supersedes), as one
+// statement per fire would leave them. One statement may not write a row
+// twice: a batch's fires of one occurrence are merged first.
 func queueFires(q *pgx.Batch, fires []job.Fire) {
 	type key struct {
 		task      string
 		scheduled int64
 	}
-	seen := make(map[key]bool, len(fires))
-	n := len(fires)
-	task, scheduled, fate, reason, at, run := make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([]string, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	for _, f := range fires {
+	seen := make(map[key]int, len(fires))
+	kept := make([]*job.Fire, 0, len(fires))
+	for i := range fires {
+		f := &fires[i]
 		k := key{f.Task, nanos(f.Scheduled)}
-		if seen[k] {
+		if j, ok := seen[k]; ok {
+			if f.Supersedes(kept[j]) {
+				kept[j] = f
+			}
 			continue
 		}
-		seen[k] = true
-		task, scheduled, fate, reason = append(task, f.Task), append(scheduled, k.scheduled), append(fate, string(f.Fate)), append(reason, text(f.Reason))
+		seen[k] = len(kept)
+		kept = append(kept, f)
+	}
+	n := len(kept)
+	task, scheduled, fate, reason, at, run := make([]string, 0, n), make([]int64, 0, n), make([]string, 0, n), make([]string, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	for _, f := range kept {
+		task, scheduled, fate, reason = append(task, f.Task), append(scheduled, nanos(f.Scheduled)), append(fate, string(f.Fate)), append(reason, text(f.Reason))
 		at, run = append(at, nanos(f.At)), append(run, f.RunID)
 	}
 	q.Queue(insFires, task, scheduled, fate, reason, at, run)

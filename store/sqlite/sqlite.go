@@ -173,8 +173,11 @@ const (
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
 			outcome = excluded.outcome, ended_by = excluded.ended_by`
+	// insFire keeps the first fate of an occurrence, but for a backfill
+	// of a missed or skipped one (job.Fire.Supersedes).
 	insFire = `INSERT INTO fires (task, scheduled, fate, reason, at, run) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (task, scheduled) DO NOTHING`
+			ON CONFLICT (task, scheduled) DO UPDATE SET fate = excluded.fate, reason = excluded.reason, at = excluded.at, run = excluded.run
+			WHERE excluded.fate = 'backfilled' AND fires.fate IN ('missed', 'skipped')`
 	// linkFire records the run an occurrence started in its fire: the
 	// first run of the task with that occurrence (runs of one batch come
 	// in no particular order).

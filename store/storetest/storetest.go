@@ -222,6 +222,52 @@ func Run(t *testing.T, open Open) {
 			t.Errorf("fires at 02:00: %+v", all)
 		}
 	})
+	t.Run("backfilled fires", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		at := func(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
+		fire := func(h int, fate job.Fate, reason string, run int64) job.Fire {
+			return job.Fire{Task: "a", Scheduled: at(h), Fate: fate, Reason: reason, At: at(h + 10), RunID: run}
+		}
+		first := &store.Batch{Fires: []job.Fire{
+			fire(1, job.FateRan, "", 0), fire(2, job.FateSkipped, "busy", 0), fire(3, job.FateMissed, "down", 0),
+			fire(4, job.FateBackfilled, "asked", 4),
+		}}
+		if err := s.Commit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		// A backfill replaces a missed or skipped fate, and nothing else.
+		second := &store.Batch{Fires: []job.Fire{
+			fire(1, job.FateBackfilled, "no", 10), fire(2, job.FateBackfilled, "was skipped", 11), fire(3, job.FateBackfilled, "was missed", 12),
+			fire(4, job.FateBackfilled, "again", 13), fire(2, job.FateMissed, "no", 0),
+		}}
+		if err := s.Commit(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		// In one batch, each fire applies in turn: skipped, then
+		// backfilled, then ran.
+		third := &store.Batch{Fires: []job.Fire{
+			fire(5, job.FateSkipped, "busy", 0), fire(5, job.FateBackfilled, "made up", 15), fire(5, job.FateRan, "no", 0),
+			fire(6, job.FateBackfilled, "new", 16), fire(6, job.FateBackfilled, "twice", 17),
+		}}
+		if err := s.Commit(ctx, third); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = reopen()
+		defer s.Close()
+		got, err := s.Fires(ctx, store.FireQuery{Task: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []job.Fire{
+			fire(6, job.FateBackfilled, "new", 16), fire(5, job.FateBackfilled, "made up", 15), fire(4, job.FateBackfilled, "asked", 4),
+			fire(3, job.FateBackfilled, "was missed", 12), fire(2, job.FateBackfilled, "was skipped", 11), fire(1, job.FateRan, "", 0),
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("fires (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("journal before", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)
