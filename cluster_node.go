@@ -11,6 +11,7 @@ import (
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 
@@ -36,6 +37,73 @@ type Cluster struct {
 	// Space is the space of minute spots and its partitions; zero means
 	// cluster.DefaultSpace.
 	Space cluster.Space
+	// Simulated makes a node that is not a director (RunNode) follow the
+	// virtual clock of a director that simulates (Config.SimulateFrom):
+	// its clock role fires by the reading the director saves in the store
+	// at each step of its clock, not by the system's clock. Every other
+	// node of a simulating cluster needs it, and no node of a real one.
+	Simulated bool
+}
+
+// storeClock reads the virtual clock of a simulating director where it
+// saves it, in the store.
+func storeClock(st Store) func(context.Context) (time.Time, bool, error) {
+	return func(ctx context.Context) (time.Time, bool, error) {
+		ns, err := st.Cursor(ctx, scheduler.ClockCursor)
+		if err != nil || ns == 0 {
+			return time.Time{}, false, err
+		}
+		return time.Unix(0, ns), true, nil
+	}
+}
+
+// fetchWait bounds how long a simulating director waits for the clock
+// nodes to record the occurrences due at a step of its clock: a clock
+// node reads the clock when told it moved, and reads changed definitions
+// before it fires; a partition whose owner died moves within the node
+// timeout.
+const fetchWait = time.Minute
+
+// fetch is how a simulating director has the clock nodes find the
+// occurrences due by now, its virtual clock's reading, which the
+// scheduler saved in the store (scheduler.Config.Fetch): it tells them the
+// clock moved, waits until they recorded each of due (or a later
+// occurrence of its task, by now), and hands what they recorded to the
+// engine at once, as a single server hands it the occurrences due at an
+// instant.
+func (s *Scheduler) fetch(ctx context.Context, now time.Time, due []engine.ClockFire) error {
+	reg := s.node.Registry
+	if err := reg.ClockMoved(ctx); err != nil {
+		return err
+	}
+	want := make([]cluster.Fire, len(due))
+	for i, d := range due {
+		want[i] = cluster.Fire{Task: d.Task, Scheduled: d.Scheduled}
+	}
+	deadline := time.Now().Add(fetchWait)
+	for {
+		missing, err := reg.Unrecorded(ctx, want, now)
+		if err != nil {
+			return err
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no clock node recorded %s at %s within %s: a live clock node must own its partition, and every node of a simulating cluster follow its clock (Cluster.Simulated, gnomon server --simulated)",
+				missing[0].Task, missing[0].Scheduled.UTC().Format(time.RFC3339Nano), fetchWait)
+		}
+		wait := time.NewTimer(5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
+			return ctx.Err()
+		case <-wait.C:
+		}
+		want = missing
+	}
+	_, err := s.feed.Poll(ctx)
+	return err
 }
 
 // clusterConfig checks c against the store and returns the node's
@@ -63,7 +131,7 @@ func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location
 		return cluster.Config{}, err
 	}
 	return cluster.Config{
-		Registry: reg, Schedules: pg, Location: loc,
+		Registry: reg, Schedules: pg, Location: loc, DefinitionsChannel: postgres.DefinitionsChannel,
 		Node: cluster.Node{ID: c.Node, Roles: c.Roles, Address: c.Address, Version: c.Version, Machines: c.Machines},
 	}, nil
 }
@@ -91,6 +159,12 @@ func RunNode(ctx context.Context, cfg Config) error {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cc.Logger, cc.Slots = cfg.Logger, cfg.Workers
+	if !cfg.SimulateFrom.IsZero() {
+		return errors.New("gnomon: a node that is not a director follows the director's virtual clock (Cluster.Simulated); only the director takes Config.SimulateFrom")
+	}
+	if cfg.Cluster.Simulated {
+		cc.Virtual = storeClock(st)
+	}
 	if cc.Node.Has(cluster.RoleWorker) {
 		if cfg.DataDir == "" {
 			return errors.New("gnomon: a worker needs Config.DataDir for the files of its runs")
@@ -140,9 +214,20 @@ type fireSink struct{ s *Scheduler }
 const firesCursor = "cluster.fires"
 
 func (f fireSink) Take(ctx context.Context, rs []cluster.Recorded) error {
-	fs := make([]engine.ClockFire, len(rs))
-	for i, r := range rs {
-		fs[i] = engine.ClockFire{Task: r.Task, Scheduled: r.Scheduled, At: r.At, Node: r.Node}
+	fs := make([]engine.ClockFire, 0, len(rs))
+	var now time.Time
+	if f.s.feed != nil {
+		now = f.s.sched.Now()
+	}
+	for _, r := range rs {
+		if !now.IsZero() && r.Scheduled.After(now) {
+			// A node on the system's clock: its fires would skip the
+			// simulation forward.
+			f.s.cfg.Logger.Warn("fire ahead of the virtual clock dropped: every node of a simulating cluster needs --simulated",
+				"task", r.Task, "scheduled", r.Scheduled, "node", r.Node)
+			continue
+		}
+		fs = append(fs, engine.ClockFire{Task: r.Task, Scheduled: r.Scheduled, At: r.At, Node: r.Node})
 	}
 	return f.s.sched.Submit(ctx, engine.Fired{Fires: fs})
 }

@@ -231,6 +231,9 @@ type Scheduler struct {
 	// stopNode ends it.
 	node     *cluster.Config
 	stopNode func()
+	// feed takes the fires of the clock nodes in at each step of the
+	// virtual clock of a simulating director; nil otherwise.
+	feed *cluster.Feed
 	// metrics is what Handler serves at /metrics, nil for nothing.
 	metrics prometheus.Gatherer
 
@@ -309,20 +312,27 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	}
 	s = &Scheduler{cfg: cfg, store: cfg.Store, runLogs: runLogs, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
 	if cfg.Cluster != nil {
-		if !cfg.SimulateFrom.IsZero() {
-			return nil, errors.New("a cluster runs on the real clock: it cannot simulate")
-		}
 		if !slices.Contains(cfg.Cluster.Roles, cluster.RoleDirector) {
 			return nil, errors.New("a Scheduler is a cluster's director: run other nodes with RunNode")
+		}
+		if cfg.Cluster.Simulated {
+			return nil, errors.New("Cluster.Simulated is for the other nodes: a director simulates with Config.SimulateFrom")
 		}
 		cc, err := clusterConfig(ctx, cfg.Cluster, cfg.Store, cfg.Location)
 		if err != nil {
 			return nil, err
 		}
-		if err := cc.Registry.TakeDirector(ctx, cc.Node.ID, clock.Now()); err != nil {
+		if err := cc.Registry.TakeDirector(ctx, cc.Node.ID, time.Now()); err != nil {
 			return nil, err
 		}
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
+		if !cfg.SimulateFrom.IsZero() {
+			// Liveness stays on the system's clock; occurrences are
+			// found by the virtual one, which the clock nodes read in
+			// the store, and the fires are taken in at each step of it.
+			cc.Now, cc.Virtual = time.Now, storeClock(cfg.Store)
+			s.feed = cluster.NewFeed(cc.Registry, fireSink{s}, clock.Now, cfg.Logger)
+		}
 		if cc.Node.Has(cluster.RoleWorker) {
 			if cc.Executor, err = localRunner(cfg, runLogs, clock.Now, s.function); err != nil {
 				return nil, err
@@ -346,11 +356,15 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var fetch func(context.Context, time.Time, []engine.ClockFire) error
+	if s.feed != nil {
+		fetch = s.fetch
+	}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
-		ExternalClock: s.node != nil, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
+		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 		Observer: m,
 	})
 	if err != nil {

@@ -206,7 +206,7 @@ func TestTokenLifecycle(t *testing.T) {
 		t.Errorf("an unknown token: %d %s", status, msg)
 	}
 	// The operator's action names it in the journal.
-	entries, err := f.srv.Scheduler().Store().JournalBefore(context.Background(), "act", 0, 10)
+	entries, err := f.store().JournalBefore(context.Background(), "act", 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +283,7 @@ func TestRateLimit(t *testing.T) {
 // line on the same machine trusts through the data directory, and refuses
 // plain HTTP beyond loopback.
 func TestTLS(t *testing.T) {
+	singleServer(t, "the cluster fixture serves plain HTTP; TLS is the director's listener, the same as one server's")
 	f := setup(t, func(c *ServerConfig) { c.TLSSelfSigned = true })
 	base := strings.Replace(f.client.Base, "http://", "https://", 1)
 	out, errs, code := f.runEnv(map[string]string{"GNOMON_SERVER": base, "GNOMON_DATA": filepath.Join(f.dir, "data")}, "gnomon", "token", "whoami")

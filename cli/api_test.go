@@ -61,6 +61,7 @@ func TestAPIBadInput(t *testing.T) {
 // TestInfo checks the server's description of itself, and that its
 // runtime figures are read when asked: a collection in between shows.
 func TestInfo(t *testing.T) {
+	singleServer(t, "it reads the runtime figures of a server in the test's process")
 	f := setup(t)
 	ctx := context.Background()
 	before, err := f.client.Info(ctx)

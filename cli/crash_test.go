@@ -106,6 +106,7 @@ func waitFile(t *testing.T, path string) {
 // lost, and that nothing ran twice.
 func TestCrashRecovery(t *testing.T) {
 	t.Parallel()
+	singleServer(t, killedProcess)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	addr := freePort(t)

@@ -181,7 +181,7 @@ func TestEventsContract(t *testing.T) {
 	}
 	// Rejected requests leave no trace: only the two accepted events
 	// validated anything.
-	runs, err := f.srv.sched.Store().Journal(context.Background(), 0, 1000)
+	runs, err := f.store().Journal(context.Background(), 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +264,7 @@ func TestConfigurationFileErrors(t *testing.T) {
 // event that got a 202 is stored after a restart.
 func TestEventsSurviveKill(t *testing.T) {
 	t.Parallel()
+	singleServer(t, killedProcess)
 	dir := t.TempDir()
 	data, addr := dir+"/data", freePort(t)
 	os.MkdirAll(data, 0o755)

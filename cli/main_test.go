@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/executor"
@@ -40,11 +41,11 @@ func TestMain(m *testing.M) {
 var testDBs sync.Map
 
 // testDB returns the --db of a server on data: empty for the embedded
-// SQLite store, or, when GNOMON_TEST_DB is "postgres", a fresh PostgreSQL
-// database of its own (see internal/pgtest).
+// SQLite store, or, when GNOMON_TEST_DB is "postgres" or "cluster", a
+// fresh PostgreSQL database of its own (see internal/pgtest).
 func testDB(t testing.TB, data string) string {
 	t.Helper()
-	if os.Getenv("GNOMON_TEST_DB") != "postgres" {
+	if db := os.Getenv("GNOMON_TEST_DB"); db != "postgres" && db != "cluster" {
 		return ""
 	}
 	if db, ok := testDBs.Load(data); ok {
@@ -55,20 +56,34 @@ func testDB(t testing.TB, data string) string {
 	return db
 }
 
+// fixture is what an end-to-end test runs against: one server in the
+// test's process, or, in the cluster pass (see onCluster), a cluster of
+// three processes. Either way its API is at client, and the director's
+// data directory is dir/data.
 type fixture struct {
 	t      *testing.T
 	dir    string
-	srv    *Server
+	srv    *Server // one server; nil on a cluster
 	client *api.Client
+	// cluster are the processes of a cluster, the director first.
+	cluster []*clusterNode
+	// st is the store as the test reads it, opened once (see store).
+	st gnomon.Store
 }
 
-// setup starts a server on a free port with its own data directory. The
-// options adjust its configuration.
+// setup starts a server (or, in the cluster pass, a cluster) on a free
+// port with its own data directory. The options adjust its
+// configuration.
 func setup(t *testing.T, opts ...func(*ServerConfig)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: t.TempDir()}
 	f.start(opts...)
-	t.Cleanup(func() { f.stop() })
+	t.Cleanup(func() {
+		f.stop()
+		if f.st != nil {
+			f.st.Close()
+		}
+	})
 	return f
 }
 
@@ -80,6 +95,10 @@ func (f *fixture) start(opts ...func(*ServerConfig)) {
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if onCluster() {
+		f.startCluster(cfg)
+		return
 	}
 	srv, err := StartServer(context.Background(), cfg)
 	if err != nil {
@@ -119,8 +138,15 @@ func adminToken(t testing.TB, data string) string {
 	return tok
 }
 
-// stop stops the server (again harmlessly).
+// stop stops the server, or every process of the cluster (again
+// harmlessly).
 func (f *fixture) stop() {
+	if onCluster() {
+		if len(f.cluster) > 0 {
+			f.stopCluster()
+		}
+		return
+	}
 	if f.srv == nil {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 // run history (who started each run included) and the trees.
 func TestMigrateToPostgres(t *testing.T) {
 	t.Parallel()
+	singleServer(t, "it moves one server's SQLite store")
 	pg := pgtest.URL(t)
 	f := setup(t, func(c *ServerConfig) { c.DB = "" }, simulateFrom("2026-03-08T06:00:00Z"))
 	tasks := f.file("m.def", "insert_task: m\ntype: callable\ncommand: echo moved\nout_log_file: /dev/null\nerr_log_file: /dev/null\n")

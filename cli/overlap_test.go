@@ -38,7 +38,7 @@ overlap: queue
 		f.mustRun("schd_event", "-j", "seq", "-e", "start")
 	}
 	ctx := context.Background()
-	st := f.srv.Scheduler().Store()
+	st := f.store()
 	// Three runs of par are in flight at once; one of seq, two wait.
 	f.waitFor("three concurrent runs of par", func() bool {
 		b, _ := os.ReadFile(filepath.Join(f.dir, "par.out"))

@@ -394,6 +394,7 @@ func (ld *pgLoad) check(answers []answer, db string) {
 // takes new requests afterwards, and that it never exited.
 func TestPostgresRestartUnderLoad(t *testing.T) {
 	t.Parallel()
+	singleServer(t, ownPostgres)
 	pg := pgtest.Start(t)
 	dir := t.TempDir()
 	p := startDBProcess(t, filepath.Join(dir, "data"), pg.URL())
@@ -445,6 +446,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 // holding them until the database is back.
 func TestPostgresOutageRefusesRequests(t *testing.T) {
 	t.Parallel()
+	singleServer(t, ownPostgres)
 	pg := pgtest.Start(t)
 	dir := t.TempDir()
 	p := startDBProcess(t, filepath.Join(dir, "data"), pg.URL())

@@ -489,6 +489,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.IntVar(&cl.Space.Size, "space", cluster.DefaultSpace.Size, "the cluster's minute spots: a schedule's spot is (hour × 60 + minute) mod this, 1 to 1440")
 	f.IntVar(&cl.Space.Partitions, "partitions", cluster.DefaultSpace.Partitions, "how many partitions the minute spots are grouped into, 1 to --space")
 	f.StringSliceVar(&machines, "machines", nil, "machine names this node's workers serve")
+	f.BoolVar(&cl.Simulated, "simulated", false, "on a node that is not a director: follow the virtual clock of a director started with --simulate-from (every other node of a simulating cluster needs it)")
 	c.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("roles") {
 			cl.Roles, cl.Machines = roles, machines
@@ -501,9 +502,16 @@ func serverCmd(env *Env) *cobra.Command {
 			if cl.Timeout <= 0 {
 				return usageErr("--node-timeout: %s should be positive", cl.Timeout)
 			}
+			director := slices.Contains(cl.Roles, cluster.RoleDirector)
+			if cl.Simulated && director {
+				return usageErr("--simulated: a director simulates with --simulate-from; the other nodes take --simulated")
+			}
+			if cfg.SimulateFrom != "" && !director {
+				return usageErr("--simulate-from: only a director takes it; the other nodes of a simulating cluster take --simulated")
+			}
 			cfg.Cluster = &cl
 		} else {
-			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "machines"} {
+			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "machines", "simulated"} {
 				if cmd.Flags().Changed(fl) {
 					return usageErr("--%s: only a node of a cluster (--roles) takes it", fl)
 				}

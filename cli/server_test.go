@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,12 +49,27 @@ func TestDrainAnswersReads(t *testing.T) {
 	f.waitFor("a running", func() bool { return strings.Contains(f.mustRun("gnomon", "status", "-j", "a"), "running") })
 	base := f.client.Base
 	stopped := make(chan error, 1)
-	srv := f.srv
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		stopped <- srv.Stop(ctx)
-	}()
+	if onCluster() {
+		// The director drains on SIGTERM, the command running on a
+		// worker.
+		dir := f.cluster[0]
+		dir.signal(syscall.SIGTERM)
+		go func() {
+			<-dir.done
+			var err error
+			if !dir.cmd.ProcessState.Success() {
+				err = fmt.Errorf("the director exited: %s", dir.cmd.ProcessState)
+			}
+			stopped <- err
+		}()
+	} else {
+		srv := f.srv
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			stopped <- srv.Stop(ctx)
+		}()
+	}
 	f.waitFor("the drain", func() bool {
 		resp, err := testHTTP.Get(base + "/healthz")
 		if err != nil {

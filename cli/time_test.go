@@ -174,8 +174,8 @@ interval: 1 hour
 	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "job_a", "--fires", "-c", "5"))
 	want := []string{
 		"20260304 08:00:00 ran",
-		"20260304 07:00:00 missed the scheduler was not running at that time (it was noticed 30m later)",
-		"20260304 06:00:00 missed the scheduler was not running at that time (it was noticed 1h30m later)",
+		"20260304 07:00:00 missed " + missedDown() + " (it was noticed 30m later)",
+		"20260304 06:00:00 missed " + missedDown() + " (it was noticed 1h30m later)",
 		"20260304 05:00:00 missed",
 		"20260304 04:00:00 ran",
 	}

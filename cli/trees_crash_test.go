@@ -38,6 +38,7 @@ func (p *process) nodes(query string) []scNode {
 // external run is still outstanding under the same ID.
 func TestTreesSurviveSIGKILL(t *testing.T) {
 	t.Parallel()
+	singleServer(t, killedProcess)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	addr := freePort(t)

@@ -78,6 +78,36 @@ type clock struct {
 	leases  map[int]Lease
 	// fired counts the fires this node recorded, for its log.
 	fired int
+	// vnow is the last reading of the virtual clock (Config.Virtual),
+	// zero before the first.
+	vnow time.Time
+}
+
+// virtual reports whether the clock follows a simulating director's
+// virtual clock.
+func (c *clock) virtual() bool { return c.n.cfg.Virtual != nil }
+
+// ready reports whether the clock can tell the time: a virtual clock
+// cannot until the director saved a reading.
+func (c *clock) ready() bool { return !c.virtual() || !c.vnow.IsZero() }
+
+// now returns the instant occurrences are due by: the system's clock, or
+// the virtual clock's last reading.
+func (c *clock) now() time.Time {
+	if c.virtual() {
+		return c.vnow
+	}
+	return c.n.now()
+}
+
+// sync reads the virtual clock, and reports whether it moved.
+func (c *clock) sync(ctx context.Context) (bool, error) {
+	t, ok, err := c.n.cfg.Virtual(ctx)
+	if err != nil || !ok || !t.After(c.vnow) {
+		return false, err
+	}
+	c.vnow = t
+	return true, nil
 }
 
 func newClock(n *node) *clock {
@@ -196,11 +226,13 @@ func (c *clock) disarm(p *planned) {
 }
 
 // catchUp arms tasks of partitions this node just took (or just loaded)
-// from the last occurrence recorded for them: what fell due since then
-// fires now, up to the catch-up bound. An occurrence older than the bound
-// is recorded too, the latest one the owner left, so that the director
-// records it (and those between) missed at once; it then resumes within
-// the bound.
+// from the first occurrence no one handled: the one after the last
+// recorded for them, and not before the first the director had not
+// handled when the definitions were read. What fell due since then fires
+// now, up to the catch-up bound. When that occurrence is older than the
+// bound it is recorded anyway, so that the director records it, and
+// those up to the bound, missed at once (engine.Fired); the task then
+// resumes within the bound.
 func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
 	if len(fresh) == 0 {
 		return nil
@@ -213,20 +245,27 @@ func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
 	if err != nil {
 		return err
 	}
-	now := c.n.now()
+	now := c.now()
 	bound := now.Add(-c.n.cfg.Bound)
 	var stale []Fire
 	for _, p := range fresh {
-		from := bound.Add(-time.Nanosecond)
-		if p.floor.After(bound) {
-			from = p.floor.Add(-time.Nanosecond)
-		}
+		first := p.floor // zero: the director's state has none
 		if l, ok := last[p.name]; ok {
-			if n, ok := p.sched.Next(l); ok && n.Before(bound) {
-				stale = append(stale, Fire{Task: p.name, Scheduled: n})
-			} else if ok {
-				from = l
+			n, ok := p.sched.Next(l)
+			if !ok {
+				continue // it never fires after the last recorded
 			}
+			if n.After(first) {
+				first = n
+			}
+		}
+		from := bound.Add(-time.Nanosecond)
+		switch {
+		case first.IsZero():
+		case first.Before(bound):
+			stale = append(stale, Fire{Task: p.name, Scheduled: first})
+		default:
+			from = first.Add(-time.Nanosecond)
 		}
 		if n, ok := p.sched.Next(from); ok {
 			p.next = n
@@ -244,12 +283,18 @@ func (c *clock) wake() time.Time {
 	return c.due[0].next
 }
 
-// fire records every occurrence due at or before now, and arms each task
-// for its next one.
+// maxFires bounds the occurrences a clock node records in one turn of its
+// loop: a backlog (after a pause, or when a virtual clock jumps) is
+// recorded over several turns, between which the node heartbeats, so that
+// it is not found dead for being busy.
+const maxFires = 10000
+
+// fire records the occurrences due at or before now, earliest first, up
+// to maxFires of them, and arms each task for its next one.
 func (c *clock) fire(ctx context.Context) error {
-	now := c.n.now()
+	now := c.now()
 	var fs []Fire
-	for len(c.due) > 0 && !c.due[0].next.After(now) {
+	for len(c.due) > 0 && !c.due[0].next.After(now) && len(fs) < maxFires {
 		p := c.due[0]
 		fs = append(fs, Fire{Task: p.name, Scheduled: p.next})
 		if n, ok := p.sched.Next(p.next); ok {

@@ -134,7 +134,7 @@ func (d *Dispatch) run(ctx context.Context) {
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		d.reg.listen(ctx, notifyEnded, d.wake)
+		d.reg.listen(ctx, d.wake, notifyEnded)
 	}()
 	defer func() { <-listening }()
 	t := time.NewTimer(dispatchPoll)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -34,10 +35,12 @@ const feedBatch = 5000
 // taken as one that never will.
 const gapWait = 10 * time.Second
 
-// feed takes fires from the registry to the director's engine: at least
+// Feed takes fires from the registry to the director's engine: at least
 // once (its cursor lags behind what it handed), which the engine makes
-// exactly once.
-type feed struct {
+// exactly once. A director runs one (Run) unless it simulates: then it
+// polls at each step of its virtual clock (Poll). A Feed is used by one
+// goroutine at a time.
+type Feed struct {
 	reg  *Registry
 	sink FireSink
 	now  func() time.Time
@@ -46,22 +49,29 @@ type feed struct {
 	// pruned is when fires were last pruned.
 	pruned time.Time
 
-	cursor int64
+	// started is set once the cursor was read.
+	started bool
+	cursor  int64
 	// seen are IDs above the cursor already handed, with when they were
 	// recorded; hi is the highest.
 	seen map[int64]time.Time
 	hi   int64
 }
 
-func newFeed(reg *Registry, sink FireSink, now func() time.Time, log *slog.Logger) *feed {
-	return &feed{reg: reg, sink: sink, now: now, log: log, seen: map[int64]time.Time{}}
+// NewFeed returns a feed of the fires of reg to sink; now is the clock
+// fires are stamped with (the director's, virtual when it simulates).
+func NewFeed(reg *Registry, sink FireSink, now func() time.Time, log *slog.Logger) *Feed {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Feed{reg: reg, sink: sink, now: now, log: log, seen: map[int64]time.Time{}}
 }
 
-func (f *feed) run(ctx context.Context) {
-	for {
-		c, err := f.sink.Cursor(ctx)
+// Run polls every feedPoll until ctx is done, retrying what fails.
+func (f *Feed) Run(ctx context.Context) {
+	for !f.started {
+		err := f.start(ctx)
 		if err == nil {
-			f.cursor, f.hi = c, c
 			break
 		}
 		f.log.Warn("could not read the cursor of fires", "err", err)
@@ -84,10 +94,32 @@ func (f *feed) run(ctx context.Context) {
 	}
 }
 
+// start reads the cursor, once.
+func (f *Feed) start(ctx context.Context) error {
+	if f.started {
+		return nil
+	}
+	c, err := f.sink.Cursor(ctx)
+	if err != nil {
+		return err
+	}
+	f.cursor, f.hi, f.started = c, c, true
+	return nil
+}
+
+// Poll hands the sink, once, every fire recorded that it has not handed
+// yet (up to a batch of them), and returns how many it read.
+func (f *Feed) Poll(ctx context.Context) (int, error) {
+	if err := f.start(ctx); err != nil {
+		return 0, fmt.Errorf("cluster: cursor of fires: %w", err)
+	}
+	return f.poll(ctx)
+}
+
 // poll hands the fires recorded after the highest it has seen, and those
 // of the gaps below it that appeared since, then moves the cursor over
 // what is contiguous. It returns how many fires it read.
-func (f *feed) poll(ctx context.Context) (int, error) {
+func (f *Feed) poll(ctx context.Context) (int, error) {
 	rows, err := f.reg.Fires(ctx, f.hi, feedBatch)
 	if err != nil {
 		return 0, err
@@ -149,7 +181,7 @@ const maxGaps = 1000
 
 // gaps returns the IDs between the cursor and the highest seen that were
 // not seen.
-func (f *feed) gaps() []int64 {
+func (f *Feed) gaps() []int64 {
 	var out []int64
 	for id := f.cursor + 1; id < f.hi && len(out) < maxGaps; id++ {
 		if _, ok := f.seen[id]; !ok {
@@ -160,7 +192,7 @@ func (f *feed) gaps() []int64 {
 }
 
 // nextSeen returns the lowest seen ID above the cursor.
-func (f *feed) nextSeen() int64 {
+func (f *Feed) nextSeen() int64 {
 	for id := f.cursor + 1; id <= f.hi; id++ {
 		if _, ok := f.seen[id]; ok {
 			return id

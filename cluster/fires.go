@@ -61,6 +61,43 @@ func (r *Registry) RecordAll(ctx context.Context, node string, l Lease, fs []Fir
 	return recorded, nil
 }
 
+// ClockMoved tells the clock nodes that a simulating director moved its
+// virtual clock: they read it again at once rather than within a second.
+func (r *Registry) ClockMoved(ctx context.Context) error {
+	if _, err := r.pool.Exec(ctx, `SELECT pg_notify($1, '')`, notifyClock); err != nil {
+		return fmt.Errorf("cluster: notify the clock nodes: %w", err)
+	}
+	return nil
+}
+
+// Unrecorded returns those of fs for whose task no occurrence from the
+// one given to by is recorded: the occurrences a simulating director
+// still waits for.
+func (r *Registry) Unrecorded(ctx context.Context, fs []Fire, by time.Time) ([]Fire, error) {
+	tasks := make([]string, len(fs))
+	scheduled := make([]int64, len(fs))
+	for i, f := range fs {
+		tasks[i], scheduled[i] = f.Task, f.Scheduled.UnixNano()
+	}
+	rows, err := r.pool.Query(ctx, `SELECT d.task, d.scheduled FROM unnest($1::text[], $2::bigint[]) AS d(task, scheduled)
+		WHERE NOT EXISTS (SELECT 1 FROM cluster_fires f WHERE f.task = d.task AND f.scheduled BETWEEN d.scheduled AND $3)
+		ORDER BY d.scheduled, d.task`, tasks, scheduled, by.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("cluster: unrecorded fires: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Fire, error) {
+		var f Fire
+		var ns int64
+		err := row.Scan(&f.Task, &ns)
+		f.Scheduled = time.Unix(0, ns).UTC()
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: unrecorded fires: %w", err)
+	}
+	return out, nil
+}
+
 // Last returns, for each of tasks, the latest occurrence recorded: where a
 // new owner of a partition resumes.
 func (r *Registry) Last(ctx context.Context, tasks []string) (map[string]time.Time, error) {

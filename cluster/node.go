@@ -18,8 +18,20 @@ type Config struct {
 	// version and machines.
 	Node Node
 	// Now is the node's clock; nil means the system clock. It decides
-	// when occurrences are due and is recorded in heartbeats and fires.
+	// when occurrences are due (unless Virtual is set) and is recorded in
+	// heartbeats and fires.
 	Now func() time.Time
+	// Virtual, when set, is the virtual clock of a cluster whose director
+	// simulates (see docs/cluster.md): it returns the reading the
+	// director saved, and false while there is none. The clock role then
+	// finds occurrences due by that reading and stamps its fires with it,
+	// reading it whenever the director says it moved (ClockMoved) and
+	// every second; until there is a reading it takes no partition. Now
+	// still decides liveness: heartbeats, leases and claims stay on it. A
+	// director with Virtual takes fires in only when asked (Feed.Poll, at
+	// each step of its clock), so that it hands its engine every
+	// occurrence due at an instant at once, as a single server does.
+	Virtual func(ctx context.Context) (time.Time, bool, error)
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 
@@ -29,6 +41,11 @@ type Config struct {
 	// Location is the default time zone of calendars, as the director's
 	// engine has it; nil means UTC.
 	Location *time.Location
+	// DefinitionsChannel is the channel on which the store notifies
+	// (LISTEN/NOTIFY) that definitions changed: the clock role reads them
+	// again at once rather than within definitionsPoll. Empty: it polls
+	// only.
+	DefinitionsChannel string
 	// Bound is the catch-up bound: how late an occurrence may be found
 	// and still fire (the director's misfire grace). Zero means a minute.
 	Bound time.Duration
@@ -117,18 +134,39 @@ func Run(ctx context.Context, cfg Config) error {
 			n.worker.run(wctx)
 		}()
 	}
-	var feed *feed
-	if cfg.Node.Has(RoleDirector) {
+	if cfg.Node.Has(RoleDirector) && cfg.Virtual == nil {
 		if cfg.Fires == nil {
 			return errors.New("cluster: a director needs a sink for fires")
 		}
-		feed = newFeed(cfg.Registry, cfg.Fires, n.now, n.log)
+		feed := NewFeed(cfg.Registry, cfg.Fires, n.now, n.log)
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() {
 			defer close(done)
-			feed.run(ctx)
+			feed.Run(ctx)
 		}()
+	}
+	// The clock reads the definitions and the virtual clock again as
+	// soon as it is told they changed.
+	var changed chan struct{}
+	if n.clock != nil {
+		changed = make(chan struct{}, 1)
+		var channels []string
+		if cfg.DefinitionsChannel != "" {
+			channels = append(channels, cfg.DefinitionsChannel)
+		}
+		if cfg.Virtual != nil {
+			channels = append(channels, notifyClock)
+		}
+		if len(channels) > 0 {
+			lctx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			defer func() { cancel(); <-done }()
+			go func() {
+				defer close(done)
+				cfg.Registry.listen(lctx, changed, channels...)
+			}()
+		}
 	}
 	defer func() {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -137,13 +175,14 @@ func Run(ctx context.Context, cfg Config) error {
 			n.log.Warn("could not leave the cluster: its leases move when the timeout has passed", "err", err)
 		}
 	}()
-	return n.run(ctx)
+	return n.run(ctx, changed)
 }
 
 func (n *node) now() time.Time { return n.cfg.Now() }
 
-// run is the node's loop.
-func (n *node) run(ctx context.Context) error {
+// run is the node's loop; changed signals that the definitions changed
+// or the director moved the virtual clock (nil without the clock role).
+func (n *node) run(ctx context.Context, changed <-chan struct{}) error {
 	reg := n.cfg.Registry
 	beat := reg.timeout / beats
 	registered := false
@@ -151,12 +190,24 @@ func (n *node) run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		woken := false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C:
+		case <-changed:
+			woken = true
 		}
 		now := n.now()
+		if c := n.clock; c != nil && c.virtual() {
+			// The reading first: the definitions read after it hold
+			// every change made before the director moved the clock.
+			advanced, err := c.sync(ctx)
+			if err != nil {
+				n.log.Warn("could not read the virtual clock", "err", err)
+			}
+			woken = woken || advanced
+		}
 		if !now.Before(nextBeat) {
 			nextBeat = now.Add(beat)
 			var drained bool
@@ -166,13 +217,13 @@ func (n *node) run(ctx context.Context) error {
 			}
 		}
 		if c := n.clock; c != nil && registered {
-			if !now.Before(nextPoll) {
+			if !now.Before(nextPoll) || woken {
 				nextPoll = now.Add(definitionsPoll)
 				if err := c.reload(ctx); err != nil {
 					n.log.Warn("could not read the definitions", "err", err)
 				}
 			}
-			if w := c.wake(); !w.IsZero() && !w.After(n.now()) {
+			if w := c.wake(); !w.IsZero() && !w.After(c.now()) {
 				if err := c.fire(ctx); err != nil && ctx.Err() == nil {
 					n.log.Warn("fires not recorded: the partitions are taken afresh at the next heartbeat", "err", err)
 					c.dropAll()
@@ -182,8 +233,12 @@ func (n *node) run(ctx context.Context) error {
 		next := nextBeat
 		if c := n.clock; c != nil {
 			next = earliest(next, nextPoll)
-			if w := c.wake(); !w.IsZero() {
+			switch w := c.wake(); {
+			case w.IsZero():
+			case !c.virtual():
 				next = earliest(next, w)
+			case !w.After(c.now()):
+				next = n.now() // the rest of a backlog
 			}
 		}
 		timer.Reset(max(next.Sub(n.now()), 0))
@@ -239,7 +294,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
 			}
 		}
 	}
-	if n.clock != nil {
+	if n.clock != nil && n.clock.ready() {
 		if err := n.clock.setLeases(ctx, leases); err != nil {
 			n.log.Warn("could not catch up on new partitions: they are taken afresh at the next heartbeat", "err", err)
 			n.clock.dropAll()

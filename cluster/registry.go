@@ -316,7 +316,7 @@ func (r *Registry) Rebalance(ctx context.Context, director string, now time.Time
 		}); err != nil {
 			return err
 		}
-		_, b.Moves = Assign(r.space.Count(), clocks, current)
+		_, b.Moves = AssignSpace(r.space, clocks, current)
 		states, err := r.states(ctx, tx)
 		if err != nil {
 			return err

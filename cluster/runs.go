@@ -26,6 +26,8 @@ import (
 const (
 	notifyQueued = "gnomon_runs_queued"
 	notifyEnded  = "gnomon_runs_ended"
+	// notifyClock: a simulating director moved its virtual clock.
+	notifyClock = "gnomon_clock_moved"
 )
 
 // Run states in cluster_runs.
@@ -397,12 +399,12 @@ func (r *Registry) runs(ctx context.Context, nodes []Node) (Runs, error) {
 	return out, nil
 }
 
-// listen holds a connection that listens on a channel and signals wake
+// listen holds a connection that listens on channels and signals wake
 // (without blocking) at each notice, until ctx is done. A lost
 // connection is made again after a pause; meanwhile polling carries on.
-func (r *Registry) listen(ctx context.Context, channel string, wake chan<- struct{}) {
+func (r *Registry) listen(ctx context.Context, wake chan<- struct{}, channels ...string) {
 	for ctx.Err() == nil {
-		r.listenOnce(ctx, channel, wake)
+		r.listenOnce(ctx, wake, channels)
 		if !sleep(ctx, time.Second) {
 			return
 		}
@@ -410,7 +412,7 @@ func (r *Registry) listen(ctx context.Context, channel string, wake chan<- struc
 }
 
 // listenOnce listens on one connection until it fails or ctx is done.
-func (r *Registry) listenOnce(ctx context.Context, channel string, wake chan<- struct{}) {
+func (r *Registry) listenOnce(ctx context.Context, wake chan<- struct{}, channels []string) {
 	pooled, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return
@@ -418,8 +420,10 @@ func (r *Registry) listenOnce(ctx context.Context, channel string, wake chan<- s
 	// The connection holds a LISTEN: it goes back to no one else.
 	conn := pooled.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		return
+	for _, ch := range channels {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return
+		}
 	}
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {

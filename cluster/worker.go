@@ -92,7 +92,7 @@ func (w *worker) run(ctx context.Context) {
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		w.reg.listen(ctx, notifyQueued, w.wake)
+		w.reg.listen(ctx, w.wake, notifyQueued)
 	}()
 	defer func() {
 		<-listening

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -94,4 +95,45 @@ Mon 01 00:01 slow ran
 Mon 01 00:02 cold skipped
 Mon 01 00:02 slow skipped
 `)
+}
+
+// A fire found past the grace (a clock node took the partition after an
+// outage) is missed, and so are the occurrences the node will not fire:
+// up to the grace before it found it, as a single server records them
+// when it starts again.
+func TestExternalClockLateFireMissesTheOutage(t *testing.T) {
+	t.Parallel()
+	s := externalSim(t, "2026-06-01T00:00:30Z", callable("a", "cron: 0 * * * *"))
+	s.now = s.at("2026-06-01T03:30:00Z")
+	s.apply(Fired{Fires: []ClockFire{{Task: "a", Scheduled: s.at("2026-06-01T01:00:00Z"), At: s.now}}})
+	for i, late := range []string{"2h30m", "1h30m", "30m"} {
+		if want := "no clock node owned the task's partition at that time (it was noticed " + late + " later)"; i >= len(s.fires) || s.fires[i].Reason != want {
+			t.Errorf("fire %d: %+v, want the reason %q", i, s.fires, want)
+		}
+	}
+	s.wantLog(time.UTC, "Mon 01 01:00 a missed\nMon 01 02:00 a missed\nMon 01 03:00 a missed\n")
+	if _, st, _ := s.e.Task("a"); !st.NextFire.Time().Equal(s.at("2026-06-01T04:00:00Z")) {
+		t.Errorf("next fire of a = %v, want 04:00", st.NextFire)
+	}
+}
+
+// Due lists the occurrences the engine waits for by an instant, earliest
+// first; NextOccurrence is the earliest, with an external clock too.
+func TestExternalClockDue(t *testing.T) {
+	t.Parallel()
+	s := externalSim(t, "2026-06-01T00:00:30Z", callable("a", "cron: */5 * * * *")+callable("b", "cron: * * * * *")+
+		callable("c", "cron: 0 * * * *")+callable("d", "cron: 2 * * * *")+callable("e", "cron: 1 * * * *"))
+	if got := s.e.NextOccurrence(); !got.Equal(s.at("2026-06-01T00:01:00Z")) {
+		t.Errorf("NextOccurrence = %v", got)
+	}
+	var got []string
+	for _, f := range s.e.Due(s.at("2026-06-01T00:02:00Z")) {
+		got = append(got, f.Task+"@"+f.Scheduled.Format("15:04"))
+	}
+	if want := "b@00:01 e@00:01 d@00:02"; strings.Join(got, " ") != want {
+		t.Errorf("Due = %v, want %s", got, want)
+	}
+	if due := s.e.Due(s.at("2026-06-01T00:00:59Z")); len(due) != 0 {
+		t.Errorf("Due before the first occurrence = %v", due)
+	}
 }

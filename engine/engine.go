@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/calendar"
@@ -444,6 +445,42 @@ func (e *Engine) NextWake() time.Time {
 		t = due
 	}
 	return t
+}
+
+// Due returns the occurrences at or before t that the engine waits for:
+// each task whose next occurrence is due by then, with it, earliest
+// first, then by name. With an external clock these are the occurrences
+// a simulation waits for the clock nodes to hand it (Fired).
+func (e *Engine) Due(t time.Time) []ClockFire {
+	var out []ClockFire
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(e.fires) || e.fires[i].st.NextFire.Time().After(t) {
+			return
+		}
+		en := e.fires[i]
+		out = append(out, ClockFire{Task: en.def.Name, Scheduled: en.st.NextFire.Time()})
+		walk(2*i + 1)
+		walk(2*i + 2)
+	}
+	walk(0)
+	slices.SortFunc(out, func(a, b ClockFire) int {
+		if c := a.Scheduled.Compare(b.Scheduled); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Task, b.Task)
+	})
+	return out
+}
+
+// NextOccurrence returns the earliest next occurrence of a time trigger,
+// or the zero time if none; unlike NextWake it counts them with an
+// external clock too.
+func (e *Engine) NextOccurrence() time.Time {
+	if len(e.fires) == 0 {
+		return time.Time{}
+	}
+	return e.fires[0].st.NextFire.Time()
 }
 
 // Apply performs one event at instant now. A rejected event returns an

@@ -261,10 +261,19 @@ func (e *Engine) fired(ev Fired) {
 				continue // not an occurrence of the trigger the task has now
 			}
 			e.miss(en, en.st.NextFire.Time(), true, at, notOwned)
-			if e.fate(en, at, f.At.Sub(at), notOwned) {
+			late := f.At.Sub(at)
+			if e.fate(en, at, late, notOwned) {
 				group = append(group, en)
 			}
 			next, ok := en.sched.Next(at)
+			if late > e.grace {
+				// The clock node that found it past the grace resumes
+				// the task within its catch-up bound (the grace) of
+				// when it found it: the occurrences between are missed
+				// now, as a single server records them when it starts
+				// again, not when the next fire comes.
+				next, ok = e.miss(en, next, ok, f.At.Add(-e.grace), notOwned)
+			}
 			e.arm(en, next, ok)
 			e.touch(en.def.Name)
 		}

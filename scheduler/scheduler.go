@@ -70,6 +70,14 @@ type Config struct {
 	// clock nodes (engine.Config.ExternalClock): time triggers fire
 	// through engine.Fired events submitted to the scheduler.
 	ExternalClock bool
+	// Fetch has an external clock find the occurrences due in a
+	// simulation (ExternalClock on a virtual clock): at each instant
+	// Advance stops at, once the virtual clock's reading is saved in the
+	// store, Advance calls it with the reading and the occurrences the
+	// engine waits for by then (engine.Engine.Due), and it returns once it
+	// has submitted, as engine.Fired, what the clock nodes recorded. Nil
+	// leaves such occurrences unfired, and Advance fails on them.
+	Fetch func(ctx context.Context, now time.Time, due []engine.ClockFire) error
 	// Listener, if set, is told of every run started and ended and every
 	// not-started outcome, in commit order, once each is durable. It is
 	// called on one goroutine and should return quickly.
@@ -244,6 +252,13 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	}
 	if err := s.sim.init(ctx, cfg.Clock, cfg.Store, snap); err != nil {
 		return nil, err
+	}
+	if cfg.ExternalClock {
+		// The clock nodes of a simulation read the virtual clock where
+		// Advance saves it: from the start, they read this one.
+		if err := s.sim.save(cfg.Store); err != nil {
+			return nil, fmt.Errorf("virtual clock: %w", err)
+		}
 	}
 	s.publish()
 	return s, nil

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,9 +30,10 @@ import (
 // from the latest of that reading, the last journal entry and the start of
 // the runs in flight, never earlier.
 
-// clockCursor is the store cursor that holds the virtual clock's reading,
-// in Unix nanoseconds.
-const clockCursor = "virtual clock"
+// ClockCursor is the store cursor that holds the virtual clock's reading,
+// in Unix nanoseconds: where the clock nodes of a simulating cluster read
+// it (see Config.Fetch).
+const ClockCursor = "virtual clock"
 
 // simulation is the state of a scheduler's virtual clock; its zero value
 // is a scheduler on a real clock.
@@ -59,7 +61,7 @@ func (m *simulation) init(ctx context.Context, c Clock, st store.Store, snap *st
 		return nil
 	}
 	m.clock, m.change, m.kick, m.runs = v, make(chan struct{}, 1), make(chan chan time.Time), map[int64][2]time.Time{}
-	ns, err := st.Cursor(ctx, clockCursor)
+	ns, err := st.Cursor(ctx, ClockCursor)
 	if err != nil {
 		return fmt.Errorf("virtual clock: %w", err)
 	}
@@ -132,7 +134,7 @@ func (m *simulation) save(st store.Store) error {
 	if !m.on() {
 		return nil
 	}
-	return st.SetCursors(context.Background(), map[string]int64{clockCursor: m.clock.Now().UnixNano()})
+	return st.SetCursors(context.Background(), map[string]int64{ClockCursor: m.clock.Now().UnixNano()})
 }
 
 // Simulated reports whether the scheduler runs on a virtual clock.
@@ -170,11 +172,17 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 		}
 		last = next
 		s.sim.clock.forward(next)
+		if err := s.fetch(ctx); err != nil {
+			return err
+		}
 		if err := s.Submit(ctx, engine.Tick{}); err != nil {
 			return err
 		}
 	}
 	s.sim.clock.forward(to)
+	if err := s.fetch(ctx); err != nil {
+		return err
+	}
 	if err := s.Submit(ctx, engine.Tick{}); err != nil {
 		return err
 	}
@@ -190,11 +198,49 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 	return nil
 }
 
+// fetch has an external clock find the occurrences due by the virtual
+// clock's reading (Config.Fetch), once the reading is saved where the
+// clock nodes read it, and hand them to the engine; it fails when the
+// engine still waits for some of them.
+func (s *Scheduler) fetch(ctx context.Context) error {
+	if !s.cfg.ExternalClock {
+		return nil
+	}
+	if err := s.sim.save(s.cfg.Store); err != nil {
+		return fmt.Errorf("virtual clock: %w", err)
+	}
+	now := s.sim.clock.Now()
+	var prev []engine.ClockFire
+	for {
+		var due []engine.ClockFire
+		if err := s.Read(ctx, func(e *engine.Engine) { due = e.Due(now) }); err != nil {
+			return err
+		}
+		if len(due) == 0 {
+			return nil
+		}
+		if s.cfg.Fetch == nil || slices.Equal(due, prev) {
+			return fmt.Errorf("the clock nodes did not fire %s at %s (and %d more due by %s)", due[0].Task,
+				due[0].Scheduled.UTC().Format(time.RFC3339Nano), len(due)-1, now.UTC().Format(time.RFC3339Nano))
+		}
+		if err := s.cfg.Fetch(ctx, now, due); err != nil {
+			return err
+		}
+		prev = due
+	}
+}
+
 // nextDue returns the earliest instant something is due: the engine's next
-// wake or an alert's next retry, once the alerts due now are attempted.
+// wake (or, with an external clock, its next occurrence) or an alert's
+// next retry, once the alerts due now are attempted.
 func (s *Scheduler) nextDue(ctx context.Context) (time.Time, error) {
 	var wake time.Time
-	if err := s.Read(ctx, func(e *engine.Engine) { wake = earliest(e.NextWake(), s.trees.f.NextWake()) }); err != nil {
+	if err := s.Read(ctx, func(e *engine.Engine) {
+		wake = earliest(e.NextWake(), s.trees.f.NextWake())
+		if s.cfg.ExternalClock {
+			wake = earliest(wake, e.NextOccurrence())
+		}
+	}); err != nil {
 		return time.Time{}, err
 	}
 	retry, err := s.kickAlerts(ctx)

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,7 +197,7 @@ func TestVirtualClockResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetCursors(context.Background(), map[string]int64{clockCursor: 0}); err != nil {
+	if err := st.SetCursors(context.Background(), map[string]int64{ClockCursor: 0}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -204,5 +205,47 @@ func TestVirtualClockResumes(t *testing.T) {
 	defer m.stop()
 	if now := m.s.Now(); now.Before(rs[0].End) {
 		t.Errorf("without the recorded reading, the clock resumed at %s, before the last run's end %s", now, rs[0].End)
+	}
+}
+
+// TestAdvanceFetchesExternalFires simulates with an external clock: at each
+// instant Advance stops at (the engine's next occurrences too), the clock's
+// reading is saved where clock nodes read it, and Fetch is asked for the
+// occurrences due; what it hands in fires. Advance fails, naming the
+// occurrence, when the clock nodes fire nothing.
+func TestAdvanceFetchesExternalFires(t *testing.T) {
+	t.Parallel()
+	var asked []string
+	var m *sim
+	m = openSimWith(t, t.TempDir(), t0, func(c *Config) {
+		c.ExternalClock = true
+		c.Fetch = func(ctx context.Context, now time.Time, due []engine.ClockFire) error {
+			saved, err := c.Store.Cursor(ctx, ClockCursor)
+			if err != nil || saved != now.UnixNano() {
+				t.Errorf("fetch at %s: the saved reading is %d (%v)", now, saved, err)
+			}
+			var fs []engine.ClockFire
+			for _, d := range due {
+				asked = append(asked, d.Task+"@"+d.Scheduled.Format("15:04"))
+				if d.Task != "silent" {
+					fs = append(fs, engine.ClockFire{Task: d.Task, Scheduled: d.Scheduled, At: now})
+				}
+			}
+			return m.s.Submit(ctx, engine.Fired{Fires: fs})
+		}
+	})
+	defer m.stop()
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: */20 * * * *\n" +
+		"insert_task: b\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: 30 * * * *\n"})
+	m.advance(t0.Add(time.Hour))
+	if want := "a@06:00 a@06:20 b@06:30 a@06:40 a@07:00"; strings.Join(asked, " ") != want {
+		t.Errorf("asked for %q, want %q", asked, want)
+	}
+	if n, k := len(m.runs("a")), len(m.runs("b")); n != 4 || k != 1 {
+		t.Errorf("%d runs of a, %d of b; want 4 and 1", n, k)
+	}
+	m.submit(engine.Define{File: "s.def", Text: "insert_task: silent\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: 10 * * * *\n"})
+	if err := m.s.Advance(context.Background(), t0.Add(2*time.Hour)); err == nil || !strings.Contains(err.Error(), "the clock nodes did not fire silent at 2026-03-08T07:10:00Z") {
+		t.Errorf("advance past an occurrence no clock node fires: %v", err)
 	}
 }

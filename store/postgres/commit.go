@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -155,10 +156,22 @@ func newCommit(b *store.Batch) (*commit, error) {
 	if err := queueCalendars(q, b); err != nil {
 		return nil, err
 	}
+	// Clock nodes read the definitions (and the calendars they name) again
+	// when told.
+	if len(b.Calendars) > 0 || len(b.DeletedCalendars) > 0 || slices.ContainsFunc(b.Entries, func(e store.Entry) bool { return e.Kind == "define" }) {
+		q.Queue(notifyDefined, DefinitionsChannel)
+	}
 	q.Queue(setLast, c.token)
 	q.Queue("COMMIT")
 	return c, nil
 }
+
+// DefinitionsChannel is the LISTEN/NOTIFY channel on which a commit that
+// journals definitions notifies, once committed: a cluster's clock nodes
+// read the definitions again at once (they poll too).
+const DefinitionsChannel = "gnomon_definitions"
+
+const notifyDefined = `SELECT pg_notify($1, '')`
 
 // queueTasks queues the definitions and the states of a batch: the last
 // of one task is the one a statement per row would have left.
