@@ -50,7 +50,7 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./periods -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./periods -run '^$$' -fuzz '^FuzzSimulation$$' -fuzztime $(FUZZTIME)
 
-# make bench: every benchmark against its same-run baseline (about 22 minutes
+# make bench: every benchmark against its same-run baseline (about 24 minutes
 # on 2 cores), the Go benchmarks with them (among which the API with and
 # without authentication, BenchmarkIngestAuth); make bench quick: the same,
 # shorter and smaller (under 5), the Go benchmarks reduced to the short

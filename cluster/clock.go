@@ -39,28 +39,35 @@ type planned struct {
 	hidx  int
 }
 
-// dueHeap orders armed tasks by their next occurrence, then by name.
-type dueHeap []*planned
+// dueHeap orders armed tasks by their next occurrence, then by name. An
+// entry holds the instant it is ordered by, so that the comparisons of a
+// backlog's fires (a dozen each) read the heap's own array.
+type dueHeap []dueEntry
+
+type dueEntry struct {
+	at int64 // the task's next occurrence, Unix nanoseconds
+	p  *planned
+}
 
 func (h dueHeap) Len() int { return len(h) }
 func (h dueHeap) Less(i, j int) bool {
-	if !h[i].next.Equal(h[j].next) {
-		return h[i].next.Before(h[j].next)
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
 	}
-	return h[i].name < h[j].name
+	return h[i].p.name < h[j].p.name
 }
 func (h dueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].hidx, h[j].hidx = i, j
+	h[i].p.hidx, h[j].p.hidx = i, j
 }
 func (h *dueHeap) Push(x any) {
 	p := x.(*planned)
 	p.hidx = len(*h)
-	*h = append(*h, p)
+	*h = append(*h, dueEntry{at: p.next.UnixNano(), p: p})
 }
 func (h *dueHeap) Pop() any {
 	old := *h
-	p := old[len(old)-1]
+	p := old[len(old)-1].p
 	*h = old[:len(old)-1]
 	p.hidx = -1
 	return p
@@ -280,7 +287,7 @@ func (c *clock) wake() time.Time {
 	if len(c.due) == 0 {
 		return time.Time{}
 	}
-	return c.due[0].next
+	return c.due[0].p.next
 }
 
 // maxFires bounds the occurrences a clock node records in one turn of its
@@ -294,11 +301,12 @@ const maxFires = 10000
 func (c *clock) fire(ctx context.Context) error {
 	now := c.now()
 	var fs []Fire
-	for len(c.due) > 0 && !c.due[0].next.After(now) && len(fs) < maxFires {
-		p := c.due[0]
+	for len(c.due) > 0 && !c.due[0].p.next.After(now) && len(fs) < maxFires {
+		p := c.due[0].p
 		fs = append(fs, Fire{Task: p.name, Scheduled: p.next})
 		if n, ok := p.sched.Next(p.next); ok {
 			p.next = n
+			c.due[0].at = n.UnixNano()
 			heap.Fix(&c.due, 0)
 		} else {
 			heap.Pop(&c.due)

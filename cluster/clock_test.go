@@ -89,9 +89,9 @@ func TestClockCatchesUpFromTheDirectorsState(t *testing.T) {
 	if got, want := recorded(t, r), []string{"late@09:00 found 11:00", "due@11:00 found 11:00", "late@11:00 found 11:00"}; !slices.Equal(got, want) {
 		t.Errorf("recorded %q, want %q", got, want)
 	}
-	for _, p := range c.due {
-		if !p.next.Equal(t0.Add(3 * time.Hour)) {
-			t.Errorf("%s next at %s, want 12:00", p.name, p.next.Format(time.TimeOnly))
+	for _, e := range c.due {
+		if p := e.p; !p.next.Equal(t0.Add(3*time.Hour)) || e.at != p.next.UnixNano() {
+			t.Errorf("%s next at %s (ordered at %d), want 12:00", p.name, p.next.Format(time.TimeOnly), e.at)
 		}
 	}
 }

@@ -10,6 +10,7 @@
 //	gnomon-bench startup     time to ready and RSS with stored task definitions
 //	gnomon-bench crash       the event-ingest load with the server killed (SIGKILL) and restarted; every 202 must be journaled
 //	gnomon-bench ui          the event-ingest load with and without 10 browsers keeping the web UI's overview open
+//	gnomon-bench clocks      fires recorded a second by 1 and 2 clock nodes of a cluster, 10^5 schedules over the minute spots, vs PostgreSQL alone
 //
 //	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
 //
@@ -59,7 +60,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash|ui [flags] | noop [-db URL] ADDR | peer [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash|ui|clocks [flags] | noop [-db URL] ADDR | peer [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -84,6 +85,8 @@ func main() {
 		err = crash(os.Args[2:])
 	case "ui":
 		err = ui(os.Args[2:])
+	case "clocks":
+		err = clocks(os.Args[2:])
 	case "all":
 		err = all(os.Args[2:])
 	default:
@@ -332,6 +335,11 @@ func freeAddr() (string, error) {
 // for gnomon, as the last argument for the baseline) and waits until it
 // answers.
 func startProcess(bin string, args []string, logPath string) (*process, error) {
+	return startProcessEnv(bin, args, logPath, nil)
+}
+
+// startProcessEnv is startProcess with more environment variables.
+func startProcessEnv(bin string, args []string, logPath string, env []string) (*process, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -342,6 +350,9 @@ func startProcess(bin string, args []string, logPath string) (*process, error) {
 		args = append(args, addr)
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if logPath != "" {
 		f, err := os.Create(logPath)
 		if err != nil {

@@ -581,6 +581,7 @@ func all(args []string) error {
 		{startup, onPG(g, "-tasks=1000000"), onPG(g, "-tasks=100000"), true},
 		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}, false},
 		{ui, []string{g, "-configs=3,10000,100000", "-duration=5s"}, []string{g, "-configs=3,10000", "-duration=2s"}, false},
+		{clocks, []string{g, "-pg=" + *pg, "-schedules=100000"}, []string{g, "-pg=" + *pg, "-schedules=20000", "-paced=5m"}, true},
 	}
 	mode := "full"
 	if *quick {
