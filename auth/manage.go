@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/internal/secret"
 )
 
 // Keeper is where tokens are kept: a store (store.Tokens).
@@ -135,21 +136,10 @@ func WriteTokenFile(path, token string) error {
 // ReadTokenFile reads a token file, which others than its owner must not
 // be able to read.
 func ReadTokenFile(path string) (string, error) {
-	f, err := os.Open(path)
+	tok, err := secret.Read(path)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("token file %w", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("token file %s can be read by others (mode %04o): chmod 600 it", path, st.Mode().Perm())
-	}
-	b := make([]byte, 256)
-	n, _ := f.Read(b)
-	tok := strings.TrimSpace(string(b[:n]))
 	if _, _, err := ParseToken(tok); err != nil {
 		return "", fmt.Errorf("token file %s: %w", path, err)
 	}

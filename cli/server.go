@@ -28,6 +28,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
+	"github.com/gnomon-sched/gnomon/internal/secret"
 	"github.com/gnomon-sched/gnomon/notify"
 )
 
@@ -424,7 +425,7 @@ func serverCmd(env *Env) *cobra.Command {
 				if cfg.SMTP.Password != "" {
 					return usageErr("--smtp-password-file: the password is in $GNOMON_SMTP_PASSWORD already: give one of them")
 				}
-				pw, err := readSecret(smtpPasswordFile)
+				pw, err := secret.Read(smtpPasswordFile)
 				if err != nil {
 					return usageErr("--smtp-password-file: %v", err)
 				}
@@ -524,39 +525,4 @@ func serverCmd(env *Env) *cobra.Command {
 		return nil
 	}
 	return c
-}
-
-// maxSecret bounds a secret file: a password, not a document.
-const maxSecret = 4096
-
-// readSecret reads a secret from a file that only its owner may read: its
-// content without the line break at its end.
-func readSecret(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a file", path)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("%s can be read by others (mode %04o): chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecret+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxSecret {
-		return "", fmt.Errorf("%s holds more than %d bytes", path, maxSecret)
-	}
-	secret := strings.TrimRight(string(b), "\r\n")
-	if secret == "" {
-		return "", fmt.Errorf("%s is empty", path)
-	}
-	return secret, nil
 }

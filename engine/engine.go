@@ -780,8 +780,9 @@ func (e *Engine) startRun(name, trigger string) {
 		Trigger:   trigger,
 		Scheduled: en.st.Scheduled.Time(),
 		By:        en.st.By,
+		Attempt:   en.st.Attempt,
+		RetryOf:   en.st.RetryOf,
 	}
-	e.startPolicy(en, r)
 	e.runs[r.ID] = r
 	e.running++
 	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), 0, r.ID

@@ -68,11 +68,6 @@ func (e *Engine) retry(en *entry, r *job.Run) bool {
 	return true
 }
 
-// startPolicy sets up a run's part of the policy when it starts.
-func (e *Engine) startPolicy(en *entry, r *job.Run) {
-	r.Attempt, r.RetryOf = en.st.Attempt, en.st.RetryOf
-}
-
 // endPolicy applies the policy to a run that ended: a run killed at its
 // time limit failed with the reason, and one that ended by itself sooner
 // than min_run_alarm raises that alarm.
