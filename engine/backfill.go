@@ -41,9 +41,17 @@ import (
 //     read, belongs to the regular schedule. Its outcome is recorded,
 //     alerted and told to listeners as any run's, but it triggers no
 //     dependent: backfill them in turn.
+//   - The task's run policy holds for backfill runs as for its own: a run
+//     past term_run_time is killed and fails with result timeout, the run
+//     alarms are raised, and a failed run is retried under n_retrys. A
+//     retry waits in the queue, holding no worker slot, until its delay
+//     has passed, then runs the same occurrence again (Attempt, RetryOf);
+//     only the last failure is alerted as final. The occurrence alarms
+//     (must_start_by, must_complete_by) are the regular schedule's: a
+//     backfilled occurrence is past them by definition.
 //   - A cancel (BackfillCancel, or an abort of the task) drops the
 //     occurrences not started and kills the backfill runs in flight, which
-//     end aborted; their occurrences stay backfilled.
+//     end aborted and are not retried; their occurrences stay backfilled.
 
 // MaxBackfill bounds the occurrences one backfill may hold in its range,
 // and those a task's backfills may have waiting.
@@ -401,9 +409,13 @@ func (e *Engine) startBackfills() {
 			continue
 		}
 		bf := en.st.Backfill
-		for len(bf.Queue) > 0 && en.backfilling < max(1, bf.MaxParallel) && e.running < e.workers && e.backfillTotal < e.backfillSlots() {
-			it := bf.Queue[0]
-			bf.Queue = slices.Delete(bf.Queue, 0, 1)
+		for en.backfilling < max(1, bf.MaxParallel) && e.running < e.workers && e.backfillTotal < e.backfillSlots() {
+			i := slices.IndexFunc(bf.Queue, func(it job.BackfillItem) bool { return !it.Due.After(e.now) })
+			if i < 0 {
+				break // what is left are retries still waiting
+			}
+			it := bf.Queue[i]
+			bf.Queue = slices.Delete(bf.Queue, i, i+1)
 			e.startBackfillRun(en, it)
 		}
 		if len(bf.Queue) == 0 {
@@ -420,14 +432,19 @@ func (e *Engine) startBackfills() {
 func (e *Engine) startBackfillRun(en *entry, it job.BackfillItem) {
 	name := en.def.Name
 	e.lastRun++
-	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: job.TriggerBackfill, Scheduled: it.Scheduled, By: it.By}
+	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: job.TriggerBackfill, Scheduled: it.Scheduled, By: it.By,
+		Attempt: it.Attempt, RetryOf: it.RetryOf}
 	e.runs[r.ID] = r
 	e.running++
 	e.backfillTotal++
 	en.backfilling++
 	e.touchRun(r)
 	e.touch(name)
+	e.watch(name, en)
 	e.out.Effects = append(e.out.Effects, StartRun{Run: *r, Task: *en.def})
+	if it.Attempt > 0 {
+		return // the occurrence was recorded backfilled with its first run
+	}
 	reason := "backfilled"
 	if it.By != "" {
 		reason += " at the request of " + it.By
@@ -455,6 +472,7 @@ func (e *Engine) backfillExited(r *job.Run, ev RunExited) {
 	if end.Before(r.Start) {
 		end = r.Start
 	}
+	timedOut, reason := r.Result == job.ResultTimeout, r.Message
 	r.End, r.ExitCode, r.Result, r.Message, r.Data = end, ev.ExitCode, ev.Result, ev.Message, ev.Data
 	e.running--
 	e.backfillTotal--
@@ -484,10 +502,69 @@ func (e *Engine) backfillExited(r *job.Run, ev RunExited) {
 	default:
 		r.Status = job.Failure
 	}
-	e.touchRun(r)
-	if en != nil {
-		e.alert(en, outcome(r.Status), r, "")
+	if en == nil {
+		e.touchRun(r)
+		return
 	}
+	e.endPolicy(en, r, timedOut && !killed, reason)
+	e.touchRun(r)
+	e.watch(r.Task, en)
+	if r.Status == job.Failure && e.retryBackfill(en, r) {
+		return
+	}
+	e.alert(en, outcome(r.Status), r, "")
+}
+
+// retryBackfill queues a failed backfill run's occurrence again if the
+// task's policy has a retry left, and reports whether it does.
+func (e *Engine) retryBackfill(en *entry, r *job.Run) bool {
+	p := en.def.Extras().RunPolicy()
+	if r.Attempt >= p.Retries {
+		return false
+	}
+	n := r.Attempt + 1
+	first := r.RetryOf
+	if first == 0 {
+		first = r.ID
+	}
+	due := e.now.Add(p.RetryWait(n))
+	bf := en.st.Backfill
+	if bf == nil {
+		bf = &job.Backfill{MaxParallel: 1}
+		en.st.Backfill = bf
+	}
+	it := job.BackfillItem{Scheduled: r.Scheduled, By: r.By, Attempt: n, RetryOf: first}
+	if due.After(e.now) {
+		it.Due = due
+	}
+	i, _ := slices.BinarySearchFunc(bf.Queue, it.Scheduled, func(q job.BackfillItem, t time.Time) int { return q.Scheduled.Compare(t) })
+	bf.Queue = slices.Insert(bf.Queue, i, it)
+	if e.backfills == nil {
+		e.backfills = map[string]struct{}{}
+	}
+	e.backfills[r.Task] = struct{}{}
+	e.touch(r.Task)
+	e.alert(en, job.OutcomeRetry, r, fmt.Sprintf("backfill run %d of %s failed; retry %d of %d at %s",
+		r.ID, fmtInstant(r.Scheduled), n, p.Retries, fmtInstant(due)))
+	return true
+}
+
+// backfillWake returns the earliest instant a backfill retry waits for,
+// zero if none.
+func (e *Engine) backfillWake() time.Time {
+	var t time.Time
+	for name := range e.backfills {
+		en := e.tasks[name]
+		if en == nil || en.st.Backfill == nil {
+			continue
+		}
+		for _, it := range en.st.Backfill.Queue {
+			if it.Due.After(e.now) && (t.IsZero() || it.Due.Before(t)) {
+				t = it.Due
+			}
+		}
+	}
+	return t
 }
 
 // restoreBackfills counts the backfill runs among the runs Restore took,
@@ -501,6 +578,7 @@ func (e *Engine) restoreBackfills(active []*job.Run) {
 		if en := e.tasks[r.Task]; en != nil && en.def.Type != job.Bundle {
 			en.active--
 			en.backfilling++
+			e.watch(r.Task, en)
 		} else {
 			e.running++ // not counted by Restore; its end is
 		}
@@ -549,6 +627,11 @@ func (e *Engine) whyBackfill(name string, en *entry, add func(k ReasonKind, form
 	add(WhyBackfill, "a backfill of %s is under way: %d backfill run(s) in flight, %d occurrence(s) waiting (at most %d at once)", name, en.backfilling, waiting, parallel)
 	if waiting == 0 {
 		return
+	}
+	for _, it := range bf.Queue {
+		if it.Due.After(e.now) {
+			add(WhyRetry, "the backfill run of %s failed: retry %d of %d at %s", fmtInstant(it.Scheduled), it.Attempt, en.def.Extras().RunPolicy().Retries, fmtInstant(it.Due))
+		}
 	}
 	switch {
 	case en.st.Status == job.Frozen:

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -568,4 +569,135 @@ func TestBackfillConfiguration(t *testing.T) {
 	if got := s.backfillRuns("cfg"); got != "Jun 01 12:00 success\n" {
 		t.Errorf("backfill runs:\n%s", got)
 	}
+}
+
+// The task's run policy holds for its backfill runs: a failed run is
+// retried after its delay, across a restart, without a worker slot while
+// it waits; a hung run raises max_run_alarm and is killed at term_run_time
+// and retried; only the last failure is alerted as final.
+func TestBackfillRunPolicy(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, "2026-03-10T12:00:00Z", callable("d", `start_times: 02:00
+n_retrys: 1
+retry_delay: 5m
+term_run_time: 30m
+max_run_alarm: 10m
+alert_on: retry,failure,alarm
+alert_to: ops@example.com`))
+	s.length["d"] = 2 * time.Minute
+	s.codes["d"] = []int{1}
+	s.backfill("d", "2026-03-05T00:00:00Z", "2026-03-06T23:00:00Z", 1)
+	// 12:00 run 1 (Mar 05) fails at 12:02; its retry waits until 12:07
+	// while run 2 (Mar 06) runs 12:02-12:04.
+	s.advance("2026-03-10T12:05:00Z")
+	_, st, _ := s.e.Task("d")
+	if st.Backfill == nil || len(st.Backfill.Queue) != 1 || st.Backfill.Queue[0].Attempt != 1 || st.Backfill.Queue[0].RetryOf != 1 {
+		t.Fatalf("waiting retry: %+v", st.Backfill)
+	}
+	if got, want := s.e.NextWake(), mustTime(t, "2026-03-10T12:07:00Z"); !got.Equal(want) {
+		t.Errorf("next wake %s, want %s (the retry)", got, want)
+	}
+	rs, _ := s.e.Why("d", s.now)
+	if !slices.ContainsFunc(rs, func(r Reason) bool {
+		return r.Kind == WhyRetry && r.Text == "the backfill run of 2026-03-05T02:00:00Z failed: retry 1 of 1 at 2026-03-10T12:07:00Z"
+	}) {
+		t.Errorf("why: %+v", rs)
+	}
+	checkBackfill(t, s.e)
+	s.restart()
+	s.advance("2026-03-10T12:10:00Z")
+	checkBackfill(t, s.e)
+	runs := s.runsOf("d")
+	if len(runs) != 3 {
+		t.Fatalf("%d runs, want 3: %+v", len(runs), runs)
+	}
+	r := runs[2]
+	if r.Status != job.Success || r.Trigger != job.TriggerBackfill || r.Attempt != 1 || r.RetryOf != 1 ||
+		!r.Scheduled.Equal(instant(t, "2026-03-05T02:00:00Z")) || !r.Start.Equal(instant(t, "2026-03-10T12:07:00Z")) || r.By != "alice" {
+		t.Errorf("retry run %+v", r)
+	}
+	if n := len(s.ledger("d")); n != 2 {
+		t.Errorf("%d fires, want one per occurrence: %+v", n, s.ledger("d"))
+	}
+	var outcomes []job.Outcome
+	for _, a := range s.alerts {
+		outcomes = append(outcomes, a.Outcome)
+	}
+	if !slices.Equal(outcomes, []job.Outcome{job.OutcomeRetry}) {
+		t.Errorf("alerts %v, want one retry", outcomes)
+	}
+
+	// A hung backfill run: alarmed at 10 minutes, killed at 30, retried
+	// 5 minutes later, killed again: the final failure is alerted.
+	s.length["d"] = time.Hour
+	s.backfill("d", "2026-03-07T00:00:00Z", "2026-03-07T23:00:00Z", 1)
+	kills := 0
+	for _, at := range []string{"2026-03-10T12:40:00Z", "2026-03-10T13:15:00Z"} {
+		n := len(s.effects)
+		s.advance(at)
+		var id int64
+		for _, ef := range s.effects[n:] {
+			if k, ok := ef.(KillRun); ok && k.Reason == "term_run_time" {
+				id = k.RunID
+			}
+		}
+		if id == 0 {
+			t.Fatalf("no run killed by %s", at)
+		}
+		kills++
+		delete(s.ends, id)
+		s.apply(RunExited{RunID: id, ExitCode: -1, Result: job.ResultKilled, Message: "signal: terminated"})
+		if r := s.runs[id]; r.Status != job.Failure || r.Result != job.ResultTimeout || !strings.Contains(r.Message, "term_run_time") {
+			t.Errorf("killed run %+v", r)
+		}
+	}
+	checkBackfill(t, s.e)
+	runs = s.runsOf("d")
+	if len(runs) != 5 || runs[4].Attempt != 1 || runs[4].RetryOf != runs[3].ID || !runs[4].Start.Equal(instant(t, "2026-03-10T12:45:00Z")) {
+		t.Errorf("runs of the hung occurrence: %+v", runs[3:])
+	}
+	_, st, _ = s.e.Task("d")
+	var alarms []int64
+	for _, a := range st.Alarms {
+		if a.Kind == job.AlarmMaxRun {
+			alarms = append(alarms, a.RunID)
+		}
+	}
+	if !slices.Equal(alarms, []int64{runs[3].ID, runs[4].ID}) {
+		t.Errorf("max_run_alarm on runs %v, want %d and %d", alarms, runs[3].ID, runs[4].ID)
+	}
+	if st.Backfill != nil || st.Status != job.Idle {
+		t.Errorf("after the backfill: %+v", st)
+	}
+	outcomes = outcomes[:0]
+	for _, a := range s.alerts {
+		outcomes = append(outcomes, a.Outcome)
+	}
+	want := []job.Outcome{job.OutcomeRetry, job.OutcomeAlarm, job.OutcomeRetry, job.OutcomeAlarm, job.OutcomeFailure}
+	if !slices.Equal(outcomes, want) {
+		t.Errorf("alerts %v, want %v", outcomes, want)
+	}
+}
+
+// A cancel drops a backfill retry that waits, as any occurrence not
+// started.
+func TestBackfillCancelDropsWaitingRetry(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, "2026-03-10T12:00:00Z", callable("d", "start_times: 02:00\nn_retrys: 3\nretry_delay: 1h"))
+	s.length["d"] = time.Minute
+	s.codes["d"] = []int{1}
+	s.backfill("d", "2026-03-05T00:00:00Z", "2026-03-05T23:00:00Z", 1)
+	s.advance("2026-03-10T12:30:00Z")
+	out := s.apply(BackfillCancel{Task: "d", By: "bob"})
+	if got, want := actions(out.Backfill, "Jan 02 15:04"), "Mar 05 02:00 canceled\n"; got != want {
+		t.Errorf("cancel:\n%s\nwant:\n%s", got, want)
+	}
+	s.advance("2026-03-10T15:00:00Z")
+	if n := len(s.runsOf("d")); n != 1 {
+		t.Errorf("%d runs after the cancel, want 1", n)
+	}
+	if _, st, _ := s.e.Task("d"); st.Backfill != nil {
+		t.Errorf("backfill left: %+v", st.Backfill)
+	}
+	checkBackfill(t, s.e)
 }

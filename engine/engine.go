@@ -122,7 +122,12 @@ type Engine struct {
 	// timed are the active tasks whose run policy has a deadline (see
 	// watch); zones caches the time zones of their deadlines.
 	timed map[string]struct{}
-	zones map[string]*time.Location
+	// killedAtLimit are the runs this engine has killed at their
+	// term_run_time. A run recorded timed out but not in it was killed by
+	// an engine before a restart, and that kill may have been lost with
+	// it: it is killed again.
+	killedAtLimit map[int64]bool
+	zones         map[string]*time.Location
 	// counts and recent keep the overview (see Summarize).
 	counts [job.Frozen + 1]int
 	recent []ended
@@ -442,6 +447,9 @@ func (e *Engine) NextWake() time.Time {
 		t = due
 	}
 	if due := e.PolicyWake(); !due.IsZero() && (t.IsZero() || due.Before(t)) {
+		t = due
+	}
+	if due := e.backfillWake(); !due.IsZero() && (t.IsZero() || due.Before(t)) {
 		t = due
 	}
 	return t
@@ -797,6 +805,7 @@ func (e *Engine) exited(ev RunExited) {
 		return // already recorded (a duplicate report after a restart)
 	}
 	delete(e.runs, ev.RunID)
+	delete(e.killedAtLimit, ev.RunID)
 	if r.Trigger == job.TriggerBackfill {
 		e.backfillExited(r, ev)
 		return

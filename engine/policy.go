@@ -26,9 +26,10 @@ type Alarmed struct {
 func (Alarmed) effect() {}
 
 // watch keeps the set of tasks whose policy has a deadline that may fall
-// due: active tasks with a time limit or an alarm.
+// due: tasks active or with backfill runs in flight, with a time limit or
+// an alarm.
 func (e *Engine) watch(name string, en *entry) {
-	if en.st.Status.Active() && en.def.Extras().RunPolicy().Timed() {
+	if (en.st.Status.Active() || en.backfilling > 0) && en.def.Extras().RunPolicy().Timed() {
 		if e.timed == nil {
 			e.timed = map[string]struct{}{}
 		}
@@ -128,7 +129,7 @@ func (e *Engine) deadlines(en *entry) []deadline {
 	p := en.def.Extras().RunPolicy()
 	var out []deadline
 	for _, r := range e.runsOf(en) {
-		if d := time.Duration(p.TermRunTime); d > 0 && r.Result != job.ResultTimeout {
+		if d := time.Duration(p.TermRunTime); d > 0 && (r.Result != job.ResultTimeout || !e.killedAtLimit[r.ID]) {
 			out = append(out, deadline{at: r.Start.Add(d), run: r})
 		}
 		if d := time.Duration(p.MaxRunAlarm); d > 0 && !alarmed(&en.st, job.AlarmMaxRun, r.ID, 0) {
@@ -136,7 +137,7 @@ func (e *Engine) deadlines(en *entry) []deadline {
 		}
 	}
 	occ := en.st.Scheduled
-	if occ == 0 {
+	if occ == 0 || !en.st.Status.Active() {
 		return out
 	}
 	if p.MustStartBy.IsSet() && en.st.Status != job.Running && !alarmed(&en.st, job.AlarmMustStart, 0, occ) {
@@ -148,14 +149,14 @@ func (e *Engine) deadlines(en *entry) []deadline {
 	return out
 }
 
-// runsOf returns the task's runs in flight: its run, or every one under
-// overlap allow.
+// runsOf returns the task's runs in flight: its run, every one under
+// overlap allow, and its backfill runs.
 func (e *Engine) runsOf(en *entry) []*job.Run {
-	if en.active <= 1 {
+	if en.active+en.backfilling <= 1 {
 		if r := e.runs[en.st.RunID]; r != nil {
 			return []*job.Run{r}
 		}
-		if en.active == 0 {
+		if en.active+en.backfilling == 0 {
 			return nil
 		}
 	}
@@ -227,6 +228,10 @@ func (e *Engine) enforce() {
 			}
 			switch d.kind {
 			case "":
+				if e.killedAtLimit == nil {
+					e.killedAtLimit = map[int64]bool{}
+				}
+				e.killedAtLimit[d.run.ID] = true
 				d.run.Result = job.ResultTimeout
 				d.run.Message = fmt.Sprintf("killed after running %s, its term_run_time", time.Duration(p.TermRunTime))
 				e.touchRun(d.run)

@@ -209,12 +209,32 @@ func TestTermRunTimeSurvivesRestart(t *testing.T) {
 		t.Errorf("effect %#v", s.effects[n])
 	}
 	// Killed once: a later wake does not kill it again.
+	kills := func(from int) int {
+		k := 0
+		for _, ef := range s.effects[from:] {
+			if _, ok := ef.(KillRun); ok {
+				k++
+			}
+		}
+		return k
+	}
 	n = len(s.effects)
 	s.apply(Tick{})
-	for _, ef := range s.effects[n:] {
-		if _, ok := ef.(KillRun); ok {
-			t.Errorf("killed again: %#v", ef)
-		}
+	if k := kills(n); k != 0 {
+		t.Errorf("killed %d more times", k)
+	}
+	// Restarted before the run ended: the kill may have been lost with
+	// the old server, and the new one kills it again, once.
+	s.restart()
+	n = len(s.effects)
+	s.apply(Tick{})
+	s.apply(Tick{})
+	if k := kills(n); k != 1 {
+		t.Errorf("after a restart, killed %d times, want 1", k)
+	}
+	s.apply(RunExited{RunID: 1, ExitCode: -1, Result: job.ResultKilled, Message: "signal: terminated"})
+	if r := s.runs[1]; r.Status != job.Failure || r.Result != job.ResultTimeout || strings.Count(r.Message, "term_run_time") != 1 {
+		t.Errorf("run %+v", r)
 	}
 }
 

@@ -43,6 +43,12 @@ type BackfillItem struct {
 	// anything: its fate and reason ("missed: ..."), kept in the reason
 	// of its backfilled fire.
 	Was string `json:"was,omitempty"`
+	// Attempt and RetryOf, for a retry of a failed backfill run under the
+	// task's n_retrys: its number (1 for the first) and the first run of
+	// the occurrence. Due is when it may start: the retry's wait.
+	Attempt int       `json:"attempt,omitempty"`
+	RetryOf int64     `json:"retry_of,omitempty"`
+	Due     time.Time `json:"due,omitzero"`
 }
 
 // Empty reports whether nothing remains of the backfills.
