@@ -196,6 +196,10 @@ func (r *Run) Job() string { return r.c.Task }
 // zero time when something else started it.
 func (r *Run) Scheduled() time.Time { return r.c.Scheduled }
 
+// Attempt returns the run's retry number under the job's Retries: 0 for
+// its first run, n for its n-th retry of the same occurrence.
+func (r *Run) Attempt() int { return r.c.Attempt }
+
 // Period returns the timeperiod a timeperiod process's run is for: its
 // key (YYYYMMDDHH, UTC) and bounds, [start, end). ok is false for a
 // task's run.

@@ -554,10 +554,12 @@ func TestFunctionTimeoutAndRetry(t *testing.T) {
 	rec := listen(s)
 	var mu sync.Mutex
 	calls := 0
-	if err := s.Register("stuck_once", func(ctx context.Context, _ *gnomon.Run) error {
+	var attempts []int
+	if err := s.Register("stuck_once", func(ctx context.Context, r *gnomon.Run) error {
 		mu.Lock()
 		calls++
 		n := calls
+		attempts = append(attempts, r.Attempt())
 		mu.Unlock()
 		if n == 1 {
 			<-ctx.Done()
@@ -584,5 +586,10 @@ func TestFunctionTimeoutAndRetry(t *testing.T) {
 	ok := rec.await(t, gnomon.EventSucceeded, "f")
 	if ok.Run.Trigger != "retry" || ok.Run.Attempt != 1 || ok.Run.RetryOf != failed.Run.ID || !ok.Run.Start.Equal(failed.Run.End.Add(time.Minute)) {
 		t.Errorf("retry %+v after %+v", ok.Run, failed.Run)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(attempts, []int{0, 1}) {
+		t.Errorf("the function saw attempts %v, want [0 1]", attempts)
 	}
 }

@@ -239,11 +239,19 @@ func writeRunRows(w io.Writer, runs []api.RunView) {
 }
 
 // runRow writes a run as a row of the runs table, indented by level; a
-// backfill run names the occurrence it ran after its task.
+// backfill run names the occurrence it ran after its task, and a retry
+// its number.
 func runRow(w io.Writer, r *job.Run, level int) {
 	name := termsafe.String(r.Task)
+	var tags []string
 	if r.Trigger == job.TriggerBackfill {
-		name += " [backfill of " + stamp(r.Scheduled) + "]"
+		tags = append(tags, "backfill of "+stamp(r.Scheduled))
+	}
+	if r.Attempt > 0 {
+		tags = append(tags, fmt.Sprintf("retry %d", r.Attempt))
+	}
+	if len(tags) > 0 {
+		name += " [" + strings.Join(tags, ", ") + "]"
 	}
 	runLine(w, strings.Repeat(" ", level)+name, stamp(r.Start), stamp(r.End), r.Status.String(),
 		who(termsafe.String(r.By), termsafe.String(r.EndedBy)))

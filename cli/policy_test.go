@@ -9,7 +9,7 @@ import (
 
 const policyDefs = `insert_task: flaky
 type: callable
-command: n=$(cat @DIR@/flaky.n 2>/dev/null || echo 0); n=$((n+1)); echo $n > @DIR@/flaky.n; echo "try $n for $GNOMON_SCHEDULED_TIME"; [ $n -ge 3 ]
+command: n=$(cat @DIR@/flaky.n 2>/dev/null || echo 0); n=$((n+1)); echo $n > @DIR@/flaky.n; echo "try $n (attempt $GNOMON_ATTEMPT) for $GNOMON_SCHEDULED_TIME"; [ $n -ge 3 ]
 out_log_file: @DIR@/flaky.out
 err_log_file: @DIR@/flaky.err
 start_times: 01:00
@@ -83,7 +83,7 @@ func TestRetriesTimeoutsAndAlarms(t *testing.T) {
 	// Retry 1 at 01:10 fails (try 2), retry 2 at 01:30 succeeds (try 3).
 	f.mustRun("gnomon", "clock", "advance", "--to", "2026-06-01 05:00")
 	out, _ := readFile(f.dir, "flaky.out")
-	if want := "try 1 for 2026-05-31T23:00:00Z\ntry 2 for 2026-05-31T23:00:00Z\ntry 3 for 2026-05-31T23:00:00Z\n"; out != want {
+	if want := "try 1 (attempt 1) for 2026-05-31T23:00:00Z\ntry 2 (attempt 2) for 2026-05-31T23:00:00Z\ntry 3 (attempt 3) for 2026-05-31T23:00:00Z\n"; out != want {
 		t.Errorf("flaky ran:\n%s\nwant:\n%s", out, want)
 	}
 	runs, err := f.client.Runs(context.Background(), "flaky", 10, "")
@@ -99,6 +99,9 @@ func TestRetriesTimeoutsAndAlarms(t *testing.T) {
 	}
 	if want := []string{"01:30 retry success", "01:10 retry failure", "01:00 schedule failure"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("flaky runs %q, want %q", got, want)
+	}
+	if table := f.mustRun("gnomon", "runs", "-j", "flaky", "-c", "10"); !strings.Contains(table, "flaky [retry 1]") || !strings.Contains(table, "flaky [retry 2]") {
+		t.Errorf("runs table does not name the retries:\n%s", table)
 	}
 	// Dependents saw the final outcome only.
 	if out := squeeze(f.mustRun("gnomon", "runs", "-j", "after_flaky")); strings.Count(out, "success") != 1 {
@@ -140,5 +143,40 @@ func TestRetriesTimeoutsAndAlarms(t *testing.T) {
 		if !strings.Contains(export, line+"\n") {
 			t.Errorf("export lacks %q:\n%s", line, export)
 		}
+	}
+}
+
+// A backfill keeps the task's run policy: each occurrence's first run
+// fails, and its retry, which sees GNOMON_ATTEMPT 2, succeeds.
+func TestBackfillRetries(t *testing.T) {
+	t.Parallel()
+	f := setup(t, simulateFrom("2026-06-10 12:00"))
+	f.mustRun("gnomon", "def", "-f", f.file("b.def", `insert_task: load
+type: callable
+command: echo "$GNOMON_SCHEDULED_TIME attempt $GNOMON_ATTEMPT"; [ "$GNOMON_ATTEMPT" -ge 2 ]
+out_log_file: @DIR@/load.out
+err_log_file: @DIR@/load.err
+start_times: 02:00
+n_retrys: 2
+retry_delay: 5m
+`))
+	f.mustRun("gnomon", "backfill", "-j", "load", "--from", "2026-06-01", "--to", "2026-06-02 23:00")
+	f.mustRun("gnomon", "clock", "advance", "--to", "2026-06-10 12:30")
+	out, _ := readFile(f.dir, "load.out")
+	want := "2026-06-01T00:00:00Z attempt 1\n2026-06-02T00:00:00Z attempt 1\n2026-06-01T00:00:00Z attempt 2\n2026-06-02T00:00:00Z attempt 2\n"
+	if out != want {
+		t.Errorf("load ran:\n%s\nwant:\n%s", out, want)
+	}
+	table := f.mustRun("gnomon", "runs", "-j", "load", "-c", "10")
+	for _, tag := range []string{"load [backfill of 20260601 02:00:00, retry 1]", "load [backfill of 20260602 02:00:00, retry 1]"} {
+		if !strings.Contains(table, tag) {
+			t.Errorf("runs table has no %q:\n%s", tag, table)
+		}
+	}
+	if strings.Count(table, "success") != 2 || strings.Count(table, "failure") != 2 {
+		t.Errorf("runs table:\n%s", table)
+	}
+	if fires := f.mustRun("gnomon", "runs", "-j", "load", "--fires"); strings.Count(fires, "backfilled at the request of") != 2 {
+		t.Errorf("fire ledger: want one backfilled record per occurrence:\n%s", fires)
 	}
 }

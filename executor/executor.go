@@ -70,6 +70,9 @@ type Spec struct {
 	OutLog    string    `json:"out_log_file"`
 	ErrLog    string    `json:"err_log_file"`
 	Scheduled time.Time `json:"scheduled"`
+	// Attempt is the run's retry number, 0 for a first run: the command
+	// gets GNOMON_ATTEMPT, Attempt+1.
+	Attempt int `json:"attempt,omitempty"`
 	// Start is when the run started by the server's clock: the command's
 	// GNOMON_SCHEDULED_TIME when Scheduled is zero.
 	Start time.Time     `json:"start,omitzero"`

@@ -69,12 +69,14 @@ func TestRunCommand(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	os.WriteFile(filepath.Join(f.dir, "out.log"), []byte("before\n"), 0o644)
-	f.x.Start(f.spec(42, `echo "$GNOMON_TASK $GNOMON_RUN_ID $GNOMON_SCHEDULED_TIME" | tr a-z A-Z; echo oops >&2; exit 3`))
+	s := f.spec(42, `echo "$GNOMON_TASK $GNOMON_RUN_ID $GNOMON_SCHEDULED_TIME $GNOMON_ATTEMPT" | tr a-z A-Z; echo oops >&2; exit 3`)
+	s.Attempt = 2
+	f.x.Start(s)
 	e := f.wait()
 	if e.RunID != 42 || e.Code != 3 || e.Result != job.ResultNormal || e.End.IsZero() {
 		t.Errorf("exit = %+v", e)
 	}
-	if got := f.read("out.log"); got != "before\nT 42 2026-03-01T04:00:00Z\n" {
+	if got := f.read("out.log"); got != "before\nT 42 2026-03-01T04:00:00Z 3\n" {
 		t.Errorf("out.log = %q (output must be appended)", got)
 	}
 	if got := f.read("err.log"); got != "oops\n" {

@@ -30,6 +30,7 @@ type Call struct {
 	RunID     int64
 	Task      string
 	Scheduled time.Time // the occurrence the run is for, zero if none
+	Attempt   int       // the run's retry number, 0 for a first run
 	// Period is the timeperiod of a timeperiod process's run (Task names
 	// the process), nil for a task's.
 	Period *job.Period
@@ -105,7 +106,7 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 			Message: fmt.Sprintf("function %s is not registered with this scheduler", name)})
 		return
 	}
-	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Period: spec.Period, Stdout: io.Discard, Stderr: io.Discard}
+	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Attempt: spec.Attempt, Period: spec.Period, Stdout: io.Discard, Stderr: io.Discard}
 	var files []*os.File
 	openLog := f.logs.Opener()
 	for i, p := range []string{spec.OutLog, spec.ErrLog} {

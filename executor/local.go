@@ -92,7 +92,7 @@ func (l *Local) watch(id int64, report func(Exit)) {
 func (l *Local) Start(w job.Launch, report func(Exit)) {
 	l.watch(w.RunID, report)
 	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, OutLog: w.OutLog, ErrLog: w.ErrLog,
-		Scheduled: w.Scheduled, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs}
+		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs}
 	if w.Function != "" {
 		l.fx.Start(spec, w.Function, l.cfg.Functions(w.Function))
 		return

@@ -212,6 +212,7 @@ func supervise(base string, lock int, specJSON []byte) int {
 		"GNOMON_TASK="+spec.Task,
 		"GNOMON_RUN_ID="+strconv.FormatInt(spec.RunID, 10),
 		"GNOMON_SCHEDULED_TIME="+scheduled.UTC().Format(time.RFC3339),
+		"GNOMON_ATTEMPT="+strconv.Itoa(spec.Attempt+1),
 		"GNOMON_COMMAND="+spec.Command,
 		"GNOMON_PROFILE="+spec.Profile,
 	)

@@ -15,6 +15,9 @@ type Launch struct {
 	ErrLog   string
 	// Scheduled is the occurrence the run is for, zero if none.
 	Scheduled time.Time
+	// Attempt is the run's retry number: 0 for a first run, n for its
+	// n-th retry (see Run.Attempt).
+	Attempt int `json:",omitempty"`
 	// Period is the timeperiod of a timeperiod process's run, nil for a
 	// task's.
 	Period *Period

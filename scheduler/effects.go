@@ -84,7 +84,7 @@ func (ef logFire) perform(s *Scheduler) {
 func launchOf(r *job.Run, t *job.Task) job.Launch {
 	x := t.Extras()
 	return job.Launch{RunID: r.ID, Task: r.Task, Command: t.Command, Function: x.Function, Profile: x.Profile,
-		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled, Machine: x.Machine, Priority: t.Priority}
+		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled, Attempt: r.Attempt, Machine: x.Machine, Priority: t.Priority}
 }
 
 // report hands a run's outcome to the loop (or drops it once the
