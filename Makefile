@@ -18,9 +18,9 @@ demo: build ## run the server on ./gnomon-data with examples/ loaded and start t
 	./$(BIN) event -j demo_flow -e start && echo "demo_flow started: try ./$(BIN) status -j demo_flow"; \
 	wait $$pid
 
-test: ## run the whole test suite (race detector on), then the end-to-end tests again on PostgreSQL and on clusters of three processes
+test: ## run the whole test suite (race detector on), then the end-to-end and library tests again on PostgreSQL, and the end-to-end tests on clusters of three processes
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
-	GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 ./cli
+	GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 ./cli .
 	GNOMON_TEST_DB=cluster CGO_ENABLED=1 $(GO) test -race -count=1 ./cli
 
 lint: ## gofmt, go vet, staticcheck

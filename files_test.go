@@ -63,7 +63,7 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Fatal("umask 022 expected")
 	}
 	var log syncBuffer
-	s := start(t, gnomon.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	s := startSQLite(t, gnomon.Config{DataDir: dir, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if !strings.Contains(log.String(), `msg="data directory made private to its owner" dir=`+dir+" was=-rwxr-xr-x now=-rwx------") {
 		t.Errorf("no log line on tightening the data directory:\n%s", log.String())
 	}
@@ -110,7 +110,7 @@ func TestLogFilesRefusedAtDefinition(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir() // inside the system's temporary directory, a log root
-	s := start(t, gnomon.Config{DataDir: dir})
+	s := startSQLite(t, gnomon.Config{DataDir: dir})
 	s.Start(ctx)
 	roots := filepath.Join(dir, "logs") + ", " + os.TempDir()
 	for _, c := range []struct {
@@ -185,7 +185,7 @@ func TestLogRoots(t *testing.T) {
 	root := t.TempDir()
 	other := t.TempDir()
 	dir := filepath.Join(root, "data")
-	s := start(t, gnomon.Config{DataDir: dir, LogRoots: []string{filepath.Join(root, "jobs"), root}})
+	s := startSQLite(t, gnomon.Config{DataDir: dir, LogRoots: []string{filepath.Join(root, "jobs"), root}})
 	rec := listen(s)
 	s.Start(ctx)
 	roots := filepath.Join(root, "jobs") + ", " + root
@@ -218,7 +218,7 @@ func TestLinkMadeLaterFailsLaunch(t *testing.T) {
 	root := t.TempDir()
 	outside := t.TempDir()
 	dir := filepath.Join(root, "data")
-	s := start(t, gnomon.Config{DataDir: dir, LogRoots: []string{root}})
+	s := startSQLite(t, gnomon.Config{DataDir: dir, LogRoots: []string{root}})
 	rec := listen(s)
 	s.Start(ctx)
 	for _, name := range []string{"escape", "db"} {

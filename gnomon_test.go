@@ -16,10 +16,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/internal/pgtest"
 	"github.com/gnomon-sched/gnomon/internal/smtptest"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
-	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
 func TestMain(m *testing.M) {
@@ -79,11 +79,52 @@ func (r *recorder) list() []string {
 	return out
 }
 
+// testDBs holds the PostgreSQL database of each data directory when the
+// tests run on PostgreSQL: a scheduler started again on the same data
+// directory finds its database.
+var testDBs sync.Map
+
+// testDB returns the Config.DB of a scheduler on data dir: empty for the
+// embedded SQLite store, or, with GNOMON_TEST_DB=postgres, a fresh
+// PostgreSQL database of its own.
+func testDB(t *testing.T, dir string) string {
+	t.Helper()
+	if os.Getenv("GNOMON_TEST_DB") != "postgres" {
+		return ""
+	}
+	if db, ok := testDBs.Load(dir); ok {
+		return db.(string)
+	}
+	db := pgtest.URL(t)
+	testDBs.Store(dir, db)
+	return db
+}
+
+// start makes a scheduler on cfg, stopped when the test ends, on the store
+// the test run picks (see testDB) unless cfg names one.
 func start(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	if cfg.DB == "" && cfg.Store == nil {
+		cfg.DB = testDB(t, cfg.DataDir)
+	}
+	return startOn(t, cfg)
+}
+
+// startSQLite makes a scheduler on cfg's embedded SQLite store whatever
+// the test run picks: for the tests about the SQLite file itself.
+func startSQLite(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	return startOn(t, cfg)
+}
+
+func startOn(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
+	t.Helper()
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}
@@ -405,7 +446,7 @@ func TestLostFunctionRunAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	// The state a crash leaves: a function job running run 1.
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
+	st, err := gnomon.OpenStore(ctx, testDB(t, dir), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
