@@ -22,7 +22,11 @@ import (
 // one batch writes twice were merged before (see newCommit), so that one
 // statement writes what a statement per row would have, in order.
 const (
-	lockCommit = `SELECT pg_advisory_xact_lock($1)`
+	// lockCommit orders commits: it locks the row every commit writes
+	// (last_commit) before anything is numbered. A row lock, not an
+	// advisory one, so that Postgres-compatible engines without advisory
+	// locks serve as well.
+	lockCommit = `SELECT 1 FROM last_commit WHERE id = 1 FOR UPDATE`
 	// The journal numbers its entries from one more than the highest
 	// stored; the statement returns the highest before them.
 	insJournal = `WITH base AS (SELECT coalesce(max(seq), 0) AS seq FROM journal),
@@ -116,7 +120,7 @@ func newCommit(b *store.Batch) (*commit, error) {
 	c := &commit{b: b, token: rand.Int64N(1<<62) + 1, journal: -1, alerts: -1, audit: -1}
 	q := &c.q
 	q.Queue("BEGIN")
-	q.Queue(lockCommit, int64(commitLock))
+	q.Queue(lockCommit)
 	if n := len(b.Entries); n > 0 {
 		at, kind, body := make([]int64, n), make([]string, n), make([]string, n)
 		for i := range b.Entries {

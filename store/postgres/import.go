@@ -38,7 +38,7 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 // keeping every ID and sequence number. Rows go in with COPY.
 func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, lockCommit, int64(commitLock)); err != nil {
+		if _, err := tx.Exec(ctx, lockCommit); err != nil {
 			return err
 		}
 		snap := d.Snapshot

@@ -13,12 +13,16 @@
 //
 // # Commits
 //
-// Commit sends a whole batch in one round trip: BEGIN, a transaction-level
-// advisory lock, one statement per kind of row (arrays through unnest, so
-// a group commit of a thousand entries is still one INSERT), and COMMIT.
+// Commit sends a whole batch in one round trip: BEGIN, a lock on the row
+// last_commit, one statement per kind of row (arrays through unnest, so a
+// group commit of a thousand entries is still one INSERT), and COMMIT.
 // The journal, alerts, audit trail and node logs are numbered in the
 // transaction, one more than the highest stored, so the numbers have no
-// gaps, as in SQLite; the advisory lock orders two writers on one database.
+// gaps, as in SQLite; the row lock orders two writers on one database. It
+// is a row lock, not an advisory lock, as everything the cluster
+// coordinates by (leases, claims), so that a Postgres-compatible engine
+// without advisory locks can serve; goose's migration lock at start is
+// the one advisory lock.
 //
 // Every commit also writes a token of its own, with the numbers it
 // reached, in the row last_commit. When the connection is lost before
@@ -85,12 +89,9 @@ var (
 	_ store.CursorLister = (*Store)(nil)
 )
 
-// Lock keys (pg_advisory_lock), in the key space of one database: goose's
-// while it migrates, and every commit's while its transaction lasts.
-const (
-	migrateLock = 0x676e6f6d6f6e01 // "gnomon" 01
-	commitLock  = 0x676e6f6d6f6e02
-)
+// migrateLock is the key of goose's session lock (pg_advisory_lock) while
+// it migrates, in the key space of one database.
+const migrateLock = 0x676e6f6d6f6e01 // "gnomon" 01
 
 // Open connects to the PostgreSQL database at rawURL (which must exist),
 // applies the migrations it lacks and returns the store. Errors name the

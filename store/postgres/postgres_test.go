@@ -152,11 +152,19 @@ func TestOpenTogether(t *testing.T) {
 	for i := range errs {
 		wg.Go(func() {
 			s, err := Open(context.Background(), url)
-			if err == nil {
-				err = s.Commit(context.Background(), &store.Batch{Entries: []store.Entry{{At: t0, Kind: "act", Body: json.RawMessage(`{}`)}}})
-				s.Close()
+			if err != nil {
+				errs[i] = err
+				return
 			}
-			errs[i] = err
+			defer s.Close()
+			// Writers that commit together, each from its own store.
+			for range 25 {
+				e := store.Entry{At: t0, Kind: "act", Body: json.RawMessage(`{}`)}
+				if err := s.Commit(context.Background(), &store.Batch{Entries: []store.Entry{e, e, e}}); err != nil {
+					errs[i] = err
+					return
+				}
+			}
 		})
 	}
 	wg.Wait()
@@ -170,8 +178,14 @@ func TestOpenTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// The commit lock numbered the four stores' entries one after another.
-	if got := seqs(t, s); !cmp.Equal(got, []int64{1, 2, 3, 4}) {
+	// The commit lock numbered the four stores' entries one after
+	// another, without a gap.
+	got := seqs(t, s)
+	want := make([]int64, 4*25*3)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	if !cmp.Equal(got, want) {
 		t.Errorf("journal: %v", got)
 	}
 }
