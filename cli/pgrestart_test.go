@@ -472,3 +472,65 @@ func TestPostgresOutageRefusesRequests(t *testing.T) {
 	}
 	ld.check(answers, pg.URL())
 }
+
+// TestPostgresReadOnlyUnderLoad makes the database read-only under load
+// (as a failover to a standby, or an operator, does) and writable again:
+// while it is, every request that needs a commit is refused with 503 and
+// nothing is acknowledged that is not stored; after, the server takes
+// requests again by itself.
+func TestPostgresReadOnlyUnderLoad(t *testing.T) {
+	t.Parallel()
+	singleServer(t, ownPostgres)
+	pg := pgtest.Start(t)
+	dir := t.TempDir()
+	p := startDBProcess(t, filepath.Join(dir, "data"), pg.URL())
+	ld := startLoad(t, p, dir)
+	ld.wait("at first")
+
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	// readOnly sets the database's default for new sessions, and ends the
+	// server's sessions so that the ones it opens next take it.
+	readOnly := func(v string) {
+		t.Helper()
+		for _, q := range []string{
+			`ALTER DATABASE postgres SET default_transaction_read_only = ` + v,
+			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'postgres' AND pid <> pg_backend_pid()`,
+		} {
+			if _, err := admin.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	ld.next()
+	readOnly("on")
+	// Refusals for the ended sessions come first; then those that met
+	// the read-only database, which the answer names.
+	var sample string
+	refused := func() (n int) {
+		ld.record(func() {
+			for _, a := range ld.answers {
+				if a.phase == 1 && a.status == http.StatusServiceUnavailable && strings.Contains(a.err, "read-only") {
+					n, sample = n+1, a.err
+				}
+			}
+		})
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); refused() < 20; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d requests refused for the read-only database:\n%s", refused(), p.logTail())
+		}
+	}
+	t.Logf("refused for the read-only database: %s", sample)
+	readOnly("off")
+	ld.next()
+	ld.wait("after the database was writable again")
+	answers, _ := ld.finish()
+	ld.alive("under load")
+	ld.check(answers, pg.URL())
+}
