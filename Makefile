@@ -41,6 +41,7 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./calendar -run '^$$' -fuzz '^FuzzParseDate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./calendar/ics -run '^$$' -fuzz '^FuzzDates$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseTimestamp$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run '^$$' -fuzz '^FuzzDecodeLogSpan$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./auth -run '^$$' -fuzz '^FuzzParseBearer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)

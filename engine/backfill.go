@@ -473,7 +473,7 @@ func (e *Engine) backfillExited(r *job.Run, ev RunExited) {
 		end = r.Start
 	}
 	timedOut, reason := r.Result == job.ResultTimeout, r.Message
-	r.End, r.ExitCode, r.Result, r.Message, r.Data = end, ev.ExitCode, ev.Result, ev.Message, ev.Data
+	r.End, r.ExitCode, r.Result, r.Message, r.Data, r.Log = end, ev.ExitCode, ev.Result, ev.Message, ev.Data, ev.Log
 	e.running--
 	e.backfillTotal--
 	en := e.tasks[r.Task]

@@ -820,7 +820,7 @@ func (e *Engine) exited(ev RunExited) {
 		end = r.Start
 	}
 	timedOut, reason := r.Result == job.ResultTimeout, r.Message
-	r.End, r.ExitCode, r.Result, r.Message, r.Data = end, ev.ExitCode, ev.Result, ev.Message, ev.Data
+	r.End, r.ExitCode, r.Result, r.Message, r.Data, r.Log = end, ev.ExitCode, ev.Result, ev.Message, ev.Data, ev.Log
 	en := e.tasks[r.Task]
 	if en == nil {
 		r.Status = job.Failure

@@ -41,6 +41,8 @@ type RunExited struct {
 	// At is when the run ended, as its supervisor recorded it; zero means
 	// the instant the event is applied.
 	At time.Time `json:"at,omitzero"`
+	// Log is where the run's output is in its task's log files, if known.
+	Log *job.LogSpan `json:"log,omitempty"`
 }
 
 // Data is a data event (seed 000): a resource of a type seen at instant

@@ -43,8 +43,16 @@ type Local struct {
 	x   *Executor
 	fx  *Funcs
 
-	mu      sync.Mutex
-	reports map[int64]func(Exit)
+	mu   sync.Mutex
+	runs map[int64]*watched
+}
+
+// watched is a run in flight: where its outcome goes, and where its output
+// begins in its task's log files.
+type watched struct {
+	report         func(Exit)
+	outLog, errLog string
+	span           job.LogSpan
 }
 
 // NewLocal returns a Local runner. Supervisors start with the first
@@ -59,7 +67,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if cfg.Functions == nil {
 		cfg.Functions = func(string) Func { return nil }
 	}
-	l := &Local{cfg: cfg, reports: map[int64]func(Exit){}}
+	l := &Local{cfg: cfg, runs: map[int64]*watched{}}
 	var err error
 	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
 	if err != nil {
@@ -70,27 +78,67 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	return l, nil
 }
 
-// report hands an outcome to the report function of its run.
+// report hands an outcome to the report function of its run, with where
+// its output ends in its task's log files.
 func (l *Local) report(e Exit) {
 	l.mu.Lock()
-	fn := l.reports[e.RunID]
-	delete(l.reports, e.RunID)
+	w := l.runs[e.RunID]
+	delete(l.runs, e.RunID)
 	l.mu.Unlock()
-	if fn != nil {
-		fn(e)
+	if w == nil {
+		return
 	}
+	if e.Log == nil {
+		span := w.span
+		span.OutTo, span.ErrTo = l.size(w.outLog, 0), l.size(w.errLog, 0)
+		e.Log = &span
+	}
+	w.report(e)
 }
 
-func (l *Local) watch(id int64, report func(Exit)) {
+// watch notes a run in flight and where its output begins in its task's
+// log files: their sizes now, or unknown for a run started before.
+func (l *Local) watch(w job.Launch, report func(Exit), started bool) {
+	r := &watched{report: report, outLog: w.OutLog, errLog: w.ErrLog, span: job.LogSpan{OutFrom: -1, ErrFrom: -1}}
+	if started {
+		r.span.OutFrom, r.span.ErrFrom = l.size(w.OutLog, -1), l.size(w.ErrLog, -1)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.reports[id] = report
+	l.runs[w.RunID] = r
+}
+
+// size returns the size of a log file, or unknown if it cannot be read.
+func (l *Local) size(path string, unknown int64) int64 {
+	if path == "" {
+		return 0
+	}
+	n, err := l.cfg.Logs.Size(path)
+	if err != nil {
+		return unknown
+	}
+	return n
+}
+
+// Span returns where the output of a run in flight begins in its task's
+// log files (the To of each range is -1: it is still written); ok is
+// false for a run it does not run.
+func (l *Local) Span(id int64) (span job.LogSpan, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.runs[id]
+	if w == nil {
+		return job.LogSpan{}, false
+	}
+	span = w.span
+	span.OutTo, span.ErrTo = -1, -1
+	return span, true
 }
 
 // Start starts a run: its function when it names one, else its command.
 // The outcome, or the failure to launch, goes to report.
 func (l *Local) Start(w job.Launch, report func(Exit)) {
-	l.watch(w.RunID, report)
+	l.watch(w, report, true)
 	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, OutLog: w.OutLog, ErrLog: w.ErrLog,
 		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs}
 	if w.Function != "" {
@@ -108,7 +156,7 @@ func (l *Local) Attach(w job.Launch, report func(Exit)) {
 			Message: "run lost: the scheduler stopped while its function ran"})
 		return
 	}
-	l.watch(w.RunID, report)
+	l.watch(w, report, false)
 	l.x.Attach(w.RunID)
 }
 

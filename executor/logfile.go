@@ -228,15 +228,66 @@ func (l *LogFiles) own() []ownFile {
 // symbolic link cannot lead out of it. It reports whether the file holds
 // more than it returns; a file not written yet is empty.
 func (l *LogFiles) Tail(path string, limit int64) (data []byte, more bool, err error) {
+	return l.Part(path, 0, -1, limit)
+}
+
+// Part reads the bytes [from, to) of a log file (to < 0: up to its end),
+// at most the last limit bytes of them, by the rules of Tail: the output
+// one run appended to its task's log (see job.LogSpan). It reports whether
+// the range holds more than it returns.
+func (l *LogFiles) Part(path string, from, to, limit int64) (data []byte, more bool, err error) {
+	f, err := l.openRead(path)
+	if f == nil || err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	end := fi.Size()
+	if to >= 0 && to < end {
+		end = to
+	}
+	from = min(max(from, 0), end)
+	off := max(end-limit, from)
+	data = make([]byte, end-off)
+	n, err := f.ReadAt(data, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, err
+	}
+	return data[:n], off > from, nil
+}
+
+// Size returns the size of a log file, 0 for one not written yet: one
+// stat of the file the rules of Open choose, which reads nothing of it.
+func (l *LogFiles) Size(path string) (int64, error) {
 	p, err := l.Resolve(path)
 	if err != nil || p == os.DevNull {
-		return nil, false, err
+		return 0, err
+	}
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// openRead opens a log file for reading by the rules of Tail: nil, and no
+// error, for one not written yet (or the null device).
+func (l *LogFiles) openRead(path string) (*os.File, error) {
+	p, err := l.Resolve(path)
+	if err != nil || p == os.DevNull {
+		return nil, err
 	}
 	var f *os.File
 	if r, ok := l.rootOf(p); ok {
 		root, rerr := os.OpenRoot(r)
 		if rerr != nil {
-			return nil, false, fmt.Errorf("log root: %w", rerr)
+			return nil, fmt.Errorf("log root: %w", rerr)
 		}
 		defer root.Close()
 		rel, _ := filepath.Rel(r, p)
@@ -245,29 +296,21 @@ func (l *LogFiles) Tail(path string, limit int64) (data []byte, more bool, err e
 		f, err = os.Open(p)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", p)
+	}
+	if err == nil && l != nil {
+		err = isOwn(p, fi, l.own())
+	}
 	if err != nil {
-		return nil, false, err
+		f.Close()
+		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("%s is not a regular file", p)
-	}
-	if l != nil {
-		if err := isOwn(p, fi, l.own()); err != nil {
-			return nil, false, err
-		}
-	}
-	off := max(fi.Size()-limit, 0)
-	data = make([]byte, fi.Size()-off)
-	n, err := f.ReadAt(data, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, err
-	}
-	return data[:n], off > 0, nil
+	return f, nil
 }

@@ -38,4 +38,7 @@ type Exit struct {
 	End time.Time `json:"end"`
 	// Data is the message data of a function run.
 	Data map[string]string `json:"data,omitempty"`
+	// Log is where the run's output is in its task's log files, when the
+	// runner knows.
+	Log *LogSpan `json:"log,omitempty"`
 }

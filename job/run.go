@@ -53,6 +53,23 @@ type Run struct {
 	// for a retry, 0 otherwise.
 	Attempt int   `json:"attempt,omitempty"`
 	RetryOf int64 `json:"retry_of,omitempty"`
+	// Log says where the run's output is in its task's log files, nil
+	// when that is not known.
+	Log *LogSpan `json:"log,omitempty"`
+}
+
+// LogSpan is the output of one run in its task's log files, which every
+// run of the task appends to: the byte ranges [OutFrom, OutTo) of
+// out_log_file and [ErrFrom, ErrTo) of err_log_file, by the files' sizes
+// when the run was launched and when it ended. A From of -1 is not known
+// (a run taken up again after a restart of the server): the output ends
+// at To. Runs of one task that overlap share their ranges, and a log file
+// rotated or truncated while a run lasts makes them wrong.
+type LogSpan struct {
+	OutFrom int64 `json:"out_from"`
+	OutTo   int64 `json:"out_to"`
+	ErrFrom int64 `json:"err_from"`
+	ErrTo   int64 `json:"err_to"`
 }
 
 // Done reports whether the run has ended.

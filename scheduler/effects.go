@@ -91,7 +91,7 @@ func launchOf(r *job.Run, t *job.Task) job.Launch {
 // scheduler stops: the run stays recorded as running, and is attached or
 // lost at the next start).
 func (s *Scheduler) report(e job.Exit) {
-	ev := engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, Data: e.Data, At: e.End}
+	ev := engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, Data: e.Data, At: e.End, Log: e.Log}
 	if s.sim.on() {
 		ev.At = s.sim.ended(e.RunID)
 	}

@@ -54,3 +54,9 @@ func IsPermanent(err error) bool {
 	var p interface{ Permanent() bool }
 	return errors.As(err, &p) && p.Permanent()
 }
+
+// LogSpanner is a Runner that knows where the output of a run in flight
+// begins in its task's log files.
+type LogSpanner interface {
+	Span(run int64) (job.LogSpan, bool)
+}

@@ -478,6 +478,16 @@ func (s *Scheduler) runErr() error {
 // store failed (Stop then returns why).
 func (s *Scheduler) Done() <-chan struct{} { return s.done }
 
+// LogSpan returns where the output of a run in flight begins in its task's
+// log files, as the runner knows it (see job.LogSpan); ok is false when it
+// does not.
+func (s *Scheduler) LogSpan(run int64) (span job.LogSpan, ok bool) {
+	if l, is := s.cfg.Runner.(LogSpanner); is {
+		return l.Span(run)
+	}
+	return job.LogSpan{}, false
+}
+
 // Now returns the scheduler's clock reading.
 func (s *Scheduler) Now() time.Time { return s.cfg.Clock.Now() }
 

@@ -235,3 +235,33 @@ func DecodeScope(s string) auth.Scope {
 	}
 	return strings.Split(s, "\n")
 }
+
+// EncodeLogSpan returns a run's log span as a column holds it: its four
+// offsets, comma-separated (out from, out to, err from, err to), or ""
+// for none.
+func EncodeLogSpan(s *job.LogSpan) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d,%d,%d,%d", s.OutFrom, s.OutTo, s.ErrFrom, s.ErrTo)
+}
+
+// DecodeLogSpan reads a log span column written by EncodeLogSpan.
+func DecodeLogSpan(s string) (*job.LogSpan, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var v [4]int64
+	parts := strings.Split(s, ",")
+	if len(parts) != len(v) {
+		return nil, fmt.Errorf("log span %q: want four offsets", s)
+	}
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < -1 {
+			return nil, fmt.Errorf("log span %q: offset %q", s, p)
+		}
+		v[i] = n
+	}
+	return &job.LogSpan{OutFrom: v[0], OutTo: v[1], ErrFrom: v[2], ErrTo: v[3]}, nil
+}

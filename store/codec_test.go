@@ -110,3 +110,21 @@ func TestTaskDecoder(t *testing.T) {
 		}
 	})
 }
+
+// A log span column reads back as written, and anything else is refused
+// with an error, never a panic.
+func FuzzDecodeLogSpan(f *testing.F) {
+	for _, s := range []string{"", "0,10,0,0", "-1,120,7,7", "1,2,3", "a,b,c,d", "-2,0,0,0", "9223372036854775807,0,0,0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		span, err := DecodeLogSpan(s)
+		if err != nil {
+			return
+		}
+		back, err := DecodeLogSpan(EncodeLogSpan(span))
+		if err != nil || (back == nil) != (span == nil) || (span != nil && *back != *span) {
+			t.Fatalf("%q read back as %+v, %v; want %+v", s, back, err, span)
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -305,6 +306,17 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	runs, err := d.s.Runs(context.Background(), "demo_report", 0)
 	if err != nil || len(runs) != 1 || runs[0].Trigger != "start" || runs[0].By != "ada" {
 		t.Fatalf("runs of demo_report after the click: %+v, %v", runs, err)
+	}
+	// The run's own log replaces the end of the files, in place.
+	id := strconv.FormatInt(runs[0].ID, 10)
+	run(t, ctx,
+		chromedp.Click(`a[aria-label="Log of run `+id+`"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//div[@id="logs"]//p[starts-with(., "Run `+id+`.")]`, chromedp.BySearch),
+		chromedp.WaitVisible(`//div[@id="logs"]//pre[contains(@class, "log")][contains(., "report for demo_report")]`, chromedp.BySearch),
+		chromedp.Evaluate(`window.unloaded`, &unloaded),
+	)
+	if unloaded != "no" {
+		t.Fatal("the run's log loaded a new page")
 	}
 
 	// A change made elsewhere reaches an open overview.

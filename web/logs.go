@@ -1,11 +1,14 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // logTail is how much of a log the task page shows: its end.
@@ -15,26 +18,12 @@ const logTail = 64 << 10
 // task page. Logs may hold what a viewer is not to see: reading them takes
 // the read:sensitive permission over the task.
 func (u *UI) log(w http.ResponseWriter, r *http.Request) error {
-	name, stream := r.PathValue("name"), r.PathValue("stream")
+	stream := r.PathValue("stream")
 	if stream != "out" && stream != "err" {
 		return notFound("no log %q: a task has an out and an err log", stream)
 	}
-	var (
-		def    job.Task
-		groups []string
-		found  bool
-	)
-	if err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		if def, _, found = e.Task(name); found {
-			groups = e.Groups(name)
-		}
-	}); err != nil {
-		return err
-	}
-	if !found {
-		return notFound("task %s not found", name)
-	}
-	if err := auth.FromContext(r.Context()).CanTask(auth.ReadSensitive, name, groups); err != nil {
+	def, err := u.sensitiveTask(r, r.PathValue("name"))
+	if err != nil {
 		return err
 	}
 	path := def.OutLog
@@ -49,9 +38,123 @@ func (u *UI) log(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		v.Text, v.More = string(data), more
 	}
+	return u.fragment(w, "log", v)
+}
+
+// runLogs answers what one run wrote to its task's out and err logs, as a
+// fragment of the task page that replaces its logs: the part of each file
+// the run appended (see job.LogSpan), its end when that is long, and
+// while the run lasts, what it wrote so far, polled again every two
+// seconds. It takes read:sensitive over the task, as the logs do.
+func (u *UI) runLogs(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return notFound("no run %q: a run is named by its number", r.PathValue("id"))
+	}
+	def, err := u.sensitiveTask(r, name)
+	if err != nil {
+		return err
+	}
+	runs, err := u.cfg.Scheduler.Store().Runs(r.Context(), store.RunQuery{Task: name, Before: id + 1, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 || runs[0].ID != id {
+		return notFound("task %s has no run %d", name, id)
+	}
+	run := runs[0]
+	v := runLogsView{Task: name, Run: id, Running: !run.Done()}
+	span := run.Log
+	if v.Running {
+		if s, ok := u.cfg.Scheduler.LogSpan(id); ok {
+			span = &s
+		}
+	}
+	for _, stream := range []struct {
+		name, path string
+		from, to   int64
+	}{{"out", def.OutLog, spanFrom(span, true), spanTo(span, true)}, {"err", def.ErrLog, spanFrom(span, false), spanTo(span, false)}} {
+		lv := logView{Path: stream.path}
+		switch {
+		case stream.path == "":
+			lv.Problem = "no " + stream.name + " log file is defined"
+		case span == nil:
+			lv.Problem = fmt.Sprintf("where run %d wrote in %s is not known (a run on another node, or one recorded before runs kept it): the task's log shows the file's end", id, stream.path)
+		default:
+			data, more, err := u.cfg.Logs.Part(stream.path, max(stream.from, 0), stream.to, logTail)
+			if err != nil {
+				lv.Problem = err.Error()
+				break
+			}
+			lv.Text, lv.More, lv.Partial = string(data), more, stream.from < 0
+		}
+		v.Streams = append(v.Streams, namedLog{Name: stream.name, View: lv})
+	}
+	return u.fragment(w, "runlogs", v)
+}
+
+func spanFrom(s *job.LogSpan, out bool) int64 {
+	switch {
+	case s == nil:
+		return 0
+	case out:
+		return s.OutFrom
+	}
+	return s.ErrFrom
+}
+
+func spanTo(s *job.LogSpan, out bool) int64 {
+	switch {
+	case s == nil:
+		return -1
+	case out:
+		return s.OutTo
+	}
+	return s.ErrTo
+}
+
+// sensitiveTask returns the definition of a task whose logs the viewer may
+// read.
+func (u *UI) sensitiveTask(r *http.Request, name string) (job.Task, error) {
+	var (
+		def    job.Task
+		groups []string
+		found  bool
+	)
+	if err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
+		if def, _, found = e.Task(name); found {
+			groups = e.Groups(name)
+		}
+	}); err != nil {
+		return job.Task{}, err
+	}
+	if !found {
+		return job.Task{}, notFound("task %s not found", name)
+	}
+	if err := auth.FromContext(r.Context()).CanTask(auth.ReadSensitive, name, groups); err != nil {
+		return job.Task{}, err
+	}
+	return def, nil
+}
+
+// fragment answers a fragment template, never cached.
+func (u *UI) fragment(w http.ResponseWriter, name string, v any) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return u.pages["log"].ExecuteTemplate(w, "log", v)
+	return u.pages[name].ExecuteTemplate(w, name, v)
+}
+
+type runLogsView struct {
+	Task    string
+	Run     int64
+	Running bool
+	Streams []namedLog
+}
+
+type namedLog struct {
+	Name string
+	View logView
 }
 
 type logView struct {
@@ -59,4 +162,7 @@ type logView struct {
 	Text    string
 	More    bool
 	Problem string
+	// Partial says that where the run's output begins is not known: Text
+	// is the end of what precedes its end.
+	Partial bool
 }

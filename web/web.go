@@ -91,6 +91,7 @@ func (u *UI) routes() {
 	u.page("GET /tasks", "tasks", u.tasks)
 	u.page("GET /tasks/{name}", "task", u.task)
 	u.mux.HandleFunc("GET /tasks/{name}/log/{stream}", u.handle(u.log))
+	u.mux.HandleFunc("GET /tasks/{name}/runs/{id}/logs", u.handle(u.runLogs))
 	u.page("GET /timeline", "timeline", u.timeline)
 	u.page("GET /graph", "graph", u.graph)
 	u.mux.HandleFunc("GET /graph.json", u.handle(u.graphJSON))
@@ -163,10 +164,15 @@ func (u *UI) digestAssets() error {
 }
 
 // parse reads the templates: each page is the layout with its content; a
-// fragment (a file named NAME.frag.html) stands alone.
+// fragment (a file named NAME.frag.html) stands alone, with the other
+// fragments, which it may use.
 func (u *UI) parse() error {
 	funcs := u.funcs()
 	pages, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return err
+	}
+	frags, err := fs.Glob(files, "templates/*.frag.html")
 	if err != nil {
 		return err
 	}
@@ -177,7 +183,7 @@ func (u *UI) parse() error {
 		}
 		with := []string{"templates/layout.html", p}
 		if frag, ok := strings.CutSuffix(name, ".frag"); ok {
-			name, with = frag, with[1:]
+			name, with = frag, frags
 		}
 		t, err := template.New(name).Funcs(funcs).ParseFS(files, with...)
 		if err != nil {

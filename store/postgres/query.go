@@ -20,7 +20,7 @@ type querier interface {
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
-	started_by, ended_by, attempt, retry_of`
+	started_by, ended_by, attempt, retry_of, log_span`
 
 func queryRuns(ctx context.Context, db querier, query string, args ...any) ([]job.Run, error) {
 	rows, err := db.Query(ctx, query, args...)
@@ -30,14 +30,18 @@ func queryRuns(ctx context.Context, db querier, query string, args ...any) ([]jo
 	return collect(rows, func(row pgx.CollectableRow, r *job.Run) error {
 		var (
 			status, result, data  string
+			span                  string
 			start, end, scheduled int64
 			exit                  int64
 		)
 		if err := row.Scan(&r.ID, &r.Task, &status, &start, &end, &exit, &result, &r.Message, &r.BundleRun, &r.Trigger,
-			&scheduled, &data, &r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf); err != nil {
+			&scheduled, &data, &r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf, &span); err != nil {
 			return err
 		}
 		var err error
+		if r.Log, err = store.DecodeLogSpan(span); err != nil {
+			return fmt.Errorf("run %d: %w", r.ID, err)
+		}
 		if r.Data, err = dataOf(data); err != nil {
 			return fmt.Errorf("run %d: data: %w", r.ID, err)
 		}

@@ -1,0 +1,127 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon"
+	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// The log of one run is the part of its task's log files it appended:
+// of three runs, the second's shows its lines only; a run in flight
+// shows what it wrote so far and polls for more.
+func TestRunLogs(t *testing.T) {
+	ctx := context.Background()
+	s, err := gnomon.New(gnomon.Config{DataDir: t.TempDir(), Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	if err := s.Apply(ctx, "t.def", `insert_task: talk
+type: callable
+command: echo "out of run $GNOMON_RUN_ID"; echo "err of run $GNOMON_RUN_ID" >&2
+out_log_file: talk.out
+err_log_file: talk.err
+
+insert_task: slow
+type: callable
+command: echo "begun"; exec sleep 60
+out_log_file: slow.out
+err_log_file: slow.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	runs := func(task string) []job.Run {
+		t.Helper()
+		rs, err := s.Runs(ctx, task, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	for n := 1; n <= 3; n++ {
+		if err := s.Send(ctx, "talk", gnomon.ActStart); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if rs := runs("talk"); len(rs) == n && rs[0].Done() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d of talk did not end", n)
+			}
+		}
+	}
+	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
+	token, err := s.NewToken(ctx, auth.Request{Name: "ada", Role: auth.Admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, err := signIn(h, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
+		req.AddCookie(cookie)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		b, _ := io.ReadAll(w.Result().Body)
+		return w.Code, string(b)
+	}
+	second := runs("talk")[1]
+	if second.Log == nil || second.Log.OutFrom <= 0 || second.Log.OutTo <= second.Log.OutFrom {
+		t.Fatalf("run %d records its log span %+v", second.ID, second.Log)
+	}
+	code, body := get("/tasks/talk/runs/" + itoa(second.ID) + "/logs")
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	for _, want := range []string{"out of run " + itoa(second.ID) + "\n", "err of run " + itoa(second.ID) + "\n"} {
+		if strings.Count(body, want) != 1 {
+			t.Errorf("the log of run %d does not hold %q once:\n%s", second.ID, want, body)
+		}
+	}
+	if strings.Count(body, "of run") != 2 || strings.Contains(body, "every 2s") {
+		t.Errorf("the log of run %d holds other runs' lines, or polls:\n%s", second.ID, body)
+	}
+	if code, _ := get("/tasks/talk/runs/99/logs"); code != http.StatusNotFound {
+		t.Errorf("the log of a run that does not exist: status %d", code)
+	}
+	if code, body := get("/tasks/talk"); code != http.StatusOK || !strings.Contains(body, `hx-get="/tasks/talk/runs/`+itoa(second.ID)+`/logs"`) {
+		t.Errorf("the task page does not link the runs' logs: %d\n%s", code, body)
+	}
+
+	// A run in flight: what it wrote so far, polled for more.
+	if err := s.Send(ctx, "slow", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	var live string
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(live, "begun"); time.Sleep(20 * time.Millisecond) {
+		if rs := runs("slow"); len(rs) == 1 {
+			_, live = get("/tasks/slow/runs/" + itoa(rs[0].ID) + "/logs")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the log of the running run never showed its output:\n%s", live)
+		}
+	}
+	if !strings.Contains(live, `hx-trigger="every 2s"`) || !strings.Contains(live, "running") {
+		t.Errorf("the log of a running run does not poll:\n%s", live)
+	}
+	if err := s.Send(ctx, "slow", gnomon.ActAbort); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
