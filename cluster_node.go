@@ -132,7 +132,7 @@ func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location
 	}
 	return cluster.Config{
 		Registry: reg, Schedules: pg, Location: loc, DefinitionsChannel: postgres.DefinitionsChannel,
-		Node: cluster.Node{ID: c.Node, Roles: c.Roles, Address: c.Address, Version: c.Version, Machines: c.Machines},
+		Node: cluster.Node{ID: c.Node, Roles: c.Roles, Address: c.Address, Version: c.Version, Machines: c.Machines, Zone: loc.String()},
 	}, nil
 }
 

@@ -65,6 +65,7 @@ import (
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 	"github.com/gnomon-sched/gnomon/web"
@@ -326,9 +327,22 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := cc.Registry.TakeDirector(ctx, cc.Node.ID, time.Now()); err != nil {
+		fencer, ok := cfg.Store.(store.Fencer)
+		if !ok {
+			return nil, errors.New("a cluster's director needs a store that can be fenced")
+		}
+		epoch, err := cc.Registry.TakeDirector(ctx, cc.Node, time.Now())
+		if err != nil {
 			return nil, err
 		}
+		// From its first commit on, the engine's writes are stored only
+		// while this director holds the cluster at its epoch: once
+		// another took it over, they are refused, and the engine stops
+		// when the store refuses one or when the node finds it deposed.
+		fencer.Fence(cc.Node.ID, epoch)
+		cc.Epoch, cc.Deposed = epoch, func(err error) { s.sched.Halt(err) }
+		cfg.Logger.Info("director of the cluster", "node", cc.Node.ID, "epoch", epoch, "timezone", cc.Node.Zone,
+			"space", cc.Registry.Space().Size, "partitions", cc.Registry.Space().Partitions)
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
 		if !cfg.SimulateFrom.IsZero() {
 			// Liveness stays on the system's clock; occurrences are
@@ -558,7 +572,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if err := cluster.Run(nctx, *s.node); err != nil {
+			// A deposed director's node said so, and its engine stops.
+			if err := cluster.Run(nctx, *s.node); err != nil && !errors.Is(err, cluster.ErrDeposed) {
 				s.cfg.Logger.Error("cluster node stopped", "err", err)
 			}
 		}()
@@ -633,8 +648,9 @@ func (s *Scheduler) submit(ctx context.Context, ev engine.Event) error {
 	return nil
 }
 
-// Done returns a channel that is closed when the scheduler stops, by Stop
-// or because its store failed (Stop then says why).
+// Done returns a channel that is closed when the scheduler stops, by Stop,
+// because its store failed, or, as a cluster's director, because another
+// director took the cluster over (Stop then says why).
 func (s *Scheduler) Done() <-chan struct{} { return s.sched.Done() }
 
 // Now returns the scheduler's clock: the virtual one when simulating.

@@ -172,7 +172,7 @@ func (r *Registry) fires(ctx context.Context, sql string, args ...any) ([]Record
 // Nodes returns every registered node with the partitions it owns, in id
 // order.
 func (r *Registry) Nodes(ctx context.Context) ([]Node, error) {
-	rows, err := r.pool.Query(ctx, `SELECT n.id, n.roles, n.address, n.version, n.machines, n.started_at, n.heartbeat_at, n.state, n.ended_at,
+	rows, err := r.pool.Query(ctx, `SELECT n.id, n.roles, n.address, n.version, n.machines, n.zone, n.started_at, n.heartbeat_at, n.state, n.ended_at,
 			coalesce(array_agg(l.partition ORDER BY l.partition) FILTER (WHERE l.partition IS NOT NULL), '{}')
 		FROM cluster_nodes n LEFT JOIN cluster_leases l ON l.node = n.id AND l.partition >= 0
 		GROUP BY n.id ORDER BY n.id`)
@@ -184,7 +184,7 @@ func (r *Registry) Nodes(ctx context.Context) ([]Node, error) {
 		var roles, machines string
 		var started, beat, ended int64
 		var parts []int32
-		if err := row.Scan(&n.ID, &roles, &n.Address, &n.Version, &machines, &started, &beat, &n.State, &ended, &parts); err != nil {
+		if err := row.Scan(&n.ID, &roles, &n.Address, &n.Version, &machines, &n.Zone, &started, &beat, &n.State, &ended, &parts); err != nil {
 			return n, err
 		}
 		n.Roles, n.Machines = split(roles), split(machines)

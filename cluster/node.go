@@ -56,6 +56,16 @@ type Config struct {
 	// Gone records, for the director, that nodes were found dead or
 	// left, and what became of the runs their workers held. Optional.
 	Gone func(ctx context.Context, g Gone) error
+	// Epoch is the epoch at which a director holds the assignment lease
+	// (Registry.TakeDirector's): it rebalances and leaves at it. Zero for
+	// other nodes.
+	Epoch int64
+	// Deposed is called, for a director, once it finds that another
+	// director took the assignment lease from it (it was paused or cut
+	// off past the node timeout): its fenced store refuses its commits by
+	// then, and the callback stops its engine. The node stops too, and
+	// Run returns err (ErrDeposed). Optional.
+	Deposed func(err error)
 
 	// Executor runs the runs a worker claims. Required with the worker
 	// role.
@@ -91,13 +101,19 @@ type node struct {
 	log    *slog.Logger
 	clock  *clock
 	worker *worker // runs on a goroutine of its own
+	// holder is the director that deposed this one, once it was.
+	holder string
 }
 
 // Run runs a node until ctx is done: it registers, heartbeats, and plays
 // its roles; on return it leaves the cluster (its leases are released at
 // once rather than after the timeout). Errors of the database are logged
 // and retried: a node outlives an outage of PostgreSQL, owning nothing
-// meanwhile once its leases could have moved.
+// meanwhile once its leases could have moved. Run returns an error, and
+// the node stops, when it cannot go on: a clock node whose settings are
+// not the director's (ErrSettings), a director deposed by another
+// (ErrDeposed; it leaves the cluster only if the new director has another
+// name, since under its own name the leases are the new one's).
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Registry == nil {
 		return errors.New("cluster: a node needs a registry")
@@ -114,7 +130,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Bound <= 0 {
 		cfg.Bound = time.Minute
 	}
+	if cfg.Node.Zone == "" {
+		cfg.Node.Zone = cfg.Location.String()
+	}
 	n := &node{cfg: cfg, log: cfg.Logger.With("node", cfg.Node.ID)}
+	// The node's goroutines stop when it does, be it by ctx or because it
+	// cannot go on.
+	parent := ctx
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	if cfg.Node.Has(RoleClock) {
 		if cfg.Schedules == nil {
 			return errors.New("cluster: a clock node needs its schedules")
@@ -169,19 +193,26 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 	}
 	defer func() {
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if n.holder == cfg.Node.ID {
+			return // a new process under this name holds it all now
+		}
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 5*time.Second)
 		defer cancel()
-		if err := cfg.Registry.Leave(lctx, cfg.Node.ID, n.now()); err != nil {
+		if err := cfg.Registry.Leave(lctx, cfg.Node.ID, cfg.Epoch, n.now()); err != nil {
 			n.log.Warn("could not leave the cluster: its leases move when the timeout has passed", "err", err)
 		}
 	}()
-	return n.run(ctx, changed)
+	err := n.run(ctx, changed)
+	stop()
+	return err
 }
 
 func (n *node) now() time.Time { return n.cfg.Now() }
 
 // run is the node's loop; changed signals that the definitions changed
 // or the director moved the virtual clock (nil without the clock role).
+// It returns nil when ctx is done or the node was drained, and an error
+// when it cannot go on.
 func (n *node) run(ctx context.Context, changed <-chan struct{}) error {
 	reg := n.cfg.Registry
 	beat := reg.timeout / beats
@@ -211,7 +242,12 @@ func (n *node) run(ctx context.Context, changed <-chan struct{}) error {
 		if !now.Before(nextBeat) {
 			nextBeat = now.Add(beat)
 			var drained bool
-			if registered, drained = n.heartbeat(ctx, registered); drained {
+			var err error
+			registered, drained, err = n.heartbeat(ctx, registered)
+			if err != nil {
+				return err
+			}
+			if drained {
 				n.log.Info("drained: the node owns no partitions and leaves the cluster")
 				return nil
 			}
@@ -249,32 +285,45 @@ func (n *node) run(ctx context.Context, changed <-chan struct{}) error {
 // the clock and, as a director, rebalances. It reports whether the node
 // is registered, and whether it was drained: it is draining and owns
 // nothing any more (a director is never drained: it holds the engine
-// until it is stopped).
-func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
+// until it is stopped). It returns an error when the node cannot go on:
+// its settings are not the director's, or it was a director and another
+// took the cluster over.
+func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, error) {
 	reg := n.cfg.Registry
 	if !registered {
-		if err := reg.Register(ctx, n.cfg.Node, n.now()); err != nil {
+		err := reg.Register(ctx, n.cfg.Node, n.now())
+		if errors.Is(err, ErrSettings) {
+			n.log.Error("refused by the cluster", "err", err)
+			return false, false, err
+		}
+		if err != nil {
 			n.log.Warn("could not register", "err", err)
-			return false, false
+			return false, false, nil
 		}
 		n.log.Info("registered", "roles", n.cfg.Node.Roles)
 	}
 	leases, err := reg.Heartbeat(ctx, n.cfg.Node.ID, n.now())
+	if errors.Is(err, ErrSettings) {
+		n.log.Error("refused by the cluster", "err", err)
+		return true, false, err
+	}
 	if errors.Is(err, ErrNotRegistered) {
 		n.log.Warn("found dead by the cluster: registering again")
 		if n.clock != nil {
 			n.clock.dropAll()
 		}
-		return false, false
+		return false, false, nil
 	}
 	if err != nil {
 		n.log.Warn("heartbeat failed", "err", err)
-		return true, false
+		return true, false, nil
 	}
 	if n.cfg.Node.Has(RoleDirector) {
-		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.now())
+		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.cfg.Epoch, n.now())
 		if err != nil {
 			n.log.Warn("rebalance failed", "err", err)
+		} else if !b.Leader {
+			return true, false, n.deposed(b)
 		}
 		for _, d := range b.Dead {
 			n.log.Warn("node found dead: its partitions move", "dead", d)
@@ -290,7 +339,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
 		if len(b.Moves) > 0 {
 			// Take what this node was just given without waiting a beat.
 			if leases, err = reg.Heartbeat(ctx, n.cfg.Node.ID, n.now()); err != nil {
-				return true, false
+				return true, false, nil
 			}
 		}
 	}
@@ -302,10 +351,30 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool) {
 	}
 	if len(leases) == 0 && !n.cfg.Node.Has(RoleDirector) && (n.worker == nil || n.worker.running() == 0) {
 		if state, err := reg.State(ctx, n.cfg.Node.ID); err == nil && state == Draining {
-			return true, true
+			return true, true, nil
 		}
 	}
-	return true, false
+	return true, false, nil
+}
+
+// deposed reports that another director took the assignment lease from
+// this one, as b found it: the node stops, and so does the engine
+// (Config.Deposed).
+func (n *node) deposed(b Balance) error {
+	holder := b.Holder
+	if holder == "" {
+		holder = "no director"
+	}
+	err := fmt.Errorf("%w: %s holds it at epoch %d; this director (%s) held epoch %d", ErrDeposed, holder, b.Epoch, n.cfg.Node.ID, n.cfg.Epoch)
+	n.log.Error("another director took the cluster over: this director stops", "holder", b.Holder, "epoch", b.Epoch, "held", n.cfg.Epoch)
+	n.holder = b.Holder
+	if n.clock != nil {
+		n.clock.dropAll()
+	}
+	if n.cfg.Deposed != nil {
+		n.cfg.Deposed(err)
+	}
+	return err
 }
 
 // reclaim takes back the runs of workers gone, and records in the

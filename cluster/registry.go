@@ -29,11 +29,15 @@ const (
 
 // Node is a registered node, as the registry holds it.
 type Node struct {
-	ID        string    `json:"id"`
-	Roles     []string  `json:"roles"`
-	Address   string    `json:"address,omitempty"`
-	Version   string    `json:"version,omitempty"`
-	Machines  []string  `json:"machines,omitempty"`
+	ID       string   `json:"id"`
+	Roles    []string `json:"roles"`
+	Address  string   `json:"address,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Machines []string `json:"machines,omitempty"`
+	// Zone is the name of the time zone the node reads calendars in
+	// without a zone of their own (its --timezone): a clock node's must
+	// be the director's. "Local" is a host's zone that has no name.
+	Zone      string    `json:"zone,omitempty"`
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
 	State     string    `json:"state"`
@@ -99,9 +103,13 @@ func NewRegistry(ctx context.Context, pool *pgxpool.Pool, space Space, timeout t
 func (r *Registry) Space() Space { return r.space }
 
 // Register records a node as alive at now, with its roles, address,
-// version and machines; a node registering again (after a restart, or
-// after it was found dead) starts afresh and owns nothing until the next
-// rebalance.
+// version, machines, zone and the registry's space; a node registering
+// again (after a restart, or after it was found dead) starts afresh and
+// owns nothing until the next rebalance. A clock node whose zone or space
+// is not the director's (as the last director to take the cluster
+// recorded them) is refused with ErrSettings, naming the flag to fix. A
+// director's own are those it recorded: it is not checked (a director
+// that another took the cluster from stops by its epoch).
 func (r *Registry) Register(ctx context.Context, n Node, now time.Time) error {
 	if n.ID == "" || strings.ContainsAny(n.ID, ", \t\n") {
 		return fmt.Errorf("node id %q: should be a non-empty name without spaces or commas", n.ID)
@@ -111,29 +119,105 @@ func (r *Registry) Register(ctx context.Context, n Node, now time.Time) error {
 			return fmt.Errorf("role %q: should be director, clock or worker", role)
 		}
 	}
-	_, err := r.pool.Exec(ctx, `INSERT INTO cluster_nodes (id, roles, address, version, machines, started_at, heartbeat_at, state)
-		VALUES ($1, $2, $3, $4, $5, $6, $6, 'live')
-		ON CONFLICT (id) DO UPDATE SET roles = $2, address = $3, version = $4, machines = $5,
-			started_at = $6, heartbeat_at = $6, state = 'live', ended_at = 0`,
-		n.ID, strings.Join(n.Roles, ","), n.Address, n.Version, strings.Join(n.Machines, ","), now.UnixNano())
+	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		if n.Has(RoleClock) && !n.Has(RoleDirector) {
+			var set settings
+			if err := tx.QueryRow(ctx, `SELECT director, zone, space, partitions FROM cluster_settings WHERE id = 1`).
+				Scan(&set.director, &set.zone, &set.space.Size, &set.space.Partitions); err != nil {
+				return err
+			}
+			if err := set.check(n.ID, n.Zone, r.space); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO cluster_nodes (id, roles, address, version, machines, started_at, heartbeat_at, state, zone, space, partitions)
+			VALUES ($1, $2, $3, $4, $5, $6, $6, 'live', $7, $8, $9)
+			ON CONFLICT (id) DO UPDATE SET roles = $2, address = $3, version = $4, machines = $5,
+				started_at = $6, heartbeat_at = $6, state = 'live', ended_at = 0, zone = $7, space = $8, partitions = $9`,
+			n.ID, strings.Join(n.Roles, ","), n.Address, n.Version, strings.Join(n.Machines, ","), now.UnixNano(),
+			n.Zone, r.space.Size, r.space.Partitions)
+		return err
+	})
+	if errors.Is(err, ErrSettings) {
+		return fmt.Errorf("register %s: %w", n.ID, err)
+	}
 	if err != nil {
 		return fmt.Errorf("cluster: register %s: %w", n.ID, err)
 	}
 	return nil
 }
 
+// ErrSettings is returned to a clock node whose time zone or space of
+// minute spots is not the director's: it would find other occurrences
+// due, or place schedules on other partitions. It must be started again
+// with the director's flags.
+var ErrSettings = errors.New("the node's settings are not the director's")
+
+// settings are what a director runs with, as it recorded them when it
+// took the cluster (cluster_settings); director is empty until one did.
+type settings struct {
+	director string
+	zone     string
+	space    Space
+}
+
+// check reports, with ErrSettings, how node, running with zone and space,
+// differs from the director. A zone without a name ("Local", or none
+// recorded) cannot be compared and is not.
+func (set settings) check(node, zone string, space Space) error {
+	if set.director == "" {
+		return nil
+	}
+	var diffs []string
+	differ := func(flag string, mine, theirs any) {
+		diffs = append(diffs, fmt.Sprintf("node %s runs with %s %v but the director (%s) with %s %v: start it with the director's %s",
+			node, flag, mine, set.director, flag, theirs, flag))
+	}
+	if known(zone) && known(set.zone) && zone != set.zone {
+		differ("--timezone", zone, set.zone)
+	}
+	if set.space.Size != 0 && space.Size != set.space.Size {
+		differ("--space", space.Size, set.space.Size)
+	}
+	if set.space.Partitions != 0 && space.Partitions != set.space.Partitions {
+		differ("--partitions", space.Partitions, set.space.Partitions)
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrSettings, strings.Join(diffs, "; "))
+}
+
+// known reports whether a zone has a name that can be compared.
+func known(zone string) bool { return zone != "" && zone != "Local" }
+
 // Heartbeat records that node id is alive at now, extends its leases and
 // returns them. It returns ErrNotRegistered to a node that must register
-// again.
+// again, and ErrSettings to a clock node whose zone or space is not the
+// director's (which it registered before the director recorded them, or
+// another director took the cluster over with other settings).
 func (r *Registry) Heartbeat(ctx context.Context, id string, now time.Time) ([]Lease, error) {
 	var leases []Lease
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE cluster_nodes SET heartbeat_at = $2 WHERE id = $1 AND state IN ('live', 'draining')`, id, now.UnixNano())
+		// The heartbeat reads the director's settings too: a clock node
+		// that registered before the director recorded them, or under a
+		// director that ran with others, learns it differs.
+		var roles string
+		var mine, set settings
+		err := tx.QueryRow(ctx, `UPDATE cluster_nodes n SET heartbeat_at = $2 FROM cluster_settings c
+			WHERE n.id = $1 AND n.state IN ('live', 'draining') AND c.id = 1
+			RETURNING n.roles, n.zone, n.space, n.partitions, c.director, c.zone, c.space, c.partitions`, id, now.UnixNano()).
+			Scan(&roles, &mine.zone, &mine.space.Size, &mine.space.Partitions, &set.director, &set.zone, &set.space.Size, &set.space.Partitions)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotRegistered
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return ErrNotRegistered
+		if rs := strings.Split(roles, ","); slices.Contains(rs, RoleClock) && !slices.Contains(rs, RoleDirector) && mine.space.Size != 0 {
+			if err := set.check(id, mine.zone, mine.space); err != nil {
+				return err
+			}
 		}
 		// Lease rows are locked in partition order, as Rebalance locks
 		// them, so that the two never deadlock.
@@ -152,7 +236,7 @@ func (r *Registry) Heartbeat(ctx context.Context, id string, now time.Time) ([]L
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotRegistered) {
+		if errors.Is(err, ErrNotRegistered) || errors.Is(err, ErrSettings) {
 			return nil, fmt.Errorf("heartbeat of %s: %w", id, err)
 		}
 		return nil, fmt.Errorf("cluster: heartbeat of %s: %w", id, err)
@@ -189,8 +273,12 @@ func (r *Registry) State(ctx context.Context, id string) (string, error) {
 
 // Leave records that a node stopped cleanly at now: it releases its
 // leases (the epochs move on, so nothing it still has in flight can be
-// recorded) for the next rebalance to hand out.
-func (r *Registry) Leave(ctx context.Context, id string, now time.Time) error {
+// recorded) for the next rebalance to hand out. A director gives its
+// epoch, the one TakeDirector returned (other nodes give 0): it releases
+// the assignment lease only if it still holds it at that epoch, so that
+// a director that lost the lease never frees it from under the new
+// holder.
+func (r *Registry) Leave(ctx context.Context, id string, epoch int64, now time.Time) error {
 	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE cluster_nodes SET state = 'left', ended_at = $2 WHERE id = $1`, id, now.UnixNano()); err != nil {
 			return fmt.Errorf("cluster: leave %s: %w", id, err)
@@ -199,7 +287,8 @@ func (r *Registry) Leave(ctx context.Context, id string, now time.Time) error {
 			return fmt.Errorf("cluster: leave %s: %w", id, err)
 		}
 		// Another director may start at once.
-		if _, err := tx.Exec(ctx, `UPDATE cluster_leases SET node = '', expires_at = 0 WHERE partition = $1 AND node = $2`, assignment, id); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE cluster_leases SET node = '', expires_at = 0 WHERE partition = $1 AND node = $2 AND epoch = $3`,
+			assignment, id, epoch); err != nil {
 			return fmt.Errorf("cluster: leave %s: %w", id, err)
 		}
 		return nil
@@ -221,60 +310,104 @@ func release(ctx context.Context, tx pgx.Tx, node string, now time.Time, reason 
 // another holds the engine: a cluster has one director at a time.
 var ErrOtherDirector = errors.New("another director holds the cluster")
 
-// TakeDirector makes node id the cluster's director at now, by taking
-// the assignment lease: it returns ErrOtherDirector, naming the holder,
-// while another director holds it and its lease has not expired. A
-// director takes it before its engine starts, and keeps it by
-// rebalancing; it gives it up when it leaves, or after the node timeout
-// when it dies.
-func (r *Registry) TakeDirector(ctx context.Context, id string, now time.Time) error {
+// TakeDirector makes node n the cluster's director at now, by taking the
+// assignment lease, and returns the epoch it holds it at: it returns
+// ErrOtherDirector, naming the holder, while another director holds it
+// and its lease has not expired. The epoch moves on at every take, by the
+// same node too (a director restarted under its name takes it back at
+// once, and a paused process of the former one is fenced off by the
+// epoch). It records n's zone and the registry's space as the settings
+// every clock node must run with. A director takes the lease before its
+// engine starts, and keeps it by rebalancing at its epoch; it gives it up
+// when it leaves, or after the node timeout when it dies.
+func (r *Registry) TakeDirector(ctx context.Context, n Node, now time.Time) (int64, error) {
 	var holder string
-	var expires int64
+	var expires, epoch int64
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT node, expires_at FROM cluster_leases WHERE partition = $1 FOR UPDATE`, assignment).Scan(&holder, &expires); err != nil {
 			return err
 		}
-		if holder != id && holder != "" && expires >= now.UnixNano() {
+		if holder != n.ID && holder != "" && expires >= now.UnixNano() {
 			return ErrOtherDirector
 		}
-		_, err := tx.Exec(ctx, `UPDATE cluster_leases SET epoch = epoch + (node <> $1)::int, node = $1, expires_at = $2 WHERE partition = $3`,
-			id, now.Add(r.timeout).UnixNano(), assignment)
+		if err := tx.QueryRow(ctx, `UPDATE cluster_leases SET epoch = epoch + 1, node = $1, expires_at = $2 WHERE partition = $3 RETURNING epoch`,
+			n.ID, now.Add(r.timeout).UnixNano(), assignment).Scan(&epoch); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE cluster_settings SET director = $1, epoch = $2, zone = $3, space = $4, partitions = $5 WHERE id = 1`,
+			n.ID, epoch, n.Zone, r.space.Size, r.space.Partitions)
 		return err
 	})
 	if errors.Is(err, ErrOtherDirector) {
-		return fmt.Errorf("%w: %s, until %s at the latest (a cluster runs one director; send operator commands to it)",
+		return 0, fmt.Errorf("%w: %s, until %s at the latest (a cluster runs one director; send operator commands to it)",
 			err, holder, time.Unix(0, expires).UTC().Format(time.RFC3339))
 	}
 	if err != nil {
-		return fmt.Errorf("cluster: take the director's lease: %w", err)
+		return 0, fmt.Errorf("cluster: take the director's lease: %w", err)
 	}
-	return nil
+	return epoch, nil
 }
+
+// ErrDeposed is reported to a director whose assignment lease another
+// director took (it was paused or cut off past the node timeout): its
+// store refuses its commits, and it stops.
+var ErrDeposed = errors.New("deposed: another director took the cluster over")
 
 // Balance is what one rebalance did.
 type Balance struct {
-	// Leader is false when another director holds the assignment: then
-	// nothing else was done.
+	// Leader is false when the director no longer holds the assignment
+	// at its epoch: then nothing else was done, and Holder and Epoch say
+	// who holds it now (Holder is empty when no director does).
 	Leader bool
+	Holder string
+	Epoch  int64
 	// Dead are the nodes found silent past the timeout.
 	Dead []string
 	// Moves are the partitions that changed hands.
 	Moves []Move
 }
 
-// Rebalance is the assignment director's round, at now: if director holds
-// the assignment lease (or it is free or expired, and director takes it),
-// it marks dead the nodes silent past the timeout, releases their leases,
-// and assigns every partition evenly to the live clock nodes, moving as
-// few as it can. All of it is one transaction.
-func (r *Registry) Rebalance(ctx context.Context, director string, now time.Time) (Balance, error) {
+// Rebalance is the assignment director's round, at now: if director
+// still holds the assignment lease at epoch (the one TakeDirector
+// returned), expired or not, it renews it, marks dead the nodes silent
+// past the timeout, releases their leases, and assigns every partition
+// evenly to the live clock nodes, moving as few as it can: the renewal is
+// a statement of its own, the rest one transaction that holds the lease
+// FOR SHARE at epoch. A director that lost the lease changes nothing: the
+// Balance says who holds it (a director never takes the lease here; only
+// TakeDirector does, before its engine starts).
+func (r *Registry) Rebalance(ctx context.Context, director string, epoch int64, now time.Time) (Balance, error) {
 	var b Balance
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	holder := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) error {
+		return q.QueryRow(ctx, `SELECT node, epoch FROM cluster_leases WHERE partition = $1`, assignment).Scan(&b.Holder, &b.Epoch)
+	}
+	// The renewal is a transaction of its own: the lease row is locked
+	// for an update only for that statement, since the director's fenced
+	// commits read it FOR SHARE and would wait for the whole round.
+	tag, err := r.pool.Exec(ctx, `UPDATE cluster_leases SET expires_at = $3 WHERE partition = $4 AND node = $1 AND epoch = $2`,
+		director, epoch, now.Add(r.timeout).UnixNano(), assignment)
+	if err != nil {
+		return Balance{}, fmt.Errorf("cluster: rebalance: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		if err := holder(r.pool); err != nil {
+			return Balance{}, fmt.Errorf("cluster: rebalance: %w", err)
+		}
+		return b, nil
+	}
+	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		b = Balance{}
-		tag, err := tx.Exec(ctx, `UPDATE cluster_leases SET epoch = epoch + (node <> $1)::int, node = $1, expires_at = $3
-			WHERE partition = $4 AND (node = $1 OR node = '' OR expires_at < $2)`,
-			director, now.UnixNano(), now.Add(r.timeout).UnixNano(), assignment)
-		if err != nil || tag.RowsAffected() == 0 {
+		// The round holds the lease FOR SHARE, as a commit does: a
+		// takeover waits for it, and one that came first leaves no row.
+		var held int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM cluster_leases WHERE partition = $1 AND node = $2 AND epoch = $3 FOR SHARE`,
+			assignment, director, epoch).Scan(&held)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return holder(tx)
+		}
+		if err != nil {
 			return err
 		}
 		b.Leader = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,9 +40,28 @@ func register(t *testing.T, r *Registry, id string, at time.Time, roles ...strin
 	}
 }
 
+// rebalance is director's round at at, as a director node plays it: it
+// takes the assignment lease first if it does not hold it and can take it
+// (as a director does when it starts), then rebalances at its epoch.
 func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance {
 	t.Helper()
-	b, err := r.Rebalance(context.Background(), director, at)
+	ctx := context.Background()
+	var holder string
+	var epoch int64
+	if err := r.pool.QueryRow(ctx, `SELECT node, epoch FROM cluster_leases WHERE partition = -1`).Scan(&holder, &epoch); err != nil {
+		t.Fatal(err)
+	}
+	if holder != director {
+		e, err := r.TakeDirector(ctx, Node{ID: director}, at)
+		switch {
+		case errors.Is(err, ErrOtherDirector):
+		case err != nil:
+			t.Fatal(err)
+		default:
+			epoch = e
+		}
+	}
+	b, err := r.Rebalance(ctx, director, epoch, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +241,10 @@ func TestFiresRaceMoves(t *testing.T) {
 	register(t, r, "a", t0, RoleClock)
 	register(t, r, "b", t0, RoleClock)
 	rebalance(t, r, "d", t0)
+	var epoch int64
+	if err := r.pool.QueryRow(ctx, `SELECT epoch FROM cluster_leases WHERE partition = -1`).Scan(&epoch); err != nil {
+		t.Fatal(err)
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -236,7 +260,7 @@ func TestFiresRaceMoves(t *testing.T) {
 				cancel()
 				return
 			}
-			if _, err := r.Rebalance(ctx, "d", t0); err != nil {
+			if _, err := r.Rebalance(ctx, "d", epoch, t0); err != nil {
 				t.Error(err)
 				cancel()
 				return
@@ -311,24 +335,186 @@ func TestFiresRaceMoves(t *testing.T) {
 func TestOneDirector(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 60, Partitions: 4})
-	if err := r.TakeDirector(ctx, "d1", t0); err != nil {
+	d1, d2 := Node{ID: "d1"}, Node{ID: "d2"}
+	if _, err := r.TakeDirector(ctx, d1, t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.TakeDirector(ctx, "d1", t0.Add(time.Second)); err != nil {
+	if _, err := r.TakeDirector(ctx, d1, t0.Add(time.Second)); err != nil {
 		t.Fatalf("the holder again: %v", err)
 	}
-	if err := r.TakeDirector(ctx, "d2", t0.Add(2*time.Second)); !errors.Is(err, ErrOtherDirector) {
+	if _, err := r.TakeDirector(ctx, d2, t0.Add(2*time.Second)); !errors.Is(err, ErrOtherDirector) {
 		t.Fatalf("a second director: %v, want ErrOtherDirector", err)
 	}
 	// d1's lease (taken at t0+1s, for 5 s) expires.
-	if err := r.TakeDirector(ctx, "d2", t0.Add(7*time.Second)); err != nil {
+	e2, err := r.TakeDirector(ctx, d2, t0.Add(7*time.Second))
+	if err != nil {
 		t.Fatalf("after the lease expired: %v", err)
 	}
 	register(t, r, "d2", t0.Add(7*time.Second), RoleDirector)
-	if err := r.Leave(ctx, "d2", t0.Add(8*time.Second)); err != nil {
+	if err := r.Leave(ctx, "d2", e2, t0.Add(8*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.TakeDirector(ctx, "d1", t0.Add(8*time.Second)); err != nil {
+	if _, err := r.TakeDirector(ctx, d1, t0.Add(8*time.Second)); err != nil {
 		t.Fatalf("after the holder left: %v", err)
+	}
+}
+
+// leaseOf returns the assignment lease as stored.
+func leaseOf(t *testing.T, r *Registry) (node string, epoch, expires int64) {
+	t.Helper()
+	if err := r.pool.QueryRow(context.Background(), `SELECT node, epoch, expires_at FROM cluster_leases WHERE partition = -1`).
+		Scan(&node, &epoch, &expires); err != nil {
+		t.Fatal(err)
+	}
+	return node, epoch, expires
+}
+
+// TestDirectorEpochs: every take of the assignment lease moves its epoch
+// on, by the same node too; a director that lost it (to a restart of its
+// own name, or to a standby once it expired) rebalances nothing and frees
+// nothing at its old epoch, even once the new holder's lease expired,
+// while the holder renews at its epoch whether or not it expired.
+func TestDirectorEpochs(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 4, Partitions: 4})
+	register(t, r, "c1", t0, RoleClock)
+	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d1 is started again under its name: a new holder.
+	e2, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0.Add(time.Second))
+	if err != nil || e2 != e1+1 {
+		t.Fatalf("the same node again: epoch %d (%v), want %d", e2, err, e1+1)
+	}
+	_, _, expires := leaseOf(t, r)
+	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(2*time.Second))
+	if err != nil || b.Leader || b.Holder != "d1" || b.Epoch != e2 || len(b.Moves) != 0 {
+		t.Fatalf("a rebalance at the former epoch: %+v (%v)", b, err)
+	}
+	if _, _, e := leaseOf(t, r); e != expires {
+		t.Fatalf("the former epoch renewed the lease: expires %d, was %d", e, expires)
+	}
+	if own := owned(t, r); len(own["c1"]) != 0 {
+		t.Fatalf("the former epoch assigned partitions: %v", own)
+	}
+
+	// d1 (at e2) is paused past its lease; d2 takes the cluster over.
+	late := t0.Add(10 * time.Second)
+	e3, err := r.TakeDirector(ctx, Node{ID: "d2"}, late)
+	if err != nil || e3 != e2+1 {
+		t.Fatalf("the standby: epoch %d (%v), want %d", e3, err, e2+1)
+	}
+	// d1 resumes after d2's lease expired too: it does not take it back.
+	later := late.Add(time.Minute)
+	if b, err := r.Rebalance(ctx, "d1", e2, later); err != nil || b.Leader || b.Holder != "d2" || b.Epoch != e3 {
+		t.Fatalf("the deposed director's rebalance: %+v (%v)", b, err)
+	}
+	if node, epoch, _ := leaseOf(t, r); node != "d2" || epoch != e3 {
+		t.Fatalf("lease %s at %d after the deposed director's rebalance", node, epoch)
+	}
+	// Nor does it free it when it leaves.
+	if err := r.Leave(ctx, "d1", e2, later); err != nil {
+		t.Fatal(err)
+	}
+	if node, epoch, _ := leaseOf(t, r); node != "d2" || epoch != e3 {
+		t.Fatalf("lease %s at %d after the deposed director left", node, epoch)
+	}
+	// The holder renews at its epoch, expired or not.
+	if _, err := r.Heartbeat(ctx, "c1", later); err != nil {
+		t.Fatal(err)
+	}
+	b, err = r.Rebalance(ctx, "d2", e3, later)
+	if err != nil || !b.Leader || len(b.Moves) == 0 {
+		t.Fatalf("the holder's rebalance: %+v (%v)", b, err)
+	}
+	if _, err := r.TakeDirector(ctx, Node{ID: "d3"}, later.Add(time.Second)); !errors.Is(err, ErrOtherDirector) {
+		t.Fatalf("a third director while d2 renewed: %v", err)
+	}
+	// Leaving at its epoch frees it.
+	if err := r.Leave(ctx, "d2", e3, later.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if e4, err := r.TakeDirector(ctx, Node{ID: "d3"}, later.Add(time.Second)); err != nil || e4 != e3+1 {
+		t.Fatalf("after d2 left: epoch %d (%v)", e4, err)
+	}
+}
+
+// TestNodeSettings: a clock node must run with the director's zone and
+// space; one that does not is refused when it registers, or at its
+// heartbeat when a director with other settings took the cluster over,
+// and the error names both values and the flag to fix. Workers, directors
+// and zones without a name are not checked.
+func TestNodeSettings(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, DefaultSpace)
+	wide, err := NewRegistry(ctx, r.pool, Space{Size: 1440, Partitions: 60}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before any director recorded its settings, nothing is compared.
+	if err := wide.Register(ctx, Node{ID: "early", Roles: []string{RoleClock}, Zone: "Asia/Tokyo"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TakeDirector(ctx, Node{ID: "dir", Zone: "Europe/Paris"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// The early node learns it at its next heartbeat.
+	_, err = wide.Heartbeat(ctx, "early", t0)
+	for _, want := range []string{"node early runs with --timezone Asia/Tokyo but the director (dir) with --timezone Europe/Paris: start it with the director's --timezone",
+		"node early runs with --space 1440 but the director (dir) with --space 60: start it with the director's --space"} {
+		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("the early node's heartbeat: %v, want %q", err, want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		reg  *Registry
+		node Node
+		want string // "" when it registers
+	}{
+		{"same", r, Node{ID: "c1", Roles: []string{RoleClock}, Zone: "Europe/Paris"}, ""},
+		{"zone", r, Node{ID: "c2", Roles: []string{RoleClock, RoleWorker}, Zone: "UTC"},
+			"node c2 runs with --timezone UTC but the director (dir) with --timezone Europe/Paris: start it with the director's --timezone"},
+		{"space", wide, Node{ID: "c3", Roles: []string{RoleClock}, Zone: "Europe/Paris"},
+			"node c3 runs with --space 1440 but the director (dir) with --space 60: start it with the director's --space"},
+		{"unnamed zone", r, Node{ID: "c4", Roles: []string{RoleClock}, Zone: "Local"}, ""},
+		{"worker", wide, Node{ID: "w1", Roles: []string{RoleWorker}, Zone: "UTC"}, ""},
+		// A director is held to its lease's epoch, not to another's settings.
+		{"director", wide, Node{ID: "d9", Roles: []string{RoleDirector, RoleClock}, Zone: "UTC"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.reg.Register(ctx, tc.node, t0)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "":
+			case !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), tc.want):
+				t.Fatalf("got %v, want ErrSettings with %q", err, tc.want)
+			}
+		})
+	}
+	partitions, err := NewRegistry(ctx, r.pool, Space{Size: 60, Partitions: 30}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = partitions.Register(ctx, Node{ID: "c5", Roles: []string{RoleClock}, Zone: "Europe/Paris"}, t0)
+	if want := "node c5 runs with --partitions 30 but the director (dir) with --partitions 60: start it with the director's --partitions"; !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("other partitions: %v", err)
+	}
+	if _, err := r.Heartbeat(ctx, "c1", t0); err != nil {
+		t.Fatalf("a matching node's heartbeat: %v", err)
+	}
+	// Another director takes the cluster over with another zone: c1
+	// differs from it now.
+	if _, err := r.TakeDirector(ctx, Node{ID: "dir2", Zone: "America/New_York"}, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Heartbeat(ctx, "c1", t0.Add(time.Minute))
+	if want := "node c1 runs with --timezone Europe/Paris but the director (dir2) with --timezone America/New_York"; !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("c1's heartbeat under dir2: %v", err)
+	}
+	if _, err := r.Heartbeat(ctx, "w1", t0.Add(time.Minute)); err != nil {
+		t.Fatalf("a worker's heartbeat: %v", err)
 	}
 }

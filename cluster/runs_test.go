@@ -210,7 +210,7 @@ func TestReclaimLeftWorker(t *testing.T) {
 	if ok, err := r.MarkStarted(ctx, "w1", c, t0); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	if err := r.Leave(ctx, "w1", t0.Add(time.Second)); err != nil {
+	if err := r.Leave(ctx, "w1", 0, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if rc, err := r.Reclaim(ctx, t0.Add(5*time.Second)); err != nil || len(rc.Runs) != 0 {

@@ -109,6 +109,11 @@ type Scheduler struct {
 	mu       sync.Mutex
 	err      error // why the loop stopped
 
+	// halt is closed by Halt, haltErr set before: the loop stops.
+	haltOnce sync.Once
+	halt     chan struct{}
+	haltErr  error
+
 	ckpt checkpointer // owned by the loop
 	// dataBuf is the buffer the loop gathers a commit's data events in,
 	// kept while it is at most maxDataBuf.
@@ -212,6 +217,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		effects:   make(chan []effect, 1024),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
+		halt:      make(chan struct{}),
 		log:       cfg.Logger,
 		obs:       cfg.Observer,
 	}
@@ -474,8 +480,8 @@ func (s *Scheduler) runErr() error {
 	return s.err
 }
 
-// Done returns a channel closed when the loop stops, by Stop or because the
-// store failed (Stop then returns why).
+// Done returns a channel closed when the loop stops, by Stop, because the
+// store failed, or by Halt (Stop then returns why).
 func (s *Scheduler) Done() <-chan struct{} { return s.done }
 
 // LogSpan returns where the output of a run in flight begins in its task's
@@ -486,6 +492,26 @@ func (s *Scheduler) LogSpan(run int64) (span job.LogSpan, ok bool) {
 		return l.Span(run)
 	}
 	return job.LogSpan{}, false
+}
+
+// Halt stops the loop because of err, as a commit the store refuses
+// does: it commits nothing more, the requests in flight and every later
+// one fail with ErrStopped and err, Done is closed, and Stop returns err.
+// It does not wait; calls after the first do nothing. A cluster's director
+// halts when another director took the cluster over.
+func (s *Scheduler) Halt(err error) {
+	s.haltOnce.Do(func() {
+		s.haltErr = err
+		close(s.halt)
+	})
+}
+
+// halted records why the loop stops after Halt.
+func (s *Scheduler) halted() {
+	s.mu.Lock()
+	s.err = fmt.Errorf("%w: %w", ErrStopped, s.haltErr)
+	s.mu.Unlock()
+	s.log.Error("stopping the scheduler", "err", s.haltErr)
 }
 
 // Now returns the scheduler's clock reading.
@@ -513,11 +539,20 @@ func (s *Scheduler) loop() {
 	var wake time.Time // the earliest due instant, as of the last batch
 	real := !s.sim.on()
 	for {
+		select {
+		case <-s.halt:
+			s.halted()
+			return
+		default:
+		}
 		// Reports that came while a commit was retried go first.
 		batch := s.deferred
 		s.deferred = nil
 		if len(batch) == 0 {
 			select {
+			case <-s.halt:
+				s.halted()
+				return
 			case r := <-s.in:
 				batch = append(batch, r)
 			case <-timer.C:
@@ -755,6 +790,9 @@ func (s *Scheduler) recommit(b *store.Batch, cause error) error {
 			case <-s.quit:
 				t.Stop()
 				return fmt.Errorf("stopped while the database was unavailable: %w", cause)
+			case <-s.halt:
+				t.Stop()
+				return s.haltErr
 			case r := <-s.in:
 				s.refuse(r, cause)
 			case <-t.C:

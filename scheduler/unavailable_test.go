@@ -111,3 +111,88 @@ func TestStoreOutage(t *testing.T) {
 		t.Fatalf("stored tasks %v, want a (retried) and c; b was refused", names)
 	}
 }
+
+// fencedStore is a store whose commits are refused as fenced once set,
+// as a deposed director's are.
+type fencedStore struct {
+	store.Store
+	mu      sync.Mutex
+	fenced  bool
+	commits int
+}
+
+func (f *fencedStore) Commit(ctx context.Context, b *store.Batch) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.commits++
+	if f.fenced {
+		return fmt.Errorf("commit: %w: another director holds the cluster", store.ErrFenced)
+	}
+	return f.Store.Commit(ctx, b)
+}
+
+// TestStopsWhenFenced: a commit refused as fenced is not retried, as an
+// unavailable store's is: the scheduler stops, its caller and later ones
+// are told why, and Stop returns it. Halt stops it the same way.
+func TestStopsWhenFenced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	def := func(s *Scheduler, name string) error {
+		return s.Submit(ctx, engine.Define{File: "t.def",
+			Text: "insert_task: " + name + "\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	}
+	open := func(t *testing.T) (*Scheduler, *fencedStore) {
+		dir := t.TempDir()
+		st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		f := &fencedStore{Store: st}
+		s, err := New(ctx, Config{Store: f, Runner: localRunner(t, dir), DataDir: dir, Location: time.UTC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		t.Cleanup(func() { s.Stop(ctx) })
+		if err := def(s, "a"); err != nil {
+			t.Fatal(err)
+		}
+		return s, f
+	}
+	t.Run("fenced commit", func(t *testing.T) {
+		s, f := open(t)
+		f.mu.Lock()
+		f.fenced = true
+		before := f.commits
+		f.mu.Unlock()
+		if err := def(s, "b"); !errors.Is(err, store.ErrFenced) || !errors.Is(err, ErrStopped) || errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("a definition once fenced: %v", err)
+		}
+		<-s.Done()
+		if err := def(s, "c"); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("a definition after the stop: %v", err)
+		}
+		if err := s.Stop(ctx); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("Stop: %v", err)
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.commits != before+1 {
+			t.Fatalf("%d commits tried once fenced, want 1: a fenced commit is not retried", f.commits-before)
+		}
+	})
+	t.Run("halt", func(t *testing.T) {
+		s, _ := open(t)
+		why := errors.New("deposed: another director took the cluster over")
+		s.Halt(why)
+		s.Halt(errors.New("a second call does nothing"))
+		<-s.Done()
+		if err := def(s, "b"); !errors.Is(err, why) || !errors.Is(err, ErrStopped) {
+			t.Fatalf("a definition after Halt: %v", err)
+		}
+		if err := s.Stop(ctx); !errors.Is(err, why) {
+			t.Fatalf("Stop: %v", err)
+		}
+	})
+}

@@ -11,3 +11,21 @@ import "errors"
 // committed if the first attempt landed, so that it is written exactly
 // once.
 var ErrUnavailable = errors.New("database unavailable")
+
+// ErrFenced is wrapped by the error of a write refused because the
+// store is fenced (Fencer) and another director took the cluster's
+// assignment lease since: nothing of the write was stored, and no later
+// write of this director will be. It is not ErrUnavailable: retrying
+// cannot succeed, and the director stops.
+var ErrFenced = errors.New("fenced")
+
+// Fencer is a store that a cluster's director can fence: once Fence is
+// called, every write of the journal and the state (Commit, SetCursors,
+// RecordAttempt) is stored only while node still holds the cluster's
+// assignment lease at epoch, checked in the write's own transaction, and
+// fails with ErrFenced otherwise. The director fences its store after it
+// takes the lease and before its engine's first commit; a store of one
+// server is never fenced.
+type Fencer interface {
+	Fence(node string, epoch int64)
+}

@@ -464,7 +464,11 @@ func rawFires(pg string, n, hours, k int) (float64, error) {
 		}
 		names = append(names, name)
 	}
-	if _, err := reg.Rebalance(ctx, "bench", now); err != nil {
+	epoch, err := reg.TakeDirector(ctx, cluster.Node{ID: "bench"}, now)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := reg.Rebalance(ctx, "bench", epoch, now); err != nil {
 		return 0, err
 	}
 	leases := make([][]cluster.Lease, k)

@@ -114,13 +114,18 @@ type commit struct {
 	journal, alerts, audit int
 }
 
-// newCommit encodes a batch as its statements: BEGIN, the lock, the rows
-// and COMMIT.
-func newCommit(b *store.Batch) (*commit, error) {
+// newCommit encodes a batch as its statements: BEGIN, the lock, the
+// fence's check when f is set, the rows and COMMIT.
+func newCommit(b *store.Batch, f *fence) (*commit, error) {
 	c := &commit{b: b, token: rand.Int64N(1<<62) + 1, journal: -1, alerts: -1, audit: -1}
 	q := &c.q
 	q.Queue("BEGIN")
 	q.Queue(lockCommit)
+	if f != nil {
+		// Before any row: a refused commit writes nothing, and the lease
+		// row stays locked FOR SHARE until COMMIT.
+		q.Queue(fenceStmt, f.node, f.epoch)
+	}
 	if n := len(b.Entries); n > 0 {
 		at, kind, body := make([]int64, n), make([]string, n), make([]string, n)
 		for i := range b.Entries {
@@ -456,7 +461,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 			return fmt.Errorf("commit: a batch in doubt landed, and another batch was committed instead of retrying it")
 		}
 	}
-	c, err := newCommit(b)
+	c, err := newCommit(b, s.fence.Load())
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -484,7 +489,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) error {
 		if cannotTakeNow(pe) {
 			return fmt.Errorf("commit: %w: %w", store.ErrUnavailable, err)
 		}
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", fenced(err))
 	case pgconn.SafeToRetry(err): // nothing reached the server
 		conn.Release()
 		return fmt.Errorf("commit: %w: %w", store.ErrUnavailable, err)

@@ -77,7 +77,13 @@ func (s *Store) RecordAttempt(ctx context.Context, a *job.Alert, at job.Attempt)
 	if err != nil {
 		return fmt.Errorf("record attempt: %w", err)
 	}
+	fc := s.fence.Load()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if fc != nil {
+			if _, err := tx.Exec(ctx, fenceStmt, fc.node, fc.epoch); err != nil {
+				return fenced(err)
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE alerts SET state = $1, next_at = $2, doc = $3 WHERE id = $4`, string(a.State), nanos(a.NextAt), string(doc), a.ID)
 		if err != nil {
 			return err
@@ -168,11 +174,40 @@ func (s *Store) SetCursors(ctx context.Context, values map[string]int64) error {
 	for name, v := range values {
 		names, vals = append(names, name), append(vals, v)
 	}
+	const set = `INSERT INTO cursors (name, value) SELECT * FROM unnest($1::text[], $2::bigint[])
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value`
+	if f := s.fence.Load(); f != nil {
+		if err := s.fencedWrite(ctx, f, set, names, vals); err != nil {
+			return s.failed("cursors", err)
+		}
+		return nil
+	}
 	// One statement is one transaction.
-	_, err := s.pool.Exec(ctx, `INSERT INTO cursors (name, value) SELECT * FROM unnest($1::text[], $2::bigint[])
-		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, names, vals)
-	if err != nil {
+	if _, err := s.pool.Exec(ctx, set, names, vals); err != nil {
 		return s.failed("cursors", err)
+	}
+	return nil
+}
+
+// fencedWrite runs one statement in a transaction after the fence's check,
+// in one round trip.
+func (s *Store) fencedWrite(ctx context.Context, f *fence, sql string, args ...any) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	var q pgx.Batch
+	q.Queue("BEGIN")
+	q.Queue(fenceStmt, f.node, f.epoch)
+	q.Queue(sql, args...)
+	q.Queue("COMMIT")
+	if err := conn.SendBatch(ctx, &q).Close(); err != nil {
+		pc := conn.Conn().PgConn()
+		if !pc.IsClosed() && pc.TxStatus() != 'I' {
+			conn.Exec(context.WithoutCancel(ctx), "ROLLBACK") // or the pool drops the connection
+		}
+		return fenced(err)
 	}
 	return nil
 }

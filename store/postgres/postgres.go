@@ -36,6 +36,16 @@
 // commit; the next Commit reads the token first, and reports the retried
 // batch committed if the first attempt landed.
 //
+// # Fencing
+//
+// A cluster's director fences its store (Fence) with the epoch at which
+// it holds the cluster's assignment lease: each of its commits then reads
+// the lease row FOR SHARE right after the commit lock (migration 00011's
+// gnomon_fence) and is refused with store.ErrFenced once another director
+// took the lease, writing nothing. A director taking the lease over waits
+// for a commit in flight, so every commit is before the takeover or
+// refused. A store that is not fenced sends no check.
+//
 // # Connection URL
 //
 // Open takes a libpq-style URL, postgres://USER[:PASSWORD]@HOST:PORT/DB,
@@ -48,6 +58,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -56,6 +67,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -81,12 +93,23 @@ type Store struct {
 	// the caller serialises).
 	resolveFor time.Duration
 	doubt      *commit
+
+	// fence, once set (Fence), is the director and epoch every write
+	// checks the assignment lease against.
+	fence atomic.Pointer[fence]
+}
+
+// fence is the assignment lease a fenced store's writes must find held.
+type fence struct {
+	node  string
+	epoch int64
 }
 
 var (
 	_ store.Store        = (*Store)(nil)
 	_ store.Importer     = (*Store)(nil)
 	_ store.CursorLister = (*Store)(nil)
+	_ store.Fencer       = (*Store)(nil)
 )
 
 // migrateLock is the key of goose's session lock (pg_advisory_lock) while
@@ -119,6 +142,35 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", red, err)
 	}
 	return s, nil
+}
+
+// Fence makes every later write of the journal and the state (Commit,
+// SetCursors, RecordAttempt) conditional on node holding the cluster's
+// assignment lease (partition -1 of cluster_leases) at epoch: each checks
+// it in its own transaction, holding the lease row FOR SHARE until it
+// commits, so that a director taking the lease over waits for it, and
+// each fails with store.ErrFenced once the lease moved. A cluster's
+// director calls it once it took the lease, before its engine commits;
+// a store that is not fenced (one server) checks nothing.
+func (s *Store) Fence(node string, epoch int64) {
+	s.fence.Store(&fence{node: node, epoch: epoch})
+}
+
+// fenceStmt is the check of a fenced write (see migration 00011): it
+// raises fencedCode unless the lease is held at the epoch.
+const fenceStmt = `SELECT gnomon_fence($1, $2)`
+
+// fencedCode is the SQLSTATE gnomon_fence raises.
+const fencedCode = "GNF01"
+
+// fenced returns err as store.ErrFenced when it is gnomon_fence's
+// refusal, with the holder it names, and as it is otherwise.
+func fenced(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == fencedCode {
+		return fmt.Errorf("%w: %s", store.ErrFenced, pe.Message)
+	}
+	return err
 }
 
 // Pool returns the store's connection pool, for the cluster's
