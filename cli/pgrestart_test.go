@@ -473,12 +473,15 @@ func TestPostgresOutageRefusesRequests(t *testing.T) {
 	ld.check(answers, pg.URL())
 }
 
-// TestPostgresReadOnlyUnderLoad makes the database read-only under load
-// (as a failover to a standby, or an operator, does) and writable again:
-// while it is, every request that needs a commit is refused with 503 and
-// nothing is acknowledged that is not stored; after, the server takes
-// requests again by itself.
-func TestPostgresReadOnlyUnderLoad(t *testing.T) {
+// TestPostgresRefusesWritesUnderLoad makes the database refuse writes
+// under load, two ways, and take them again: read-only (as a failover to
+// a standby, or an operator, makes it), and full (PostgreSQL's disk_full
+// error, raised here by a trigger on the journal, as PostgreSQL raises it
+// when it cannot extend a file). While it refuses, every request that
+// needs a commit is refused with 503 naming the cause, and nothing is
+// acknowledged that is not stored; after, the server takes requests again
+// by itself.
+func TestPostgresRefusesWritesUnderLoad(t *testing.T) {
 	t.Parallel()
 	singleServer(t, ownPostgres)
 	pg := pgtest.Start(t)
@@ -493,43 +496,55 @@ func TestPostgresReadOnlyUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	// readOnly sets the database's default for new sessions, and ends the
-	// server's sessions so that the ones it opens next take it.
-	readOnly := func(v string) {
+	exec := func(qs ...string) {
 		t.Helper()
-		for _, q := range []string{
-			`ALTER DATABASE postgres SET default_transaction_read_only = ` + v,
-			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'postgres' AND pid <> pg_backend_pid()`,
-		} {
+		for _, q := range qs {
 			if _, err := admin.Exec(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}
 		}
 	}
-	ld.next()
-	readOnly("on")
-	// Refusals for the ended sessions come first; then those that met
-	// the read-only database, which the answer names.
-	var sample string
-	refused := func() (n int) {
-		ld.record(func() {
-			for _, a := range ld.answers {
-				if a.phase == 1 && a.status == http.StatusServiceUnavailable && strings.Contains(a.err, "read-only") {
-					n, sample = n+1, a.err
+	// The database's default for new sessions, and the server's sessions
+	// ended so that the ones it opens next take it.
+	readOnly := func(v string) {
+		exec(`ALTER DATABASE postgres SET default_transaction_read_only = `+v,
+			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'postgres' AND pid <> pg_backend_pid()`)
+	}
+	for _, fault := range []struct {
+		name, says string
+		on, off    func()
+	}{
+		{"read-only", "read-only", func() { readOnly("on") }, func() { readOnly("off") }},
+		{"full", "No space left on device", func() {
+			exec(`CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN RAISE EXCEPTION 'could not extend file "base/5/16384": No space left on device' USING ERRCODE = 'disk_full'; END $$`,
+				`CREATE TRIGGER full_disk BEFORE INSERT ON journal FOR EACH STATEMENT EXECUTE FUNCTION full_disk()`)
+		}, func() { exec(`DROP TRIGGER full_disk ON journal`, `DROP FUNCTION full_disk()`) }},
+	} {
+		ld.next()
+		phase := ld.phase.Load()
+		fault.on()
+		var sample string
+		refused := func() (n int) {
+			ld.record(func() {
+				for _, a := range ld.answers {
+					if a.phase == phase && a.status == http.StatusServiceUnavailable && strings.Contains(a.err, fault.says) {
+						n, sample = n+1, a.err
+					}
 				}
-			}
-		})
-		return n
-	}
-	for deadline := time.Now().Add(30 * time.Second); refused() < 20; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d requests refused for the read-only database:\n%s", refused(), p.logTail())
+			})
+			return n
 		}
+		for deadline := time.Now().Add(30 * time.Second); refused() < 20; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d requests refused for the %s database:\n%s", refused(), fault.name, p.logTail())
+			}
+		}
+		t.Logf("refused for the %s database: %s", fault.name, sample)
+		fault.off()
+		ld.next()
+		ld.wait("after the database was " + fault.name)
 	}
-	t.Logf("refused for the read-only database: %s", sample)
-	readOnly("off")
-	ld.next()
-	ld.wait("after the database was writable again")
 	answers, _ := ld.finish()
 	ld.alive("under load")
 	ld.check(answers, pg.URL())
