@@ -597,11 +597,14 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	started := s.started
 	s.mu.Unlock()
 	var err error
-	if s.stopNode != nil {
-		s.stopNode() // the node leaves the cluster: its partitions move at once
-	}
 	if started {
 		err = s.sched.Stop(ctx)
+	}
+	if s.stopNode != nil {
+		// Then the node leaves the cluster: its partitions move at once,
+		// and the director's lease, which fences the engine's commits
+		// (the end of runs it waited for, too), is free for another.
+		s.stopNode()
 	}
 	return errors.Join(err, s.store.Close())
 }
