@@ -34,8 +34,10 @@ type Cluster struct {
 	// Timeout is how long a node may be silent before it is found dead
 	// and its partitions move; zero means 5 s.
 	Timeout time.Duration
-	// Space is the space of minute spots and its partitions; zero means
-	// cluster.DefaultSpace.
+	// Space is the space of minute spots, its partitions, and whether it
+	// scatters the repeaters' occurrences over the regular spots (every
+	// clock node must run with the director's); a zero size and zero
+	// partitions mean those of cluster.DefaultSpace.
 	Space cluster.Space
 	// Simulated makes a node that is not a director (RunNode) follow the
 	// virtual clock of a director that simulates (Config.SimulateFrom):
@@ -123,8 +125,8 @@ func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location
 	if c.Timeout <= 0 {
 		c.Timeout = 5 * time.Second
 	}
-	if c.Space == (cluster.Space{}) {
-		c.Space = cluster.DefaultSpace
+	if c.Space.Size == 0 && c.Space.Partitions == 0 {
+		c.Space.Size, c.Space.Partitions = cluster.DefaultSpace.Size, cluster.DefaultSpace.Partitions
 	}
 	reg, err := cluster.NewRegistry(ctx, pg.Pool(), c.Space, c.Timeout)
 	if err != nil {

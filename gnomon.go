@@ -342,7 +342,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		fencer.Fence(cc.Node.ID, epoch)
 		cc.Epoch, cc.Deposed = epoch, func(err error) { s.sched.Halt(err) }
 		cfg.Logger.Info("director of the cluster", "node", cc.Node.ID, "epoch", epoch, "timezone", cc.Node.Zone,
-			"space", cc.Registry.Space().Size, "partitions", cc.Registry.Space().Partitions)
+			"space", cc.Registry.Space().Size, "partitions", cc.Registry.Space().Partitions, "scatter_steps", cc.Registry.Space().Scatter)
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
 		if !cfg.SimulateFrom.IsZero() {
 			// Liveness stays on the system's clock; occurrences are

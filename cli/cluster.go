@@ -64,8 +64,12 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 			len(n.Partitions), st.FiresByNode[n.ID], orDash(n.Version), orDash(n.Address))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nspace %d minute spots in %d partitions, %d with dedicated steps; node timeout %s\n\n",
-		st.Space.Size, st.Space.Partitions, st.Space.Count()-st.Space.Partitions, time.Duration(st.Timeout))
+	steps := fmt.Sprintf("%d with dedicated steps", st.Space.Count()-st.Space.Partitions)
+	if st.Space.Scatter {
+		steps = "repeaters scattered over them"
+	}
+	fmt.Fprintf(w, "\nspace %d minute spots in %d partitions, %s; node timeout %s\n\n",
+		st.Space.Size, st.Space.Partitions, steps, time.Duration(st.Timeout))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Partition\tOwner\tEpoch\tFires/h\n")
 	loads := slices.Clone(st.Partitions)

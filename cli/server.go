@@ -489,6 +489,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.DurationVar(&cl.Timeout, "node-timeout", 5*time.Second, "how long a node of the cluster may be silent before it is found dead and its partitions move")
 	f.IntVar(&cl.Space.Size, "space", cluster.DefaultSpace.Size, "the cluster's minute spots: a schedule's spot is (hour × 60 + minute) mod this, 1 to 1440")
 	f.IntVar(&cl.Space.Partitions, "partitions", cluster.DefaultSpace.Partitions, "how many partitions the minute spots are grouped into, 1 to --space")
+	f.BoolVar(&cl.Space.Scatter, "scatter-steps", false, "place each occurrence of a schedule that repeats under an hour (every minute, */15) on the spot of its own minute, rather than the schedule on a dedicated spot per step")
 	f.StringSliceVar(&machines, "machines", nil, "machine names this node's workers serve")
 	f.BoolVar(&cl.Simulated, "simulated", false, "on a node that is not a director: follow the virtual clock of a director started with --simulate-from (every other node of a simulating cluster needs it)")
 	c.PreRunE = func(cmd *cobra.Command, _ []string) error {
@@ -512,7 +513,7 @@ func serverCmd(env *Env) *cobra.Command {
 			}
 			cfg.Cluster = &cl
 		} else {
-			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "machines", "simulated"} {
+			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "scatter-steps", "machines", "simulated"} {
 				if cmd.Flags().Changed(fl) {
 					return usageErr("--%s: only a node of a cluster (--roles) takes it", fl)
 				}

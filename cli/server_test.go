@@ -27,6 +27,7 @@ func TestServerFlags(t *testing.T) {
 		{[]string{"--heap-floor", "-1"}, "--heap-floor: -1 MiB is not between 0 and 1048576"},
 		{[]string{"--heap-floor", "2000000"}, "--heap-floor: 2000000 MiB is not between 0 and 1048576"},
 		{[]string{"--smtp-from", "a@b"}, "--smtp-addr is required to send alerts"},
+		{[]string{"--scatter-steps"}, "--scatter-steps: only a node of a cluster (--roles) takes it"},
 	} {
 		dir := t.TempDir()
 		var out, errb bytes.Buffer

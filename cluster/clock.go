@@ -27,16 +27,53 @@ type CalendarSource interface {
 	Calendars(ctx context.Context) ([]job.Calendar, error)
 }
 
-// planned is a task with a time trigger, as a clock node knows it.
+// planned is a task with a time trigger, as a clock node knows it: the
+// whole task, or for a scattered repeater the part of it one partition
+// holds (a task has then one planned per partition its occurrences fall
+// in).
 type planned struct {
 	name      string
 	sched     calendar.Schedule
 	partition int
+	// filter is the part of a scattered task's schedule that partition
+	// holds; nil for a task placed whole.
+	filter *Filtered
 	// floor is the first occurrence the director had not handled when
 	// the definitions were read: none before it is fired again.
 	floor time.Time
 	next  time.Time // zero when not armed: its partition is not owned, or it never fires again
-	hidx  int
+	// rescan is true when next is not an occurrence but where the scan
+	// of a scattered task's occurrences stopped: nothing fires then, the
+	// scan goes on from there.
+	rescan bool
+	hidx   int
+}
+
+// plannedKey names a planned: a task and its partition.
+type plannedKey struct {
+	name      string
+	partition int
+}
+
+// after returns p's first occurrence after t; for a scattered task whose
+// scan finds none, where it stopped, and false for found.
+func (p *planned) after(t time.Time) (at time.Time, found, ok bool) {
+	if p.filter == nil {
+		at, ok = p.sched.Next(t)
+		return at, true, ok
+	}
+	return p.filter.Scan(t)
+}
+
+// arm sets p's next instant from after's answer, and reports whether it
+// has one.
+func (p *planned) arm(at time.Time, found, ok bool) bool {
+	if !ok {
+		p.next, p.rescan = time.Time{}, false
+		return false
+	}
+	p.next, p.rescan = at, !found
+	return true
 }
 
 // dueHeap orders armed tasks by their next occurrence, then by name. An
@@ -54,7 +91,10 @@ func (h dueHeap) Less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
 	}
-	return h[i].p.name < h[j].p.name
+	if h[i].p.name != h[j].p.name {
+		return h[i].p.name < h[j].p.name
+	}
+	return h[i].p.partition < h[j].p.partition
 }
 func (h dueHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
@@ -80,7 +120,7 @@ func (h *dueHeap) Pop() any {
 type clock struct {
 	n       *node
 	version int64
-	tasks   map[string]*planned
+	tasks   map[plannedKey]*planned
 	due     dueHeap
 	leases  map[int]Lease
 	// fired counts the fires this node recorded, for its log.
@@ -118,7 +158,7 @@ func (c *clock) sync(ctx context.Context) (bool, error) {
 }
 
 func newClock(n *node) *clock {
-	return &clock{n: n, version: -1, tasks: map[string]*planned{}, leases: map[int]Lease{}}
+	return &clock{n: n, version: -1, tasks: map[plannedKey]*planned{}, leases: map[int]Lease{}}
 }
 
 // reload reads the definitions again if their version changed, keeping
@@ -138,7 +178,8 @@ func (c *clock) reload(ctx context.Context) error {
 	}
 	space, loc := c.n.cfg.Registry.Space(), c.n.cfg.Location
 	old := c.tasks
-	c.tasks, c.due = make(map[string]*planned, len(defs)), c.due[:0]
+	c.tasks, c.due = make(map[plannedKey]*planned, len(defs)), c.due[:0]
+	zones := map[string]*time.Location{}
 	var fresh []*planned
 	for _, r := range defs {
 		d := r.Def
@@ -149,26 +190,54 @@ func (c *clock) reload(ctx context.Context) error {
 		if err != nil {
 			continue // the director reports it
 		}
-		spot, ok := space.Spot(s, loc)
-		if !ok {
-			continue
-		}
-		p := &planned{name: d.Name, sched: s, partition: space.Partition(spot), floor: r.State.NextFire.Time(), hidx: -1}
-		c.tasks[d.Name] = p
-		if _, owned := c.leases[p.partition]; !owned {
-			continue
-		}
-		if o := old[d.Name]; o != nil && !o.next.IsZero() && o.partition == p.partition {
-			if n, ok := s.Next(o.next.Add(-time.Nanosecond)); ok && n.Equal(o.next) {
-				p.next = o.next
-				heap.Push(&c.due, p)
+		tz := taskZone(d, loc, zones)
+		floor := r.State.NextFire.Time()
+		var ps []*planned
+		if parts := space.Scattered(s, tz); parts != nil {
+			for _, f := range parts {
+				ps = append(ps, &planned{name: d.Name, sched: s, partition: f.Partition(), filter: f, floor: floor, hidx: -1})
+			}
+		} else {
+			spot, ok := space.Spot(s, tz)
+			if !ok {
 				continue
 			}
+			ps = append(ps, &planned{name: d.Name, sched: s, partition: space.Partition(spot), floor: floor, hidx: -1})
 		}
-		fresh = append(fresh, p)
+		for _, p := range ps {
+			c.tasks[plannedKey{p.name, p.partition}] = p
+			if _, owned := c.leases[p.partition]; !owned {
+				continue
+			}
+			if o := old[plannedKey{p.name, p.partition}]; o != nil && !o.next.IsZero() && !o.rescan {
+				if n, found, ok := p.after(o.next.Add(-time.Nanosecond)); ok && found && n.Equal(o.next) {
+					p.next = o.next
+					heap.Push(&c.due, p)
+					continue
+				}
+			}
+			fresh = append(fresh, p)
+		}
 	}
 	c.version = v
 	return c.catchUp(ctx, fresh)
+}
+
+// taskZone returns the zone a task's calendars are read in: its own, or
+// def. Zones loaded are kept in zones.
+func taskZone(d *job.Task, def *time.Location, zones map[string]*time.Location) *time.Location {
+	if d.Timezone == "" {
+		return def
+	}
+	if l, ok := zones[d.Timezone]; ok {
+		return l
+	}
+	l, err := time.LoadLocation(d.Timezone)
+	if err != nil {
+		l = def // the calendar compiled, so this does not happen
+	}
+	zones[d.Timezone] = l
+	return l
 }
 
 // calendars reads and compiles the named calendars, when the schedules
@@ -229,7 +298,7 @@ func (c *clock) disarm(p *planned) {
 	if p.hidx >= 0 {
 		heap.Remove(&c.due, p.hidx)
 	}
-	p.next = time.Time{}
+	p.next, p.rescan = time.Time{}, false
 }
 
 // catchUp arms tasks of partitions this node just took (or just loaded)
@@ -239,14 +308,21 @@ func (c *clock) disarm(p *planned) {
 // now, up to the catch-up bound. When that occurrence is older than the
 // bound it is recorded anyway, so that the director records it, and
 // those up to the bound, missed at once (engine.Fired); the task then
-// resumes within the bound.
+// resumes within the bound. A scattered task's planned does so with its
+// partition's occurrences: the last recorded is the task's, whatever its
+// partition, since the director takes no occurrence before one it was
+// handed.
 func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
 	if len(fresh) == 0 {
 		return nil
 	}
-	names := make([]string, len(fresh))
+	names := make([]string, 0, len(fresh))
 	for i, p := range fresh {
-		names[i] = p.name
+		// A scattered task has several planned, next to each other when
+		// loaded; a name given twice is harmless.
+		if i == 0 || p.name != fresh[i-1].name {
+			names = append(names, p.name)
+		}
 	}
 	last, err := c.n.cfg.Registry.Last(ctx, names)
 	if err != nil {
@@ -254,11 +330,13 @@ func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
 	}
 	now := c.now()
 	bound := now.Add(-c.n.cfg.Bound)
-	var stale []Fire
+	stale := map[int][]Fire{}
 	for _, p := range fresh {
+		// first is the first occurrence no one handled; for a scattered
+		// task, an instant none of the partition's are before.
 		first := p.floor // zero: the director's state has none
 		if l, ok := last[p.name]; ok {
-			n, ok := p.sched.Next(l)
+			n, _, ok := p.after(l)
 			if !ok {
 				continue // it never fires after the last recorded
 			}
@@ -266,16 +344,28 @@ func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
 				first = n
 			}
 		}
+		if p.filter != nil && !first.IsZero() && first.Before(bound) {
+			// The partition's first occurrence from there, if the scan
+			// finds it before the bound, is the one recorded late.
+			n, found, ok := p.after(first.Add(-time.Nanosecond))
+			switch {
+			case !ok:
+				continue
+			case found && n.Before(bound):
+				first = n
+			default:
+				first = time.Time{} // none late: resume within the bound
+			}
+		}
 		from := bound.Add(-time.Nanosecond)
 		switch {
 		case first.IsZero():
 		case first.Before(bound):
-			stale = append(stale, Fire{Task: p.name, Scheduled: first})
+			stale[p.partition] = append(stale[p.partition], Fire{Task: p.name, Scheduled: first})
 		default:
 			from = first.Add(-time.Nanosecond)
 		}
-		if n, ok := p.sched.Next(from); ok {
-			p.next = n
+		if p.arm(p.after(from)) {
 			heap.Push(&c.due, p)
 		}
 	}
@@ -300,33 +390,31 @@ const maxFires = 10000
 // to maxFires of them, and arms each task for its next one.
 func (c *clock) fire(ctx context.Context) error {
 	now := c.now()
-	var fs []Fire
-	for len(c.due) > 0 && !c.due[0].p.next.After(now) && len(fs) < maxFires {
+	fs := map[int][]Fire{}
+	for count, scans := 0, 0; len(c.due) > 0 && !c.due[0].p.next.After(now) && count < maxFires && scans < maxFires; {
 		p := c.due[0].p
-		fs = append(fs, Fire{Task: p.name, Scheduled: p.next})
-		if n, ok := p.sched.Next(p.next); ok {
-			p.next = n
-			c.due[0].at = n.UnixNano()
+		if p.rescan {
+			scans++
+		} else {
+			fs[p.partition] = append(fs[p.partition], Fire{Task: p.name, Scheduled: p.next})
+			count++
+		}
+		if p.arm(p.after(p.next)) {
+			c.due[0].at = p.next.UnixNano()
 			heap.Fix(&c.due, 0)
 		} else {
 			heap.Pop(&c.due)
-			p.next = time.Time{}
 		}
 	}
 	return c.record(ctx, fs, now)
 }
 
-// record records fires, one statement per partition. A partition whose
-// lease is found lost is dropped at once: its tasks are disarmed until a
-// heartbeat gives it back.
-func (c *clock) record(ctx context.Context, fs []Fire, now time.Time) error {
-	if len(fs) == 0 {
+// record records fires by partition, one statement per partition. A
+// partition whose lease is found lost is dropped at once: its tasks are
+// disarmed until a heartbeat gives it back.
+func (c *clock) record(ctx context.Context, byPart map[int][]Fire, now time.Time) error {
+	if len(byPart) == 0 {
 		return nil
-	}
-	byPart := map[int][]Fire{}
-	for _, f := range fs {
-		p := c.tasks[f.Task].partition
-		byPart[p] = append(byPart[p], f)
 	}
 	var errs []error
 	for _, part := range slices.Sorted(maps.Keys(byPart)) {

@@ -122,20 +122,20 @@ func (r *Registry) Register(ctx context.Context, n Node, now time.Time) error {
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		if n.Has(RoleClock) && !n.Has(RoleDirector) {
 			var set settings
-			if err := tx.QueryRow(ctx, `SELECT director, zone, space, partitions FROM cluster_settings WHERE id = 1`).
-				Scan(&set.director, &set.zone, &set.space.Size, &set.space.Partitions); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT director, zone, space, partitions, scatter FROM cluster_settings WHERE id = 1`).
+				Scan(&set.director, &set.zone, &set.space.Size, &set.space.Partitions, &set.space.Scatter); err != nil {
 				return err
 			}
 			if err := set.check(n.ID, n.Zone, r.space); err != nil {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO cluster_nodes (id, roles, address, version, machines, started_at, heartbeat_at, state, zone, space, partitions)
-			VALUES ($1, $2, $3, $4, $5, $6, $6, 'live', $7, $8, $9)
+		_, err := tx.Exec(ctx, `INSERT INTO cluster_nodes (id, roles, address, version, machines, started_at, heartbeat_at, state, zone, space, partitions, scatter)
+			VALUES ($1, $2, $3, $4, $5, $6, $6, 'live', $7, $8, $9, $10)
 			ON CONFLICT (id) DO UPDATE SET roles = $2, address = $3, version = $4, machines = $5,
-				started_at = $6, heartbeat_at = $6, state = 'live', ended_at = 0, zone = $7, space = $8, partitions = $9`,
+				started_at = $6, heartbeat_at = $6, state = 'live', ended_at = 0, zone = $7, space = $8, partitions = $9, scatter = $10`,
 			n.ID, strings.Join(n.Roles, ","), n.Address, n.Version, strings.Join(n.Machines, ","), now.UnixNano(),
-			n.Zone, r.space.Size, r.space.Partitions)
+			n.Zone, r.space.Size, r.space.Partitions, r.space.Scatter)
 		return err
 	})
 	if errors.Is(err, ErrSettings) {
@@ -148,8 +148,9 @@ func (r *Registry) Register(ctx context.Context, n Node, now time.Time) error {
 }
 
 // ErrSettings is returned to a clock node whose time zone or space of
-// minute spots is not the director's: it would find other occurrences
-// due, or place schedules on other partitions. It must be started again
+// minute spots (its size, partitions, and whether it scatters repeaters)
+// is not the director's: it would find other occurrences due, or place
+// schedules on other partitions. It must be started again
 // with the director's flags.
 var ErrSettings = errors.New("the node's settings are not the director's")
 
@@ -182,6 +183,11 @@ func (set settings) check(node, zone string, space Space) error {
 	if set.space.Partitions != 0 && space.Partitions != set.space.Partitions {
 		differ("--partitions", space.Partitions, set.space.Partitions)
 	}
+	if set.space.Size != 0 && space.Scatter != set.space.Scatter {
+		with := map[bool]string{true: "with", false: "without"}
+		diffs = append(diffs, fmt.Sprintf("node %s runs %s --scatter-steps but the director (%s) %s: start it %s --scatter-steps",
+			node, with[space.Scatter], set.director, with[set.space.Scatter], with[set.space.Scatter]))
+	}
 	if len(diffs) == 0 {
 		return nil
 	}
@@ -206,8 +212,9 @@ func (r *Registry) Heartbeat(ctx context.Context, id string, now time.Time) ([]L
 		var mine, set settings
 		err := tx.QueryRow(ctx, `UPDATE cluster_nodes n SET heartbeat_at = $2 FROM cluster_settings c
 			WHERE n.id = $1 AND n.state IN ('live', 'draining') AND c.id = 1
-			RETURNING n.roles, n.zone, n.space, n.partitions, c.director, c.zone, c.space, c.partitions`, id, now.UnixNano()).
-			Scan(&roles, &mine.zone, &mine.space.Size, &mine.space.Partitions, &set.director, &set.zone, &set.space.Size, &set.space.Partitions)
+			RETURNING n.roles, n.zone, n.space, n.partitions, n.scatter, c.director, c.zone, c.space, c.partitions, c.scatter`, id, now.UnixNano()).
+			Scan(&roles, &mine.zone, &mine.space.Size, &mine.space.Partitions, &mine.space.Scatter,
+				&set.director, &set.zone, &set.space.Size, &set.space.Partitions, &set.space.Scatter)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotRegistered
 		}
@@ -334,8 +341,8 @@ func (r *Registry) TakeDirector(ctx context.Context, n Node, now time.Time) (int
 			n.ID, now.Add(r.timeout).UnixNano(), assignment).Scan(&epoch); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE cluster_settings SET director = $1, epoch = $2, zone = $3, space = $4, partitions = $5 WHERE id = 1`,
-			n.ID, epoch, n.Zone, r.space.Size, r.space.Partitions)
+		_, err := tx.Exec(ctx, `UPDATE cluster_settings SET director = $1, epoch = $2, zone = $3, space = $4, partitions = $5, scatter = $6 WHERE id = 1`,
+			n.ID, epoch, n.Zone, r.space.Size, r.space.Partitions, r.space.Scatter)
 		return err
 	})
 	if errors.Is(err, ErrOtherDirector) {

@@ -518,3 +518,42 @@ func TestNodeSettings(t *testing.T) {
 		t.Fatalf("a worker's heartbeat: %v", err)
 	}
 }
+
+// TestNodeSettingsScatter: a clock node must scatter the repeaters if and
+// only if the director does, checked when it registers and, when a
+// director that does otherwise took the cluster over, at its heartbeat.
+func TestNodeSettingsScatter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := registry(t, DefaultSpace)
+	scattered := DefaultSpace
+	scattered.Scatter = true
+	sr, err := NewRegistry(ctx, r.pool, scattered, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TakeDirector(ctx, Node{ID: "dir", Zone: "UTC"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	err = sr.Register(ctx, Node{ID: "c1", Roles: []string{RoleClock}, Zone: "UTC"}, t0)
+	if want := "node c1 runs with --scatter-steps but the director (dir) without: start it without --scatter-steps"; !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a scattering node under a director that does not: %v", err)
+	}
+	if err := r.Register(ctx, Node{ID: "c2", Roles: []string{RoleClock}, Zone: "UTC"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	// A director that scatters takes the cluster over: c2 differs now.
+	if _, err := sr.TakeDirector(ctx, Node{ID: "dir2", Zone: "UTC"}, t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Heartbeat(ctx, "c2", t0.Add(time.Minute))
+	if want := "node c2 runs without --scatter-steps but the director (dir2) with: start it with --scatter-steps"; !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("c2's heartbeat under dir2: %v", err)
+	}
+	if err := sr.Register(ctx, Node{ID: "c1", Roles: []string{RoleClock}, Zone: "UTC"}, t0.Add(time.Minute)); err != nil {
+		t.Fatalf("a scattering node under a director that does: %v", err)
+	}
+	if _, err := sr.Heartbeat(ctx, "c1", t0.Add(time.Minute)); err != nil {
+		t.Fatalf("its heartbeat: %v", err)
+	}
+}

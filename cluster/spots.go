@@ -16,6 +16,12 @@
 // minutes (-1 for a minute or less), so that the heavy repeaters do not
 // crowd the spot of their first minute and their load is visible apart.
 //
+// A space that scatters the repeaters (Space.Scatter, --scatter-steps)
+// places each of their occurrences on the regular spot of its own
+// wall-clock minute instead: a */15 schedule with S = 60 is on spots 0,
+// 15, 30 and 45, and its occurrences are fired by the owners of their
+// partitions (see Filtered).
+//
 // # Partitions
 //
 // Spots are grouped into P partitions, the unit that is leased to a clock
@@ -38,6 +44,11 @@ type Space struct {
 	// Partitions is P, the number of partitions the regular spots are
 	// grouped into: 1 to Size.
 	Partitions int `json:"partitions"`
+	// Scatter places each occurrence of a schedule that repeats at a
+	// constant step under an hour on the regular spot of its own minute,
+	// rather than the whole schedule on the dedicated spot of its step
+	// (which then stay empty). False by default.
+	Scatter bool `json:"scatter,omitempty"`
 }
 
 // DefaultSpace is an hour of minute spots, one partition per spot.
@@ -104,6 +115,17 @@ func (s Space) Spot(sched calendar.Schedule, loc *time.Location) (int, bool) {
 // schedule whose first stepProbe occurrences from first are evenly spaced
 // less than an hour apart, and 0 for any other schedule.
 func repeatStep(sched calendar.Schedule, first time.Time) int {
+	step := repeatGap(sched, first)
+	if step == 0 {
+		return 0
+	}
+	return max(int(step/time.Minute), 1)
+}
+
+// repeatGap returns the step of a schedule whose first stepProbe
+// occurrences from first are evenly spaced less than an hour apart, and 0
+// for any other schedule.
+func repeatGap(sched calendar.Schedule, first time.Time) time.Duration {
 	prev := first
 	var step time.Duration
 	for range stepProbe {
@@ -120,5 +142,118 @@ func repeatStep(sched calendar.Schedule, first time.Time) int {
 		}
 		prev = next
 	}
-	return max(int(step/time.Minute), 1)
+	return step
+}
+
+// OccurrenceSpot returns the regular spot of an occurrence at t of a
+// schedule whose wall clock is in loc: (hour × 60 + minute) mod S. A
+// repeated hour (when clocks go back) gives its two occurrences of a
+// minute the same spot.
+func (s Space) OccurrenceSpot(t time.Time, loc *time.Location) int {
+	w := t.In(loc)
+	return (w.Hour()*60 + w.Minute()) % s.Size
+}
+
+// Scattered returns, for a space that scatters repeaters and a schedule
+// that is one, the schedule split by partition: one Filtered per regular
+// partition its occurrences fall in, in partition order, each yielding
+// only the occurrences it holds; and nil for any other schedule, which is
+// placed whole by Spot.
+//
+// The partitions are those of the occurrences in the S minutes and the
+// day after the schedule's first (after the reference instant): a day's
+// minutes, wherever the hour falls. An occurrence that falls in another
+// partition later (an interval whose step does not divide the day, or
+// moved by a change of clocks) is held by the partition of the schedule's
+// first occurrence, its home: every occurrence is held by exactly one
+// Filtered.
+func (s Space) Scattered(sched calendar.Schedule, loc *time.Location) []*Filtered {
+	if !s.Scatter {
+		return nil
+	}
+	first, ok := sched.Next(reference)
+	if !ok {
+		return nil
+	}
+	step := repeatGap(sched, first)
+	if step == 0 {
+		return nil
+	}
+	limit := int((time.Duration(s.Size)*time.Minute+24*time.Hour)/step) + 1
+	seen := make([]bool, s.Partitions)
+	home := s.OccurrenceSpot(first, loc) % s.Partitions
+	seen[home] = true
+	count := 1
+	at := first
+	for i := 1; i < limit && count < s.Partitions; i++ {
+		next, ok := sched.Next(at)
+		if !ok {
+			break
+		}
+		if q := s.OccurrenceSpot(next, loc) % s.Partitions; !seen[q] {
+			seen[q] = true
+			count++
+		}
+		at = next
+	}
+	out := make([]*Filtered, 0, count)
+	for q, ok := range seen {
+		if ok {
+			out = append(out, &Filtered{sched: sched, loc: loc, space: s, partition: q, home: q == home, seen: seen, limit: limit})
+		}
+	}
+	return out
+}
+
+// Filtered is a scattered schedule as one partition holds it: the
+// occurrences whose spot is in its partition (and, for the home partition,
+// those in partitions the schedule was not found to reach). It is a
+// calendar.Schedule; a clock node reads it with Scan, which bounds the
+// work of each call. It is safe for concurrent use.
+type Filtered struct {
+	sched     calendar.Schedule
+	loc       *time.Location
+	space     Space
+	partition int
+	home      bool
+	seen      []bool // the partitions that have a Filtered of the schedule
+	limit     int    // occurrences scanned per call: those of S minutes and a day
+}
+
+var _ calendar.Schedule = (*Filtered)(nil)
+
+// Partition returns the partition whose occurrences f yields.
+func (f *Filtered) Partition() int { return f.partition }
+
+// holds reports whether the occurrence at t is f's.
+func (f *Filtered) holds(t time.Time) bool {
+	q := f.space.OccurrenceSpot(t, f.loc) % f.space.Partitions
+	return q == f.partition || f.home && !f.seen[q]
+}
+
+// Scan looks for f's first occurrence after t among the occurrences of
+// the whole schedule, at most as many as fall in S minutes and a day: it
+// returns that occurrence and true, or, when none of those is f's, the
+// last it looked at and false (none of f's is before it: scan again from
+// there); ok is false when the schedule never fires after t.
+func (f *Filtered) Scan(t time.Time) (at time.Time, found, ok bool) {
+	for range f.limit {
+		next, ok := f.sched.Next(t)
+		if !ok {
+			return time.Time{}, false, false
+		}
+		if f.holds(next) {
+			return next, true, true
+		}
+		t = next
+	}
+	return t, false, true
+}
+
+// Next returns f's first occurrence after t. It gives up with false when
+// none is found within a scan (see Scan), which a partition a schedule
+// reaches rarely may need several of.
+func (f *Filtered) Next(t time.Time) (time.Time, bool) {
+	at, found, _ := f.Scan(t)
+	return at, found
 }

@@ -27,14 +27,17 @@ $$;
 -- What the director that took the assignment lease last runs with, and
 -- what every clock node must run with too: the default time zone of
 -- calendars (an IANA name; 'Local' when the host's zone has none) and the
--- minute-spot space. director is '' until a director took the lease.
+-- minute-spot space: its size, its partitions, and whether it scatters the
+-- repeaters' occurrences over the regular spots (--scatter-steps).
+-- director is '' until a director took the lease.
 CREATE TABLE cluster_settings (
     id         INTEGER PRIMARY KEY CHECK (id = 1),
     director   TEXT    NOT NULL DEFAULT '',
     epoch      BIGINT  NOT NULL DEFAULT 0,
     zone       TEXT    NOT NULL DEFAULT '',
     space      INTEGER NOT NULL DEFAULT 0,
-    partitions INTEGER NOT NULL DEFAULT 0
+    partitions INTEGER NOT NULL DEFAULT 0,
+    scatter    BOOLEAN NOT NULL DEFAULT false
 );
 INSERT INTO cluster_settings (id) VALUES (1);
 
@@ -43,9 +46,10 @@ INSERT INTO cluster_settings (id) VALUES (1);
 ALTER TABLE cluster_nodes
     ADD COLUMN zone       TEXT    NOT NULL DEFAULT '',
     ADD COLUMN space      INTEGER NOT NULL DEFAULT 0,
-    ADD COLUMN partitions INTEGER NOT NULL DEFAULT 0;
+    ADD COLUMN partitions INTEGER NOT NULL DEFAULT 0,
+    ADD COLUMN scatter    BOOLEAN NOT NULL DEFAULT false;
 
 -- +goose Down
-ALTER TABLE cluster_nodes DROP COLUMN zone, DROP COLUMN space, DROP COLUMN partitions;
+ALTER TABLE cluster_nodes DROP COLUMN zone, DROP COLUMN space, DROP COLUMN partitions, DROP COLUMN scatter;
 DROP TABLE cluster_settings;
 DROP FUNCTION gnomon_fence(TEXT, BIGINT);
