@@ -207,9 +207,10 @@ func (s Space) Scattered(sched calendar.Schedule, loc *time.Location) []*Filtere
 
 // Filtered is a scattered schedule as one partition holds it: the
 // occurrences whose spot is in its partition (and, for the home partition,
-// those in partitions the schedule was not found to reach). It is a
-// calendar.Schedule; a clock node reads it with Scan, which bounds the
-// work of each call. It is safe for concurrent use.
+// those in partitions the schedule was not found to reach). It is read
+// with Scan, which bounds the work of each call; it is not a
+// calendar.Schedule, whose Next answers false only for a schedule that
+// never fires again. It is safe for concurrent use.
 type Filtered struct {
 	sched     calendar.Schedule
 	loc       *time.Location
@@ -219,8 +220,6 @@ type Filtered struct {
 	seen      []bool // the partitions that have a Filtered of the schedule
 	limit     int    // occurrences scanned per call: those of S minutes and a day
 }
-
-var _ calendar.Schedule = (*Filtered)(nil)
 
 // Partition returns the partition whose occurrences f yields.
 func (f *Filtered) Partition() int { return f.partition }
@@ -248,12 +247,4 @@ func (f *Filtered) Scan(t time.Time) (at time.Time, found, ok bool) {
 		t = next
 	}
 	return t, false, true
-}
-
-// Next returns f's first occurrence after t. It gives up with false when
-// none is found within a scan (see Scan), which a partition a schedule
-// reaches rarely may need several of.
-func (f *Filtered) Next(t time.Time) (time.Time, bool) {
-	at, found, _ := f.Scan(t)
-	return at, found
 }

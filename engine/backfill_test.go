@@ -53,6 +53,15 @@ func actions(r *BackfillResult, layout string) string {
 	return b.String()
 }
 
+// alertOutcomes returns the outcomes of the alerts so far, in order.
+func (s *sim) alertOutcomes() []job.Outcome {
+	var out []job.Outcome
+	for _, a := range s.alerts {
+		out = append(out, a.Outcome)
+	}
+	return out
+}
+
 // backfillRuns returns the backfill runs of a task, in order of ID, as
 // "scheduled status" lines.
 func (s *sim) backfillRuns(task string) string {
@@ -619,12 +628,8 @@ alert_to: ops@example.com`))
 	if n := len(s.ledger("d")); n != 2 {
 		t.Errorf("%d fires, want one per occurrence: %+v", n, s.ledger("d"))
 	}
-	var outcomes []job.Outcome
-	for _, a := range s.alerts {
-		outcomes = append(outcomes, a.Outcome)
-	}
-	if !slices.Equal(outcomes, []job.Outcome{job.OutcomeRetry}) {
-		t.Errorf("alerts %v, want one retry", outcomes)
+	if got := s.alertOutcomes(); !slices.Equal(got, []job.Outcome{job.OutcomeRetry}) {
+		t.Errorf("alerts %v, want one retry", got)
 	}
 
 	// A hung backfill run: alarmed at 10 minutes, killed at 30, retried
@@ -669,13 +674,9 @@ alert_to: ops@example.com`))
 	if st.Backfill != nil || st.Status != job.Idle {
 		t.Errorf("after the backfill: %+v", st)
 	}
-	outcomes = outcomes[:0]
-	for _, a := range s.alerts {
-		outcomes = append(outcomes, a.Outcome)
-	}
 	want := []job.Outcome{job.OutcomeRetry, job.OutcomeAlarm, job.OutcomeRetry, job.OutcomeAlarm, job.OutcomeFailure}
-	if !slices.Equal(outcomes, want) {
-		t.Errorf("alerts %v, want %v", outcomes, want)
+	if got := s.alertOutcomes(); !slices.Equal(got, want) {
+		t.Errorf("alerts %v, want %v", got, want)
 	}
 }
 

@@ -71,10 +71,15 @@ func (u *UI) runLogs(w http.ResponseWriter, r *http.Request) error {
 			span = &s
 		}
 	}
-	for _, stream := range []struct {
+	streams := []struct {
 		name, path string
 		from, to   int64
-	}{{"out", def.OutLog, spanFrom(span, true), spanTo(span, true)}, {"err", def.ErrLog, spanFrom(span, false), spanTo(span, false)}} {
+	}{{"out", def.OutLog, 0, -1}, {"err", def.ErrLog, 0, -1}}
+	if span != nil {
+		streams[0].from, streams[0].to = span.OutFrom, span.OutTo
+		streams[1].from, streams[1].to = span.ErrFrom, span.ErrTo
+	}
+	for _, stream := range streams {
 		lv := logView{Path: stream.path}
 		switch {
 		case stream.path == "":
@@ -92,26 +97,6 @@ func (u *UI) runLogs(w http.ResponseWriter, r *http.Request) error {
 		v.Streams = append(v.Streams, namedLog{Name: stream.name, View: lv})
 	}
 	return u.fragment(w, "runlogs", v)
-}
-
-func spanFrom(s *job.LogSpan, out bool) int64 {
-	switch {
-	case s == nil:
-		return 0
-	case out:
-		return s.OutFrom
-	}
-	return s.ErrFrom
-}
-
-func spanTo(s *job.LogSpan, out bool) int64 {
-	switch {
-	case s == nil:
-		return -1
-	case out:
-		return s.OutTo
-	}
-	return s.ErrTo
 }
 
 // sensitiveTask returns the definition of a task whose logs the viewer may

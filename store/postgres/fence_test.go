@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -227,14 +226,7 @@ func TestFencedAnswerLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
-	u, _ := url.Parse(f.url)
-	p := newProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	s, err := Open(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, p := f.proxied(t)
 	f.lease(t, "d1", 1)
 	s.Fence("d1", 1)
 	// The same statements once, so that the armed commit sends no

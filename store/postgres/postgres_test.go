@@ -332,6 +332,22 @@ type proxy struct {
 	wg                      sync.WaitGroup
 }
 
+// proxied opens a second store on the fixture's database, through a
+// proxy that the test can make lose what passes; it is closed when the
+// test ends.
+func (f *fixture) proxied(t *testing.T) (*Store, *proxy) {
+	t.Helper()
+	u, _ := url.Parse(f.url)
+	p := newProxy(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	s, err := Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, p
+}
+
 func newProxy(t *testing.T, target string) *proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -401,14 +417,7 @@ func TestCommitAnswerLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setup(t)
-	u, _ := url.Parse(f.url)
-	p := newProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	s, err := Open(ctx, u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, p := f.proxied(t)
 	// The same statements once, so that the armed commits send no
 	// preparation of their own: their first bytes are the batch.
 	if err := s.Commit(ctx, everything(`{}`, 1)); err != nil {
