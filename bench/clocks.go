@@ -61,10 +61,11 @@ type Sighting struct {
 
 // Watch reads the fires recorded in reg after ID after every poll until
 // it has seen want of them or ctx is done, and returns each fire once,
-// stamped with when it was first seen. Fires whose IDs commit out of order (two nodes
-// recording at once) are found as a director's feed finds them: the IDs
-// above the lowest one not seen are read again until it appears, or for
-// two seconds (an ID that never commits).
+// stamped with when it was first seen. Fires whose IDs (one per
+// statement) commit out of order (two nodes recording at once) are found
+// as a director's feed finds them: the IDs above the lowest one not seen
+// are read again until it appears, or for two seconds (an ID that never
+// commits).
 func Watch(ctx context.Context, reg *cluster.Registry, after int64, poll time.Duration, want int) ([]Sighting, error) {
 	var out []Sighting
 	seen := map[int64]bool{}
@@ -83,11 +84,16 @@ func Watch(ctx context.Context, reg *cluster.Registry, after int64, poll time.Du
 			return out, err
 		}
 		now := time.Now()
+		// The fires of a statement share its ID and are read together.
+		var read []int64
 		for _, r := range rows {
 			if !seen[r.ID] {
-				seen[r.ID] = true
+				read = append(read, r.ID)
 				out = append(out, Sighting{Recorded: r, Seen: now})
 			}
+		}
+		for _, id := range read {
+			seen[id] = true
 		}
 		for len(seen) > 0 {
 			if seen[lo+1] {

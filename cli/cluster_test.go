@@ -183,8 +183,8 @@ func checkFencing(t *testing.T, db string, c *api.Client) {
 	}
 	defer conn.Close(ctx)
 	var fires, stray int
-	if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (
-			SELECT 1 FROM cluster_moves m WHERE m.partition = f.partition AND m.epoch = f.epoch AND m.to_node = f.node))
+	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(n), 0), coalesce(sum(n) FILTER (WHERE NOT EXISTS (
+			SELECT 1 FROM cluster_moves m WHERE m.partition = f.partition AND m.epoch = f.epoch AND m.to_node = f.node)), 0)
 		FROM cluster_fires f`).Scan(&fires, &stray); err != nil {
 		t.Fatal(err)
 	}

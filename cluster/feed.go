@@ -25,14 +25,15 @@ type FireSink interface {
 // at most this long before the engine starts its run.
 const feedPoll = 20 * time.Millisecond
 
-// feedBatch bounds the fires handed to the engine at once.
+// feedBatch is how many fires the director asks for at once: it takes
+// the statements that hold them whole.
 const feedBatch = 5000
 
 // gapWait is how long the feed waits for a fire ID it has not seen while
-// it has seen later ones. IDs come from a sequence: a fire being recorded
-// may commit after a later one, and an occurrence recorded twice, or a
-// fenced fire, leaves an ID that never appears. Past gapWait the ID is
-// taken as one that never will.
+// it has seen later ones. IDs come from a sequence, one per statement
+// that recorded fires: a statement may commit after a later one, and one
+// that failed after taking its ID leaves an ID that never appears. Past
+// gapWait the ID is taken as one that never will.
 const gapWait = 10 * time.Second
 
 // Feed takes fires from the registry to the director's engine: at least

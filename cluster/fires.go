@@ -35,7 +35,9 @@ func (r *Registry) Record(ctx context.Context, node string, l Lease, f Fire, now
 // statement: it returns how many were new. The lease row is read under a
 // share lock, so a rebalance that moves the partition waits for the
 // fires, and fires that come after it see the new epoch: no fire is
-// recorded under a lease already lost.
+// recorded under a lease already lost. Each occurrence claims its unique
+// (task, scheduled) key; those that claimed theirs are kept together as
+// one row of cluster_fires, under one ID (none when none is new).
 func (r *Registry) RecordAll(ctx context.Context, node string, l Lease, fs []Fire, now time.Time) (int, error) {
 	tasks := make([]string, len(fs))
 	scheduled := make([]int64, len(fs))
@@ -45,11 +47,15 @@ func (r *Registry) RecordAll(ctx context.Context, node string, l Lease, fs []Fir
 	var held, recorded int
 	err := r.pool.QueryRow(ctx, `WITH lease AS (
 			SELECT 1 FROM cluster_leases WHERE partition = $3 AND node = $4 AND epoch = $5 FOR SHARE),
-		ins AS (
-			INSERT INTO cluster_fires (task, scheduled, partition, node, epoch, recorded_at)
-			SELECT f.task, f.scheduled, $3, $4, $5, $6 FROM unnest($1::text[], $2::bigint[]) AS f(task, scheduled), lease
-			ON CONFLICT (task, scheduled) DO NOTHING RETURNING 1)
-		SELECT (SELECT count(*) FROM lease), (SELECT count(*) FROM ins)`,
+		claimed AS (
+			INSERT INTO cluster_claims (task, scheduled)
+			SELECT f.task, f.scheduled FROM unnest($1::text[], $2::bigint[]) AS f(task, scheduled), lease
+			ON CONFLICT (task, scheduled) DO NOTHING RETURNING task, scheduled),
+		kept AS (
+			INSERT INTO cluster_fires (partition, node, epoch, recorded_at, n, tasks, scheduled)
+			SELECT $3, $4, $5, $6, count(*), array_agg(task ORDER BY scheduled, task), array_agg(scheduled ORDER BY scheduled, task)
+			FROM claimed HAVING count(*) > 0 RETURNING n)
+		SELECT (SELECT count(*) FROM lease), coalesce((SELECT n FROM kept), 0)`,
 		tasks, scheduled, l.Partition, node, l.Epoch, now.UnixNano()).Scan(&held, &recorded)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: record %d fires of partition %d: %w", len(fs), l.Partition, err)
@@ -80,7 +86,7 @@ func (r *Registry) Unrecorded(ctx context.Context, fs []Fire, by time.Time) ([]F
 		tasks[i], scheduled[i] = f.Task, f.Scheduled.UnixNano()
 	}
 	rows, err := r.pool.Query(ctx, `SELECT d.task, d.scheduled FROM unnest($1::text[], $2::bigint[]) AS d(task, scheduled)
-		WHERE NOT EXISTS (SELECT 1 FROM cluster_fires f WHERE f.task = d.task AND f.scheduled BETWEEN d.scheduled AND $3)
+		WHERE NOT EXISTS (SELECT 1 FROM cluster_claims c WHERE c.task = d.task AND c.scheduled BETWEEN d.scheduled AND $3)
 		ORDER BY d.scheduled, d.task`, tasks, scheduled, by.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("cluster: unrecorded fires: %w", err)
@@ -101,7 +107,7 @@ func (r *Registry) Unrecorded(ctx context.Context, fs []Fire, by time.Time) ([]F
 // Last returns, for each of tasks, the latest occurrence recorded: where a
 // new owner of a partition resumes.
 func (r *Registry) Last(ctx context.Context, tasks []string) (map[string]time.Time, error) {
-	rows, err := r.pool.Query(ctx, `SELECT task, max(scheduled) FROM cluster_fires WHERE task = ANY($1) GROUP BY task`, tasks)
+	rows, err := r.pool.Query(ctx, `SELECT task, max(scheduled) FROM cluster_claims WHERE task = ANY($1) GROUP BY task`, tasks)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: last fires: %w", err)
 	}
@@ -118,17 +124,22 @@ func (r *Registry) Last(ctx context.Context, tasks []string) (map[string]time.Ti
 	return out, nil
 }
 
-// Prune deletes the fires up to ID upTo recorded before before: the
-// director took them in. A task's next fire after a move then starts from
-// the occurrence the director's state says it has not handled.
+// Prune deletes the fires up to ID upTo recorded before before, with
+// their keys: the director took them in. A task's next fire after a move
+// then starts from the occurrence the director's state says it has not
+// handled.
 func (r *Registry) Prune(ctx context.Context, upTo int64, before time.Time) error {
-	if _, err := r.pool.Exec(ctx, `DELETE FROM cluster_fires WHERE id <= $1 AND recorded_at < $2`, upTo, before.UnixNano()); err != nil {
+	if _, err := r.pool.Exec(ctx, `WITH gone AS (
+			DELETE FROM cluster_fires WHERE id <= $1 AND recorded_at < $2 RETURNING tasks, scheduled)
+		DELETE FROM cluster_claims c USING gone, unnest(gone.tasks, gone.scheduled) AS g(task, scheduled)
+		WHERE c.task = g.task AND c.scheduled = g.scheduled`, upTo, before.UnixNano()); err != nil {
 		return fmt.Errorf("cluster: prune fires: %w", err)
 	}
 	return nil
 }
 
-// Recorded is a fire as the registry holds it.
+// Recorded is a fire as the registry holds it. The fires one statement
+// recorded share its ID.
 type Recorded struct {
 	ID int64 `json:"id"`
 	Fire
@@ -138,16 +149,23 @@ type Recorded struct {
 	At        time.Time `json:"at"`
 }
 
-// Fires returns the fires recorded after ID after, oldest first, at most
-// limit of them: how the director takes them in.
+// Fires returns the fires recorded after ID after, oldest first: those of
+// whole statements, as many as it takes to hold limit fires (fewer when
+// fewer are recorded; more when the last statement holds more). It is
+// how the director takes them in.
 func (r *Registry) Fires(ctx context.Context, after int64, limit int) ([]Recorded, error) {
-	return r.fires(ctx, `SELECT id, task, scheduled, partition, node, epoch, recorded_at FROM cluster_fires
-		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
+	// Every statement holds a fire: limit statements are enough, of
+	// which those that start before the limit-th fire are read whole.
+	return r.fires(ctx, `SELECT id, partition, node, epoch, recorded_at, tasks, scheduled FROM (
+			SELECT id, partition, node, epoch, recorded_at, tasks, scheduled, sum(n) OVER (ORDER BY id) - n AS before
+			FROM (SELECT * FROM cluster_fires WHERE id > $1 ORDER BY id LIMIT $2) f) f
+		WHERE before < $2 ORDER BY id`, after, limit)
 }
 
-// FiresByID returns the fires of those IDs that exist, in ID order.
+// FiresByID returns the fires of the statements of those IDs that exist,
+// in ID order.
 func (r *Registry) FiresByID(ctx context.Context, ids []int64) ([]Recorded, error) {
-	return r.fires(ctx, `SELECT id, task, scheduled, partition, node, epoch, recorded_at FROM cluster_fires
+	return r.fires(ctx, `SELECT id, partition, node, epoch, recorded_at, tasks, scheduled FROM cluster_fires
 		WHERE id = ANY($1) ORDER BY id`, ids)
 }
 
@@ -156,12 +174,24 @@ func (r *Registry) fires(ctx context.Context, sql string, args ...any) ([]Record
 	if err != nil {
 		return nil, fmt.Errorf("cluster: fires: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Recorded, error) {
-		var f Recorded
-		var sched, at int64
-		err := row.Scan(&f.ID, &f.Task, &sched, &f.Partition, &f.Node, &f.Epoch, &at)
-		f.Scheduled, f.At = time.Unix(0, sched).UTC(), time.Unix(0, at).UTC()
-		return f, err
+	var (
+		out       []Recorded
+		st        Recorded
+		at        int64
+		tasks     []string
+		scheduled []int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&st.ID, &st.Partition, &st.Node, &st.Epoch, &at, &tasks, &scheduled}, func() error {
+		if len(tasks) != len(scheduled) {
+			return fmt.Errorf("statement %d holds %d tasks and %d occurrences", st.ID, len(tasks), len(scheduled))
+		}
+		st.At = time.Unix(0, at).UTC()
+		for i, task := range tasks {
+			f := st
+			f.Task, f.Scheduled = task, time.Unix(0, scheduled[i]).UTC()
+			out = append(out, f)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: fires: %w", err)
@@ -291,7 +321,7 @@ func (r *Registry) Status(ctx context.Context, now time.Time) (Status, error) {
 	}
 	rows, err := r.pool.Query(ctx, `SELECT l.partition, l.node, l.epoch, coalesce(f.n, 0)
 		FROM cluster_leases l LEFT JOIN (
-			SELECT partition, count(*) AS n FROM cluster_fires WHERE recorded_at >= $1 GROUP BY partition) f
+			SELECT partition, sum(n) AS n FROM cluster_fires WHERE recorded_at >= $1 GROUP BY partition) f
 		ON f.partition = l.partition
 		WHERE l.partition >= 0 AND l.partition < $2 ORDER BY l.partition`, now.Add(-time.Hour).UnixNano(), r.space.Count())
 	if err != nil {
@@ -305,7 +335,7 @@ func (r *Registry) Status(ctx context.Context, now time.Time) (Status, error) {
 	}); err != nil {
 		return st, fmt.Errorf("cluster: status: %w", err)
 	}
-	rows, err = r.pool.Query(ctx, `SELECT node, count(*) FROM cluster_fires WHERE recorded_at >= $1 GROUP BY node`, now.Add(-time.Hour).UnixNano())
+	rows, err = r.pool.Query(ctx, `SELECT node, sum(n) FROM cluster_fires WHERE recorded_at >= $1 GROUP BY node`, now.Add(-time.Hour).UnixNano())
 	if err != nil {
 		return st, fmt.Errorf("cluster: status: %w", err)
 	}

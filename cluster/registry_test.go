@@ -557,3 +557,87 @@ func TestNodeSettingsScatter(t *testing.T) {
 		t.Fatalf("its heartbeat: %v", err)
 	}
 }
+
+// The fires one statement records share its ID; a statement of
+// occurrences all recorded already takes none. The director reads whole
+// statements, and pruning them frees their occurrences' keys.
+func TestFireStatements(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 1, Partitions: 1})
+	register(t, r, "a", t0, RoleClock, RoleDirector)
+	rebalance(t, r, "a", t0)
+	la, err := r.Heartbeat(ctx, "a", t0)
+	if err != nil || len(la) == 0 {
+		t.Fatalf("a's leases: %v (%v)", la, err)
+	}
+	at := func(task string, h int) Fire {
+		return Fire{Task: task, Scheduled: t0.Add(time.Duration(h) * time.Hour)}
+	}
+	record := func(want int, recordedAt time.Time, fs ...Fire) {
+		t.Helper()
+		if n, err := r.RecordAll(ctx, "a", la[0], fs, recordedAt); n != want || err != nil {
+			t.Fatalf("recorded %d of %v (%v), want %d", n, fs, err, want)
+		}
+	}
+	record(3, t0, at("x", 0), at("y", 0), at("z", 0))
+	record(1, t0, at("x", 0), at("x", 1), at("y", 0))
+	record(0, t0, at("x", 1), at("z", 0)) // takes no ID
+	record(2, t0.Add(3*time.Hour), at("x", 2), at("y", 2))
+
+	type fire struct {
+		id   int64
+		task string
+		h    int
+	}
+	read := func(after int64, limit int) []fire {
+		t.Helper()
+		fs, err := r.Fires(ctx, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []fire
+		for _, f := range fs {
+			out = append(out, fire{f.ID, f.Task, int(f.Scheduled.Sub(t0) / time.Hour)})
+		}
+		return out
+	}
+	all := []fire{{1, "x", 0}, {1, "y", 0}, {1, "z", 0}, {2, "x", 1}, {3, "x", 2}, {3, "y", 2}}
+	for _, c := range []struct {
+		after int64
+		limit int
+		want  []fire
+	}{
+		{0, 100, all},
+		{0, 1, all[:3]}, // the first statement whole
+		{0, 3, all[:3]},
+		{0, 4, all[:4]},
+		{0, 5, all},
+		{1, 1, all[3:4]},
+		{2, 1, all[4:]},
+		{3, 100, nil},
+	} {
+		if got := read(c.after, c.limit); !slices.Equal(got, c.want) {
+			t.Errorf("fires after %d, limit %d: %v, want %v", c.after, c.limit, got, c.want)
+		}
+	}
+	if got, err := r.FiresByID(ctx, []int64{3, 2, 9}); err != nil || len(got) != 3 || got[0].ID != 2 || got[2].Task != "y" {
+		t.Errorf("fires of statements 3, 2 and 9: %+v (%v)", got, err)
+	}
+	st, err := r.Status(ctx, t0.Add(3*time.Hour))
+	if err != nil || st.FiresByNode["a"] != 2 {
+		t.Errorf("fires of the last hour by node: %v (%v), want a: 2", st.FiresByNode, err)
+	}
+	// Statements up to 2 recorded before 1h are taken in and pruned: their
+	// keys go with them, the third statement's stay.
+	if err := r.Prune(ctx, 2, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(0, 100); !slices.Equal(got, all[4:]) {
+		t.Errorf("fires after pruning: %v, want %v", got, all[4:])
+	}
+	last, err := r.Last(ctx, []string{"x", "y", "z"})
+	if err != nil || len(last) != 2 || !last["x"].Equal(t0.Add(2*time.Hour)) || !last["y"].Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("last fires after pruning: %v (%v)", last, err)
+	}
+	record(1, t0.Add(3*time.Hour), at("z", 0), at("x", 2))
+}

@@ -56,6 +56,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -183,15 +184,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) migrate(ctx context.Context) error {
 	db := stdlib.OpenDBFromPool(s.pool) // closing it leaves the pool open
 	defer db.Close()
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrateLock), lock.WithLockTimeout(1, 300))
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
+	p, err := migrator(db)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -199,6 +192,20 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// migrator returns goose's provider of the embedded migrations on db,
+// under the session lock.
+func migrator(db *sql.DB) (*goose.Provider, error) {
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrateLock), lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithSessionLocker(locker), goose.WithDisableGlobalRegistry(true))
 }
 
 // redact hides the password of a database URL.

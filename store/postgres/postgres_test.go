@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
 	"github.com/gnomon-sched/gnomon/job"
@@ -507,5 +508,90 @@ func TestClosed(t *testing.T) {
 	}
 	if _, err := f.s.Runs(ctx, store.RunQuery{}); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("runs after Close: %v", err)
+	}
+}
+
+// TestFireStatementsMigration moves fires kept one a row (migration 11)
+// to statements with their keys apart (12), and back: every fire keeps
+// its ID when its statement holds it alone, every key stays unique, and
+// the sequence goes on above every ID.
+func TestFireStatementsMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setup(t)
+	db := stdlib.OpenDBFromPool(f.s.Pool())
+	defer db.Close()
+	p, err := migrator(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(t, `INSERT INTO cluster_fires (task, scheduled, partition, node, epoch, recorded_at) VALUES
+		('a', 10, 1, 'c1', 1, 100), ('b', 10, 2, 'c1', 1, 100), ('a', 20, 1, 'c2', 2, 200)`)
+	if _, err := p.UpTo(ctx, 12); err != nil {
+		t.Fatal(err)
+	}
+	type statement struct {
+		ID        int64
+		Node      string
+		N         int
+		Tasks     []string
+		Scheduled []int64
+	}
+	statements := func() []statement {
+		t.Helper()
+		rows, err := f.db.Query(ctx, `SELECT id, node, n, tasks, scheduled FROM cluster_fires ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[statement])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want := []statement{{1, "c1", 1, []string{"a"}, []int64{10}}, {2, "c1", 1, []string{"b"}, []int64{10}}, {3, "c2", 1, []string{"a"}, []int64{20}}}
+	if got := statements(); !cmp.Equal(got, want) {
+		t.Fatalf("statements after migrating up: %s", cmp.Diff(want, got))
+	}
+	var claims int
+	if err := f.db.QueryRow(ctx, `SELECT count(*) FROM cluster_claims WHERE (task, scheduled) IN (('a', 10), ('b', 10), ('a', 20))`).Scan(&claims); err != nil || claims != 3 {
+		t.Fatalf("%d keys claimed (%v), want 3", claims, err)
+	}
+	f.exec(t, `INSERT INTO cluster_claims VALUES ('c', 30), ('d', 30)`)
+	f.exec(t, `INSERT INTO cluster_fires (partition, node, epoch, recorded_at, n, tasks, scheduled) VALUES (3, 'c2', 2, 300, 2, '{c,d}', '{30,30}')`)
+	if got := statements(); len(got) != 4 || got[3].ID != 4 {
+		t.Fatalf("a new statement after the migrated ones: %+v", got)
+	}
+
+	if _, err := p.DownTo(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := f.db.Query(ctx, `SELECT id, task, scheduled FROM cluster_fires ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fire struct {
+		ID        int64
+		Task      string
+		Scheduled int64
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[fire])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The statement of two fires gave them new IDs: the director takes
+	// them in again, and counts each occurrence once.
+	wantDown := []fire{{1, "a", 10}, {2, "b", 10}, {3, "a", 20}, {5, "c", 30}, {6, "d", 30}}
+	if !cmp.Equal(got, wantDown) {
+		t.Fatalf("fires after migrating down: %s", cmp.Diff(wantDown, got))
+	}
+	if _, err := f.db.Exec(ctx, `INSERT INTO cluster_fires (task, scheduled, partition, node, epoch, recorded_at) VALUES ('a', 10, 1, 'c3', 3, 400)`); err == nil {
+		t.Fatal("an occurrence recorded twice after migrating down")
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
