@@ -3,7 +3,6 @@ package cluster
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -409,39 +408,40 @@ func (c *clock) fire(ctx context.Context) error {
 	return c.record(ctx, fs, now)
 }
 
-// record records fires by partition, one statement per partition. A
-// partition whose lease is found lost is dropped at once: its tasks are
-// disarmed until a heartbeat gives it back.
+// record records fires by partition, one statement per partition, in one
+// transaction. A partition whose lease is found lost is dropped at once:
+// its tasks are disarmed until a heartbeat gives it back.
 func (c *clock) record(ctx context.Context, byPart map[int][]Fire, now time.Time) error {
-	if len(byPart) == 0 {
+	var bs []Batch
+	for _, part := range slices.Sorted(maps.Keys(byPart)) {
+		if l, ok := c.leases[part]; ok {
+			bs = append(bs, Batch{Lease: l, Fires: byPart[part]})
+		}
+	}
+	if len(bs) == 0 {
 		return nil
 	}
-	var errs []error
-	for _, part := range slices.Sorted(maps.Keys(byPart)) {
-		l, ok := c.leases[part]
-		if !ok {
-			continue
-		}
-		n, err := c.n.cfg.Registry.RecordAll(ctx, c.n.cfg.Node.ID, l, byPart[part], now)
-		if errors.Is(err, ErrFenced) {
-			c.n.log.Warn("partition lost: its fires are left to its new owner", "partition", part, "epoch", l.Epoch, "fires", len(byPart[part]))
-			delete(c.leases, part)
-			for _, p := range c.tasks {
-				if p.partition == part {
-					c.disarm(p)
-				}
-			}
-			continue
-		}
-		if err != nil {
-			// Unrecorded fires are found again when the partition is
-			// taken afresh: the node drops its leases (see node.run).
-			errs = append(errs, err)
-			continue
-		}
-		c.fired += n
+	ns, err := c.n.cfg.Registry.RecordTurn(ctx, c.n.cfg.Node.ID, bs, now)
+	if err != nil {
+		// Unrecorded fires are found again when the partitions are taken
+		// afresh: the node drops its leases (see node.run).
+		return err
 	}
-	return errors.Join(errs...)
+	for i, n := range ns {
+		if n >= 0 {
+			c.fired += n
+			continue
+		}
+		part := bs[i].Lease.Partition
+		c.n.log.Warn("partition lost: its fires are left to its new owner", "partition", part, "epoch", bs[i].Lease.Epoch, "fires", len(bs[i].Fires))
+		delete(c.leases, part)
+		for _, p := range c.tasks {
+			if p.partition == part {
+				c.disarm(p)
+			}
+		}
+	}
+	return nil
 }
 
 // dropAll forgets every lease: after an error that may have left fires

@@ -32,20 +32,51 @@ func (r *Registry) Record(ctx context.Context, node string, l Lease, f Fire, now
 }
 
 // RecordAll records fires of one partition as Record does, in one
-// statement: it returns how many were new. The lease row is read under a
-// share lock, so a rebalance that moves the partition waits for the
-// fires, and fires that come after it see the new epoch: no fire is
-// recorded under a lease already lost. Each occurrence claims its unique
-// (task, scheduled) key; those that claimed theirs are kept together as
-// one row of cluster_fires, under one ID (none when none is new).
+// statement (see RecordTurn): it returns how many were new.
 func (r *Registry) RecordAll(ctx context.Context, node string, l Lease, fs []Fire, now time.Time) (int, error) {
-	tasks := make([]string, len(fs))
-	scheduled := make([]int64, len(fs))
-	for i, f := range fs {
-		tasks[i], scheduled[i] = f.Task, f.Scheduled.UnixNano()
+	n, err := r.RecordTurn(ctx, node, []Batch{{Lease: l, Fires: fs}}, now)
+	if err != nil {
+		return 0, err
 	}
-	var held, recorded int
-	err := r.pool.QueryRow(ctx, `WITH lease AS (
+	if n[0] < 0 {
+		return 0, fenced(node, l, fs)
+	}
+	return n[0], nil
+}
+
+// Batch is fires of one partition, to be recorded under its lease.
+type Batch struct {
+	Lease Lease
+	Fires []Fire
+}
+
+// RecordTurn records batches of fires, a statement each, in one round
+// trip and one transaction: a turn of a clock node's loop costs one
+// commit. It returns for each batch how many of its fires were new, or
+// -1 when node no longer owns the partition at that epoch (that batch
+// changes nothing; the others are recorded). When it returns an error,
+// none is recorded.
+//
+// Each statement reads the lease row under a share lock, so a rebalance
+// that moves the partition waits for the turn, and fires that come after
+// it see the new epoch: no fire is recorded under a lease already lost.
+// The locks are taken in the order of the batches (a clock node's are in
+// partition order, as a rebalance's). Each occurrence claims its unique
+// (task, scheduled) key; those of a batch that claimed theirs are kept
+// together as one row of cluster_fires, under one ID (none when none is
+// new).
+func (r *Registry) RecordTurn(ctx context.Context, node string, bs []Batch, now time.Time) ([]int, error) {
+	if len(bs) == 0 {
+		return nil, nil
+	}
+	var b pgx.Batch
+	for _, x := range bs {
+		tasks := make([]string, len(x.Fires))
+		scheduled := make([]int64, len(x.Fires))
+		for i, f := range x.Fires {
+			tasks[i], scheduled[i] = f.Task, f.Scheduled.UnixNano()
+		}
+		b.Queue(`WITH lease AS (
 			SELECT 1 FROM cluster_leases WHERE partition = $3 AND node = $4 AND epoch = $5 FOR SHARE),
 		claimed AS (
 			INSERT INTO cluster_claims (task, scheduled)
@@ -56,15 +87,32 @@ func (r *Registry) RecordAll(ctx context.Context, node string, l Lease, fs []Fir
 			SELECT $3, $4, $5, $6, count(*), array_agg(task ORDER BY scheduled, task), array_agg(scheduled ORDER BY scheduled, task)
 			FROM claimed HAVING count(*) > 0 RETURNING n)
 		SELECT (SELECT count(*) FROM lease), coalesce((SELECT n FROM kept), 0)`,
-		tasks, scheduled, l.Partition, node, l.Epoch, now.UnixNano()).Scan(&held, &recorded)
-	if err != nil {
-		return 0, fmt.Errorf("cluster: record %d fires of partition %d: %w", len(fs), l.Partition, err)
+			tasks, scheduled, x.Lease.Partition, node, x.Lease.Epoch, now.UnixNano())
 	}
-	if held == 0 {
-		return 0, fmt.Errorf("record %d fires (%s at %s first) by %s under partition %d epoch %d: %w", len(fs),
-			fs[0].Task, fs[0].Scheduled.UTC().Format(time.RFC3339Nano), node, l.Partition, l.Epoch, ErrFenced)
+	// The batch is one implicit transaction, committed after its last
+	// statement: a failed statement rolls back those before it.
+	res := r.pool.SendBatch(ctx, &b)
+	out := make([]int, len(bs))
+	for i, x := range bs {
+		var held int
+		if err := res.QueryRow().Scan(&held, &out[i]); err != nil {
+			res.Close()
+			return nil, fmt.Errorf("cluster: record %d fires of partition %d: %w", len(x.Fires), x.Lease.Partition, err)
+		}
+		if held == 0 {
+			out[i] = -1
+		}
 	}
-	return recorded, nil
+	if err := res.Close(); err != nil {
+		return nil, fmt.Errorf("cluster: record fires of %d partitions: %w", len(bs), err)
+	}
+	return out, nil
+}
+
+// fenced is the error of fires fs refused under lease l.
+func fenced(node string, l Lease, fs []Fire) error {
+	return fmt.Errorf("record %d fires (%s at %s first) by %s under partition %d epoch %d: %w", len(fs),
+		fs[0].Task, fs[0].Scheduled.UTC().Format(time.RFC3339Nano), node, l.Partition, l.Epoch, ErrFenced)
 }
 
 // ClockMoved tells the clock nodes that a simulating director moved its

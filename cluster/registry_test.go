@@ -641,3 +641,45 @@ func TestFireStatements(t *testing.T) {
 	}
 	record(1, t0.Add(3*time.Hour), at("z", 0), at("x", 2))
 }
+
+// A turn records each partition's batch under its lease in one
+// transaction: a batch whose lease is lost changes nothing while the
+// others are recorded, and a statement that fails leaves none recorded.
+func TestRecordTurn(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 1, Partitions: 1})
+	register(t, r, "a", t0, RoleClock, RoleDirector)
+	rebalance(t, r, "a", t0)
+	la, err := r.Heartbeat(ctx, "a", t0)
+	if err != nil || len(la) < 3 {
+		t.Fatalf("a's leases: %v (%v)", la, err)
+	}
+	stale := la[1]
+	stale.Epoch--
+	at := func(task string, h int) Fire {
+		return Fire{Task: task, Scheduled: t0.Add(time.Duration(h) * time.Hour)}
+	}
+	got, err := r.RecordTurn(ctx, "a", []Batch{
+		{Lease: la[0], Fires: []Fire{at("x", 0)}},
+		{Lease: stale, Fires: []Fire{at("y", 0)}},
+		{Lease: la[2], Fires: []Fire{at("z", 0), at("x", 0)}}, // x's occurrence claimed by the first
+	}, t0)
+	if err != nil || !slices.Equal(got, []int{1, -1, 1}) {
+		t.Fatalf("turn: %v (%v), want [1 -1 1]", got, err)
+	}
+	if _, err := r.RecordAll(ctx, "a", stale, []Fire{at("y", 0)}, t0); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a batch under a lost lease: %v, want ErrFenced", err)
+	}
+	// A task name PostgreSQL refuses fails its statement, after the first
+	// was recorded in the same transaction.
+	if _, err := r.RecordTurn(ctx, "a", []Batch{
+		{Lease: la[0], Fires: []Fire{at("w", 1)}},
+		{Lease: la[2], Fires: []Fire{at("bad\x00name", 1)}},
+	}, t0); err == nil {
+		t.Fatal("a turn with a refused statement reported no error")
+	}
+	last, err := r.Last(ctx, []string{"x", "y", "z", "w"})
+	if err != nil || len(last) != 2 || !last["x"].Equal(t0) || !last["z"].Equal(t0) {
+		t.Fatalf("recorded: %v (%v), want x and z at %s", last, err, t0)
+	}
+}

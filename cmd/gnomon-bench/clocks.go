@@ -59,10 +59,10 @@ import (
 //     second with two nodes, so three are the default.
 //
 // The baseline, in the same round, is PostgreSQL alone: the registry's
-// own statement (Registry.RecordAll, the fenced insert of the fires of
-// one partition) for the same fires, one statement per partition and
-// hour, from as many connections as there are nodes, each its share of
-// the partitions. And the write rate of the server: single-row INSERT
+// own statements (Registry.RecordTurn, the fenced inserts of the fires of
+// a turn of a clock node, a statement per partition, in one transaction)
+// for the same fires, one statement per partition and hour, from as many
+// connections as there are nodes, each its share of the partitions. And the write rate of the server: single-row INSERT
 // commits a second from 1 and from 8 connections. The ratio of two sizes
 // is the median of the rounds' own ratios.
 //
@@ -88,7 +88,7 @@ func clocks(args []string) error {
 	fmt.Printf("# %s; machine: %d CPUs, %s\n", pgVersion(*pg), runtime.NumCPU(), runtime.Version())
 	fmt.Printf("# paced: a virtual clock at %gx real time through %s (%d fires, %.0f due a second); burst: %d hour(s) at once (%d fires)\n",
 		*speed, *paced, bench.DueBetween(*n, time.Minute, time.Minute+*paced), float64(*n)/3600**speed, *hours, *hours**n)
-	fmt.Println("# baseline: Registry.RecordAll alone, the same fires, one statement per partition, a connection per node")
+	fmt.Println("# baseline: Registry.RecordTurn alone, the same fires, one statement per partition, a transaction per 10,000 fires, a connection per node")
 	type figures struct{ paced, burst, raw, p50, p99, pmax spread }
 	res := make([]figures, len(ns))
 	var single, multi spread
@@ -422,10 +422,15 @@ func waitOwned(dir *server, k int) error {
 	return errors.New("the clock nodes did not get every partition within 2 minutes")
 }
 
+// turnFires is how many fires a clock node records in a turn of its loop
+// at most (cluster's maxFires).
+const turnFires = 10000
+
 // rawFires records the burst's fires (n schedules over hours) through
 // the registry alone, on a fresh database, from k connections, each
 // recording its share of the partitions, an hour after the other, one
-// statement per partition and hour, and returns the fires a second.
+// statement per partition and hour, in transactions of turnFires fires,
+// and returns the fires a second.
 func rawFires(pg string, n, hours, k int) (float64, error) {
 	db, drop, err := freshDB(pg)
 	if err != nil {
@@ -483,19 +488,27 @@ func rawFires(pg string, n, hours, k int) (float64, error) {
 	errs := make([]error, k)
 	for i, name := range names {
 		wg.Go(func() {
+			// Turns of up to turnFires fires, one transaction each, as a
+			// clock node records them.
+			var turn []cluster.Batch
+			fires := 0
 			for h := range hours {
-				for _, l := range leases[i] {
+				for j, l := range leases[i] {
 					fs := slices.Clone(byPart[l.Partition])
-					if len(fs) == 0 {
-						continue
-					}
 					for j := range fs {
 						fs[j].Scheduled = fs[j].Scheduled.Add(time.Duration(h) * time.Hour)
 					}
-					if _, err := reg.RecordAll(ctx, name, l, fs, now); err != nil {
+					if len(fs) > 0 {
+						turn, fires = append(turn, cluster.Batch{Lease: l, Fires: fs}), fires+len(fs)
+					}
+					if fires < turnFires && (h < hours-1 || j < len(leases[i])-1) {
+						continue
+					}
+					if _, err := reg.RecordTurn(ctx, name, turn, now); err != nil {
 						errs[i] = err
 						return
 					}
+					turn, fires = turn[:0], 0
 				}
 			}
 		})
