@@ -558,6 +558,11 @@ func TestNodeSettingsScatter(t *testing.T) {
 	}
 }
 
+// fireAt is task's occurrence h hours after t0.
+func fireAt(task string, h int) Fire {
+	return Fire{Task: task, Scheduled: t0.Add(time.Duration(h) * time.Hour)}
+}
+
 // The fires one statement records share its ID; a statement of
 // occurrences all recorded already takes none. The director reads whole
 // statements, and pruning them frees their occurrences' keys.
@@ -570,19 +575,16 @@ func TestFireStatements(t *testing.T) {
 	if err != nil || len(la) == 0 {
 		t.Fatalf("a's leases: %v (%v)", la, err)
 	}
-	at := func(task string, h int) Fire {
-		return Fire{Task: task, Scheduled: t0.Add(time.Duration(h) * time.Hour)}
-	}
 	record := func(want int, recordedAt time.Time, fs ...Fire) {
 		t.Helper()
 		if n, err := r.RecordAll(ctx, "a", la[0], fs, recordedAt); n != want || err != nil {
 			t.Fatalf("recorded %d of %v (%v), want %d", n, fs, err, want)
 		}
 	}
-	record(3, t0, at("x", 0), at("y", 0), at("z", 0))
-	record(1, t0, at("x", 0), at("x", 1), at("y", 0))
-	record(0, t0, at("x", 1), at("z", 0)) // takes no ID
-	record(2, t0.Add(3*time.Hour), at("x", 2), at("y", 2))
+	record(3, t0, fireAt("x", 0), fireAt("y", 0), fireAt("z", 0))
+	record(1, t0, fireAt("x", 0), fireAt("x", 1), fireAt("y", 0))
+	record(0, t0, fireAt("x", 1), fireAt("z", 0)) // takes no ID
+	record(2, t0.Add(3*time.Hour), fireAt("x", 2), fireAt("y", 2))
 
 	type fire struct {
 		id   int64
@@ -639,7 +641,7 @@ func TestFireStatements(t *testing.T) {
 	if err != nil || len(last) != 2 || !last["x"].Equal(t0.Add(2*time.Hour)) || !last["y"].Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("last fires after pruning: %v (%v)", last, err)
 	}
-	record(1, t0.Add(3*time.Hour), at("z", 0), at("x", 2))
+	record(1, t0.Add(3*time.Hour), fireAt("z", 0), fireAt("x", 2))
 }
 
 // A turn records each partition's batch under its lease in one
@@ -656,25 +658,22 @@ func TestRecordTurn(t *testing.T) {
 	}
 	stale := la[1]
 	stale.Epoch--
-	at := func(task string, h int) Fire {
-		return Fire{Task: task, Scheduled: t0.Add(time.Duration(h) * time.Hour)}
-	}
 	got, err := r.RecordTurn(ctx, "a", []Batch{
-		{Lease: la[0], Fires: []Fire{at("x", 0)}},
-		{Lease: stale, Fires: []Fire{at("y", 0)}},
-		{Lease: la[2], Fires: []Fire{at("z", 0), at("x", 0)}}, // x's occurrence claimed by the first
+		{Lease: la[0], Fires: []Fire{fireAt("x", 0)}},
+		{Lease: stale, Fires: []Fire{fireAt("y", 0)}},
+		{Lease: la[2], Fires: []Fire{fireAt("z", 0), fireAt("x", 0)}}, // x's occurrence claimed by the first
 	}, t0)
 	if err != nil || !slices.Equal(got, []int{1, -1, 1}) {
 		t.Fatalf("turn: %v (%v), want [1 -1 1]", got, err)
 	}
-	if _, err := r.RecordAll(ctx, "a", stale, []Fire{at("y", 0)}, t0); !errors.Is(err, ErrFenced) {
+	if _, err := r.RecordAll(ctx, "a", stale, []Fire{fireAt("y", 0)}, t0); !errors.Is(err, ErrFenced) {
 		t.Fatalf("a batch under a lost lease: %v, want ErrFenced", err)
 	}
 	// A task name PostgreSQL refuses fails its statement, after the first
 	// was recorded in the same transaction.
 	if _, err := r.RecordTurn(ctx, "a", []Batch{
-		{Lease: la[0], Fires: []Fire{at("w", 1)}},
-		{Lease: la[2], Fires: []Fire{at("bad\x00name", 1)}},
+		{Lease: la[0], Fires: []Fire{fireAt("w", 1)}},
+		{Lease: la[2], Fires: []Fire{fireAt("bad\x00name", 1)}},
 	}, t0); err == nil {
 		t.Fatal("a turn with a refused statement reported no error")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -64,6 +65,13 @@ func TestFencedCommit(t *testing.T) {
 	if err := f.s.SetCursors(ctx, map[string]int64{"c": 1}); err != nil {
 		t.Fatalf("cursors under the lease: %v", err)
 	}
+	tok := auth.Token{ID: "t1", Name: "ops", Role: auth.Admin, Hash: []byte("h1"), Created: t0}
+	if err := f.s.AddToken(ctx, tok); err != nil {
+		t.Fatalf("a token under the lease: %v", err)
+	}
+	if err := f.s.AddToken(ctx, tok); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a token named again under the lease: %v, want ErrConflict", err)
+	}
 	for _, moved := range []struct {
 		node  string
 		epoch int64
@@ -84,6 +92,12 @@ func TestFencedCommit(t *testing.T) {
 		}
 		if v, err := f.s.Cursor(ctx, "c"); err != nil || v != 1 {
 			t.Fatalf("cursor %d (%v), want 1", v, err)
+		}
+		if err := f.s.AddToken(ctx, auth.Token{ID: "t2", Name: "late", Role: auth.Admin, Hash: []byte("h2"), Created: t0}); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("a token added after the lease moved: %v", err)
+		}
+		if err := f.s.RevokeToken(ctx, "t1", t0); !errors.Is(err, store.ErrFenced) {
+			t.Fatalf("a token revoked after the lease moved: %v", err)
 		}
 		a := &job.Alert{ID: 1, Task: "a", Created: t0, State: job.AlertSent}
 		if err := f.s.RecordAttempt(ctx, a, job.Attempt{Alert: 1, At: t0}); !errors.Is(err, store.ErrFenced) {
@@ -111,6 +125,12 @@ func TestFencedCommit(t *testing.T) {
 	b := everything(`{}`, 4)
 	if err := f.s.Commit(ctx, b); err != nil || b.Entries[0].Seq != 3 {
 		t.Fatalf("a commit under the lease again: seq %d, %v", b.Entries[0].Seq, err)
+	}
+	if err := f.s.RevokeToken(ctx, "t1", t0); err != nil {
+		t.Fatalf("a token revoked under the lease again: %v", err)
+	}
+	if err := f.s.RevokeToken(ctx, "t1", t0); !errors.Is(err, store.ErrNoToken) {
+		t.Fatalf("a token revoked twice: %v, want ErrNoToken", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
@@ -176,25 +177,24 @@ func (s *Store) SetCursors(ctx context.Context, values map[string]int64) error {
 	}
 	const set = `INSERT INTO cursors (name, value) SELECT * FROM unnest($1::text[], $2::bigint[])
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value`
-	if f := s.fence.Load(); f != nil {
-		if err := s.fencedWrite(ctx, f, set, names, vals); err != nil {
-			return s.failed("cursors", err)
-		}
-		return nil
-	}
-	// One statement is one transaction.
-	if _, err := s.pool.Exec(ctx, set, names, vals); err != nil {
+	if _, err := s.exec(ctx, set, names, vals); err != nil {
 		return s.failed("cursors", err)
 	}
 	return nil
 }
 
-// fencedWrite runs one statement in a transaction after the fence's check,
-// in one round trip.
-func (s *Store) fencedWrite(ctx context.Context, f *fence, sql string, args ...any) error {
+// exec runs one statement as a transaction of its own and returns its
+// command tag. When the store is fenced, the transaction checks the
+// fence first, in the same round trip, and a write refused by it fails
+// with store.ErrFenced.
+func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	f := s.fence.Load()
+	if f == nil {
+		return s.pool.Exec(ctx, sql, args...)
+	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return pgconn.CommandTag{}, err
 	}
 	defer conn.Release()
 	var q pgx.Batch
@@ -202,14 +202,28 @@ func (s *Store) fencedWrite(ctx context.Context, f *fence, sql string, args ...a
 	q.Queue(fenceStmt, f.node, f.epoch)
 	q.Queue(sql, args...)
 	q.Queue("COMMIT")
-	if err := conn.SendBatch(ctx, &q).Close(); err != nil {
+	res := conn.SendBatch(ctx, &q)
+	var tag pgconn.CommandTag
+	for i := range q.Len() {
+		var t pgconn.CommandTag
+		if t, err = res.Exec(); err != nil {
+			break
+		}
+		if i == 2 {
+			tag = t
+		}
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		pc := conn.Conn().PgConn()
 		if !pc.IsClosed() && pc.TxStatus() != 'I' {
 			conn.Exec(context.WithoutCancel(ctx), "ROLLBACK") // or the pool drops the connection
 		}
-		return fenced(err)
+		return tag, fenced(err)
 	}
-	return nil
+	return tag, nil
 }
 
 // Cursors returns every cursor set, by name.

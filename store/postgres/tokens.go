@@ -41,7 +41,7 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 
 // AddToken stores a new token.
 func (s *Store) AddToken(ctx context.Context, t auth.Token) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO tokens (id, name, role, scope, hash, rate, created, expires, revoked, created_by)
+	_, err := s.exec(ctx, `INSERT INTO tokens (id, name, role, scope, hash, rate, created, expires, revoked, created_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
 	var pe *pgconn.PgError
@@ -56,7 +56,7 @@ func (s *Store) AddToken(ctx context.Context, t auth.Token) error {
 
 // RevokeToken marks a token revoked.
 func (s *Store) RevokeToken(ctx context.Context, id string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE tokens SET revoked = $1 WHERE id = $2 AND revoked = 0`, nanos(at), id)
+	tag, err := s.exec(ctx, `UPDATE tokens SET revoked = $1 WHERE id = $2 AND revoked = 0`, nanos(at), id)
 	if err != nil {
 		return s.failed("token "+id, err)
 	}
