@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/cluster"
@@ -20,7 +21,8 @@ import (
 // for the partitions of the schedules it owns, and a director holds the
 // engine (see package cluster and docs/cluster.md).
 type Cluster struct {
-	// Node names this node in the cluster; empty means HOST-PID.
+	// Node names this node in the cluster: letters, digits and . _ - :
+	// (a hostname, say), at most 100; empty means HOST-PID.
 	Node string
 	// Roles are those it plays: director, clock, worker. A Scheduler
 	// (New) is a director; RunNode runs a node without one.
@@ -108,6 +110,23 @@ func (s *Scheduler) fetch(ctx context.Context, now time.Time, due []engine.Clock
 	return err
 }
 
+// validNodeName reports whether name may name a node: it is recorded
+// with the runs the node ran (store.EncodeLogSpan), in the journal and
+// in the cluster's tables.
+func validNodeName(name string) bool {
+	if name == "" || len(name) > 100 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._-:", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // clusterConfig checks c against the store and returns the node's
 // configuration, with its registry.
 func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location) (cluster.Config, error) {
@@ -121,6 +140,9 @@ func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location
 	if c.Node == "" {
 		host, _ := os.Hostname()
 		c.Node = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if !validNodeName(c.Node) {
+		return cluster.Config{}, fmt.Errorf("node name %q: a node's name is letters, digits and . _ - : (at most 100), as the runs it ran record it", c.Node)
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 5 * time.Second

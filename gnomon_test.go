@@ -634,3 +634,15 @@ func TestFunctionTimeoutAndRetry(t *testing.T) {
 		t.Errorf("the function saw attempts %v, want [0 1]", attempts)
 	}
 }
+
+// A node's name is recorded with the runs it ran and in the cluster's
+// tables: one that could not be read back is refused at start, naming it.
+func TestClusterNodeName(t *testing.T) {
+	db := pgtest.URL(t)
+	for _, name := range []string{"w,1", "worker one", strings.Repeat("n", 101)} {
+		err := gnomon.RunNode(context.Background(), gnomon.Config{DB: db, Cluster: &gnomon.Cluster{Node: name, Roles: []string{"worker"}}})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("node name %q", name)) {
+			t.Errorf("node %q: %v, want the name refused", name, err)
+		}
+	}
+}
