@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -325,5 +328,138 @@ err_log_file: %[1]s/next.err
 	b, err := second.CombinedOutput()
 	if err == nil || !strings.Contains(string(b), "another director holds the cluster: dir,") {
 		t.Fatalf("a second director: %v\n%s", err, b)
+	}
+}
+
+// TestClusterRunLogs: a run a worker executes keeps where it wrote in its
+// task's log files, as a single server's run does: the worker measures
+// the span and reports it with the outcome, naming itself. The worker is
+// on the director's machine: the run's bytes in the file are that run's
+// output, and the director's web UI shows them. A log the director does
+// not share with the worker (a relative path, under each node's own log
+// root, as on another machine) is said to be on the worker's machine.
+func TestClusterRunLogs(t *testing.T) {
+	_, c, _ := startNodes(t,
+		nodeSpec{name: "dir", roles: "director"},
+		nodeSpec{name: "w1", roles: "clock,worker"})
+	ctx := context.Background()
+	out := t.TempDir()
+	defs := fmt.Sprintf(`insert_task: talk
+type: callable
+command: echo "out of run $GNOMON_RUN_ID on $TEST_NODE_NAME"; echo "err of run $GNOMON_RUN_ID" >&2
+out_log_file: %[1]s/talk.out
+err_log_file: %[1]s/talk.err
+
+insert_task: far
+type: callable
+command: echo "far run $GNOMON_RUN_ID"
+out_log_file: far.out
+err_log_file: far.err
+`, out)
+	if _, err := c.Define(ctx, "logs.def", defs, false); err != nil {
+		t.Fatal(err)
+	}
+	ended := func(task string, n int) []api.RunView {
+		t.Helper()
+		var rs []api.RunView
+		waitUntil(t, fmt.Sprintf("%s ran %d times", task, n), func() bool {
+			got, err := c.Runs(ctx, task, 100, "")
+			if err != nil || len(got.Runs) < n {
+				return false
+			}
+			for _, r := range got.Runs {
+				if !r.Done() {
+					return false
+				}
+			}
+			rs = got.Runs
+			return true
+		})
+		return rs
+	}
+	for n := 1; n <= 3; n++ {
+		if err := c.Event(ctx, "talk", "start"); err != nil {
+			t.Fatal(err)
+		}
+		ended("talk", n)
+	}
+	if err := c.Event(ctx, "far", "start"); err != nil {
+		t.Fatal(err)
+	}
+	far := ended("far", 1)[0].Run
+	talk := ended("talk", 3)
+	slices.SortFunc(talk, func(a, b api.RunView) int { return int(a.ID - b.ID) })
+	second := talk[1].Run
+	span := second.Log
+	if second.Status != job.Success || span == nil || span.Node != "w1" || span.OutFrom <= 0 || span.ErrFrom <= 0 {
+		t.Fatalf("run %d of talk (%s) keeps the log span %+v, want one from past the first run's output, on w1", second.ID, second.Status, span)
+	}
+	part := func(name string, from, to int64) string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil || to > int64(len(b)) {
+			t.Fatalf("%s: %d bytes, %v; the span ends at %d", name, len(b), err, to)
+		}
+		return string(b[from:to])
+	}
+	if got, want := part("talk.out", span.OutFrom, span.OutTo), fmt.Sprintf("out of run %d on w1\n", second.ID); got != want {
+		t.Errorf("run %d's span of talk.out holds %q, want %q", second.ID, got, want)
+	}
+	if got, want := part("talk.err", span.ErrFrom, span.ErrTo), fmt.Sprintf("err of run %d\n", second.ID); got != want {
+		t.Errorf("run %d's span of talk.err holds %q, want %q", second.ID, got, want)
+	}
+
+	// The director's web UI: the run's own output, and for a log only the
+	// worker has, where it is.
+	get := webSession(t, c)
+	body := get(fmt.Sprintf("/tasks/talk/runs/%d/logs", second.ID))
+	if !strings.Contains(body, fmt.Sprintf("out of run %d on w1\n", second.ID)) || strings.Count(body, "of run") != 2 ||
+		!strings.Contains(body, fmt.Sprintf("Run %d on worker w1", second.ID)) {
+		t.Errorf("the director's page of run %d's log:\n%s", second.ID, body)
+	}
+	if far.Log == nil || far.Log.Node != "w1" || far.Log.OutTo <= 0 {
+		t.Fatalf("run %d of far keeps the log span %+v, want its output on w1", far.ID, far.Log)
+	}
+	body = get(fmt.Sprintf("/tasks/far/runs/%d/logs", far.ID))
+	if want := fmt.Sprintf("run %d ran on worker w1: its out log is in far.out on w1&#39;s machine, which this server cannot read", far.ID); !strings.Contains(body, want) {
+		t.Errorf("the director's page of run %d's log does not say %q:\n%s", far.ID, want, body)
+	}
+}
+
+// webSession signs in to the web UI of c's server with c's token, as a
+// browser does, and returns a function that answers a page's body.
+func webSession(t *testing.T, c *api.Client) func(path string) string {
+	t.Helper()
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.PostForm(c.Base+"/login", url.Values{"token": {c.Token}, "next": {"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == api.SessionCookie && ck.Value != "" {
+			session = ck
+		}
+	}
+	if session == nil {
+		t.Fatalf("sign-in: %s, no session cookie", resp.Status)
+	}
+	return func(path string) string {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, c.Base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.AddCookie(session)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s %v\n%s", path, resp.Status, err, b)
+		}
+		return string(b)
 	}
 }

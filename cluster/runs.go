@@ -152,21 +152,31 @@ func (r *Registry) MarkStarted(ctx context.Context, worker string, c Claim, now 
 	return state == Started, nil
 }
 
-// End records the outcome of a run worker started, under its attempt: it
-// reports false, having written nothing, when the claim was taken back
-// (the run was recorded lost while the worker was silent).
+// End records the outcome of a run worker started, under its attempt,
+// with where the run wrote in its task's log files, as the worker's
+// executor measured them on its machine (e.Log, if known: it is kept
+// naming worker): it reports false, having written nothing, when the
+// claim was taken back (the run was recorded lost while the worker was
+// silent).
 func (r *Registry) End(ctx context.Context, worker string, attempt int, e job.Exit) (bool, error) {
-	var data []byte
+	var data, span []byte
+	var err error
 	if len(e.Data) > 0 {
-		var err error
 		if data, err = json.Marshal(e.Data); err != nil {
 			return false, fmt.Errorf("cluster: end run %d: %w", e.RunID, err)
 		}
 	}
+	if e.Log != nil {
+		s := *e.Log
+		s.Node = worker
+		if span, err = json.Marshal(s); err != nil {
+			return false, fmt.Errorf("cluster: end run %d: %w", e.RunID, err)
+		}
+	}
 	tag, err := r.pool.Exec(ctx, `UPDATE cluster_runs SET state = 'ended', exit_code = $4, result = $5, message = $6, data = $7,
-			ended_at = $8
+			ended_at = $8, log = $9
 		WHERE run_id = $1 AND worker = $2 AND attempt = $3 AND state = 'started'`,
-		e.RunID, worker, attempt, e.Code, string(e.Result), e.Message, data, e.End.UnixNano())
+		e.RunID, worker, attempt, e.Code, string(e.Result), e.Message, data, e.End.UnixNano(), span)
 	if err != nil {
 		return false, fmt.Errorf("cluster: end run %d: %w", e.RunID, err)
 	}
@@ -230,9 +240,10 @@ func (r *Registry) Abort(ctx context.Context, run int64, now time.Time) error {
 	return nil
 }
 
-// Outcomes returns the outcomes of those of runs that ended.
+// Outcomes returns the outcomes of those of runs that ended, each with
+// where it wrote in its task's log files when its worker reported it.
 func (r *Registry) Outcomes(ctx context.Context, runs []int64) ([]job.Exit, error) {
-	rows, err := r.pool.Query(ctx, `SELECT run_id, exit_code, result, message, data, ended_at FROM cluster_runs
+	rows, err := r.pool.Query(ctx, `SELECT run_id, exit_code, result, message, data, ended_at, log FROM cluster_runs
 		WHERE run_id = ANY($1) AND state = 'ended'`, runs)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: outcomes of runs: %w", err)
@@ -240,12 +251,18 @@ func (r *Registry) Outcomes(ctx context.Context, runs []int64) ([]job.Exit, erro
 	var out []job.Exit
 	var e job.Exit
 	var result string
-	var data []byte
+	var data, span []byte
 	var end int64
-	_, err = pgx.ForEachRow(rows, []any{&e.RunID, &e.Code, &result, &e.Message, &data, &end}, func() error {
-		e.Result, e.End, e.Data = job.Result(result), time.Unix(0, end).UTC(), nil
+	_, err = pgx.ForEachRow(rows, []any{&e.RunID, &e.Code, &result, &e.Message, &data, &end, &span}, func() error {
+		e.Result, e.End, e.Data, e.Log = job.Result(result), time.Unix(0, end).UTC(), nil, nil
 		if len(data) > 0 {
 			if err := json.Unmarshal(data, &e.Data); err != nil {
+				return err
+			}
+		}
+		if len(span) > 0 {
+			e.Log = &job.LogSpan{}
+			if err := json.Unmarshal(span, e.Log); err != nil {
 				return err
 			}
 		}

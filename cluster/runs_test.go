@@ -226,6 +226,44 @@ func TestReclaimLeftWorker(t *testing.T) {
 	}
 }
 
+// TestOutcomeLogSpan: where a run wrote in its task's log files, as its
+// worker measured them, comes back with its outcome, naming the worker;
+// a run ended without one comes back without.
+func TestOutcomeLogSpan(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 60, Partitions: 4})
+	register(t, r, "w1", t0, RoleWorker)
+	enqueue(t, r, t0, job.Launch{RunID: 1, Task: "a"}, job.Launch{RunID: 2, Task: "b"})
+	cs := claim(t, r, "w1", nil, 2, t0)
+	for _, c := range cs {
+		if ok, err := r.MarkStarted(ctx, "w1", c, t0); err != nil || !ok {
+			t.Fatalf("mark started: %v %v", ok, err)
+		}
+	}
+	span := job.LogSpan{OutFrom: 5, OutTo: 17, ErrFrom: -1, ErrTo: 3}
+	for _, e := range []job.Exit{
+		{RunID: 1, Result: job.ResultNormal, End: t0.Add(time.Second), Log: &span},
+		{RunID: 2, Result: job.ResultNormal, End: t0.Add(time.Second)},
+	} {
+		attempt := cs[slices.IndexFunc(cs, func(c Claim) bool { return c.Launch.RunID == e.RunID })].Attempt
+		if ok, err := r.End(ctx, "w1", attempt, e); err != nil || !ok {
+			t.Fatalf("end run %d: %v %v", e.RunID, ok, err)
+		}
+	}
+	out := outcomes(t, r, 1, 2)
+	want := span
+	want.Node = "w1"
+	if got := out[1].Log; got == nil || *got != want {
+		t.Errorf("run 1's log span %+v, want %+v", got, want)
+	}
+	if got := out[2].Log; got != nil {
+		t.Errorf("run 2 ended without a log span, and came back with %+v", got)
+	}
+	if span.Node != "" {
+		t.Errorf("End changed the span it was given: %+v", span)
+	}
+}
+
 func TestAbort(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 60, Partitions: 4})
@@ -311,6 +349,11 @@ func TestDispatchToWorker(t *testing.T) {
 	}
 	if got[1].Result != job.ResultNormal || got[1].Code != 0 {
 		t.Errorf("run 1: %+v", got[1])
+	}
+	// The worker's executor measured where the run wrote (it has no log
+	// files: nothing), and the span names the worker.
+	if want := (job.LogSpan{Node: "w1"}); got[1].Log == nil || *got[1].Log != want {
+		t.Errorf("run 1's log span %+v, want %+v", got[1].Log, want)
 	}
 	if got[2].Code == 0 || got[2].Message != "failed at 2026-11-24T09:00:00Z" {
 		t.Errorf("run 2: %+v", got[2])

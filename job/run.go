@@ -70,6 +70,10 @@ type LogSpan struct {
 	OutTo   int64 `json:"out_to"`
 	ErrFrom int64 `json:"err_from"`
 	ErrTo   int64 `json:"err_to"`
+	// Node names the cluster's worker that ran the run: the files are
+	// on its machine, where it measured the ranges. It is empty for a
+	// run of this server's own.
+	Node string `json:"node,omitempty"`
 }
 
 // Done reports whether the run has ended.

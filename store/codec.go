@@ -237,13 +237,18 @@ func DecodeScope(s string) auth.Scope {
 }
 
 // EncodeLogSpan returns a run's log span as a column holds it: its four
-// offsets, comma-separated (out from, out to, err from, err to), or ""
-// for none.
+// offsets, comma-separated (out from, out to, err from, err to), then
+// the worker's node when a cluster's worker ran it (a node's name has no
+// comma), or "" for none.
 func EncodeLogSpan(s *job.LogSpan) string {
 	if s == nil {
 		return ""
 	}
-	return fmt.Sprintf("%d,%d,%d,%d", s.OutFrom, s.OutTo, s.ErrFrom, s.ErrTo)
+	out := fmt.Sprintf("%d,%d,%d,%d", s.OutFrom, s.OutTo, s.ErrFrom, s.ErrTo)
+	if s.Node != "" {
+		out += "," + s.Node
+	}
+	return out
 }
 
 // DecodeLogSpan reads a log span column written by EncodeLogSpan.
@@ -253,15 +258,19 @@ func DecodeLogSpan(s string) (*job.LogSpan, error) {
 	}
 	var v [4]int64
 	parts := strings.Split(s, ",")
-	if len(parts) != len(v) {
-		return nil, fmt.Errorf("log span %q: want four offsets", s)
+	if len(parts) != len(v) && (len(parts) != len(v)+1 || parts[len(v)] == "") {
+		return nil, fmt.Errorf("log span %q: want four offsets, and a node's name or nothing", s)
 	}
-	for i, p := range parts {
+	for i, p := range parts[:len(v)] {
 		n, err := strconv.ParseInt(p, 10, 64)
 		if err != nil || n < -1 {
 			return nil, fmt.Errorf("log span %q: offset %q", s, p)
 		}
 		v[i] = n
 	}
-	return &job.LogSpan{OutFrom: v[0], OutTo: v[1], ErrFrom: v[2], ErrTo: v[3]}, nil
+	span := &job.LogSpan{OutFrom: v[0], OutTo: v[1], ErrFrom: v[2], ErrTo: v[3]}
+	if len(parts) > len(v) {
+		span.Node = parts[len(v)]
+	}
+	return span, nil
 }

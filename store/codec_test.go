@@ -114,7 +114,8 @@ func TestTaskDecoder(t *testing.T) {
 // A log span column reads back as written, and anything else is refused
 // with an error, never a panic.
 func FuzzDecodeLogSpan(f *testing.F) {
-	for _, s := range []string{"", "0,10,0,0", "-1,120,7,7", "1,2,3", "a,b,c,d", "-2,0,0,0", "9223372036854775807,0,0,0"} {
+	for _, s := range []string{"", "0,10,0,0", "-1,120,7,7", "1,2,3", "a,b,c,d", "-2,0,0,0", "9223372036854775807,0,0,0",
+		"0,10,0,0,w1", "0,10,0,0,", "0,10,0,0,w1,w2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -127,4 +128,25 @@ func FuzzDecodeLogSpan(f *testing.F) {
 			t.Fatalf("%q read back as %+v, %v; want %+v", s, back, err, span)
 		}
 	})
+}
+
+// A span a cluster's worker measured names the worker, and reads back
+// with it; a span of this server's own names no one, as before.
+func TestLogSpanNode(t *testing.T) {
+	span := &job.LogSpan{OutFrom: 3, OutTo: 10, ErrFrom: -1, ErrTo: 0, Node: "w1"}
+	if got := EncodeLogSpan(span); got != "3,10,-1,0,w1" {
+		t.Fatalf("encoded %q", got)
+	}
+	back, err := DecodeLogSpan("3,10,-1,0,w1")
+	if err != nil || *back != *span {
+		t.Fatalf("decoded %+v, %v; want %+v", back, err, span)
+	}
+	if back, err := DecodeLogSpan("3,10,-1,0"); err != nil || back.Node != "" {
+		t.Fatalf("a span without a node decoded %+v, %v", back, err)
+	}
+	for _, bad := range []string{"3,10,-1,0,", "3,10,-1,0,w1,w2"} {
+		if _, err := DecodeLogSpan(bad); err == nil {
+			t.Errorf("%q decoded", bad)
+		}
+	}
 }

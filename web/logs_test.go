@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,3 +127,109 @@ err_log_file: slow.err
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// workerRunner ends each run at once as a cluster's worker w9 would report
+// it, with the span it measured on its machine: 13 bytes of out log,
+// nothing in the err log. A real worker cannot run in this test; the
+// cluster's own tests run one.
+type workerRunner struct{}
+
+func (workerRunner) Start(w job.Launch, report func(job.Exit)) {
+	// The scheduler's loop calls Start: the report goes to it from
+	// another goroutine, as a runner's always does.
+	go report(job.Exit{RunID: w.RunID, Result: job.ResultNormal, End: time.Now(),
+		Log: &job.LogSpan{OutFrom: 0, OutTo: 13, ErrFrom: 0, ErrTo: 0, Node: "w9"}})
+}
+func (r workerRunner) Attach(w job.Launch, report func(job.Exit)) { r.Start(w, report) }
+func (workerRunner) Kill(int64)                                   {}
+func (workerRunner) Forget(int64)                                 {}
+func (workerRunner) Sweep(map[int64]bool)                         {}
+func (workerRunner) Running() int                                 { return 0 }
+func (workerRunner) Stop(context.Context)                         {}
+
+// The log of a run a cluster's worker ran: when the files are on the
+// worker's machine only, the page says so, naming the worker, for each
+// log; when this server reads the same file, it shows the run's bytes.
+func TestRunLogsOnWorker(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := gnomon.New(gnomon.Config{DataDir: dir, Location: time.UTC, Runner: workerRunner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	if err := s.Apply(ctx, "t.def", `insert_task: far
+type: callable
+command: echo far
+out_log_file: far.out
+err_log_file: far.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(ctx, "far", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	var run job.Run
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		rs, err := s.Runs(ctx, "far", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 1 && rs[0].Done() {
+			run = rs[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run of far did not end")
+		}
+	}
+	if run.Log == nil || run.Log.Node != "w9" || run.Log.OutTo != 13 {
+		t.Fatalf("run %d records its log span %+v, want 13 bytes of out log on w9", run.ID, run.Log)
+	}
+	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
+	token, err := s.NewToken(ctx, auth.Request{Name: "ada", Role: auth.Admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, err := signIn(h, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) string {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
+		req.AddCookie(cookie)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		b, _ := io.ReadAll(w.Result().Body)
+		if w.Code != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", path, w.Code, b)
+		}
+		return string(b)
+	}
+	page := "/tasks/far/runs/" + itoa(run.ID) + "/logs"
+	body := get(page)
+	want := "run " + itoa(run.ID) + " ran on worker w9: its out log is in far.out on w9&#39;s machine, which this server cannot read"
+	if !strings.Contains(body, want) || strings.Count(body, "cannot read") != 1 || !strings.Contains(body, "far.err is empty") {
+		t.Errorf("the log of a run on another machine does not say %q once, and that it wrote no err log:\n%s", want, body)
+	}
+	if !strings.Contains(body, "Run "+itoa(run.ID)+" on worker w9") {
+		t.Errorf("the log of a run on a worker does not name it:\n%s", body)
+	}
+	// This server reads the same file: the run's bytes, and not what
+	// was appended after them.
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "far.out"), []byte("out of w9 r1\nlater run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	body = get(page)
+	if !strings.Contains(body, "out of w9 r1\n") || strings.Contains(body, "later run") || strings.Contains(body, "cannot read") {
+		t.Errorf("the log of a run whose file this server reads:\n%s", body)
+	}
+}
