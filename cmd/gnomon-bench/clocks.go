@@ -62,9 +62,10 @@ import (
 // own statements (Registry.RecordTurn, the fenced inserts of the fires of
 // a turn of a clock node, a statement per partition, in one transaction)
 // for the same fires, one statement per partition and hour, from as many
-// connections as there are nodes, each its share of the partitions. And the write rate of the server: single-row INSERT
-// commits a second from 1 and from 8 connections. The ratio of two sizes
-// is the median of the rounds' own ratios.
+// connections as there are nodes, each its share of the partitions. And
+// the write rate of the server: single-row INSERT commits a second from 1
+// and from 8 connections. The ratio of two sizes is the median of the
+// rounds' own ratios.
 //
 // With GNOMON_CLOCK_CPUPROFILE=PATH each clock node writes a CPU profile
 // to PATH.NofK (node N of K) when it stops.
