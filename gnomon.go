@@ -360,7 +360,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		s.node = &cc
 		if cfg.Runner == nil {
 			// Runs go to the target channel, for the cluster's workers.
-			cfg.Runner = cluster.NewDispatch(cc.Registry, clock.Now, cfg.Logger)
+			cfg.Runner = cluster.NewDispatch(cc, clock.Now)
 			made = append(made, cfg.Runner)
 		}
 	}

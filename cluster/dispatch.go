@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
@@ -20,11 +21,17 @@ const dispatchPoll = 500 * time.Millisecond
 // outcomes come back to the engine. It has the methods of the
 // scheduler's Runner. Writes are gathered and made by one goroutine, in
 // batches, and retried until the database takes them: a run whose start
-// the engine made durable is queued even across an outage.
+// the engine made durable is queued even across an outage. Each write is
+// fenced by the director's epoch (Registry.Enqueue): once another
+// director took the cluster over, the dispatch drops what it gathered,
+// writes nothing more, and reports it deposed (Config.Deposed).
 type Dispatch struct {
-	reg *Registry
-	now func() time.Time
-	log *slog.Logger
+	reg      *Registry
+	director string
+	epoch    int64
+	deposed  func(error)
+	now      func() time.Time
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	watched map[int64]func(job.Exit) // the runs in flight, with their report functions
@@ -39,15 +46,18 @@ type Dispatch struct {
 	done   chan struct{}
 }
 
-// NewDispatch returns the director's runner on a registry, and starts its
-// goroutine; Stop ends it. now is the director's clock.
-func NewDispatch(reg *Registry, now func() time.Time, log *slog.Logger) *Dispatch {
+// NewDispatch returns the runner of the director cfg configures (its
+// Registry, Node, Epoch, Deposed and Logger), and starts its goroutine;
+// Stop ends it. now is the director's clock, its engine's (virtual when
+// it simulates).
+func NewDispatch(cfg Config, now func() time.Time) *Dispatch {
+	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Dispatch{reg: reg, now: now, log: log, watched: map[int64]func(job.Exit){},
-		wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	d := &Dispatch{reg: cfg.Registry, director: cfg.Node.ID, epoch: cfg.Epoch, deposed: cfg.Deposed, now: now, log: log,
+		watched: map[int64]func(job.Exit){}, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go d.run(ctx)
 	return d
 }
@@ -114,7 +124,7 @@ func (d *Dispatch) Stop(ctx context.Context) {
 	d.cancel()
 	<-d.done
 	for d.pending() && ctx.Err() == nil {
-		if d.flush(ctx) == nil {
+		if err := d.flush(ctx); err == nil || errors.Is(err, ErrDeposed) {
 			break
 		}
 		sleep(ctx, dispatchPoll)
@@ -142,6 +152,13 @@ func (d *Dispatch) run(ctx context.Context) {
 	var failing bool
 	for {
 		err := d.flush(ctx)
+		if errors.Is(err, ErrDeposed) {
+			d.log.Error("another director took the cluster over: this director's runs are left to it", "err", err)
+			if d.deposed != nil {
+				d.deposed(err)
+			}
+			return
+		}
 		if err == nil {
 			err = d.collect(ctx)
 		}
@@ -164,7 +181,8 @@ func (d *Dispatch) run(ctx context.Context) {
 }
 
 // flush makes the gathered writes: the sweep, then queued runs, aborts
-// and deletions. What fails stays gathered, to be made again.
+// and deletions. What fails stays gathered, to be made again, unless
+// the director was deposed: then what it gathered is dropped.
 func (d *Dispatch) flush(ctx context.Context) error {
 	d.mu.Lock()
 	sweep, keep := d.sweep, d.keep
@@ -173,6 +191,9 @@ func (d *Dispatch) flush(ctx context.Context) error {
 	d.mu.Unlock()
 	var err error
 	restore := func() {
+		if errors.Is(err, ErrDeposed) {
+			return
+		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if sweep {
@@ -183,26 +204,26 @@ func (d *Dispatch) flush(ctx context.Context) error {
 		d.forgets = append(forgets, d.forgets...)
 	}
 	if sweep {
-		if err = d.reg.DeleteExcept(ctx, keep); err != nil {
+		if err = d.reg.DeleteExcept(ctx, d.director, d.epoch, keep); err != nil {
 			restore()
 			return err
 		}
 		sweep = false
 	}
-	if err = d.reg.Enqueue(ctx, queue, d.now()); err != nil {
+	if err = d.reg.Enqueue(ctx, d.director, d.epoch, queue, d.now()); err != nil {
 		restore()
 		return err
 	}
 	queue = nil
 	for len(aborts) > 0 {
-		if err = d.reg.Abort(ctx, aborts[0], d.now()); err != nil {
+		if err = d.reg.Abort(ctx, d.director, d.epoch, aborts[0], d.now()); err != nil {
 			restore()
 			return err
 		}
 		aborts = aborts[1:]
 	}
 	if len(forgets) > 0 {
-		if err = d.reg.Delete(ctx, forgets); err != nil {
+		if err = d.reg.Delete(ctx, d.director, d.epoch, forgets); err != nil {
 			restore()
 			return err
 		}

@@ -57,14 +57,17 @@ type Config struct {
 	// left, and what became of the runs their workers held. Optional.
 	Gone func(ctx context.Context, g Gone) error
 	// Epoch is the epoch at which a director holds the assignment lease
-	// (Registry.TakeDirector's): it rebalances and leaves at it. Zero for
-	// other nodes.
+	// (Registry.TakeDirector's): it rebalances, takes back the runs of
+	// workers gone, and leaves at it, and its dispatch (NewDispatch)
+	// writes at it. Zero for other nodes.
 	Epoch int64
 	// Deposed is called, for a director, once it finds that another
 	// director took the assignment lease from it (it was paused or cut
 	// off past the node timeout): its fenced store refuses its commits by
-	// then, and the callback stops its engine. The node stops too, and
-	// Run returns err (ErrDeposed). Optional.
+	// then, and the registry its writes in the cluster's tables, and the
+	// callback stops its engine. The node stops too, and Run returns err
+	// (a *DeposedError, which wraps ErrDeposed). The node and the
+	// dispatch may each call it, from their goroutines. Optional.
 	Deposed func(err error)
 
 	// Executor runs the runs a worker claims. Required with the worker
@@ -323,12 +326,17 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 		if err != nil {
 			n.log.Warn("rebalance failed", "err", err)
 		} else if !b.Leader {
-			return true, false, n.deposed(b)
+			return true, false, n.deposed(&DeposedError{Holder: b.Holder, Epoch: b.Epoch, Director: n.cfg.Node.ID, Held: n.cfg.Epoch})
 		}
 		for _, d := range b.Dead {
 			n.log.Warn("node found dead: its partitions move", "dead", d)
 		}
-		n.reclaim(ctx, b.Dead)
+		// A takeover between the rebalance and the reclaim: the reclaim
+		// is refused, and the director stops as when the rebalance finds
+		// it deposed.
+		if d := n.reclaim(ctx, b.Dead); d != nil {
+			return true, false, n.deposed(d)
+		}
 		moved := map[[2]string]int{}
 		for _, m := range b.Moves {
 			moved[[2]string{m.From, m.To}]++
@@ -358,30 +366,31 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 }
 
 // deposed reports that another director took the assignment lease from
-// this one, as b found it: the node stops, and so does the engine
+// this one, as d says: the node stops, and so does the engine
 // (Config.Deposed).
-func (n *node) deposed(b Balance) error {
-	holder := b.Holder
-	if holder == "" {
-		holder = "no director"
-	}
-	err := fmt.Errorf("%w: %s holds it at epoch %d; this director (%s) held epoch %d", ErrDeposed, holder, b.Epoch, n.cfg.Node.ID, n.cfg.Epoch)
-	n.log.Error("another director took the cluster over: this director stops", "holder", b.Holder, "epoch", b.Epoch, "held", n.cfg.Epoch)
-	n.holder = b.Holder
+func (n *node) deposed(d *DeposedError) error {
+	n.log.Error("another director took the cluster over: this director stops", "holder", d.Holder, "epoch", d.Epoch, "held", d.Held)
+	n.holder = d.Holder
 	if n.clock != nil {
 		n.clock.dropAll()
 	}
 	if n.cfg.Deposed != nil {
-		n.cfg.Deposed(err)
+		n.cfg.Deposed(d)
 	}
-	return err
+	return d
 }
 
 // reclaim takes back the runs of workers gone, and records in the
-// journal the nodes found dead and what became of the runs.
-func (n *node) reclaim(ctx context.Context, dead []string) {
+// journal the nodes found dead and what became of the runs. When the
+// director no longer holds the assignment lease at its epoch it changes
+// and journals nothing, and returns who deposed it; else nil.
+func (n *node) reclaim(ctx context.Context, dead []string) *DeposedError {
 	now := n.now()
-	rc, err := n.cfg.Registry.Reclaim(ctx, now)
+	rc, err := n.cfg.Registry.Reclaim(ctx, n.cfg.Node.ID, n.cfg.Epoch, now)
+	var d *DeposedError
+	if errors.As(err, &d) {
+		return d
+	}
 	if err != nil {
 		n.log.Warn("could not take back the runs of workers gone: retrying at the next heartbeat", "err", err)
 	}
@@ -412,6 +421,7 @@ func (n *node) reclaim(ctx context.Context, dead []string) {
 			}
 		}
 	}
+	return nil
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -357,8 +357,49 @@ func (r *Registry) TakeDirector(ctx context.Context, n Node, now time.Time) (int
 
 // ErrDeposed is reported to a director whose assignment lease another
 // director took (it was paused or cut off past the node timeout): its
-// store refuses its commits, and it stops.
+// store refuses its commits, the registry its writes in the cluster's
+// tables, and it stops.
 var ErrDeposed = errors.New("deposed: another director took the cluster over")
+
+// DeposedError is the error of a director that no longer holds the
+// assignment lease at its epoch: it wraps ErrDeposed, and says who holds
+// the lease now.
+type DeposedError struct {
+	// Holder holds the lease at Epoch; it is empty when no director does
+	// (the lease was released).
+	Holder string
+	Epoch  int64
+	// Director is the deposed one, which held the lease at Held.
+	Director string
+	Held     int64
+}
+
+func (e *DeposedError) Error() string {
+	holder := e.Holder
+	if holder == "" {
+		holder = "no director"
+	}
+	return fmt.Sprintf("%s: %s holds it at epoch %d; this director (%s) held epoch %d", ErrDeposed, holder, e.Epoch, e.Director, e.Held)
+}
+
+// Unwrap returns ErrDeposed.
+func (e *DeposedError) Unwrap() error { return ErrDeposed }
+
+// fence checks, in tx, that director still holds the assignment lease at
+// epoch, expired or not, reading the lease row FOR SHARE until tx ends,
+// as the fence of the director's store does: a takeover waits for tx,
+// and a write of tx after one is refused. It returns a *DeposedError
+// when the lease is another's, or was released.
+func fence(ctx context.Context, tx pgx.Tx, director string, epoch int64) error {
+	d := &DeposedError{Director: director, Held: epoch}
+	if err := tx.QueryRow(ctx, `SELECT node, epoch FROM cluster_leases WHERE partition = $1 FOR SHARE`, assignment).Scan(&d.Holder, &d.Epoch); err != nil {
+		return err
+	}
+	if d.Holder != director || d.Epoch != epoch {
+		return d
+	}
+	return nil
+}
 
 // Balance is what one rebalance did.
 type Balance struct {

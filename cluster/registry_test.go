@@ -45,6 +45,18 @@ func register(t *testing.T, r *Registry, id string, at time.Time, roles ...strin
 // (as a director does when it starts), then rebalances at its epoch.
 func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance {
 	t.Helper()
+	b, err := r.Rebalance(context.Background(), director, directorEpoch(t, r, director, at), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// directorEpoch returns the epoch at which director holds the assignment
+// lease, taking it at at first if it does not hold it and can take it;
+// if another director holds it, it returns the holder's epoch.
+func directorEpoch(t *testing.T, r *Registry, director string, at time.Time) int64 {
+	t.Helper()
 	ctx := context.Background()
 	var holder string
 	var epoch int64
@@ -61,11 +73,7 @@ func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance
 			epoch = e
 		}
 	}
-	b, err := r.Rebalance(ctx, director, epoch, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return epoch
 }
 
 func owned(t *testing.T, r *Registry) map[string][]int {

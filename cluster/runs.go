@@ -48,10 +48,12 @@ type Claim struct {
 	Abort bool
 }
 
-// Enqueue queues runs for workers, at now. A run queued already is left
+// Enqueue queues runs for workers, at now, for director, which must hold
+// the assignment lease at epoch (see fence): it returns a *DeposedError,
+// having queued nothing, when it does not. A run queued already is left
 // as it is, so enqueueing again (after a restart of the director) is
 // safe.
-func (r *Registry) Enqueue(ctx context.Context, ws []job.Launch, now time.Time) error {
+func (r *Registry) Enqueue(ctx context.Context, director string, epoch int64, ws []job.Launch, now time.Time) error {
 	if len(ws) == 0 {
 		return nil
 	}
@@ -68,16 +70,42 @@ func (r *Registry) Enqueue(ctx context.Context, ws []job.Launch, now time.Time) 
 			dues[i] = w.Scheduled.UnixNano()
 		}
 	}
-	_, err := r.pool.Exec(ctx, `WITH q AS (
-			INSERT INTO cluster_runs (run_id, task, launch, machine, priority, due_at)
-			SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::text[], $5::int[], $6::bigint[])
-			ON CONFLICT (run_id) DO NOTHING RETURNING 1)
-		SELECT pg_notify($7, '') FROM (SELECT count(*) AS n FROM q) c WHERE c.n > 0`,
-		ids, tasks, launches, machines, prios, dues, notifyQueued)
+	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `WITH q AS (
+				INSERT INTO cluster_runs (run_id, task, launch, machine, priority, due_at)
+				SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::text[], $5::int[], $6::bigint[])
+				ON CONFLICT (run_id) DO NOTHING RETURNING 1)
+			SELECT pg_notify($7, '') FROM (SELECT count(*) AS n FROM q) c WHERE c.n > 0`,
+			ids, tasks, launches, machines, prios, dues, notifyQueued)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("cluster: queue %d runs: %w", len(ws), err)
+		return directorFailed(fmt.Sprintf("queue %d runs", len(ws)), err)
 	}
 	return nil
+}
+
+// fenced runs f in a transaction of director's that first checks that
+// it holds the assignment lease at epoch (fence), so that a director
+// another took the cluster from, even paused in the middle of a write,
+// writes nothing in the cluster's tables once the new one holds them.
+func (r *Registry) fenced(ctx context.Context, director string, epoch int64, f func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		if err := fence(ctx, tx, director, epoch); err != nil {
+			return err
+		}
+		return f(tx)
+	})
+}
+
+// directorFailed wraps the error of a director's write: a deposed
+// director's is its *DeposedError, said as it is; another is the
+// database's.
+func directorFailed(op string, err error) error {
+	if errors.Is(err, ErrDeposed) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("cluster: %s: %w", op, err)
 }
 
 // Claim claims for worker, at now, up to n queued runs it may run: those
@@ -220,22 +248,26 @@ func (r *Registry) Requeue(ctx context.Context, worker string, c Claim) error {
 	return nil
 }
 
-// Abort marks a run aborted, for its worker to kill it; a run still
-// queued is ended at once, as killed before it started.
-func (r *Registry) Abort(ctx context.Context, run int64, now time.Time) error {
+// Abort marks a run aborted, for director at epoch (as Enqueue), for its
+// worker to kill it; a run still queued is ended at once, as killed
+// before it started.
+func (r *Registry) Abort(ctx context.Context, director string, epoch int64, run int64, now time.Time) error {
 	// One UPDATE, not one per state: a claim committed while it waits for
 	// the row makes it judge the row again, as claimed.
-	_, err := r.pool.Exec(ctx, `WITH a AS (
-			UPDATE cluster_runs SET abort = true,
-				state = CASE WHEN state = 'queued' THEN 'ended' ELSE state END,
-				exit_code = CASE WHEN state = 'queued' THEN -1 ELSE exit_code END,
-				result = CASE WHEN state = 'queued' THEN 'killed' ELSE result END,
-				message = CASE WHEN state = 'queued' THEN 'aborted before a worker took it' ELSE message END,
-				ended_at = CASE WHEN state = 'queued' THEN $2 ELSE ended_at END
-			WHERE run_id = $1 AND state <> 'ended' RETURNING 1)
-		SELECT pg_notify($3, ''), pg_notify($4, '') FROM a`, run, now.UnixNano(), notifyQueued, notifyEnded)
+	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `WITH a AS (
+				UPDATE cluster_runs SET abort = true,
+					state = CASE WHEN state = 'queued' THEN 'ended' ELSE state END,
+					exit_code = CASE WHEN state = 'queued' THEN -1 ELSE exit_code END,
+					result = CASE WHEN state = 'queued' THEN 'killed' ELSE result END,
+					message = CASE WHEN state = 'queued' THEN 'aborted before a worker took it' ELSE message END,
+					ended_at = CASE WHEN state = 'queued' THEN $2 ELSE ended_at END
+				WHERE run_id = $1 AND state <> 'ended' RETURNING 1)
+			SELECT pg_notify($3, ''), pg_notify($4, '') FROM a`, run, now.UnixNano(), notifyQueued, notifyEnded)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("cluster: abort run %d: %w", run, err)
+		return directorFailed(fmt.Sprintf("abort run %d", run), err)
 	}
 	return nil
 }
@@ -275,19 +307,29 @@ func (r *Registry) Outcomes(ctx context.Context, runs []int64) ([]job.Exit, erro
 	return out, nil
 }
 
-// Delete removes runs whose outcome the director has made durable.
-func (r *Registry) Delete(ctx context.Context, runs []int64) error {
-	if _, err := r.pool.Exec(ctx, `DELETE FROM cluster_runs WHERE run_id = ANY($1)`, runs); err != nil {
-		return fmt.Errorf("cluster: delete %d runs: %w", len(runs), err)
+// Delete removes runs whose outcome director, at epoch (as Enqueue), has
+// made durable.
+func (r *Registry) Delete(ctx context.Context, director string, epoch int64, runs []int64) error {
+	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM cluster_runs WHERE run_id = ANY($1)`, runs)
+		return err
+	})
+	if err != nil {
+		return directorFailed(fmt.Sprintf("delete %d runs", len(runs)), err)
 	}
 	return nil
 }
 
-// DeleteExcept removes every run but those in keep: at a director's
-// start, the runs its engine no longer has in flight.
-func (r *Registry) DeleteExcept(ctx context.Context, keep []int64) error {
-	if _, err := r.pool.Exec(ctx, `DELETE FROM cluster_runs WHERE NOT run_id = ANY($1)`, keep); err != nil {
-		return fmt.Errorf("cluster: delete runs: %w", err)
+// DeleteExcept removes every run but those in keep, for director at
+// epoch (as Enqueue): at a director's start, the runs its engine no
+// longer has in flight.
+func (r *Registry) DeleteExcept(ctx context.Context, director string, epoch int64, keep []int64) error {
+	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM cluster_runs WHERE NOT run_id = ANY($1)`, keep)
+		return err
+	})
+	if err != nil {
+		return directorFailed("delete runs", err)
 	}
 	return nil
 }
@@ -308,43 +350,49 @@ type Taken struct {
 	Lost bool
 }
 
-// Reclaim takes back, at now, the runs held by workers that were found
-// dead, or that left more than a node timeout ago (one restarting within
-// the timeout takes its runs up again): a run never started is queued
-// again, an aborted one ends killed, and one whose command started ends
-// lost. All of it is one statement.
-func (r *Registry) Reclaim(ctx context.Context, now time.Time) (Reclaimed, error) {
-	rows, err := r.pool.Query(ctx, `WITH gone AS (
-			SELECT id, state FROM cluster_nodes WHERE state = 'dead' OR (state = 'left' AND ended_at < $2)),
-		requeued AS (
-			UPDATE cluster_runs r SET state = 'queued', worker = '', claimed_at = 0 FROM gone g
-			WHERE r.worker = g.id AND r.state = 'claimed' AND NOT r.abort
-			RETURNING r.run_id, g.id, g.state, false),
-		ended AS (
-			UPDATE cluster_runs r SET state = 'ended', exit_code = -1,
-				result = CASE WHEN r.state = 'claimed' THEN 'killed' ELSE 'lost' END,
-				message = CASE WHEN r.state = 'claimed' THEN 'aborted before it started'
-					WHEN g.state = 'dead' THEN 'run lost: worker ' || r.worker || ' stopped answering while it ran'
-					ELSE 'run lost: worker ' || r.worker || ' stopped while it ran and did not come back' END,
-				ended_at = $1
-			FROM gone g
-			WHERE r.worker = g.id AND r.state IN ('claimed', 'started') AND (r.abort OR r.state = 'started')
-			RETURNING r.run_id, g.id, g.state, true)
-		SELECT * FROM requeued UNION ALL SELECT * FROM ended ORDER BY 1`,
-		now.UnixNano(), now.Add(-r.timeout).UnixNano())
-	if err != nil {
-		return Reclaimed{}, fmt.Errorf("cluster: take back the runs of workers gone: %w", err)
-	}
+// Reclaim takes back, at now, for director at epoch (as Enqueue: a
+// *DeposedError, and nothing taken back, when it no longer holds the
+// lease at epoch), the runs held by workers that were found dead, or
+// that left more than a node timeout ago (one restarting within the
+// timeout takes its runs up again): a run never started is queued again,
+// an aborted one ends killed, and one whose command started ends lost.
+// All of it is one statement, after the fence's check.
+func (r *Registry) Reclaim(ctx context.Context, director string, epoch int64, now time.Time) (Reclaimed, error) {
 	var rc Reclaimed
-	var t Taken
 	requeued := false
-	_, err = pgx.ForEachRow(rows, []any{&t.Run, &t.Worker, &t.State, &t.Lost}, func() error {
-		rc.Runs = append(rc.Runs, t)
-		requeued = requeued || !t.Lost
-		return nil
+	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
+		rc, requeued = Reclaimed{}, false
+		rows, err := tx.Query(ctx, `WITH gone AS (
+				SELECT id, state FROM cluster_nodes WHERE state = 'dead' OR (state = 'left' AND ended_at < $2)),
+			requeued AS (
+				UPDATE cluster_runs r SET state = 'queued', worker = '', claimed_at = 0 FROM gone g
+				WHERE r.worker = g.id AND r.state = 'claimed' AND NOT r.abort
+				RETURNING r.run_id, g.id, g.state, false),
+			ended AS (
+				UPDATE cluster_runs r SET state = 'ended', exit_code = -1,
+					result = CASE WHEN r.state = 'claimed' THEN 'killed' ELSE 'lost' END,
+					message = CASE WHEN r.state = 'claimed' THEN 'aborted before it started'
+						WHEN g.state = 'dead' THEN 'run lost: worker ' || r.worker || ' stopped answering while it ran'
+						ELSE 'run lost: worker ' || r.worker || ' stopped while it ran and did not come back' END,
+					ended_at = $1
+				FROM gone g
+				WHERE r.worker = g.id AND r.state IN ('claimed', 'started') AND (r.abort OR r.state = 'started')
+				RETURNING r.run_id, g.id, g.state, true)
+			SELECT * FROM requeued UNION ALL SELECT * FROM ended ORDER BY 1`,
+			now.UnixNano(), now.Add(-r.timeout).UnixNano())
+		if err != nil {
+			return err
+		}
+		var t Taken
+		_, err = pgx.ForEachRow(rows, []any{&t.Run, &t.Worker, &t.State, &t.Lost}, func() error {
+			rc.Runs = append(rc.Runs, t)
+			requeued = requeued || !t.Lost
+			return nil
+		})
+		return err
 	})
 	if err != nil {
-		return Reclaimed{}, fmt.Errorf("cluster: take back the runs of workers gone: %w", err)
+		return Reclaimed{}, directorFailed("take back the runs of workers gone", err)
 	}
 	if requeued {
 		r.notify(ctx, notifyQueued)

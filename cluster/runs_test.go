@@ -2,8 +2,11 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,11 +15,24 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
+// enqueue queues runs at at as the director dir, which takes the
+// assignment lease if it does not hold it.
 func enqueue(t *testing.T, r *Registry, at time.Time, ws ...job.Launch) {
 	t.Helper()
-	if err := r.Enqueue(context.Background(), ws, at); err != nil {
+	if err := r.Enqueue(context.Background(), "dir", directorEpoch(t, r, "dir", at), ws, at); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// reclaim takes back the runs of workers gone at at as the director dir,
+// as enqueue does.
+func reclaim(t *testing.T, r *Registry, at time.Time) Reclaimed {
+	t.Helper()
+	rc, err := r.Reclaim(context.Background(), "dir", directorEpoch(t, r, "dir", at), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
 }
 
 func claim(t *testing.T, r *Registry, worker string, machines []string, n int, at time.Time) []Claim {
@@ -153,8 +169,8 @@ func TestReclaimDeadWorker(t *testing.T) {
 		t.Fatalf("mark started: %v %v", ok, err)
 	}
 	// Before the timeout nothing is taken back.
-	if rc, err := r.Reclaim(ctx, t0.Add(time.Second)); err != nil || len(rc.Runs) != 0 {
-		t.Fatalf("reclaim of a live worker: %+v %v", rc, err)
+	if rc := reclaim(t, r, t0.Add(time.Second)); len(rc.Runs) != 0 {
+		t.Fatalf("reclaim of a live worker: %+v", rc)
 	}
 	if _, err := r.Heartbeat(ctx, "dir", t0.Add(6*time.Second)); err != nil {
 		t.Fatal(err)
@@ -162,18 +178,15 @@ func TestReclaimDeadWorker(t *testing.T) {
 	if b := rebalance(t, r, "dir", t0.Add(6*time.Second)); !slices.Equal(b.Dead, []string{"w1"}) {
 		t.Fatalf("dead %v", b.Dead)
 	}
-	rc, err := r.Reclaim(ctx, t0.Add(6*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc := reclaim(t, r, t0.Add(6*time.Second))
 	want := []Taken{{Run: started.Launch.RunID, Worker: "w1", State: Dead, Lost: true}, {Run: notStarted.Launch.RunID, Worker: "w1", State: Dead}}
 	slices.SortFunc(want, func(a, b Taken) int { return int(a.Run - b.Run) })
 	if !slices.Equal(rc.Runs, want) {
 		t.Fatalf("reclaimed %+v, want %+v", rc.Runs, want)
 	}
 	// Again: nothing more.
-	if rc, err := r.Reclaim(ctx, t0.Add(7*time.Second)); err != nil || len(rc.Runs) != 0 {
-		t.Fatalf("second reclaim: %+v %v", rc, err)
+	if rc := reclaim(t, r, t0.Add(7*time.Second)); len(rc.Runs) != 0 {
+		t.Fatalf("second reclaim: %+v", rc)
 	}
 	out := outcomes(t, r, 1, 2)
 	lost := out[started.Launch.RunID]
@@ -213,16 +226,15 @@ func TestReclaimLeftWorker(t *testing.T) {
 	if err := r.Leave(ctx, "w1", 0, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if rc, err := r.Reclaim(ctx, t0.Add(5*time.Second)); err != nil || len(rc.Runs) != 0 {
-		t.Fatalf("reclaimed within the timeout: %+v %v", rc, err)
+	if rc := reclaim(t, r, t0.Add(5*time.Second)); len(rc.Runs) != 0 {
+		t.Fatalf("reclaimed within the timeout: %+v", rc)
 	}
 	held, err := r.Held(ctx, "w1")
 	if err != nil || len(held) != 1 || held[0].State != Started || held[0].Attempt != c.Attempt {
 		t.Fatalf("held %+v %v", held, err)
 	}
-	rc, err := r.Reclaim(ctx, t0.Add(7*time.Second))
-	if err != nil || !slices.Equal(rc.Runs, []Taken{{Run: 1, Worker: "w1", State: Left, Lost: true}}) {
-		t.Fatalf("reclaimed %+v %v", rc, err)
+	if rc := reclaim(t, r, t0.Add(7*time.Second)); !slices.Equal(rc.Runs, []Taken{{Run: 1, Worker: "w1", State: Left, Lost: true}}) {
+		t.Fatalf("reclaimed %+v", rc)
 	}
 }
 
@@ -269,7 +281,8 @@ func TestAbort(t *testing.T) {
 	r := registry(t, Space{Size: 60, Partitions: 4})
 	register(t, r, "w1", t0, RoleWorker)
 	enqueue(t, r, t0, job.Launch{RunID: 1, Task: "queued"})
-	if err := r.Abort(ctx, 1, t0.Add(time.Second)); err != nil {
+	epoch := directorEpoch(t, r, "dir", t0)
+	if err := r.Abort(ctx, "dir", epoch, 1, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if e := outcomes(t, r, 1)[1]; e.Result != job.ResultKilled || !e.End.Equal(t0.Add(time.Second)) {
@@ -285,7 +298,7 @@ func TestAbort(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	for _, run := range []int64{2, 3} {
-		if err := r.Abort(ctx, run, t0.Add(2*time.Second)); err != nil {
+		if err := r.Abort(ctx, "dir", epoch, run, t0.Add(2*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -335,7 +348,7 @@ func TestDispatchToWorker(t *testing.T) {
 	go func() {
 		nodeDone <- Run(ctx, Config{Registry: r, Node: Node{ID: "w1", Roles: []string{RoleWorker}}, Executor: x, Slots: 2})
 	}()
-	d := NewDispatch(r, time.Now, nil)
+	d := NewDispatch(Config{Registry: r, Node: Node{ID: "dir"}, Epoch: directorEpoch(t, r, "dir", time.Now())}, time.Now)
 	exits := make(chan job.Exit, 10)
 	report := func(e job.Exit) { exits <- e }
 	d.Start(job.Launch{RunID: 1, Task: "ok", Function: "ok"}, report)
@@ -395,4 +408,164 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("condition never held")
+}
+
+// channel returns the rows of cluster_runs, one line each, to compare
+// them before and after writes.
+func channel(t *testing.T, r *Registry) string {
+	t.Helper()
+	var s string
+	if err := r.pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(
+			format('%s %s %s %s %s %s %s', run_id, state, worker, attempt, abort, result, ended_at), E'\n' ORDER BY run_id), '')
+		FROM cluster_runs`).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDirectorWritesFenced: a director another took the cluster over
+// from, paused past its lease, takes back nothing, even when the same
+// name holds the lease again at a later epoch, and is told it was
+// deposed and by whom; its other writes in cluster_runs (queue, abort,
+// delete) are refused alike. The director that holds the lease takes
+// the runs back.
+func TestDirectorWritesFenced(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 60, Partitions: 4})
+	register(t, r, "w1", t0, RoleWorker)
+	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Enqueue(ctx, "d1", e1, []job.Launch{{RunID: 1, Task: "a"}, {RunID: 2, Task: "b"}, {RunID: 3, Task: "c"}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	cs := claim(t, r, "w1", nil, 2, t0)
+	if ok, err := r.MarkStarted(ctx, "w1", cs[0], t0); err != nil || !ok {
+		t.Fatalf("mark started: %v %v", ok, err)
+	}
+	// w1 falls silent and d1 finds it dead, then d1 is paused past its
+	// lease, and d2 takes the cluster over.
+	if b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second)); err != nil || !b.Leader || !slices.Equal(b.Dead, []string{"w1"}) {
+		t.Fatalf("d1's rebalance: %+v %v", b, err)
+	}
+	e2, err := r.TakeDirector(ctx, Node{ID: "d2"}, t0.Add(12*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := channel(t, r)
+	deposed := func(what string, err error, holder string, epoch int64) {
+		t.Helper()
+		var d *DeposedError
+		if !errors.As(err, &d) || !errors.Is(err, ErrDeposed) || d.Holder != holder || d.Epoch != epoch || d.Director != "d1" || d.Held != e1 {
+			t.Errorf("%s by d1 at epoch %d: %v, want it deposed by %s at epoch %d", what, e1, err, holder, epoch)
+		}
+	}
+	rc, err := r.Reclaim(ctx, "d1", e1, t0.Add(12*time.Second))
+	deposed("reclaim", err, "d2", e2)
+	if len(rc.Runs) != 0 {
+		t.Errorf("a deposed director's reclaim reports runs taken back: %+v", rc.Runs)
+	}
+	if want := fmt.Sprintf("d2 holds it at epoch %d; this director (d1) held epoch %d", e2, e1); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("the reclaim's error %q does not say %q", err, want)
+	}
+	deposed("queue", r.Enqueue(ctx, "d1", e1, []job.Launch{{RunID: 4, Task: "d"}}, t0.Add(12*time.Second)), "d2", e2)
+	deposed("abort", r.Abort(ctx, "d1", e1, 3, t0.Add(12*time.Second)), "d2", e2)
+	deposed("delete", r.Delete(ctx, "d1", e1, []int64{3}), "d2", e2)
+	deposed("sweep", r.DeleteExcept(ctx, "d1", e1, nil), "d2", e2)
+	if after := channel(t, r); after != before {
+		t.Fatalf("a deposed director's writes changed cluster_runs:\n%s\nwant\n%s", after, before)
+	}
+	// d1 takes the cluster back under its name: its former epoch is
+	// still refused.
+	e3, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0.Add(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Reclaim(ctx, "d1", e1, t0.Add(30*time.Second))
+	deposed("reclaim", err, "d1", e3)
+	if after := channel(t, r); after != before {
+		t.Fatalf("a reclaim at a former epoch changed cluster_runs:\n%s\nwant\n%s", after, before)
+	}
+	// At the epoch it holds, it takes the runs back.
+	rc, err = r.Reclaim(ctx, "d1", e3, t0.Add(30*time.Second))
+	want := []Taken{{Run: 1, Worker: "w1", State: Dead, Lost: true}, {Run: 2, Worker: "w1", State: Dead}}
+	if err != nil || !slices.Equal(rc.Runs, want) {
+		t.Fatalf("reclaim at the current epoch: %+v %v, want %+v", rc.Runs, err, want)
+	}
+	if out := outcomes(t, r, 1); out[1].Result != job.ResultLost {
+		t.Errorf("run 1 taken back: %+v, want it lost", out[1])
+	}
+}
+
+// TestDispatchDeposed: the dispatch of a director another took the
+// cluster over from queues nothing: it drops the run it was given and
+// reports the director deposed, as its node would, and stops at once.
+func TestDispatchDeposed(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 60, Partitions: 4})
+	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := r.TakeDirector(ctx, Node{ID: "d2"}, t0.Add(6*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deposed := make(chan error, 1)
+	d := NewDispatch(Config{Registry: r, Node: Node{ID: "d1"}, Epoch: e1, Deposed: func(err error) { deposed <- err }},
+		func() time.Time { return t0.Add(7 * time.Second) })
+	d.Start(job.Launch{RunID: 1, Task: "a"}, func(job.Exit) {})
+	var dep *DeposedError
+	select {
+	case err := <-deposed:
+		if !errors.As(err, &dep) || dep.Holder != "d2" || dep.Epoch != e2 {
+			t.Fatalf("reported %v, want d1 deposed by d2 at epoch %d", err, e2)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the dispatch never reported its director deposed")
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	d.Stop(sctx)
+	if sctx.Err() != nil {
+		t.Error("Stop waited to write what a deposed director gathered")
+	}
+	if got := channel(t, r); got != "" {
+		t.Errorf("a deposed director's dispatch queued runs:\n%s", got)
+	}
+}
+
+// TestReclaimDeposedNode: a director node whose reclaim is refused,
+// another director having taken the cluster over since its rebalance,
+// journals nothing, not even the death it found, and returns who
+// deposed it, for its heartbeat to stop it as when its rebalance finds
+// it deposed.
+func TestReclaimDeposedNode(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 60, Partitions: 4})
+	register(t, r, "w1", t0, RoleWorker)
+	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second))
+	if err != nil || !slices.Equal(b.Dead, []string{"w1"}) {
+		t.Fatalf("d1's rebalance: %+v %v", b, err)
+	}
+	e2, err := r.TakeDirector(ctx, Node{ID: "d2"}, t0.Add(12*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []Gone
+	n := &node{log: slog.New(slog.DiscardHandler), cfg: Config{Registry: r, Node: Node{ID: "d1", Roles: []string{RoleDirector}}, Epoch: e1,
+		Now:  func() time.Time { return t0.Add(12 * time.Second) },
+		Gone: func(_ context.Context, g Gone) error { gone = append(gone, g); return nil }}}
+	d := n.reclaim(ctx, b.Dead)
+	if d == nil || d.Holder != "d2" || d.Epoch != e2 {
+		t.Errorf("the reclaim of a deposed director returned %v, want it deposed by d2 at epoch %d", d, e2)
+	}
+	if len(gone) != 0 {
+		t.Errorf("a deposed director journaled %+v", gone)
+	}
 }
