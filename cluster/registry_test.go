@@ -76,6 +76,20 @@ func directorEpoch(t *testing.T, r *Registry, director string, at time.Time) int
 	return epoch
 }
 
+// soleClock registers id as the director and the only clock node of r
+// (a space of one spot and one partition, so 60 partitions with the
+// dedicated ones) and returns its leases.
+func soleClock(t *testing.T, r *Registry, id string) []Lease {
+	t.Helper()
+	register(t, r, id, t0, RoleClock, RoleDirector)
+	rebalance(t, r, id, t0)
+	ls, err := r.Heartbeat(context.Background(), id, t0)
+	if err != nil || len(ls) != 60 {
+		t.Fatalf("%s's leases: %v (%v)", id, ls, err)
+	}
+	return ls
+}
+
 func owned(t *testing.T, r *Registry) map[string][]int {
 	t.Helper()
 	nodes, err := r.Nodes(context.Background())
@@ -185,12 +199,7 @@ func TestRegistrationAndHealth(t *testing.T) {
 func TestFencedFires(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 1, Partitions: 1})
-	register(t, r, "a", t0, RoleClock, RoleDirector)
-	rebalance(t, r, "a", t0)
-	la, err := r.Heartbeat(ctx, "a", t0)
-	if err != nil || len(la) != 60 {
-		t.Fatalf("a's leases: %v (%v)", la, err)
-	}
+	la := soleClock(t, r, "a")
 	f := Fire{Task: "nightly", Scheduled: t0}
 	if ok, err := r.Record(ctx, "a", la[0], f, t0); !ok || err != nil {
 		t.Fatalf("first record: %v, %v", ok, err)
@@ -577,12 +586,7 @@ func fireAt(task string, h int) Fire {
 func TestFireStatements(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 1, Partitions: 1})
-	register(t, r, "a", t0, RoleClock, RoleDirector)
-	rebalance(t, r, "a", t0)
-	la, err := r.Heartbeat(ctx, "a", t0)
-	if err != nil || len(la) == 0 {
-		t.Fatalf("a's leases: %v (%v)", la, err)
-	}
+	la := soleClock(t, r, "a")
 	record := func(want int, recordedAt time.Time, fs ...Fire) {
 		t.Helper()
 		if n, err := r.RecordAll(ctx, "a", la[0], fs, recordedAt); n != want || err != nil {
@@ -658,12 +662,7 @@ func TestFireStatements(t *testing.T) {
 func TestRecordTurn(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 1, Partitions: 1})
-	register(t, r, "a", t0, RoleClock, RoleDirector)
-	rebalance(t, r, "a", t0)
-	la, err := r.Heartbeat(ctx, "a", t0)
-	if err != nil || len(la) < 3 {
-		t.Fatalf("a's leases: %v (%v)", la, err)
-	}
+	la := soleClock(t, r, "a")
 	stale := la[1]
 	stale.Epoch--
 	got, err := r.RecordTurn(ctx, "a", []Batch{

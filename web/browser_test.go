@@ -44,14 +44,7 @@ type demo struct {
 func startDemo(t *testing.T) *demo {
 	t.Helper()
 	ctx := context.Background()
-	s, err := gnomon.New(gnomon.Config{DataDir: t.TempDir(), Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	s := started(t, gnomon.Config{DataDir: t.TempDir()})
 	for _, f := range []string{"demo.def", "seed004.def", "configurations.json", "trees.json"} {
 		text, err := os.ReadFile(filepath.Join("..", "examples", f))
 		if err != nil {
@@ -64,6 +57,7 @@ func startDemo(t *testing.T) *demo {
 	srv := httptest.NewServer(s.Handler(gnomon.HandlerConfig{Version: "test"}))
 	t.Cleanup(srv.Close)
 	d := &demo{s: s, url: srv.URL}
+	var err error
 	if d.admin, err = s.NewToken(ctx, auth.Request{Name: "ada", Role: auth.Admin}); err != nil {
 		t.Fatal(err)
 	}

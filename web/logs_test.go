@@ -17,19 +17,28 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
+// started returns a scheduler on cfg, in UTC, started, and stopped when
+// the test ends.
+func started(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
+	t.Helper()
+	cfg.Location = time.UTC
+	s, err := gnomon.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return s
+}
+
 // The log of one run is the part of its task's log files it appended:
 // of three runs, the second's shows its lines only; a run in flight
 // shows what it wrote so far and polls for more.
 func TestRunLogs(t *testing.T) {
 	ctx := context.Background()
-	s, err := gnomon.New(gnomon.Config{DataDir: t.TempDir(), Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	s := started(t, gnomon.Config{DataDir: t.TempDir()})
 	if err := s.Apply(ctx, "t.def", `insert_task: talk
 type: callable
 command: echo "out of run $GNOMON_RUN_ID"; echo "err of run $GNOMON_RUN_ID" >&2
@@ -153,14 +162,7 @@ func (workerRunner) Stop(context.Context)                         {}
 func TestRunLogsOnWorker(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := gnomon.New(gnomon.Config{DataDir: dir, Location: time.UTC, Runner: workerRunner{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	s := started(t, gnomon.Config{DataDir: dir, Runner: workerRunner{}})
 	if err := s.Apply(ctx, "t.def", `insert_task: far
 type: callable
 command: echo far
