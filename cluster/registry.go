@@ -385,22 +385,6 @@ func (e *DeposedError) Error() string {
 // Unwrap returns ErrDeposed.
 func (e *DeposedError) Unwrap() error { return ErrDeposed }
 
-// fence checks, in tx, that director still holds the assignment lease at
-// epoch, expired or not, reading the lease row FOR SHARE until tx ends,
-// as the fence of the director's store does: a takeover waits for tx,
-// and a write of tx after one is refused. It returns a *DeposedError
-// when the lease is another's, or was released.
-func fence(ctx context.Context, tx pgx.Tx, director string, epoch int64) error {
-	d := &DeposedError{Director: director, Held: epoch}
-	if err := tx.QueryRow(ctx, `SELECT node, epoch FROM cluster_leases WHERE partition = $1 FOR SHARE`, assignment).Scan(&d.Holder, &d.Epoch); err != nil {
-		return err
-	}
-	if d.Holder != director || d.Epoch != epoch {
-		return d
-	}
-	return nil
-}
-
 // Balance is what one rebalance did.
 type Balance struct {
 	// Leader is false when the director no longer holds the assignment

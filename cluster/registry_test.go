@@ -18,7 +18,7 @@ var t0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 
 // registry opens a fresh database, migrated by the store, and a registry
 // on it with a small space.
-func registry(t *testing.T, space Space) *Registry {
+func registry(t testing.TB, space Space) *Registry {
 	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, pgtest.URL(t))
@@ -55,7 +55,7 @@ func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance
 // directorEpoch returns the epoch at which director holds the assignment
 // lease, taking it at at first if it does not hold it and can take it;
 // if another director holds it, it returns the holder's epoch.
-func directorEpoch(t *testing.T, r *Registry, director string, at time.Time) int64 {
+func directorEpoch(t testing.TB, r *Registry, director string, at time.Time) int64 {
 	t.Helper()
 	ctx := context.Background()
 	var holder string

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gnomon-sched/gnomon/job"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // The target channel: the runs the director's engine started wait in
@@ -49,7 +51,7 @@ type Claim struct {
 }
 
 // Enqueue queues runs for workers, at now, for director, which must hold
-// the assignment lease at epoch (see fence): it returns a *DeposedError,
+// the assignment lease at epoch (see fenced): it returns a *DeposedError,
 // having queued nothing, when it does not. A run queued already is left
 // as it is, so enqueueing again (after a restart of the director) is
 // safe.
@@ -70,32 +72,68 @@ func (r *Registry) Enqueue(ctx context.Context, director string, epoch int64, ws
 			dues[i] = w.Scheduled.UnixNano()
 		}
 	}
-	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `WITH q AS (
-				INSERT INTO cluster_runs (run_id, task, launch, machine, priority, due_at)
-				SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::text[], $5::int[], $6::bigint[])
-				ON CONFLICT (run_id) DO NOTHING RETURNING 1)
-			SELECT pg_notify($7, '') FROM (SELECT count(*) AS n FROM q) c WHERE c.n > 0`,
-			ids, tasks, launches, machines, prios, dues, notifyQueued)
-		return err
-	})
+	err := r.fenced(ctx, director, epoch, nil, `WITH q AS (
+			INSERT INTO cluster_runs (run_id, task, launch, machine, priority, due_at)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::jsonb[], $4::text[], $5::int[], $6::bigint[])
+			ON CONFLICT (run_id) DO NOTHING RETURNING 1)
+		SELECT pg_notify($7, '') FROM (SELECT count(*) AS n FROM q) c WHERE c.n > 0`,
+		ids, tasks, launches, machines, prios, dues, notifyQueued)
 	if err != nil {
 		return directorFailed(fmt.Sprintf("queue %d runs", len(ws)), err)
 	}
 	return nil
 }
 
-// fenced runs f in a transaction of director's that first checks that
-// it holds the assignment lease at epoch (fence), so that a director
-// another took the cluster from, even paused in the middle of a write,
-// writes nothing in the cluster's tables once the new one holds them.
-func (r *Registry) fenced(ctx context.Context, director string, epoch int64, f func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		if err := fence(ctx, tx, director, epoch); err != nil {
-			return err
+// fenced runs sql, one statement, as a transaction of director's that
+// first checks that it holds the assignment lease at epoch, all in one
+// round trip: gnomon_fence reads the lease row FOR SHARE until the
+// statement commits, so that a director another took the cluster from,
+// even paused in the middle of a write, writes nothing in the cluster's
+// tables once the new one holds them (a takeover waits for the write).
+// read, when not nil, reads the statement's rows; what it gathers stands
+// only if fenced returns nil, the transaction committed. A refused write
+// returns a *DeposedError.
+func (r *Registry) fenced(ctx context.Context, director string, epoch int64, read func(pgx.Rows) error, sql string, args ...any) error {
+	// A batch is one implicit transaction: the check's failure rolls the
+	// statement back.
+	var b pgx.Batch
+	b.Queue(`SELECT gnomon_fence($1, $2)`, director, epoch)
+	b.Queue(sql, args...)
+	res := r.pool.SendBatch(ctx, &b)
+	_, err := res.Exec()
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = res.Query(); err == nil {
+			if read != nil {
+				err = read(rows)
+			}
+			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
 		}
-		return f(tx)
-	})
+	}
+	if cerr := res.Close(); err == nil {
+		err = cerr
+	}
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == fencedCode {
+		return r.deposed(ctx, director, epoch)
+	}
+	return err
+}
+
+// fencedCode is the SQLSTATE gnomon_fence raises.
+const fencedCode = "GNF01"
+
+// deposed returns the *DeposedError of director, which held the
+// assignment lease at epoch, saying who holds it now.
+func (r *Registry) deposed(ctx context.Context, director string, epoch int64) error {
+	d := &DeposedError{Director: director, Held: epoch}
+	err := r.pool.QueryRow(ctx, `SELECT node, epoch FROM cluster_leases WHERE partition = $1`, assignment).Scan(&d.Holder, &d.Epoch)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w (who holds the cluster now is unknown: %v)", &DeposedError{Director: director, Held: epoch}, err)
+	}
+	return d
 }
 
 // directorFailed wraps the error of a director's write: a deposed
@@ -254,18 +292,15 @@ func (r *Registry) Requeue(ctx context.Context, worker string, c Claim) error {
 func (r *Registry) Abort(ctx context.Context, director string, epoch int64, run int64, now time.Time) error {
 	// One UPDATE, not one per state: a claim committed while it waits for
 	// the row makes it judge the row again, as claimed.
-	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `WITH a AS (
-				UPDATE cluster_runs SET abort = true,
-					state = CASE WHEN state = 'queued' THEN 'ended' ELSE state END,
-					exit_code = CASE WHEN state = 'queued' THEN -1 ELSE exit_code END,
-					result = CASE WHEN state = 'queued' THEN 'killed' ELSE result END,
-					message = CASE WHEN state = 'queued' THEN 'aborted before a worker took it' ELSE message END,
-					ended_at = CASE WHEN state = 'queued' THEN $2 ELSE ended_at END
-				WHERE run_id = $1 AND state <> 'ended' RETURNING 1)
-			SELECT pg_notify($3, ''), pg_notify($4, '') FROM a`, run, now.UnixNano(), notifyQueued, notifyEnded)
-		return err
-	})
+	err := r.fenced(ctx, director, epoch, nil, `WITH a AS (
+			UPDATE cluster_runs SET abort = true,
+				state = CASE WHEN state = 'queued' THEN 'ended' ELSE state END,
+				exit_code = CASE WHEN state = 'queued' THEN -1 ELSE exit_code END,
+				result = CASE WHEN state = 'queued' THEN 'killed' ELSE result END,
+				message = CASE WHEN state = 'queued' THEN 'aborted before a worker took it' ELSE message END,
+				ended_at = CASE WHEN state = 'queued' THEN $2 ELSE ended_at END
+			WHERE run_id = $1 AND state <> 'ended' RETURNING 1)
+		SELECT pg_notify($3, ''), pg_notify($4, '') FROM a`, run, now.UnixNano(), notifyQueued, notifyEnded)
 	if err != nil {
 		return directorFailed(fmt.Sprintf("abort run %d", run), err)
 	}
@@ -310,10 +345,7 @@ func (r *Registry) Outcomes(ctx context.Context, runs []int64) ([]job.Exit, erro
 // Delete removes runs whose outcome director, at epoch (as Enqueue), has
 // made durable.
 func (r *Registry) Delete(ctx context.Context, director string, epoch int64, runs []int64) error {
-	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `DELETE FROM cluster_runs WHERE run_id = ANY($1)`, runs)
-		return err
-	})
+	err := r.fenced(ctx, director, epoch, nil, `DELETE FROM cluster_runs WHERE run_id = ANY($1)`, runs)
 	if err != nil {
 		return directorFailed(fmt.Sprintf("delete %d runs", len(runs)), err)
 	}
@@ -324,10 +356,7 @@ func (r *Registry) Delete(ctx context.Context, director string, epoch int64, run
 // epoch (as Enqueue): at a director's start, the runs its engine no
 // longer has in flight.
 func (r *Registry) DeleteExcept(ctx context.Context, director string, epoch int64, keep []int64) error {
-	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `DELETE FROM cluster_runs WHERE NOT run_id = ANY($1)`, keep)
-		return err
-	})
+	err := r.fenced(ctx, director, epoch, nil, `DELETE FROM cluster_runs WHERE NOT run_id = ANY($1)`, keep)
 	if err != nil {
 		return directorFailed("delete runs", err)
 	}
@@ -360,37 +389,32 @@ type Taken struct {
 func (r *Registry) Reclaim(ctx context.Context, director string, epoch int64, now time.Time) (Reclaimed, error) {
 	var rc Reclaimed
 	requeued := false
-	err := r.fenced(ctx, director, epoch, func(tx pgx.Tx) error {
-		rc, requeued = Reclaimed{}, false
-		rows, err := tx.Query(ctx, `WITH gone AS (
-				SELECT id, state FROM cluster_nodes WHERE state = 'dead' OR (state = 'left' AND ended_at < $2)),
-			requeued AS (
-				UPDATE cluster_runs r SET state = 'queued', worker = '', claimed_at = 0 FROM gone g
-				WHERE r.worker = g.id AND r.state = 'claimed' AND NOT r.abort
-				RETURNING r.run_id, g.id, g.state, false),
-			ended AS (
-				UPDATE cluster_runs r SET state = 'ended', exit_code = -1,
-					result = CASE WHEN r.state = 'claimed' THEN 'killed' ELSE 'lost' END,
-					message = CASE WHEN r.state = 'claimed' THEN 'aborted before it started'
-						WHEN g.state = 'dead' THEN 'run lost: worker ' || r.worker || ' stopped answering while it ran'
-						ELSE 'run lost: worker ' || r.worker || ' stopped while it ran and did not come back' END,
-					ended_at = $1
-				FROM gone g
-				WHERE r.worker = g.id AND r.state IN ('claimed', 'started') AND (r.abort OR r.state = 'started')
-				RETURNING r.run_id, g.id, g.state, true)
-			SELECT * FROM requeued UNION ALL SELECT * FROM ended ORDER BY 1`,
-			now.UnixNano(), now.Add(-r.timeout).UnixNano())
-		if err != nil {
-			return err
-		}
+	err := r.fenced(ctx, director, epoch, func(rows pgx.Rows) error {
 		var t Taken
-		_, err = pgx.ForEachRow(rows, []any{&t.Run, &t.Worker, &t.State, &t.Lost}, func() error {
+		_, err := pgx.ForEachRow(rows, []any{&t.Run, &t.Worker, &t.State, &t.Lost}, func() error {
 			rc.Runs = append(rc.Runs, t)
 			requeued = requeued || !t.Lost
 			return nil
 		})
 		return err
-	})
+	}, `WITH gone AS (
+			SELECT id, state FROM cluster_nodes WHERE state = 'dead' OR (state = 'left' AND ended_at < $2)),
+		requeued AS (
+			UPDATE cluster_runs r SET state = 'queued', worker = '', claimed_at = 0 FROM gone g
+			WHERE r.worker = g.id AND r.state = 'claimed' AND NOT r.abort
+			RETURNING r.run_id, g.id, g.state, false),
+		ended AS (
+			UPDATE cluster_runs r SET state = 'ended', exit_code = -1,
+				result = CASE WHEN r.state = 'claimed' THEN 'killed' ELSE 'lost' END,
+				message = CASE WHEN r.state = 'claimed' THEN 'aborted before it started'
+					WHEN g.state = 'dead' THEN 'run lost: worker ' || r.worker || ' stopped answering while it ran'
+					ELSE 'run lost: worker ' || r.worker || ' stopped while it ran and did not come back' END,
+				ended_at = $1
+			FROM gone g
+			WHERE r.worker = g.id AND r.state IN ('claimed', 'started') AND (r.abort OR r.state = 'started')
+			RETURNING r.run_id, g.id, g.state, true)
+		SELECT * FROM requeued UNION ALL SELECT * FROM ended ORDER BY 1`,
+		now.UnixNano(), now.Add(-r.timeout).UnixNano())
 	if err != nil {
 		return Reclaimed{}, directorFailed("take back the runs of workers gone", err)
 	}

@@ -569,3 +569,22 @@ func TestReclaimDeposedNode(t *testing.T) {
 		t.Errorf("a deposed director journaled %+v", gone)
 	}
 }
+
+// BenchmarkDirectorWrites is the director's share of a run in the target
+// channel: queueing it, then deleting it once its outcome is durable,
+// two fenced writes.
+func BenchmarkDirectorWrites(b *testing.B) {
+	r := registry(b, DefaultSpace)
+	ctx := context.Background()
+	epoch := directorEpoch(b, r, "dir", t0)
+	var id int64
+	for b.Loop() {
+		id++
+		if err := r.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: id, Task: "t"}}, t0); err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Delete(ctx, "dir", epoch, []int64{id}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
