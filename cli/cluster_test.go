@@ -88,10 +88,22 @@ func startCluster(t *testing.T, clocks int) (db string, client *api.Client, node
 // one second. Each node's commands see its name in $TEST_NODE_NAME.
 func startNodes(t *testing.T, specs ...nodeSpec) (db string, client *api.Client, nodes map[string]*clusterNode) {
 	t.Helper()
+	skipOnOtherStores(t)
+	db = pgtest.URL(t)
+	client, nodes = startNodesOn(t, db, specs...)
+	return db, client, nodes
+}
+
+func skipOnOtherStores(t *testing.T) {
+	t.Helper()
 	if os.Getenv("GNOMON_TEST_DB") != "" {
 		t.Skip("the cluster tests make their own PostgreSQL database: they run once, in the pass on the embedded store")
 	}
-	db = pgtest.URL(t)
+}
+
+// startNodesOn is startNodes on the database at db.
+func startNodesOn(t *testing.T, db string, specs ...nodeSpec) (client *api.Client, nodes map[string]*clusterNode) {
+	t.Helper()
 	dir := t.TempDir()
 	nodes = map[string]*clusterNode{}
 	for _, sp := range specs {
@@ -129,7 +141,7 @@ func startNodes(t *testing.T, specs ...nodeSpec) (db string, client *api.Client,
 		}
 		return len(st.Nodes) == len(specs)
 	})
-	return db, client, nodes
+	return client, nodes
 }
 
 func waitUntil(t *testing.T, what string, cond func() bool) {

@@ -106,6 +106,10 @@ type node struct {
 	worker *worker // runs on a goroutine of its own
 	// holder is the director that deposed this one, once it was.
 	holder string
+	// A director's watch of the cluster: since when its rounds have
+	// all succeeded (watched), and when the last did (lastRound; zero
+	// after one failed).
+	watched, lastRound time.Time
 }
 
 // Run runs a node until ctx is done: it registers, heartbeats, and plays
@@ -319,14 +323,26 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 	}
 	if err != nil {
 		n.log.Warn("heartbeat failed", "err", err)
+		n.lastRound = time.Time{}
 		return true, false, nil
 	}
 	if n.cfg.Node.Has(RoleDirector) {
-		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.cfg.Epoch, n.now())
-		if err != nil {
+		// A round that failed, or one late by more than a timeout (the
+		// director was stalled), breaks the watch: the nodes' silence
+		// meanwhile is not theirs to answer for.
+		now := n.now()
+		if n.lastRound.IsZero() || now.Sub(n.lastRound) > reg.timeout {
+			n.watched = now
+		}
+		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.cfg.Epoch, now, n.watched)
+		switch {
+		case err != nil:
+			n.lastRound = time.Time{}
 			n.log.Warn("rebalance failed", "err", err)
-		} else if !b.Leader {
+		case !b.Leader:
 			return true, false, n.deposed(&DeposedError{Holder: b.Holder, Epoch: b.Epoch, Director: n.cfg.Node.ID, Held: n.cfg.Epoch})
+		default:
+			n.lastRound = now
 		}
 		for _, d := range b.Dead {
 			n.log.Warn("node found dead: its partitions move", "dead", d)

@@ -408,7 +408,15 @@ type Balance struct {
 // FOR SHARE at epoch. A director that lost the lease changes nothing: the
 // Balance says who holds it (a director never takes the lease here; only
 // TakeDirector does, before its engine starts).
-func (r *Registry) Rebalance(ctx context.Context, director string, epoch int64, now time.Time) (Balance, error) {
+//
+// watched is since when the director has watched the cluster without a
+// break (see node.heartbeat): a node is found dead only when it was silent
+// for the timeout within the watch. An outage of the database silences
+// every node, and the director with them; once it is over, each has a
+// timeout to heartbeat again before it is judged, rather than all being
+// found dead, and their runs lost, at the director's first round. The
+// zero time is a watch that never broke.
+func (r *Registry) Rebalance(ctx context.Context, director string, epoch int64, now, watched time.Time) (Balance, error) {
 	var b Balance
 	holder := func(q interface {
 		QueryRow(context.Context, string, ...any) pgx.Row
@@ -443,17 +451,19 @@ func (r *Registry) Rebalance(ctx context.Context, director string, epoch int64, 
 			return err
 		}
 		b.Leader = true
-		rows, err := tx.Query(ctx, `UPDATE cluster_nodes SET state = 'dead', ended_at = $1
-			WHERE state IN ('live', 'draining') AND heartbeat_at < $2 RETURNING id`, now.UnixNano(), now.Add(-r.timeout).UnixNano())
-		if err != nil {
-			return err
+		if silent := now.Add(-r.timeout); watched.Before(silent) {
+			rows, err := tx.Query(ctx, `UPDATE cluster_nodes SET state = 'dead', ended_at = $1
+				WHERE state IN ('live', 'draining') AND heartbeat_at < $2 RETURNING id`, now.UnixNano(), silent.UnixNano())
+			if err != nil {
+				return err
+			}
+			if b.Dead, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+				return err
+			}
+			slices.Sort(b.Dead)
 		}
-		if b.Dead, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return err
-		}
-		slices.Sort(b.Dead)
 		var clocks []string
-		rows, err = tx.Query(ctx, `SELECT id, roles FROM cluster_nodes WHERE state = 'live'`)
+		rows, err := tx.Query(ctx, `SELECT id, roles FROM cluster_nodes WHERE state = 'live'`)
 		if err != nil {
 			return err
 		}

@@ -45,7 +45,7 @@ func register(t *testing.T, r *Registry, id string, at time.Time, roles ...strin
 // (as a director does when it starts), then rebalances at its epoch.
 func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance {
 	t.Helper()
-	b, err := r.Rebalance(context.Background(), director, directorEpoch(t, r, director, at), at)
+	b, err := r.Rebalance(context.Background(), director, directorEpoch(t, r, director, at), at, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +193,37 @@ func TestRegistrationAndHealth(t *testing.T) {
 	}
 }
 
+// A node is found dead only for a silence within the director's watch:
+// after a break (the database was down, every node silent with it), each
+// has a timeout to heartbeat again.
+func TestSilenceWithinWatch(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 4, Partitions: 4})
+	register(t, r, "d1", t0, RoleDirector)
+	register(t, r, "c1", t0, RoleClock)
+	register(t, r, "c2", t0, RoleClock)
+	rebalance(t, r, "d1", t0)
+	epoch := directorEpoch(t, r, "d1", t0)
+	// Every node silent for 30 s; the director's watch starts again as
+	// the database comes back.
+	back := t0.Add(30 * time.Second)
+	r.Heartbeat(ctx, "d1", back)
+	for _, at := range []time.Time{back, back.Add(5 * time.Second)} {
+		b, err := r.Rebalance(ctx, "d1", epoch, at, back)
+		if err != nil || !b.Leader || len(b.Dead) != 0 || len(b.Moves) != 0 {
+			t.Fatalf("at %s, watching since the database came back: %+v, %v", at.Sub(t0), b, err)
+		}
+	}
+	// c1 heartbeats within the timeout of the watch; c2 does not.
+	r.Heartbeat(ctx, "c1", back.Add(3*time.Second))
+	at := back.Add(5*time.Second + time.Millisecond)
+	r.Heartbeat(ctx, "d1", at)
+	b, err := r.Rebalance(ctx, "d1", epoch, at, back)
+	if err != nil || !slices.Equal(b.Dead, []string{"c2"}) {
+		t.Fatalf("a timeout into the watch: dead %v, want c2 (%v)", b.Dead, err)
+	}
+}
+
 // A fire is recorded once per occurrence, only under the current owner's
 // lease at its epoch: a node that lost the partition is fenced off even
 // if it does not know yet, and the new owner records what is new.
@@ -277,7 +308,7 @@ func TestFiresRaceMoves(t *testing.T) {
 				cancel()
 				return
 			}
-			if _, err := r.Rebalance(ctx, "d", epoch, t0); err != nil {
+			if _, err := r.Rebalance(ctx, "d", epoch, t0, time.Time{}); err != nil {
 				t.Error(err)
 				cancel()
 				return
@@ -405,7 +436,7 @@ func TestDirectorEpochs(t *testing.T) {
 		t.Fatalf("the same node again: epoch %d (%v), want %d", e2, err, e1+1)
 	}
 	_, _, expires := leaseOf(t, r)
-	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(2*time.Second))
+	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(2*time.Second), time.Time{})
 	if err != nil || b.Leader || b.Holder != "d1" || b.Epoch != e2 || len(b.Moves) != 0 {
 		t.Fatalf("a rebalance at the former epoch: %+v (%v)", b, err)
 	}
@@ -424,7 +455,7 @@ func TestDirectorEpochs(t *testing.T) {
 	}
 	// d1 resumes after d2's lease expired too: it does not take it back.
 	later := late.Add(time.Minute)
-	if b, err := r.Rebalance(ctx, "d1", e2, later); err != nil || b.Leader || b.Holder != "d2" || b.Epoch != e3 {
+	if b, err := r.Rebalance(ctx, "d1", e2, later, time.Time{}); err != nil || b.Leader || b.Holder != "d2" || b.Epoch != e3 {
 		t.Fatalf("the deposed director's rebalance: %+v (%v)", b, err)
 	}
 	if node, epoch, _ := leaseOf(t, r); node != "d2" || epoch != e3 {
@@ -441,7 +472,7 @@ func TestDirectorEpochs(t *testing.T) {
 	if _, err := r.Heartbeat(ctx, "c1", later); err != nil {
 		t.Fatal(err)
 	}
-	b, err = r.Rebalance(ctx, "d2", e3, later)
+	b, err = r.Rebalance(ctx, "d2", e3, later, time.Time{})
 	if err != nil || !b.Leader || len(b.Moves) == 0 {
 		t.Fatalf("the holder's rebalance: %+v (%v)", b, err)
 	}

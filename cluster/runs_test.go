@@ -446,7 +446,7 @@ func TestDirectorWritesFenced(t *testing.T) {
 	}
 	// w1 falls silent and d1 finds it dead, then d1 is paused past its
 	// lease, and d2 takes the cluster over.
-	if b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second)); err != nil || !b.Leader || !slices.Equal(b.Dead, []string{"w1"}) {
+	if b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second), time.Time{}); err != nil || !b.Leader || !slices.Equal(b.Dead, []string{"w1"}) {
 		t.Fatalf("d1's rebalance: %+v %v", b, err)
 	}
 	e2, err := r.TakeDirector(ctx, Node{ID: "d2"}, t0.Add(12*time.Second))
@@ -549,7 +549,7 @@ func TestReclaimDeposedNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second))
+	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second), time.Time{})
 	if err != nil || !slices.Equal(b.Dead, []string{"w1"}) {
 		t.Fatalf("d1's rebalance: %+v %v", b, err)
 	}

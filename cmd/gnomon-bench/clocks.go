@@ -467,7 +467,7 @@ func rawFires(pg string, n, hours, k int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, err := reg.Rebalance(ctx, "bench", epoch, now); err != nil {
+	if _, err := reg.Rebalance(ctx, "bench", epoch, now, time.Time{}); err != nil {
 		return 0, err
 	}
 	leases := make([][]cluster.Lease, k)
