@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -462,4 +463,77 @@ func webSession(t *testing.T, c *api.Client) func(path string) string {
 		}
 		return string(b)
 	}
+}
+
+// TestClusterWorkerRestarted stops a worker with SIGTERM while a run is in
+// flight: restarted within the node timeout, it takes the run up again
+// (its command went on under its supervisor) and reports its end; stopped
+// for longer, the run is recorded lost, and the worker, back, kills the
+// command it left running.
+func TestClusterWorkerRestarted(t *testing.T) {
+	timeout := []string{"--node-timeout", "3s"}
+	_, c, nodes := startNodes(t,
+		nodeSpec{name: "dir", roles: "director,clock", flags: timeout},
+		nodeSpec{name: "w1", roles: "worker", machines: "gpu", flags: timeout})
+	ctx := context.Background()
+	out := t.TempDir()
+	defs := fmt.Sprintf(`insert_task: slow
+type: callable
+machine: gpu
+command: echo $$ > %[1]s/slow.pid; while [ ! -e %[1]s/slow.go ]; do sleep 0.1; done; echo finished
+out_log_file: %[1]s/slow.out
+err_log_file: %[1]s/slow.err
+`, out)
+	if _, err := c.Define(ctx, "gpu.def", defs, false); err != nil {
+		t.Fatal(err)
+	}
+	w1 := nodes["w1"]
+	pidFile := filepath.Join(out, "slow.pid")
+	startSlow := func() int {
+		os.Remove(pidFile)
+		if err := c.Event(ctx, "slow", "start"); err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		waitUntil(t, "slow started on w1", func() bool {
+			b, err := os.ReadFile(pidFile)
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			return err == nil && pid > 0
+		})
+		return pid
+	}
+
+	// Restarted within the timeout: the run goes on and ends.
+	startSlow()
+	if !w1.stop(10 * time.Second) {
+		t.Fatal("w1 did not exit on SIGTERM")
+	}
+	w1.start()
+	if err := os.WriteFile(filepath.Join(out, "slow.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "slow ended", func() bool { return lastRun(t, c, "slow").Status != job.Running })
+	if r := lastRun(t, c, "slow"); r.Status != job.Success {
+		t.Fatalf("slow's run, its worker restarted within the timeout: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "slow.out")); !strings.Contains(string(b), "finished") {
+		t.Fatalf("slow's output: %q", b)
+	}
+
+	// Stopped past the timeout: the run is lost; the worker, back, kills
+	// its command.
+	os.Remove(filepath.Join(out, "slow.go"))
+	pid := startSlow()
+	if !w1.stop(10 * time.Second) {
+		t.Fatal("w1 did not exit on SIGTERM")
+	}
+	waitUntil(t, "slow is recorded lost", func() bool { return lastRun(t, c, "slow").Status != job.Running })
+	if r := lastRun(t, c, "slow"); r.Result != job.ResultLost || !strings.Contains(r.Message, "w1 stopped while it ran and did not come back") {
+		t.Fatalf("slow's run, its worker gone past the timeout: %+v", r)
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatalf("slow's command (pid %d) ended with its worker: it should run on under its supervisor", pid)
+	}
+	w1.start()
+	waitUntil(t, "w1 kills the command of the run recorded lost", func() bool { return syscall.Kill(pid, 0) != nil })
 }

@@ -67,9 +67,13 @@ func (n *clusterNode) stop(grace time.Duration) bool {
 	}
 }
 
-// nodeSpec is a node of a test cluster: its name, roles and the
-// machines its worker serves.
-type nodeSpec struct{ name, roles, machines string }
+// nodeSpec is a node of a test cluster: its name, roles, the machines
+// its worker serves, and flags of its own (after the others: a flag given
+// again, such as --node-timeout, overrides).
+type nodeSpec struct {
+	name, roles, machines string
+	flags                 []string
+}
 
 // startCluster starts a director that is also a worker, and clock nodes
 // c1..cN, on a fresh database: every partition is on a clock node that
@@ -113,6 +117,7 @@ func startNodesOn(t *testing.T, db string, specs ...nodeSpec) (client *api.Clien
 		if sp.machines != "" {
 			n.args = append(n.args, "--machines", sp.machines)
 		}
+		n.args = append(n.args, sp.flags...)
 		nodes[sp.name] = n
 		n.start()
 		t.Cleanup(func() {

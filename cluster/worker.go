@@ -18,6 +18,9 @@ type Executor interface {
 	Attach(w job.Launch, report func(job.Exit))
 	Kill(run int64)
 	Forget(run int64)
+	// Runs returns the runs whose files are on the worker's machine:
+	// started, by this process or an earlier one, and not forgotten.
+	Runs() []int64
 	// Stop ends what cannot outlive the process; commands go on, for the
 	// next process of the worker to attach.
 	Stop(ctx context.Context)
@@ -137,13 +140,19 @@ func (w *worker) run(ctx context.Context) {
 
 // adopt takes up the runs a previous process of this worker held: a run
 // it claimed and never started is queued again; one it started is
-// attached (the executor reports it lost if its supervisor is gone).
+// attached (the executor reports it lost if its supervisor is gone). A
+// run it started that is no longer this worker's (it was recorded lost
+// while the worker was away longer than the node timeout) may still run
+// on this machine: it is attached at an attempt no run has, so that check
+// kills it and its outcome is refused.
 func (w *worker) adopt(ctx context.Context) error {
 	cs, err := w.reg.Held(ctx, w.id)
 	if err != nil {
 		return err
 	}
+	mine := map[int64]bool{}
 	for _, c := range cs {
+		mine[c.Launch.RunID] = true
 		if c.State == Claimed {
 			if err := w.reg.Requeue(ctx, w.id, c); err != nil {
 				return err
@@ -154,8 +163,18 @@ func (w *worker) adopt(ctx context.Context) error {
 		w.hold(c)
 		w.x.Attach(c.Launch, w.report(c.Attempt))
 	}
+	for _, run := range w.x.Runs() {
+		if !mine[run] {
+			c := Claim{Launch: job.Launch{RunID: run}, Attempt: notAttempt}
+			w.hold(c)
+			w.x.Attach(c.Launch, w.report(c.Attempt))
+		}
+	}
 	return nil
 }
+
+// notAttempt is an attempt no run is at (a claim makes it 1 or more).
+const notAttempt = -1
 
 func (w *worker) hold(c Claim) {
 	w.mu.Lock()

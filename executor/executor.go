@@ -49,9 +49,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -524,14 +526,33 @@ func (x *Executor) Forget(id int64) {
 
 // Sweep removes the files of runs not in keep.
 func (x *Executor) Sweep(keep map[int64]bool) {
+	for id, names := range x.files() {
+		if !keep[id] {
+			for _, name := range names {
+				os.RemoveAll(filepath.Join(x.cfg.Dir, name))
+			}
+		}
+	}
+}
+
+// Runs returns, in order, the runs whose files are in the directory:
+// those started and not forgotten, by this process or an earlier one.
+func (x *Executor) Runs() []int64 {
+	return slices.Sorted(maps.Keys(x.files()))
+}
+
+// files returns the names of the files in the directory by the run they
+// belong to.
+func (x *Executor) files() map[int64][]string {
+	out := map[int64][]string{}
 	ents, _ := os.ReadDir(x.cfg.Dir)
 	for _, e := range ents {
 		num, _, _ := strings.Cut(e.Name(), ".")
-		id, err := strconv.ParseInt(num, 10, 64)
-		if err == nil && !keep[id] {
-			os.RemoveAll(filepath.Join(x.cfg.Dir, e.Name()))
+		if id, err := strconv.ParseInt(num, 10, 64); err == nil {
+			out[id] = append(out[id], e.Name())
 		}
 	}
+	return out
 }
 
 // Running returns the number of runs being watched.

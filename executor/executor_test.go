@@ -3,6 +3,7 @@ package executor
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -221,7 +222,15 @@ func TestAttachLost(t *testing.T) {
 	if e := f.wait(); e.RunID != 80 || e.Code != 6 || e.Result != job.ResultNormal {
 		t.Errorf("exit = %+v", e)
 	}
+	// The runs with files: 78's lock, 79's and 80's directories.
+	if got := f.x.Runs(); !slices.Equal(got, []int64{78, 79, 80}) {
+		t.Errorf("Runs() = %v, want [78 79 80]", got)
+	}
 	f.x.Forget(80)
+	f.x.Sweep(map[int64]bool{79: true})
+	if got := f.x.Runs(); !slices.Equal(got, []int64{79}) {
+		t.Errorf("after Forget(80) and a Sweep keeping 79: Runs() = %v", got)
+	}
 	f.x.Sweep(map[int64]bool{})
 	if ents, err := os.ReadDir(filepath.Join(f.dir, "runs")); err != nil || len(ents) != 0 {
 		t.Errorf("Forget and Sweep left %v, %v", ents, err)

@@ -174,6 +174,10 @@ func (l *Local) Forget(id int64) { l.x.Forget(id) }
 // Sweep removes the files of every run not in keep.
 func (l *Local) Sweep(keep map[int64]bool) { l.x.Sweep(keep) }
 
+// Runs returns the runs whose commands' files are on this machine (see
+// Executor.Runs).
+func (l *Local) Runs() []int64 { return l.x.Runs() }
+
 // Running returns the number of runs in flight.
 func (l *Local) Running() int { return l.x.Running() + l.fx.Running() }
 
