@@ -349,7 +349,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 			// found by the virtual one, which the clock nodes read in
 			// the store, and the fires are taken in at each step of it.
 			cc.Now, cc.Virtual = time.Now, storeClock(cfg.Store)
-			s.feed = cluster.NewFeed(cc.Registry, fireSink{s}, clock.Now, cfg.Logger)
+			s.feed = cluster.NewFeed(cc.Registry, cc.Node.ID, cc.Epoch, fireSink{s}, clock.Now, cfg.Logger)
 		}
 		if cc.Node.Has(cluster.RoleWorker) {
 			if cc.Executor, err = localRunner(cfg, runLogs, clock.Now, s.function); err != nil {

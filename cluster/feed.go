@@ -46,6 +46,9 @@ type Feed struct {
 	sink FireSink
 	now  func() time.Time
 	log  *slog.Logger
+	// director and epoch fence the pruning of fires taken in.
+	director string
+	epoch    int64
 
 	// pruned is when fires were last pruned.
 	pruned time.Time
@@ -59,13 +62,15 @@ type Feed struct {
 	hi   int64
 }
 
-// NewFeed returns a feed of the fires of reg to sink; now is the clock
-// fires are stamped with (the director's, virtual when it simulates).
-func NewFeed(reg *Registry, sink FireSink, now func() time.Time, log *slog.Logger) *Feed {
+// NewFeed returns a feed of the fires of reg to sink, for director at
+// epoch (Config.Node.ID and Config.Epoch): it prunes the fires taken in
+// only while director holds the cluster at epoch. now is the clock fires
+// are stamped with (the director's, virtual when it simulates).
+func NewFeed(reg *Registry, director string, epoch int64, sink FireSink, now func() time.Time, log *slog.Logger) *Feed {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Feed{reg: reg, sink: sink, now: now, log: log, seen: map[int64]time.Time{}}
+	return &Feed{reg: reg, director: director, epoch: epoch, sink: sink, now: now, log: log, seen: map[int64]time.Time{}}
 }
 
 // Run polls every feedPoll until ctx is done, retrying what fails.
@@ -162,7 +167,7 @@ func (f *Feed) poll(ctx context.Context) (int, error) {
 	}
 	if now.Sub(f.pruned) >= pruneEvery {
 		f.pruned = now
-		if err := f.reg.Prune(ctx, f.cursor, now.Add(-keepFires)); err != nil {
+		if err := f.reg.Prune(ctx, f.director, f.epoch, f.cursor, now.Add(-keepFires)); err != nil {
 			f.log.Warn("could not prune fires", "err", err)
 		}
 	}

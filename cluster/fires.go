@@ -173,15 +173,18 @@ func (r *Registry) Last(ctx context.Context, tasks []string) (map[string]time.Ti
 }
 
 // Prune deletes the fires up to ID upTo recorded before before, with
-// their keys: the director took them in. A task's next fire after a move
-// then starts from the occurrence the director's state says it has not
+// their keys, for director at epoch (as Enqueue: a *DeposedError, and
+// nothing deleted, when it no longer holds the assignment lease at
+// epoch): the director took them in. A task's next fire after a move then
+// starts from the occurrence the director's state says it has not
 // handled.
-func (r *Registry) Prune(ctx context.Context, upTo int64, before time.Time) error {
-	if _, err := r.pool.Exec(ctx, `WITH gone AS (
+func (r *Registry) Prune(ctx context.Context, director string, epoch int64, upTo int64, before time.Time) error {
+	err := r.fenced(ctx, director, epoch, nil, `WITH gone AS (
 			DELETE FROM cluster_fires WHERE id <= $1 AND recorded_at < $2 RETURNING tasks, scheduled)
 		DELETE FROM cluster_claims c USING gone, unnest(gone.tasks, gone.scheduled) AS g(task, scheduled)
-		WHERE c.task = g.task AND c.scheduled = g.scheduled`, upTo, before.UnixNano()); err != nil {
-		return fmt.Errorf("cluster: prune fires: %w", err)
+		WHERE c.task = g.task AND c.scheduled = g.scheduled`, upTo, before.UnixNano())
+	if err != nil {
+		return directorFailed("prune fires", err)
 	}
 	return nil
 }

@@ -169,7 +169,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if cfg.Fires == nil {
 			return errors.New("cluster: a director needs a sink for fires")
 		}
-		feed := NewFeed(cfg.Registry, cfg.Fires, n.now, n.log)
+		feed := NewFeed(cfg.Registry, cfg.Node.ID, cfg.Epoch, cfg.Fires, n.now, n.log)
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() {

@@ -674,7 +674,14 @@ func TestFireStatements(t *testing.T) {
 	}
 	// Statements up to 2 recorded before 1h are taken in and pruned: their
 	// keys go with them, the third statement's stay.
-	if err := r.Prune(ctx, 2, t0.Add(time.Hour)); err != nil {
+	epoch := directorEpoch(t, r, "a", t0)
+	if err := r.Prune(ctx, "b", epoch, 2, t0.Add(time.Hour)); !errors.Is(err, ErrDeposed) {
+		t.Fatalf("pruning by a director that does not hold the cluster: %v", err)
+	}
+	if got := read(0, 100); !slices.Equal(got, all) {
+		t.Errorf("fires after a refused pruning: %v, want %v", got, all)
+	}
+	if err := r.Prune(ctx, "a", epoch, 2, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if got := read(0, 100); !slices.Equal(got, all[4:]) {
