@@ -337,7 +337,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.cfg.Epoch, now, n.watched)
 		switch {
 		case err != nil:
-			n.lastRound = time.Time{}
+			n.lastRound, n.watched = time.Time{}, now
 			n.log.Warn("rebalance failed", "err", err)
 		case !b.Leader:
 			return true, false, n.deposed(&DeposedError{Holder: b.Holder, Epoch: b.Epoch, Director: n.cfg.Node.ID, Held: n.cfg.Epoch})
@@ -402,7 +402,7 @@ func (n *node) deposed(d *DeposedError) error {
 // and journals nothing, and returns who deposed it; else nil.
 func (n *node) reclaim(ctx context.Context, dead []string) *DeposedError {
 	now := n.now()
-	rc, err := n.cfg.Registry.Reclaim(ctx, n.cfg.Node.ID, n.cfg.Epoch, now)
+	rc, err := n.cfg.Registry.Reclaim(ctx, n.cfg.Node.ID, n.cfg.Epoch, now, n.watched)
 	var d *DeposedError
 	if errors.As(err, &d) {
 		return d

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -385,10 +386,16 @@ type Taken struct {
 // that left more than a node timeout ago (one restarting within the
 // timeout takes its runs up again): a run never started is queued again,
 // an aborted one ends killed, and one whose command started ends lost.
-// All of it is one statement, after the fence's check.
-func (r *Registry) Reclaim(ctx context.Context, director string, epoch int64, now time.Time) (Reclaimed, error) {
+// All of it is one statement, after the fence's check. As Rebalance
+// judges silence, it judges absence only within the director's watch
+// (watched): a worker that left has a timeout of the watch to come back.
+func (r *Registry) Reclaim(ctx context.Context, director string, epoch int64, now, watched time.Time) (Reclaimed, error) {
 	var rc Reclaimed
 	requeued := false
+	left := now.Add(-r.timeout).UnixNano() // workers that left before are gone
+	if !watched.Before(now.Add(-r.timeout)) {
+		left = math.MinInt64
+	}
 	err := r.fenced(ctx, director, epoch, func(rows pgx.Rows) error {
 		var t Taken
 		_, err := pgx.ForEachRow(rows, []any{&t.Run, &t.Worker, &t.State, &t.Lost}, func() error {
@@ -414,7 +421,7 @@ func (r *Registry) Reclaim(ctx context.Context, director string, epoch int64, no
 			WHERE r.worker = g.id AND r.state IN ('claimed', 'started') AND (r.abort OR r.state = 'started')
 			RETURNING r.run_id, g.id, g.state, true)
 		SELECT * FROM requeued UNION ALL SELECT * FROM ended ORDER BY 1`,
-		now.UnixNano(), now.Add(-r.timeout).UnixNano())
+		now.UnixNano(), left)
 	if err != nil {
 		return Reclaimed{}, directorFailed("take back the runs of workers gone", err)
 	}

@@ -28,7 +28,7 @@ func enqueue(t *testing.T, r *Registry, at time.Time, ws ...job.Launch) {
 // as enqueue does.
 func reclaim(t *testing.T, r *Registry, at time.Time) Reclaimed {
 	t.Helper()
-	rc, err := r.Reclaim(context.Background(), "dir", directorEpoch(t, r, "dir", at), at)
+	rc, err := r.Reclaim(context.Background(), "dir", directorEpoch(t, r, "dir", at), at, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +232,12 @@ func TestReclaimLeftWorker(t *testing.T) {
 	held, err := r.Held(ctx, "w1")
 	if err != nil || len(held) != 1 || held[0].State != Started || held[0].Attempt != c.Attempt {
 		t.Fatalf("held %+v %v", held, err)
+	}
+	// A director whose watch began within the timeout (the database was
+	// down) takes nothing from a worker that left: it may be restarting.
+	e := directorEpoch(t, r, "dir", t0)
+	if rc, err := r.Reclaim(ctx, "dir", e, t0.Add(7*time.Second), t0.Add(3*time.Second)); err != nil || len(rc.Runs) != 0 {
+		t.Fatalf("reclaimed a timeout after the worker left, but within the timeout of the watch: %+v (%v)", rc, err)
 	}
 	if rc := reclaim(t, r, t0.Add(7*time.Second)); !slices.Equal(rc.Runs, []Taken{{Run: 1, Worker: "w1", State: Left, Lost: true}}) {
 		t.Fatalf("reclaimed %+v", rc)
@@ -461,7 +467,7 @@ func TestDirectorWritesFenced(t *testing.T) {
 			t.Errorf("%s by d1 at epoch %d: %v, want it deposed by %s at epoch %d", what, e1, err, holder, epoch)
 		}
 	}
-	rc, err := r.Reclaim(ctx, "d1", e1, t0.Add(12*time.Second))
+	rc, err := r.Reclaim(ctx, "d1", e1, t0.Add(12*time.Second), time.Time{})
 	deposed("reclaim", err, "d2", e2)
 	if len(rc.Runs) != 0 {
 		t.Errorf("a deposed director's reclaim reports runs taken back: %+v", rc.Runs)
@@ -482,13 +488,13 @@ func TestDirectorWritesFenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Reclaim(ctx, "d1", e1, t0.Add(30*time.Second))
+	_, err = r.Reclaim(ctx, "d1", e1, t0.Add(30*time.Second), time.Time{})
 	deposed("reclaim", err, "d1", e3)
 	if after := channel(t, r); after != before {
 		t.Fatalf("a reclaim at a former epoch changed cluster_runs:\n%s\nwant\n%s", after, before)
 	}
 	// At the epoch it holds, it takes the runs back.
-	rc, err = r.Reclaim(ctx, "d1", e3, t0.Add(30*time.Second))
+	rc, err = r.Reclaim(ctx, "d1", e3, t0.Add(30*time.Second), time.Time{})
 	want := []Taken{{Run: 1, Worker: "w1", State: Dead, Lost: true}, {Run: 2, Worker: "w1", State: Dead}}
 	if err != nil || !slices.Equal(rc.Runs, want) {
 		t.Fatalf("reclaim at the current epoch: %+v %v, want %+v", rc.Runs, err, want)
