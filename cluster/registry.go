@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -353,6 +354,33 @@ func (r *Registry) TakeDirector(ctx context.Context, n Node, now time.Time) (int
 		return 0, fmt.Errorf("cluster: take the director's lease: %w", err)
 	}
 	return epoch, nil
+}
+
+// TakeOver makes node n the cluster's director as TakeDirector does, at
+// now(), but never on the strength of an expired lease alone: a lease
+// another director holds that has expired is watched for a node timeout
+// first, and taken only if it was not renewed meanwhile. A director
+// cannot renew while the database is down, so when the database comes
+// back its lease has expired although it is alive; it renews at its next
+// round, within a fifth of the timeout, and a standby that starts then
+// leaves it the cluster instead of deposing it. A dead director is
+// replaced a timeout later than its lease says.
+func (r *Registry) TakeOver(ctx context.Context, n Node, now func() time.Time, log *slog.Logger) (int64, error) {
+	var holder string
+	var expires int64
+	if err := r.pool.QueryRow(ctx, `SELECT node, expires_at FROM cluster_leases WHERE partition = $1`, assignment).Scan(&holder, &expires); err != nil {
+		return 0, fmt.Errorf("cluster: read the director's lease: %w", err)
+	}
+	if holder != "" && holder != n.ID && expires < now().UnixNano() {
+		if log != nil {
+			log.Info("the director's lease has expired: watching it for a node timeout before taking the cluster over",
+				"holder", holder, "expired", time.Unix(0, expires).UTC(), "timeout", r.timeout)
+		}
+		if !sleep(ctx, r.timeout) {
+			return 0, ctx.Err()
+		}
+	}
+	return r.TakeDirector(ctx, n, now())
 }
 
 // ErrDeposed is reported to a director whose assignment lease another

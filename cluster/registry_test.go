@@ -193,6 +193,53 @@ func TestRegistrationAndHealth(t *testing.T) {
 	}
 }
 
+// A standby takes the cluster over from a director whose lease expired
+// only after watching it a node timeout unrenewed: a director back from
+// an outage of the database renews it meanwhile and keeps the cluster.
+func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
+	ctx := context.Background()
+	r0 := registry(t, Space{Size: 60, Partitions: 4})
+	const timeout = 2 * time.Second
+	r, err := NewRegistry(ctx, r0.pool, r0.space, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d1's lease expired a second ago (it could not renew it).
+	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, time.Now().Add(-timeout-time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// d1 is alive: it renews at its next round, while d2 watches.
+	renewed := make(chan error, 1)
+	go func() {
+		time.Sleep(timeout / 10)
+		_, err := r.Rebalance(ctx, "d1", e1, time.Now(), time.Time{})
+		renewed <- err
+	}()
+	if _, err := r.TakeOver(ctx, Node{ID: "d2"}, time.Now, nil); !errors.Is(err, ErrOtherDirector) {
+		t.Fatalf("a standby starting as the director's lease is renewed: %v, want ErrOtherDirector", err)
+	}
+	if err := <-renewed; err != nil {
+		t.Fatal(err)
+	}
+	// d1 is gone: its last renewal expired a second ago, and nothing
+	// renews it while d2 watches.
+	if _, err := r.Rebalance(ctx, "d1", e1, time.Now().Add(-timeout-time.Second), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	e2, err := r.TakeOver(ctx, Node{ID: "d2"}, time.Now, nil)
+	if err != nil || e2 != e1+1 {
+		t.Fatalf("a standby after a dead director: epoch %d (%v), want %d", e2, err, e1+1)
+	}
+	// The director itself, restarted under its name, takes its expired
+	// lease back without watching it (which this context would cut off).
+	quick, cancel := context.WithTimeout(ctx, timeout/2)
+	defer cancel()
+	if e3, err := r.TakeOver(quick, Node{ID: "d2"}, func() time.Time { return time.Now().Add(time.Hour) }, nil); err != nil || e3 != e2+1 {
+		t.Fatalf("the holder again: epoch %d (%v)", e3, err)
+	}
+}
+
 // A node is found dead only for a silence within the director's watch:
 // after a break (the database was down, every node silent with it), each
 // has a timeout to heartbeat again.
