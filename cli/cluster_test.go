@@ -98,6 +98,9 @@ func startNodes(t *testing.T, specs ...nodeSpec) (db string, client *api.Client,
 	return db, client, nodes
 }
 
+// skipOnOtherStores skips a cluster test outside the pass on the
+// embedded store: it makes its own PostgreSQL database, so one pass runs
+// it.
 func skipOnOtherStores(t *testing.T) {
 	t.Helper()
 	if os.Getenv("GNOMON_TEST_DB") != "" {

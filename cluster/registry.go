@@ -413,6 +413,13 @@ func (e *DeposedError) Error() string {
 // Unwrap returns ErrDeposed.
 func (e *DeposedError) Unwrap() error { return ErrDeposed }
 
+// judges reports whether a director watching the cluster since watched
+// may, at now, judge a node's silence or absence: only once the watch
+// lasted a timeout (see Rebalance).
+func (r *Registry) judges(now, watched time.Time) bool {
+	return watched.Before(now.Add(-r.timeout))
+}
+
 // Balance is what one rebalance did.
 type Balance struct {
 	// Leader is false when the director no longer holds the assignment
@@ -479,9 +486,9 @@ func (r *Registry) Rebalance(ctx context.Context, director string, epoch int64, 
 			return err
 		}
 		b.Leader = true
-		if silent := now.Add(-r.timeout); watched.Before(silent) {
+		if r.judges(now, watched) {
 			rows, err := tx.Query(ctx, `UPDATE cluster_nodes SET state = 'dead', ended_at = $1
-				WHERE state IN ('live', 'draining') AND heartbeat_at < $2 RETURNING id`, now.UnixNano(), silent.UnixNano())
+				WHERE state IN ('live', 'draining') AND heartbeat_at < $2 RETURNING id`, now.UnixNano(), now.Add(-r.timeout).UnixNano())
 			if err != nil {
 				return err
 			}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 
 // The target channel: the runs the director's engine started wait in
@@ -87,10 +87,11 @@ func (r *Registry) Enqueue(ctx context.Context, director string, epoch int64, ws
 
 // fenced runs sql, one statement, as a transaction of director's that
 // first checks that it holds the assignment lease at epoch, all in one
-// round trip: gnomon_fence reads the lease row FOR SHARE until the
-// statement commits, so that a director another took the cluster from,
-// even paused in the middle of a write, writes nothing in the cluster's
-// tables once the new one holds them (a takeover waits for the write).
+// round trip: the check (postgres.FenceStatement, as the director's
+// store's commits) reads the lease row FOR SHARE until the statement
+// commits, so that a director another took the cluster from, even paused
+// in the middle of a write, writes nothing in the cluster's tables once
+// the new one holds them (a takeover waits for the write).
 // read, when not nil, reads the statement's rows; what it gathers stands
 // only if fenced returns nil, the transaction committed. A refused write
 // returns a *DeposedError.
@@ -98,7 +99,7 @@ func (r *Registry) fenced(ctx context.Context, director string, epoch int64, rea
 	// A batch is one implicit transaction: the check's failure rolls the
 	// statement back.
 	var b pgx.Batch
-	b.Queue(`SELECT gnomon_fence($1, $2)`, director, epoch)
+	b.Queue(postgres.FenceStatement, director, epoch)
 	b.Queue(sql, args...)
 	res := r.pool.SendBatch(ctx, &b)
 	_, err := res.Exec()
@@ -117,14 +118,11 @@ func (r *Registry) fenced(ctx context.Context, director string, epoch int64, rea
 	if cerr := res.Close(); err == nil {
 		err = cerr
 	}
-	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == fencedCode {
+	if postgres.FenceRefused(err) {
 		return r.deposed(ctx, director, epoch)
 	}
 	return err
 }
-
-// fencedCode is the SQLSTATE gnomon_fence raises.
-const fencedCode = "GNF01"
 
 // deposed returns the *DeposedError of director, which held the
 // assignment lease at epoch, saying who holds it now.
@@ -393,7 +391,7 @@ func (r *Registry) Reclaim(ctx context.Context, director string, epoch int64, no
 	var rc Reclaimed
 	requeued := false
 	left := now.Add(-r.timeout).UnixNano() // workers that left before are gone
-	if !watched.Before(now.Add(-r.timeout)) {
+	if !r.judges(now, watched) {
 		left = math.MinInt64
 	}
 	err := r.fenced(ctx, director, epoch, func(rows pgx.Rows) error {

@@ -439,10 +439,7 @@ func TestDirectorWritesFenced(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 60, Partitions: 4})
 	register(t, r, "w1", t0, RoleWorker)
-	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e1 := directorEpoch(t, r, "d1", t0)
 	if err := r.Enqueue(ctx, "d1", e1, []job.Launch{{RunID: 1, Task: "a"}, {RunID: 2, Task: "b"}, {RunID: 3, Task: "c"}}, t0); err != nil {
 		t.Fatal(err)
 	}
@@ -510,10 +507,7 @@ func TestDirectorWritesFenced(t *testing.T) {
 func TestDispatchDeposed(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 60, Partitions: 4})
-	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e1 := directorEpoch(t, r, "d1", t0)
 	e2, err := r.TakeDirector(ctx, Node{ID: "d2"}, t0.Add(6*time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -551,10 +545,7 @@ func TestReclaimDeposedNode(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, Space{Size: 60, Partitions: 4})
 	register(t, r, "w1", t0, RoleWorker)
-	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e1 := directorEpoch(t, r, "d1", t0)
 	b, err := r.Rebalance(ctx, "d1", e1, t0.Add(6*time.Second), time.Time{})
 	if err != nil || !slices.Equal(b.Dead, []string{"w1"}) {
 		t.Fatalf("d1's rebalance: %+v %v", b, err)

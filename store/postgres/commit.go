@@ -124,7 +124,7 @@ func newCommit(b *store.Batch, f *fence) (*commit, error) {
 	if f != nil {
 		// Before any row: a refused commit writes nothing, and the lease
 		// row stays locked FOR SHARE until COMMIT.
-		q.Queue(fenceStmt, f.node, f.epoch)
+		q.Queue(FenceStatement, f.node, f.epoch)
 	}
 	if n := len(b.Entries); n > 0 {
 		at, kind, body := make([]int64, n), make([]string, n), make([]string, n)

@@ -81,7 +81,7 @@ func (s *Store) RecordAttempt(ctx context.Context, a *job.Alert, at job.Attempt)
 	fc := s.fence.Load()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if fc != nil {
-			if _, err := tx.Exec(ctx, fenceStmt, fc.node, fc.epoch); err != nil {
+			if _, err := tx.Exec(ctx, FenceStatement, fc.node, fc.epoch); err != nil {
 				return fenced(err)
 			}
 		}
@@ -199,7 +199,7 @@ func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.Comma
 	defer conn.Release()
 	var q pgx.Batch
 	q.Queue("BEGIN")
-	q.Queue(fenceStmt, f.node, f.epoch)
+	q.Queue(FenceStatement, f.node, f.epoch)
 	q.Queue(sql, args...)
 	q.Queue("COMMIT")
 	res := conn.SendBatch(ctx, &q)

@@ -157,12 +157,22 @@ func (s *Store) Fence(node string, epoch int64) {
 	s.fence.Store(&fence{node: node, epoch: epoch})
 }
 
-// fenceStmt is the check of a fenced write (see migration 00011): it
-// raises fencedCode unless the lease is held at the epoch.
-const fenceStmt = `SELECT gnomon_fence($1, $2)`
+// FenceStatement is the check of a fenced write (see migration 00011),
+// with the director's node and epoch as arguments: it raises an error
+// FenceRefused recognizes unless the director holds the cluster's
+// assignment lease at that epoch. The director's store and its writes in
+// the cluster's tables share it.
+const FenceStatement = `SELECT gnomon_fence($1, $2)`
 
 // fencedCode is the SQLSTATE gnomon_fence raises.
 const fencedCode = "GNF01"
+
+// FenceRefused reports whether err is, or wraps, FenceStatement's
+// refusal.
+func FenceRefused(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == fencedCode
+}
 
 // fenced returns err as store.ErrFenced when it is gnomon_fence's
 // refusal, with the holder it names, and as it is otherwise.
