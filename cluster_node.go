@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,23 +176,34 @@ func RunNode(ctx context.Context, cfg Config) error {
 		}
 		defer st.Close()
 	}
-	cc, err := clusterConfig(ctx, cfg.Cluster, st, orLocal(cfg.Location))
+	cc, err := nodeConfig(ctx, cfg, st)
 	if err != nil {
 		return fmt.Errorf("gnomon: %w", err)
+	}
+	return cluster.Run(ctx, cc)
+}
+
+// nodeConfig returns the configuration of a node that does not direct
+// the cluster, on st: its registry, and its worker's executor when it has
+// the role.
+func nodeConfig(ctx context.Context, cfg Config, st Store) (cluster.Config, error) {
+	cc, err := clusterConfig(ctx, cfg.Cluster, st, orLocal(cfg.Location))
+	if err != nil {
+		return cc, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cc.Logger, cc.Slots = cfg.Logger, cfg.Workers
 	if !cfg.SimulateFrom.IsZero() {
-		return errors.New("gnomon: a node that is not a director follows the director's virtual clock (Cluster.Simulated); only the director takes Config.SimulateFrom")
+		return cc, errors.New("a node that is not a director follows the director's virtual clock (Cluster.Simulated); only the director takes Config.SimulateFrom, and it has no standby")
 	}
 	if cfg.Cluster.Simulated {
 		cc.Virtual = storeClock(st)
 	}
 	if cc.Node.Has(cluster.RoleWorker) {
 		if cfg.DataDir == "" {
-			return errors.New("gnomon: a worker needs Config.DataDir for the files of its runs")
+			return cc, errors.New("a worker needs Config.DataDir for the files of its runs")
 		}
 		if cfg.KillGrace <= 0 {
 			cfg.KillGrace = 10 * time.Second
@@ -206,17 +218,89 @@ func RunNode(ctx context.Context, cfg Config) error {
 			return nil
 		}
 		if err := makeDataDir(cfg.DataDir, cfg.Logger); err != nil {
-			return fmt.Errorf("gnomon: %w", err)
+			return cc, err
 		}
 		var logs *executor.LogFiles
 		if _, logs, err = logFiles(cfg, st); err != nil {
-			return fmt.Errorf("gnomon: %w", err)
+			return cc, err
 		}
 		if cc.Executor, err = localRunner(cfg, logs, time.Now, funcs); err != nil {
-			return fmt.Errorf("gnomon: %w", err)
+			return cc, err
 		}
 	}
-	return cluster.Run(ctx, cc)
+	return cc, nil
+}
+
+// A Standby is a cluster's director that another director keeps from
+// starting (New returns an error that wraps cluster.ErrOtherDirector):
+// it waits to take the cluster over, playing meanwhile the node's other
+// roles (a standby's worker knows only the built-in log function, as
+// RunNode's do). The cluster's status shows it as a standby.
+type Standby struct {
+	cfg Config
+	cc  cluster.Config
+}
+
+// NewStandby returns the standby of the director cfg describes, on the
+// store cfg.Store (or cfg.DB), which must be PostgreSQL.
+func NewStandby(ctx context.Context, cfg Config) (*Standby, error) {
+	if cfg.Cluster == nil || !slices.Contains(cfg.Cluster.Roles, cluster.RoleDirector) {
+		return nil, errors.New("gnomon: a standby is a director of a cluster: Config.Cluster with the director role")
+	}
+	if cfg.Store == nil {
+		var err error
+		if cfg.Store, err = OpenStore(ctx, cfg.DB, cfg.DataDir); err != nil {
+			return nil, fmt.Errorf("gnomon: %w", err)
+		}
+	}
+	cc, err := nodeConfig(ctx, cfg, cfg.Store)
+	if err != nil {
+		cfg.Store.Close()
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	cc.Standby = true
+	return &Standby{cfg: cfg, cc: cc}, nil
+}
+
+// Director returns the director the standby waits on (none when its ID
+// is empty).
+func (sb *Standby) Director(ctx context.Context) (cluster.Director, error) {
+	return sb.cc.Registry.Director(ctx)
+}
+
+// Wait plays the node's other roles until it takes the cluster over:
+// once its director left, or its lease expired and stayed unrenewed for a
+// node timeout (cluster.Registry.AwaitDirector). It then stops those
+// roles as a stopped node does (commands go on, and the director's own
+// worker takes them up under the same node name) and returns the
+// Scheduler that directs the cluster, assembled as New does, not
+// started. It returns no Scheduler and no error when ctx is done or the
+// node was drained first, and an error when the node cannot go on (its
+// settings are not the director's); the store is closed then.
+func (sb *Standby) Wait(ctx context.Context) (*Scheduler, error) {
+	nctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- cluster.Run(nctx, sb.cc)
+		cancel()
+	}()
+	_, err := sb.cc.Registry.AwaitDirector(nctx, sb.cc.Node, time.Now, sb.cfg.Logger)
+	cancel()
+	nerr := <-done
+	if err != nil {
+		sb.cfg.Store.Close()
+		if nerr != nil {
+			return nil, fmt.Errorf("gnomon: %w", nerr)
+		}
+		return nil, nil
+	}
+	if nerr != nil {
+		sb.cfg.Logger.Warn("the standby's node stopped as it took the cluster over", "err", nerr)
+	}
+	sb.cfg.Logger.Info("taking the cluster over", "node", sb.cc.Node.ID)
+	// New takes the lease this node now holds again, at the next epoch.
+	return New(sb.cfg)
 }
 
 // nodeGone journals that a node of the cluster was found dead or left.

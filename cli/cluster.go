@@ -21,7 +21,8 @@ func clusterCmd(env *Env, client func() *api.Client) *cobra.Command {
 		Use:   "cluster [--json]",
 		Short: "show the nodes of the cluster, their partitions, the load of each and the recent moves",
 		Long: `cluster shows the nodes of the cluster the server directs: roles, state,
-last heartbeat, partitions owned and fires recorded in the last hour, then
+last heartbeat, partitions owned and fires recorded in the last hour, the
+director and its standbys, then
 the partitions that had fires in the last hour, busiest first, with their
 owner, then the latest moves of partitions between nodes and why.`,
 		Args: cobra.NoArgs,
@@ -64,6 +65,16 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 			len(n.Partitions), st.FiresByNode[n.ID], orDash(n.Version), orDash(n.Address))
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "\ndirector %s at epoch %d", orDash(st.Director.ID), st.Director.Epoch)
+	var standbys []string
+	for _, n := range st.Nodes {
+		if n.State == cluster.Live && n.Has(cluster.RoleDirector) && n.ID != st.Director.ID {
+			standbys = append(standbys, n.ID)
+		}
+	}
+	if len(standbys) > 0 {
+		fmt.Fprintf(w, "; standby %s", safeList(standbys, ", "))
+	}
 	steps := fmt.Sprintf("%d with dedicated steps", st.Space.Count()-st.Space.Partitions)
 	if st.Space.Scatter {
 		steps = "repeaters scattered over them"

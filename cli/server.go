@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,9 @@ type ServerConfig struct {
 	InsecureListen bool
 	// MetricsPublic serves /metrics without a token.
 	MetricsPublic bool
+	// Standby makes a director that another director keeps from starting
+	// wait as its standby (gnomon.Standby) instead of failing.
+	Standby bool
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -103,8 +107,12 @@ type Server struct {
 	// draining is set while Stop drains: reads are answered, changes are
 	// refused with 503.
 	draining atomic.Bool
-	// stopNode ends a node that is no director (sched is nil then).
+	// stopNode ends a node that is no director (sched is nil then), or a
+	// standby's wait (sched is set once it took the cluster over).
 	stopNode func() error
+	// active delivers the scheduler of a standby that took the cluster
+	// over and is ready.
+	active chan *gnomon.Scheduler
 }
 
 // StartServer assembles the scheduler (gnomon.New), loads its state,
@@ -153,51 +161,173 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		}
 	}
 	if s.sched, err = load(lc, cfg.TuneGC); err != nil {
+		if cfg.Standby && errors.Is(err, cluster.ErrOtherDirector) {
+			// New closed the store.
+			if lc.Store, err = gnomon.OpenStore(ctx, cfg.DB, cfg.Data); err != nil {
+				return nil, fmt.Errorf("--db: %w", err)
+			}
+			return s.startStandby(ctx, lc)
+		}
 		return nil, err
 	}
-	if err := s.sched.Start(ctx); err != nil {
+	if err := s.direct(ctx); err != nil {
+		return nil, err
+	}
+	certHosts, err := s.listen()
+	if err != nil {
 		s.sched.Stop(ctx)
 		return nil, err
 	}
-	if err := s.applyDefinitions(ctx); err != nil {
-		s.sched.Stop(ctx)
-		return nil, err
+	s.http = &http.Server{Handler: s.drainable(s.api(certHosts))}
+	s.serve()
+	s.ready(lc)
+	return s, nil
+}
+
+// direct starts the scheduler, applies --definitions and makes the first
+// admin token: what a server that directs does before it answers. The
+// scheduler is stopped when one fails.
+func (s *Server) direct(ctx context.Context) error {
+	err := s.sched.Start(ctx)
+	if err == nil {
+		err = s.applyDefinitions(ctx)
 	}
-	if err := s.bootstrapToken(ctx, lc.Store); err != nil {
-		s.sched.Stop(ctx)
-		return nil, err
+	if err == nil {
+		err = s.bootstrapToken(ctx, s.sched.Store())
 	}
+	if err != nil {
+		s.sched.Stop(ctx)
+	}
+	return err
+}
+
+// listen opens the server's listener, over TLS when configured, and
+// returns the host names of its certificate.
+func (s *Server) listen() ([]string, error) {
 	tc, certHosts, err := s.serverTLS()
 	if err != nil {
-		s.sched.Stop(ctx)
 		return nil, err
 	}
-	s.ln, err = net.Listen("tcp", cfg.Listen)
+	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
-		s.sched.Stop(ctx)
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	if tc != nil {
-		s.ln = tls.NewListener(s.ln, tc)
+		ln = tls.NewListener(ln, tc)
 	}
-	s.http = &http.Server{
-		Handler: s.drainable(s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew,
-			Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate, MetricsPublic: cfg.MetricsPublic})),
-	}
+	s.ln = ln
+	return certHosts, nil
+}
+
+// api is the scheduler's HTTP API.
+func (s *Server) api(certHosts []string) http.Handler {
+	cfg := s.cfg
+	return s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew,
+		Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate, MetricsPublic: cfg.MetricsPublic})
+}
+
+// serve serves s.http on the listener.
+func (s *Server) serve() {
 	limitClients(s.http)
-	s.http.ErrorLog = slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
+	s.http.ErrorLog = slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
+}
+
+// ready logs that the server directs and answers.
+func (s *Server) ready(lc gnomon.Config) {
 	clock := "real"
 	if !lc.SimulateFrom.IsZero() {
 		clock = "simulated, reading " + s.sched.Now().UTC().Format(time.RFC3339)
 	}
-	db := cfg.DB
+	db := s.cfg.DB
 	if db == "" {
-		db = filepath.Join(cfg.Data, "gnomon.db")
+		db = filepath.Join(s.cfg.Data, "gnomon.db")
 	}
-	cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", cfg.Data, "db", db, "timezone", loc.String(),
-		"clock", clock)
+	s.cfg.Logger.Info("gnomon server ready", "listen", s.ln.Addr().String(), "data", s.cfg.Data, "db", db,
+		"timezone", lc.Location.String(), "clock", clock)
+}
+
+// startStandby starts a director that another director keeps from
+// starting as its standby: it plays the node's other roles, answers
+// /healthz and every request with 503 naming the director, and once it
+// takes the cluster over it directs, and answers, as a server does.
+func (s *Server) startStandby(ctx context.Context, lc gnomon.Config) (*Server, error) {
+	sb, err := gnomon.NewStandby(ctx, lc)
+	if err != nil {
+		return nil, err
+	}
+	certHosts, err := s.listen()
+	if err != nil {
+		lc.Store.Close()
+		return nil, err
+	}
+	var handler atomic.Pointer[http.Handler]
+	waiting := standbyHandler(lc.Cluster.Node, sb)
+	handler.Store(&waiting)
+	s.http = &http.Server{Handler: s.drainable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*handler.Load()).ServeHTTP(w, r)
+	}))}
+	s.serve()
+	s.active = make(chan *gnomon.Scheduler, 1)
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	// ended ends the server, unless it is stopping already.
+	ended := func(err error) {
+		select {
+		case s.errc <- err:
+		default:
+		}
+	}
+	go func() {
+		sched, err := sb.Wait(wctx)
+		if sched == nil {
+			done <- err
+			ended(err) // nil: stopped, or drained
+			return
+		}
+		s.sched = sched
+		if err := s.direct(context.WithoutCancel(ctx)); err != nil {
+			done <- nil
+			ended(err)
+			return
+		}
+		h := s.api(certHosts)
+		handler.Store(&h)
+		s.ready(lc)
+		done <- nil
+		s.active <- sched
+	}()
+	s.stopNode = func() error { cancel(); return <-done }
+	s.cfg.Logger.Info("gnomon standby ready: it directs once it takes the cluster over", "listen", s.ln.Addr().String(),
+		"node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
 	return s, nil
+}
+
+// standbyRetry is the Retry-After of a request a standby refuses, in
+// seconds.
+const standbyRetry = "5"
+
+// standbyHandler answers for a standby: 503 to every request, /healthz
+// included (a balancer sends nothing to it), naming the director.
+func standbyHandler(node string, sb *gnomon.Standby) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d, err := sb.Director(r.Context())
+		director := d.ID
+		switch {
+		case err != nil:
+			director = "unknown (" + err.Error() + ")"
+		case director == "":
+			director = "none yet"
+		case d.Address != "":
+			director += " at " + d.Address
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", standbyRetry)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		body := map[string]string{"status": "standby", "node": node, "director": d.ID,
+			"error": fmt.Sprintf("standby: node %s directs nothing until it takes the cluster over; the cluster's director is %s: send operator commands to it", node, director)}
+		json.NewEncoder(w).Encode(body)
+	})
 }
 
 // bootstrapToken makes the first admin token of a store that has none and
@@ -268,20 +398,10 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 // /healthz, over TLS as a director would (a listener beyond this machine
 // needs it); operators talk to a director.
 func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, error) {
-	tc, _, err := s.serverTLS()
-	if err != nil {
+	if _, err := s.listen(); err != nil {
 		lc.Store.Close()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		lc.Store.Close()
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	if tc != nil {
-		ln = tls.NewListener(ln, tc)
-	}
-	s.ln = ln
 	nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() {
@@ -327,23 +447,24 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // Scheduler returns the server's scheduler.
 func (s *Server) Scheduler() *gnomon.Scheduler { return s.sched }
 
-// Wait blocks until the HTTP server or the scheduler fails.
+// Wait blocks until the HTTP server or the scheduler fails, or the node
+// that does not direct stops.
 func (s *Server) Wait(ctx context.Context) error {
-	if s.sched == nil {
+	sched := s.sched
+	for {
+		var halted <-chan struct{}
+		if sched != nil {
+			halted = sched.Done()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case err := <-s.errc:
 			return err
+		case sched = <-s.active:
+		case <-halted:
+			return sched.Stop(context.Background())
 		}
-	}
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-s.errc:
-		return err
-	case <-s.sched.Done():
-		return s.sched.Stop(context.Background())
 	}
 }
 
@@ -387,8 +508,9 @@ func (s *Server) Stop(ctx context.Context) error {
 	var serr error
 	if s.stopNode != nil {
 		serr = s.stopNode()
-	} else {
-		serr = s.sched.Stop(ctx)
+	}
+	if s.sched != nil {
+		serr = errors.Join(serr, s.sched.Stop(ctx))
 	}
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -491,6 +613,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.IntVar(&cl.Space.Partitions, "partitions", cluster.DefaultSpace.Partitions, "how many partitions the minute spots are grouped into, 1 to --space")
 	f.BoolVar(&cl.Space.Scatter, "scatter-steps", false, "place each occurrence of a schedule that repeats under an hour (every minute, */15) on the spot of its own minute, rather than the schedule on a dedicated spot per step")
 	f.StringSliceVar(&machines, "machines", nil, "machine names this node's workers serve")
+	f.BoolVar(&cfg.Standby, "standby", false, "with the director role: while another director holds the cluster, wait as its standby (playing the node's other roles, answering 503) and take the cluster over when that director leaves, or dies (its lease unrenewed for two node timeouts), rather than refuse to start")
 	f.BoolVar(&cl.Simulated, "simulated", false, "on a node that is not a director: follow the virtual clock of a director started with --simulate-from (every other node of a simulating cluster needs it)")
 	c.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("roles") {
@@ -511,9 +634,15 @@ func serverCmd(env *Env) *cobra.Command {
 			if cfg.SimulateFrom != "" && !director {
 				return usageErr("--simulate-from: only a director takes it; the other nodes of a simulating cluster take --simulated")
 			}
+			if cfg.Standby && !director {
+				return usageErr("--standby: only a director waits as a standby; give --roles director (and the node's other roles)")
+			}
+			if cfg.Standby && cfg.SimulateFrom != "" {
+				return usageErr("--standby: a simulating director has no standby")
+			}
 			cfg.Cluster = &cl
 		} else {
-			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "scatter-steps", "machines", "simulated"} {
+			for _, fl := range []string{"node", "node-timeout", "space", "partitions", "scatter-steps", "machines", "simulated", "standby"} {
 				if cmd.Flags().Changed(fl) {
 					return usageErr("--%s: only a node of a cluster (--roles) takes it", fl)
 				}

@@ -326,6 +326,9 @@ func split(s string) []string {
 // recent moves, and the fires of the last hour per partition and per
 // node, so that skew is visible.
 type Status struct {
+	// Director holds the cluster; the nodes with the director role that
+	// are not it are its standbys.
+	Director   Director     `json:"director"`
 	Space      Space        `json:"space"`
 	Timeout    Duration     `json:"node_timeout"`
 	Nodes      []Node       `json:"nodes"`
@@ -364,6 +367,9 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (r *Registry) Status(ctx context.Context, now time.Time) (Status, error) {
 	st := Status{Space: r.space, Timeout: Duration(r.timeout), FiresByNode: map[string]int{}}
 	var err error
+	if st.Director, err = r.Director(ctx); err != nil {
+		return st, err
+	}
 	if st.Nodes, err = r.Nodes(ctx); err != nil {
 		return st, err
 	}

@@ -69,6 +69,13 @@ type Config struct {
 	// (a *DeposedError, which wraps ErrDeposed). The node and the
 	// dispatch may each call it, from their goroutines. Optional.
 	Deposed func(err error)
+	// Standby makes a node with the director role a standby: another
+	// director holds the cluster, and this node plays only its other
+	// roles while it waits to take the cluster over (Registry.
+	// AwaitDirector). It registers with the director role, so that the
+	// cluster's status shows it, and its settings are checked against the
+	// director's as a clock node's are.
+	Standby bool
 
 	// Executor runs the runs a worker claims. Required with the worker
 	// role.
@@ -165,7 +172,7 @@ func Run(ctx context.Context, cfg Config) error {
 			n.worker.run(wctx)
 		}()
 	}
-	if cfg.Node.Has(RoleDirector) && cfg.Virtual == nil {
+	if cfg.directs() && cfg.Virtual == nil {
 		if cfg.Fires == nil {
 			return errors.New("cluster: a director needs a sink for fires")
 		}
@@ -215,6 +222,10 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 func (n *node) now() time.Time { return n.cfg.Now() }
+
+// directs reports whether the node is the cluster's director: it has the
+// role and is no standby.
+func (c *Config) directs() bool { return c.Node.Has(RoleDirector) && !c.Standby }
 
 // run is the node's loop; changed signals that the definitions changed
 // or the director moved the virtual clock (nil without the clock role).
@@ -326,7 +337,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 		n.lastRound = time.Time{}
 		return true, false, nil
 	}
-	if n.cfg.Node.Has(RoleDirector) {
+	if n.cfg.directs() {
 		// A round that failed, or one late by more than a timeout (the
 		// director was stalled), breaks the watch: the nodes' silence
 		// meanwhile is not theirs to answer for.
@@ -373,7 +384,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 			n.clock.dropAll()
 		}
 	}
-	if len(leases) == 0 && !n.cfg.Node.Has(RoleDirector) && (n.worker == nil || n.worker.running() == 0) {
+	if len(leases) == 0 && !n.cfg.directs() && (n.worker == nil || n.worker.running() == 0) {
 		if state, err := reg.State(ctx, n.cfg.Node.ID); err == nil && state == Draining {
 			return true, true, nil
 		}

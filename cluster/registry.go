@@ -108,9 +108,11 @@ func (r *Registry) Space() Space { return r.space }
 // again (after a restart, or after it was found dead) starts afresh and
 // owns nothing until the next rebalance. A clock node whose zone or space
 // is not the director's (as the last director to take the cluster
-// recorded them) is refused with ErrSettings, naming the flag to fix. A
-// director's own are those it recorded: it is not checked (a director
-// that another took the cluster from stops by its epoch).
+// recorded them) is refused with ErrSettings, naming the flag to fix, and
+// so is a standby director (Config.Standby), which would impose its own
+// on taking the cluster over. The director's own are those it recorded:
+// they are not checked (a director that another took the cluster from
+// stops by its epoch).
 func (r *Registry) Register(ctx context.Context, n Node, now time.Time) error {
 	if n.ID == "" || strings.ContainsAny(n.ID, ", \t\n") {
 		return fmt.Errorf("node id %q: should be a non-empty name without spaces or commas", n.ID)
@@ -121,14 +123,16 @@ func (r *Registry) Register(ctx context.Context, n Node, now time.Time) error {
 		}
 	}
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
-		if n.Has(RoleClock) && !n.Has(RoleDirector) {
+		if n.Has(RoleClock) || n.Has(RoleDirector) {
 			var set settings
 			if err := tx.QueryRow(ctx, `SELECT director, zone, space, partitions, scatter FROM cluster_settings WHERE id = 1`).
 				Scan(&set.director, &set.zone, &set.space.Size, &set.space.Partitions, &set.space.Scatter); err != nil {
 				return err
 			}
-			if err := set.check(n.ID, n.Zone, r.space); err != nil {
-				return err
+			if !n.Has(RoleDirector) || set.director != n.ID {
+				if err := set.check(n.ID, n.Zone, r.space); err != nil {
+					return err
+				}
 			}
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO cluster_nodes (id, roles, address, version, machines, started_at, heartbeat_at, state, zone, space, partitions, scatter)
@@ -329,13 +333,21 @@ var ErrOtherDirector = errors.New("another director holds the cluster")
 // engine starts, and keeps it by rebalancing at its epoch; it gives it up
 // when it leaves, or after the node timeout when it dies.
 func (r *Registry) TakeDirector(ctx context.Context, n Node, now time.Time) (int64, error) {
+	return r.takeDirector(ctx, n, now, 0)
+}
+
+// takeDirector is TakeDirector; when watched is not zero, a lease another
+// director holds is taken only if it still expires at watched: it was not
+// renewed since it was read.
+func (r *Registry) takeDirector(ctx context.Context, n Node, now time.Time, watched int64) (int64, error) {
 	var holder string
 	var expires, epoch int64
 	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT node, expires_at FROM cluster_leases WHERE partition = $1 FOR UPDATE`, assignment).Scan(&holder, &expires); err != nil {
 			return err
 		}
-		if holder != n.ID && holder != "" && expires >= now.UnixNano() {
+		other := holder != n.ID && holder != ""
+		if other && (expires >= now.UnixNano() || watched != 0 && expires != watched) {
 			return ErrOtherDirector
 		}
 		if err := tx.QueryRow(ctx, `UPDATE cluster_leases SET epoch = epoch + 1, node = $1, expires_at = $2 WHERE partition = $3 RETURNING epoch`,
@@ -366,21 +378,78 @@ func (r *Registry) TakeDirector(ctx context.Context, n Node, now time.Time) (int
 // leaves it the cluster instead of deposing it. A dead director is
 // replaced a timeout later than its lease says.
 func (r *Registry) TakeOver(ctx context.Context, n Node, now func() time.Time, log *slog.Logger) (int64, error) {
-	var holder string
-	var expires int64
-	if err := r.pool.QueryRow(ctx, `SELECT node, expires_at FROM cluster_leases WHERE partition = $1`, assignment).Scan(&holder, &expires); err != nil {
-		return 0, fmt.Errorf("cluster: read the director's lease: %w", err)
+	d, err := r.Director(ctx)
+	if err != nil {
+		return 0, err
 	}
-	if holder != "" && holder != n.ID && expires < now().UnixNano() {
-		if log != nil {
-			log.Info("the director's lease has expired: watching it for a node timeout before taking the cluster over",
-				"holder", holder, "expired", time.Unix(0, expires).UTC(), "timeout", r.timeout)
+	if d.ID == "" || d.ID == n.ID || !d.Expires.Before(now()) {
+		return r.TakeDirector(ctx, n, now())
+	}
+	if log != nil {
+		log.Info("the director's lease has expired: watching it for a node timeout before taking the cluster over",
+			"holder", d.ID, "expired", d.Expires, "timeout", r.timeout)
+	}
+	if !sleep(ctx, r.timeout) {
+		return 0, ctx.Err()
+	}
+	return r.takeDirector(ctx, n, now(), d.Expires.UnixNano())
+}
+
+// AwaitDirector makes node n the cluster's director as TakeOver does, but
+// while another director holds the cluster it waits rather than return
+// ErrOtherDirector: it reads the lease every beat, and takes it once its
+// holder left, or once it expired and stayed unrenewed for a node
+// timeout. Errors of the database are logged and retried. It returns the
+// epoch it took the lease at, or ctx's error.
+func (r *Registry) AwaitDirector(ctx context.Context, n Node, now func() time.Time, log *slog.Logger) (int64, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var waitingFor string
+	for {
+		epoch, err := r.TakeOver(ctx, n, now, log)
+		switch {
+		case err == nil:
+			return epoch, nil
+		case ctx.Err() != nil:
+			return 0, ctx.Err()
+		case errors.Is(err, ErrOtherDirector):
+			if d, derr := r.Director(ctx); derr == nil && d.ID != waitingFor {
+				waitingFor = d.ID
+				log.Info("standby: another director holds the cluster; this node takes it over when that one dies or leaves",
+					"director", d.ID, "epoch", d.Epoch)
+			}
+		default:
+			log.Warn("could not read or take the director's lease: retrying", "err", err)
 		}
-		if !sleep(ctx, r.timeout) {
+		if !sleep(ctx, r.timeout/beats) {
 			return 0, ctx.Err()
 		}
 	}
-	return r.TakeDirector(ctx, n, now())
+}
+
+// Director is the holder of the assignment lease: the cluster's director.
+type Director struct {
+	// ID is empty when no director holds the cluster.
+	ID      string    `json:"id"`
+	Epoch   int64     `json:"epoch"`
+	Expires time.Time `json:"expires"`
+	// Address is where its API listens, as it registered it.
+	Address string `json:"address,omitempty"`
+}
+
+// Director returns the cluster's director, as its lease says.
+func (r *Registry) Director(ctx context.Context) (Director, error) {
+	var d Director
+	var expires int64
+	err := r.pool.QueryRow(ctx, `SELECT l.node, l.epoch, l.expires_at, coalesce(n.address, '')
+		FROM cluster_leases l LEFT JOIN cluster_nodes n ON n.id = l.node WHERE l.partition = $1`, assignment).
+		Scan(&d.ID, &d.Epoch, &expires, &d.Address)
+	if err != nil {
+		return d, fmt.Errorf("cluster: read the director's lease: %w", err)
+	}
+	d.Expires = time.Unix(0, expires).UTC()
+	return d, nil
 }
 
 // ErrDeposed is reported to a director whose assignment lease another

@@ -231,12 +231,91 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	if err != nil || e2 != e1+1 {
 		t.Fatalf("a standby after a dead director: epoch %d (%v), want %d", e2, err, e1+1)
 	}
+	// A lease renewed while it was watched, though expired again by the
+	// end of the watch, is not taken: its holder is alive.
+	if _, err := r.Rebalance(ctx, "d2", e2, time.Now().Add(-timeout-time.Second), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(timeout / 10)
+		_, err := r.Rebalance(ctx, "d2", e2, time.Now().Add(-timeout-time.Second/2), time.Time{})
+		renewed <- err
+	}()
+	if _, err := r.TakeOver(ctx, Node{ID: "d1"}, time.Now, nil); !errors.Is(err, ErrOtherDirector) {
+		t.Fatalf("a standby watching a lease renewed meanwhile: %v, want ErrOtherDirector", err)
+	}
+	if err := <-renewed; err != nil {
+		t.Fatal(err)
+	}
 	// The director itself, restarted under its name, takes its expired
 	// lease back without watching it (which this context would cut off).
 	quick, cancel := context.WithTimeout(ctx, timeout/2)
 	defer cancel()
 	if e3, err := r.TakeOver(quick, Node{ID: "d2"}, func() time.Time { return time.Now().Add(time.Hour) }, nil); err != nil || e3 != e2+1 {
 		t.Fatalf("the holder again: epoch %d (%v)", e3, err)
+	}
+}
+
+// A standby waits while the director renews its lease, and takes the
+// cluster over as soon as the director leaves, or once its lease expired
+// and stayed unrenewed for a timeout.
+func TestAwaitDirector(t *testing.T) {
+	ctx := context.Background()
+	r0 := registry(t, Space{Size: 60, Partitions: 4})
+	const timeout = time.Second
+	r, err := NewRegistry(ctx, r0.pool, r0.space, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	await := func(id string) <-chan int64 {
+		took := make(chan int64, 1)
+		go func() {
+			e, err := r.AwaitDirector(ctx, Node{ID: id}, time.Now, nil)
+			if err != nil {
+				t.Errorf("%s: %v", id, err)
+			}
+			took <- e
+		}()
+		return took
+	}
+	e1, err := r.TakeDirector(ctx, Node{ID: "d1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := await("d2")
+	// d1 renews for three timeouts: d2 waits.
+	for range 15 {
+		if _, err := r.Rebalance(ctx, "d1", e1, time.Now(), time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-took:
+			t.Fatalf("d2 took the cluster at epoch %d while d1 renewed its lease", e)
+		case <-time.After(timeout / 5):
+		}
+	}
+	// d1 leaves: d2 takes over at its next read of the lease.
+	if err := r.Leave(ctx, "d1", e1, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var e2 int64
+	select {
+	case e2 = <-took:
+	case <-time.After(2 * timeout):
+		t.Fatal("d2 did not take the cluster over within two beats of d1 leaving")
+	}
+	if d, err := r.Director(ctx); err != nil || d.ID != "d2" || d.Epoch != e2 || e2 != e1+1 {
+		t.Fatalf("the director after d1 left: %+v (%v), want d2 at epoch %d", d, err, e1+1)
+	}
+	// d2 dies: d3 takes over once the lease expired and it watched it
+	// unrenewed for a timeout.
+	renewed := time.Now()
+	if _, err := r.Rebalance(ctx, "d2", e2, renewed, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	e3 := <-await("d3")
+	if waited := time.Since(renewed); e3 != e2+1 || waited < 2*timeout {
+		t.Fatalf("d3 took the cluster at epoch %d, %s after d2's last renewal; want epoch %d, after two timeouts", e3, waited, e2+1)
 	}
 }
 
@@ -575,8 +654,12 @@ func TestNodeSettings(t *testing.T) {
 			"node c3 runs with --space 1440 but the director (dir) with --space 60: start it with the director's --space"},
 		{"unnamed zone", r, Node{ID: "c4", Roles: []string{RoleClock}, Zone: "Local"}, ""},
 		{"worker", wide, Node{ID: "w1", Roles: []string{RoleWorker}, Zone: "UTC"}, ""},
-		// A director is held to its lease's epoch, not to another's settings.
-		{"director", wide, Node{ID: "d9", Roles: []string{RoleDirector, RoleClock}, Zone: "UTC"}, ""},
+		// The director is held to its lease's epoch; its settings are
+		// those it recorded.
+		{"director", wide, Node{ID: "dir", Roles: []string{RoleDirector, RoleClock}, Zone: "UTC"}, ""},
+		// A standby would impose its own on taking the cluster over.
+		{"standby", wide, Node{ID: "d9", Roles: []string{RoleDirector, RoleWorker}, Zone: "Europe/Paris"},
+			"node d9 runs with --space 1440 but the director (dir) with --space 60: start it with the director's --space"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.reg.Register(ctx, tc.node, t0)
