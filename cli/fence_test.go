@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,38 +150,44 @@ func TestClusterDirectorPaused(t *testing.T) {
 // TestClusterNodeSettings starts a clock node with another zone and space
 // than the director's: it is refused, exits non-zero at once, and says
 // which flags to give it.
+//
+// So is a standby director with other settings: it would impose them on
+// taking the cluster over.
 func TestClusterNodeSettings(t *testing.T) {
 	db, c, _ := startNodes(t, nodeSpec{name: "dir", roles: "director"})
 	dir := t.TempDir()
-	n := &clusterNode{t: t, name: "c1", log: filepath.Join(dir, "c1.log"), args: []string{"server", "--data", filepath.Join(dir, "c1"),
-		"--db", db, "--listen", freePort(t), "--timezone", "Europe/Paris", "--space", "120", "--roles", "clock", "--node", "c1",
-		"--node-timeout", "1s"}}
-	n.start()
-	t.Cleanup(func() { n.signal(syscall.SIGKILL) })
-	select {
-	case <-n.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the clock node with other settings did not exit")
-	}
-	out, _ := os.ReadFile(n.log)
-	if code := n.cmd.ProcessState.ExitCode(); code == 0 {
-		t.Errorf("the refused node exited %d, want non-zero", code)
-	}
-	for _, want := range []string{
-		"node c1 runs with --timezone Europe/Paris but the director (dir) with --timezone UTC: start it with the director's --timezone",
-		"node c1 runs with --space 120 but the director (dir) with --space 60: start it with the director's --space",
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the refused node's log does not say %q:\n%s", want, tail(string(out), 20))
+	for _, roles := range []string{"clock", "director,worker"} {
+		n := &clusterNode{t: t, name: "c1", log: filepath.Join(dir, "c1.log"), args: []string{"server", "--data", filepath.Join(dir, "c1"),
+			"--db", db, "--listen", freePort(t), "--timezone", "Europe/Paris", "--space", "120", "--roles", roles, "--node", "c1",
+			"--node-timeout", "1s", "--standby=" + strconv.FormatBool(roles != "clock")}}
+		os.Remove(n.log)
+		n.start()
+		t.Cleanup(func() { n.signal(syscall.SIGKILL) })
+		select {
+		case <-n.done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the node (%s) with other settings did not exit", roles)
 		}
-	}
-	st, err := c.Cluster(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, node := range st.Nodes {
-		if node.ID == "c1" && node.State == "live" {
-			t.Errorf("the refused node is registered: %+v", node)
+		out, _ := os.ReadFile(n.log)
+		if code := n.cmd.ProcessState.ExitCode(); code == 0 {
+			t.Errorf("the refused node (%s) exited %d, want non-zero", roles, code)
+		}
+		for _, want := range []string{
+			"node c1 runs with --timezone Europe/Paris but the director (dir) with --timezone UTC: start it with the director's --timezone",
+			"node c1 runs with --space 120 but the director (dir) with --space 60: start it with the director's --space",
+		} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the refused node's (%s) log does not say %q:\n%s", roles, want, tail(string(out), 20))
+			}
+		}
+		st, err := c.Cluster(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, node := range st.Nodes {
+			if node.ID == "c1" && node.State == "live" {
+				t.Errorf("the refused node (%s) is registered: %+v", roles, node)
+			}
 		}
 	}
 }
