@@ -476,54 +476,23 @@ func TestClusterWorkerRestarted(t *testing.T) {
 		nodeSpec{name: "dir", roles: "director,clock", flags: timeout},
 		nodeSpec{name: "w1", roles: "worker", machines: "gpu", flags: timeout})
 	ctx := context.Background()
-	out := t.TempDir()
-	defs := fmt.Sprintf(`insert_task: slow
-type: callable
-machine: gpu
-command: echo $$ > %[1]s/slow.pid; while [ ! -e %[1]s/slow.go ]; do sleep 0.1; done; echo finished
-out_log_file: %[1]s/slow.out
-err_log_file: %[1]s/slow.err
-`, out)
-	if _, err := c.Define(ctx, "gpu.def", defs, false); err != nil {
+	slow := newHeldTask(t, "gpu")
+	if _, err := c.Define(ctx, "gpu.def", slow.def, false); err != nil {
 		t.Fatal(err)
 	}
 	w1 := nodes["w1"]
-	pidFile := filepath.Join(out, "slow.pid")
-	startSlow := func() int {
-		os.Remove(pidFile)
-		if err := c.Event(ctx, "slow", "start"); err != nil {
-			t.Fatal(err)
-		}
-		var pid int
-		waitUntil(t, "slow started on w1", func() bool {
-			b, err := os.ReadFile(pidFile)
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			return err == nil && pid > 0
-		})
-		return pid
-	}
 
 	// Restarted within the timeout: the run goes on and ends.
-	startSlow()
+	slow.start(c, "w1")
 	if !w1.stop(10 * time.Second) {
 		t.Fatal("w1 did not exit on SIGTERM")
 	}
 	w1.start()
-	if err := os.WriteFile(filepath.Join(out, "slow.go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "slow ended", func() bool { return lastRun(t, c, "slow").Status != job.Running })
-	if r := lastRun(t, c, "slow"); r.Status != job.Success {
-		t.Fatalf("slow's run, its worker restarted within the timeout: %+v", r)
-	}
-	if b, _ := os.ReadFile(filepath.Join(out, "slow.out")); !strings.Contains(string(b), "finished") {
-		t.Fatalf("slow's output: %q", b)
-	}
+	slow.finish(c, "its worker restarted within the timeout")
 
 	// Stopped past the timeout: the run is lost; the worker, back, kills
 	// its command.
-	os.Remove(filepath.Join(out, "slow.go"))
-	pid := startSlow()
+	pid := slow.start(c, "w1")
 	if !w1.stop(10 * time.Second) {
 		t.Fatal("w1 did not exit on SIGTERM")
 	}
@@ -536,4 +505,58 @@ err_log_file: %[1]s/slow.err
 	}
 	w1.start()
 	waitUntil(t, "w1 kills the command of the run recorded lost", func() bool { return syscall.Kill(pid, 0) != nil })
+}
+
+// heldTask is the task slow, for a worker of a machine: its command
+// writes its pid, then runs until it is let go, and prints "finished".
+type heldTask struct {
+	t   *testing.T
+	dir string
+	def string
+}
+
+func newHeldTask(t *testing.T, machine string) *heldTask {
+	dir := t.TempDir()
+	return &heldTask{t: t, dir: dir, def: fmt.Sprintf(`insert_task: slow
+type: callable
+machine: %[2]s
+command: echo $$ > %[1]s/slow.pid; while [ ! -e %[1]s/slow.go ]; do sleep 0.1; done; echo finished
+out_log_file: %[1]s/slow.out
+err_log_file: %[1]s/slow.err
+`, dir, machine)}
+}
+
+// start starts a run of slow and returns the pid of its command once it
+// runs on worker.
+func (h *heldTask) start(c *api.Client, worker string) int {
+	h.t.Helper()
+	pidFile, goFile := filepath.Join(h.dir, "slow.pid"), filepath.Join(h.dir, "slow.go")
+	os.Remove(pidFile)
+	os.Remove(goFile)
+	if err := c.Event(context.Background(), "slow", "start"); err != nil {
+		h.t.Fatal(err)
+	}
+	var pid int
+	waitUntil(h.t, "slow started on "+worker, func() bool {
+		b, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return pid
+}
+
+// finish lets the run go, and checks that it ends in success with its
+// output; how says what it went through.
+func (h *heldTask) finish(c *api.Client, how string) {
+	h.t.Helper()
+	if err := os.WriteFile(filepath.Join(h.dir, "slow.go"), nil, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	waitUntil(h.t, "slow ended", func() bool { return lastRun(h.t, c, "slow").Status != job.Running })
+	if r := lastRun(h.t, c, "slow"); r.Status != job.Success {
+		h.t.Fatalf("slow's run, %s: %+v", how, r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.dir, "slow.out")); !strings.Contains(string(b), "finished") {
+		h.t.Fatalf("slow's output, %s: %q", how, b)
+	}
 }

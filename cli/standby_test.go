@@ -3,12 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/cluster"
-	"github.com/gnomon-sched/gnomon/job"
 )
 
 // TestClusterStandby starts a second director with --standby beside the
@@ -29,15 +26,8 @@ import (
 func TestClusterStandby(t *testing.T) {
 	db, c, nodes := startNodes(t, nodeSpec{name: "dir", roles: "director,clock,worker"})
 	ctx := context.Background()
-	out := t.TempDir()
-	defs := tickDef + fmt.Sprintf(`
-insert_task: slow
-type: callable
-machine: spare
-command: echo $$ > %[1]s/slow.pid; while [ ! -e %[1]s/slow.go ]; do sleep 0.1; done; echo finished
-out_log_file: %[1]s/slow.out
-err_log_file: %[1]s/slow.err
-`, out)
+	slow := newHeldTask(t, "spare")
+	defs := tickDef + "\n" + slow.def
 	if _, err := c.Define(ctx, "standby.def", defs, false); err != nil {
 		t.Fatal(err)
 	}
@@ -104,31 +94,14 @@ err_log_file: %[1]s/slow.err
 	}
 
 	// A run on the standby's worker, in flight when the director dies.
-	if err := c.Event(ctx, "slow", "start"); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	waitUntil(t, "slow started on sb", func() bool {
-		b, err := os.ReadFile(filepath.Join(out, "slow.pid"))
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	})
+	pid := slow.start(c, "sb")
 	time.Sleep(1500 * time.Millisecond) // ticks under dir
 	nodes["dir"].signal(syscall.SIGKILL)
 	waitUntil(t, "sb took the cluster over", func() bool { return b.Health(ctx) == nil })
 	if syscall.Kill(pid, 0) != nil {
 		t.Fatalf("slow's command (pid %d) ended as its node took the cluster over", pid)
 	}
-	if err := os.WriteFile(filepath.Join(out, "slow.go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, "slow ended", func() bool { return lastRun(t, b, "slow").Status != job.Running })
-	if r := lastRun(t, b, "slow"); r.Status != job.Success {
-		t.Fatalf("slow's run, in flight on the standby as it took over: %+v", r)
-	}
-	if out, _ := os.ReadFile(filepath.Join(out, "slow.out")); !strings.Contains(string(out), "finished") {
-		t.Fatalf("slow's output: %q", out)
-	}
+	slow.finish(b, "in flight on the standby as it took over")
 	if _, err := b.Define(ctx, "after.def", taskDef("after"), false); err != nil {
 		t.Fatalf("a definition sent to the new director: %v", err)
 	}
