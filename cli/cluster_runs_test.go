@@ -471,7 +471,9 @@ func webSession(t *testing.T, c *api.Client) func(path string) string {
 // for longer, the run is recorded lost, and the worker, back, kills the
 // command it left running.
 func TestClusterWorkerRestarted(t *testing.T) {
-	timeout := []string{"--node-timeout", "3s"}
+	// Long enough for a restart of a race-built process on a loaded
+	// machine (3 s was not always).
+	timeout := []string{"--node-timeout", "8s"}
 	_, c, nodes := startNodes(t,
 		nodeSpec{name: "dir", roles: "director,clock", flags: timeout},
 		nodeSpec{name: "w1", roles: "worker", machines: "gpu", flags: timeout})
