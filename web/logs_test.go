@@ -74,23 +74,7 @@ err_log_file: slow.err
 			}
 		}
 	}
-	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
-	token, err := s.NewToken(ctx, auth.Request{Name: "ada", Role: auth.Admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cookie, err := signIn(h, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(path string) (int, string) {
-		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
-		req.AddCookie(cookie)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		b, _ := io.ReadAll(w.Result().Body)
-		return w.Code, string(b)
-	}
+	get := adminGet(t, s)
 	second := runs("talk")[1]
 	if second.Log == nil || second.Log.OutFrom <= 0 || second.Log.OutTo <= second.Log.OutFrom {
 		t.Fatalf("run %d records its log span %+v", second.ID, second.Log)
@@ -191,26 +175,14 @@ err_log_file: far.err
 	if run.Log == nil || run.Log.Node != "w9" || run.Log.OutTo != 13 {
 		t.Fatalf("run %d records its log span %+v, want 13 bytes of out log on w9", run.ID, run.Log)
 	}
-	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
-	token, err := s.NewToken(ctx, auth.Request{Name: "ada", Role: auth.Admin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cookie, err := signIn(h, token)
-	if err != nil {
-		t.Fatal(err)
-	}
+	getAny := adminGet(t, s)
 	get := func(path string) string {
 		t.Helper()
-		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
-		req.AddCookie(cookie)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		b, _ := io.ReadAll(w.Result().Body)
-		if w.Code != http.StatusOK {
-			t.Fatalf("%s: status %d: %s", path, w.Code, b)
+		code, body := getAny(path)
+		if code != http.StatusOK {
+			t.Fatalf("%s: status %d: %s", path, code, body)
 		}
-		return string(b)
+		return body
 	}
 	page := "/tasks/far/runs/" + itoa(run.ID) + "/logs"
 	body := get(page)
@@ -233,5 +205,28 @@ err_log_file: far.err
 	body = get(page)
 	if !strings.Contains(body, "out of w9 r1\n") || strings.Contains(body, "later run") || strings.Contains(body, "cannot read") {
 		t.Errorf("the log of a run whose file this server reads:\n%s", body)
+	}
+}
+
+// adminGet signs an admin in to s's web UI and returns a GET of a path
+// with that session: the status and the body.
+func adminGet(t *testing.T, s *gnomon.Scheduler) func(path string) (int, string) {
+	t.Helper()
+	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
+	token, err := s.NewToken(context.Background(), auth.Request{Name: "ada", Role: auth.Admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, err := signIn(h, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(path string) (int, string) {
+		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
+		req.AddCookie(cookie)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		b, _ := io.ReadAll(w.Result().Body)
+		return w.Code, string(b)
 	}
 }
