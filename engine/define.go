@@ -40,9 +40,9 @@ func (e *Engine) define(ev Define) error {
 		e.index(name, e.defs[name], nil)
 		e.indexData(e.tasks[name], e.defs[name], nil)
 		e.arm(e.tasks[name], time.Time{}, false)
+		e.unready(e.tasks[name])
 		delete(e.tasks, name)
 		delete(e.defs, name)
-		delete(e.ready, name)
 		delete(e.staged, name)
 		delete(e.pending, name)
 		delete(e.timed, name)
@@ -57,7 +57,7 @@ func (e *Engine) define(ev Define) error {
 		en := e.tasks[name]
 		var old *job.Task
 		if en == nil {
-			en = &entry{hidx: -1}
+			en = &entry{hidx: -1, ridx: -1}
 			e.tasks[name] = en
 		} else {
 			old = en.def
@@ -70,6 +70,7 @@ func (e *Engine) define(ev Define) error {
 		e.index(name, old, def)
 		e.indexData(en, old, def)
 		en.def, en.cond = def, nil
+		e.reorderReady(en) // its priority may have changed
 		if def.Condition != "" {
 			en.cond = cond.MustParse(def.Condition)
 		}

@@ -78,7 +78,7 @@ type Engine struct {
 	cals     map[string]*job.Calendar
 	days     map[string]*calendar.DaySet
 	calUsers map[string]map[string]struct{}
-	ready    map[string]struct{} // callables in Ready
+	ready    readyQueue          // callables in Ready, in dispatch order
 	staged   map[string]struct{} // tasks in Staged, waiting for DueAt
 	pending  map[string]struct{} // tasks with pending triggers (overlap allow, queue)
 	runs     map[int64]*job.Run  // runs not yet ended
@@ -138,6 +138,7 @@ type entry struct {
 	cond  *cond.Expr        // nil without a condition
 	sched calendar.Schedule // nil without a time trigger
 	hidx  int               // index in the fire heap, -1 when not in it
+	ridx  int               // index in the ready queue, -1 when not in it
 	st    job.State
 	// active counts the task's runs that have not ended: more than one
 	// under overlap allow.
@@ -271,7 +272,6 @@ func New(cfg Config) *Engine {
 		cals:      map[string]*job.Calendar{},
 		days:      map[string]*calendar.DaySet{},
 		calUsers:  map[string]map[string]struct{}{},
-		ready:     map[string]struct{}{},
 		staged:    map[string]struct{}{},
 		pending:   map[string]struct{}{},
 		runs:      map[int64]*job.Run{},
@@ -314,7 +314,7 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 	ens := make([]entry, len(tasks))
 	for i := range tasks {
 		p := &tasks[i]
-		ens[i] = entry{def: p.rec.Def, st: p.rec.State, hidx: -1, cond: p.cond, sched: p.sched}
+		ens[i] = entry{def: p.rec.Def, st: p.rec.State, hidx: -1, ridx: -1, cond: p.cond, sched: p.sched}
 	}
 	for i := range ens {
 		en, r := &ens[i], &tasks[i].rec
@@ -347,8 +347,9 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		e.link(name, names, r.Def)
 		e.indexData(en, nil, r.Def)
 		switch {
-		case r.State.Status == job.Ready:
-			e.ready[name] = struct{}{}
+		case r.State.Status == job.Ready && r.Def.Executes():
+			en.ridx = len(e.ready)
+			e.ready = append(e.ready, en)
 		case r.State.Status == job.Staged, r.State.Retrying():
 			e.staged[name] = struct{}{}
 		}
@@ -359,6 +360,7 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		e.seq = max(e.seq, r.State.ReadySeq)
 	}
 	heap.Init(&e.fires)
+	heap.Init(&e.ready)
 	slices.SortFunc(e.recent, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
 	for _, r := range active {
 		e.runs[r.ID] = r
@@ -587,7 +589,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	if !s.Active() {
 		en.st.Attempt, en.st.RetryOf = 0, 0
 	}
-	delete(e.ready, name)
+	e.unready(en)
 	delete(e.staged, name)
 	switch s {
 	case job.Ready:
@@ -600,7 +602,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 			}
 		}
 		if en.def.Executes() {
-			e.ready[name] = struct{}{}
+			e.markReady(en)
 		}
 	case job.Staged:
 	default:
@@ -745,29 +747,28 @@ func (e *Engine) tick() {
 }
 
 // dispatch starts ready callables while worker slots are free: higher
-// priority first, then earlier ready, then name.
+// priority first, then earlier ready, then name (readyQueue). A task held
+// back by its backfill runs keeps its place for the next dispatch.
 func (e *Engine) dispatch() {
 	if e.draining || e.running >= e.workers || len(e.ready) == 0 {
 		return
 	}
-	names := sortedSet(e.ready)
-	if e.backfillTotal > 0 {
-		if names = slices.DeleteFunc(names, e.heldByBackfill); len(names) == 0 {
-			return
+	var held []*entry
+	started := 0
+	for e.running < e.workers && len(e.ready) > 0 {
+		en := e.ready[0]
+		if e.backfillTotal > 0 && e.heldByBackfill(en.def.Name) {
+			held = append(held, heap.Pop(&e.ready).(*entry))
+			continue
 		}
+		e.startRun(en.def.Name, en.st.Trigger) // takes it out of the queue
+		started++
 	}
-	slices.SortStableFunc(names, func(a, b string) int {
-		x, y := e.tasks[a], e.tasks[b]
-		if x.def.Priority != y.def.Priority {
-			return int(y.def.Priority) - int(x.def.Priority)
-		}
-		return int(x.st.ReadySeq - y.st.ReadySeq)
-	})
-	for _, name := range names {
-		if e.running >= e.workers {
-			break
-		}
-		e.startRun(name, e.tasks[name].st.Trigger)
+	for _, en := range held {
+		heap.Push(&e.ready, en)
+	}
+	if started == 0 {
+		return
 	}
 	e.propagate()
 	if e.running < e.workers && len(e.ready) > 0 {

@@ -452,6 +452,14 @@ func checkInvariants(t *testing.T, e *Engine) {
 		t.Fatalf("status counts %v, kept %v", counts, e.counts)
 	}
 	checkSummary(t, e)
+	for i, en := range e.ready {
+		if en.ridx != i || e.tasks[en.def.Name] != en {
+			t.Fatalf("ready queue holds %s at %d, which says %d, or a task deleted", en.def.Name, i, en.ridx)
+		}
+		if i > 0 && before(en, e.ready[(i-1)/2]) {
+			t.Fatalf("ready queue out of order: %s under %s", en.def.Name, e.ready[(i-1)/2].def.Name)
+		}
+	}
 	running := 0
 	for _, r := range e.runs {
 		if e.tasks[r.Task].def.Type == job.Callable {
@@ -471,7 +479,7 @@ func checkInvariants(t *testing.T, e *Engine) {
 		if en.st.Status == job.Running && (en.st.RunID == 0 || e.runs[en.st.RunID] == nil) {
 			t.Fatalf("%s is running without a run", name)
 		}
-		if _, ok := e.ready[name]; ok != (en.st.Status == job.Ready && en.def.Type == job.Callable) {
+		if ok := en.ridx >= 0 && en.ridx < len(e.ready) && e.ready[en.ridx] == en; ok != (en.st.Status == job.Ready && en.def.Type == job.Callable) {
 			t.Fatalf("%s is %s but ready set says %v", name, en.st.Status, ok)
 		}
 		if en.st.Status == job.Ready && e.running < e.workers && !e.heldByBackfill(name) {
