@@ -17,6 +17,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
 	github.com/teambition/rrule-go v1.8.2
+	github.com/tidwall/btree v1.8.2
 	github.com/wneessen/go-mail v0.8.1
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.60.1

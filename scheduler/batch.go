@@ -16,6 +16,10 @@ type batch struct {
 	// Tasks whose definition or state changed, those among them whose
 	// definition changed, and those deleted.
 	tasks, defined, deleted map[string]bool
+	// seen are the tasks readers see changed: tasks and deleted, and the
+	// configurations whose windows or executions changed without their
+	// stored state (engine.Output.Ran, Validations).
+	seen map[string]bool
 	runs                    map[int64]job.Run
 	// calendars are the named calendars changed (true) or deleted
 	// (false), as they are after the batch.
@@ -48,7 +52,7 @@ type batch struct {
 
 func newBatch(spare []byte, held int, notices bool, obs Observer) *batch {
 	return &batch{
-		tasks: map[string]bool{}, defined: map[string]bool{}, deleted: map[string]bool{}, runs: map[int64]job.Run{},
+		tasks: map[string]bool{}, defined: map[string]bool{}, deleted: map[string]bool{}, seen: map[string]bool{}, runs: map[int64]job.Run{},
 		data: dataRun{spare: spare}, held: held, notices: notices, obs: obs,
 	}
 }
@@ -71,13 +75,21 @@ func (bt *batch) add(ev engine.Event, out *engine.Output, now time.Time) error {
 	}
 	for _, n := range out.Tasks {
 		bt.tasks[n] = true
+		bt.seen[n] = true
 		delete(bt.deleted, n)
+	}
+	for _, r := range out.Ran {
+		bt.seen[r.Task] = true
+	}
+	for _, v := range out.Validations {
+		bt.seen[v.Task] = true
 	}
 	for _, n := range out.Defined {
 		bt.defined[n] = true
 	}
 	for _, n := range out.Deleted {
 		bt.deleted[n] = true
+		bt.seen[n] = true
 		delete(bt.tasks, n)
 		bt.defined[n] = true // if it comes back in this batch, it is new
 	}

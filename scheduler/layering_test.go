@@ -20,7 +20,7 @@ func TestLoopConstructsNoAdapter(t *testing.T) {
 	}
 	const mod = "github.com/gnomon-sched/gnomon/"
 	allowed := map[string]bool{mod + "engine": true, mod + "job": true, mod + "store": true, mod + "internal/jsonenc": true,
-		mod + "periods": true}
+		mod + "periods": true, mod + "calendar": true}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue

@@ -102,8 +102,15 @@ func (s *Scheduler) Gauges() Gauges {
 		Journal: s.gauges.journal.Load()}
 }
 
-// publish stores the loop's readings for Gauges.
-func (s *Scheduler) publish() {
+// publish stores the loop's readings for Gauges, and a View of the tasks
+// with what a committed batch changed (nil: all of them, as loaded).
+func (s *Scheduler) publish(bt *batch) {
+	if bt == nil || len(bt.seen) > 0 || s.view.Load() == nil {
+		if bt != nil {
+			s.viewer.update(s.eng, bt.seen, bt.defined)
+		}
+		s.view.Store(s.viewer.publish(s.eng, s.cfg.Clock.Now()))
+	}
 	s.gauges.ready.Store(int64(s.eng.Ready()))
 	s.gauges.busy.Store(int64(s.eng.Running()))
 	s.gauges.journal.Store(s.ckpt.seq)

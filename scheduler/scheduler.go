@@ -99,6 +99,9 @@ type Scheduler struct {
 	cfg     Config
 	eng     *engine.Engine
 	in      chan *request
+	// reads are the reads of the engine (Read), served between two
+	// batches ahead of the events queued in in.
+	reads   chan *request
 	effects chan []effect
 	quit    chan struct{}
 	done    chan struct{}
@@ -140,6 +143,11 @@ type Scheduler struct {
 
 	obs    Observer // cfg.Observer, or one that ignores everything
 	gauges gauges   // for Gauges, stored by the loop
+
+	// view is the state of the tasks as of the last commit, for readers;
+	// viewer keeps what the loop builds it from.
+	view   atomic.Pointer[View]
+	viewer viewer
 }
 
 // request is what callers hand the loop: an event to apply, a read of the
@@ -214,6 +222,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		alertWake: make(chan struct{}, 1),
 		auditWake: make(chan struct{}, 1),
 		in:        make(chan *request, 1024),
+		reads:     make(chan *request, 64),
 		effects:   make(chan []effect, 1024),
 		quit:      make(chan struct{}),
 		done:      make(chan struct{}),
@@ -266,7 +275,8 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 			return nil, fmt.Errorf("virtual clock: %w", err)
 		}
 	}
-	s.publish()
+	s.viewer.load(s.eng)
+	s.publish(nil)
 	return s, nil
 }
 
@@ -359,17 +369,29 @@ func (s *Scheduler) Post(ctx context.Context, ev engine.Data) (*engine.DataResul
 }
 
 // Read runs fn on the loop goroutine, where it may read the engine. What it
-// sees is durable: the loop answers only after committing.
+// sees is durable: the loop serves reads between two batches, after the
+// commit of the first, and ahead of the events queued meanwhile, so a
+// read waits at most for the batch in hand, however long the queue. Most
+// readers want View instead, which does not wait at all.
 func (s *Scheduler) Read(ctx context.Context, fn func(*engine.Engine)) error {
+	return s.sendTo(ctx, s.reads, &request{read: fn, reply: make(chan error, 1)})
+}
+
+// inLine runs fn on the loop goroutine after every request queued before
+// it: what a report handed in before the call did is committed when fn
+// runs.
+func (s *Scheduler) inLine(ctx context.Context, fn func(*engine.Engine)) error {
 	return s.send(ctx, &request{read: fn, reply: make(chan error, 1)})
 }
 
-func (s *Scheduler) send(ctx context.Context, r *request) error {
+func (s *Scheduler) send(ctx context.Context, r *request) error { return s.sendTo(ctx, s.in, r) }
+
+func (s *Scheduler) sendTo(ctx context.Context, to chan *request, r *request) error {
 	if err := s.Unavailable(); err != nil {
 		return err
 	}
 	select {
-	case s.in <- r:
+	case to <- r:
 	case <-s.done:
 		return s.stopErr()
 	case <-ctx.Done():
@@ -440,7 +462,7 @@ func (s *Scheduler) flush(ctx context.Context) error {
 func (s *Scheduler) Stop(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
-		s.Read(ctx, func(e *engine.Engine) { e.Drain(true) })
+		s.inLine(ctx, func(e *engine.Engine) { e.Drain(true) })
 		for s.busy(ctx) {
 			select {
 			case <-ctx.Done():
@@ -468,7 +490,7 @@ func (s *Scheduler) busy(ctx context.Context) bool {
 		return false
 	}
 	running := 0
-	if err := s.Read(ctx, func(e *engine.Engine) { running = e.Running() + s.treesInFlight() }); err != nil {
+	if err := s.inLine(ctx, func(e *engine.Engine) { running = e.Running() + s.treesInFlight() }); err != nil {
 		return false
 	}
 	return running > 0 || s.cfg.Runner.Running() > 0
@@ -545,6 +567,7 @@ func (s *Scheduler) loop() {
 			return
 		default:
 		}
+		s.serveReads()
 		// Reports that came while a commit was retried go first.
 		batch := s.deferred
 		s.deferred = nil
@@ -553,6 +576,9 @@ func (s *Scheduler) loop() {
 			case <-s.halt:
 				s.halted()
 				return
+			case r := <-s.reads:
+				s.serve(r)
+				continue
 			case r := <-s.in:
 				batch = append(batch, r)
 			case <-timer.C:
@@ -604,6 +630,24 @@ func (s *Scheduler) loop() {
 			timer.Reset(max(wake.Sub(s.cfg.Clock.Now())-timerEarly, 0))
 		}
 	}
+}
+
+// serveReads serves the reads waiting, between two batches.
+func (s *Scheduler) serveReads() {
+	for {
+		select {
+		case r := <-s.reads:
+			s.serve(r)
+		default:
+			return
+		}
+	}
+}
+
+// serve runs a read and answers it.
+func (s *Scheduler) serve(r *request) {
+	r.read(s.eng)
+	r.reply <- nil
 }
 
 // lingerFor adds requests from in to batch until it holds want of them, or
@@ -729,7 +773,7 @@ func (s *Scheduler) process(batch []*request) error {
 		s.trees.files = bt.treeFiles
 	}
 	s.ckpt.committed(b, bt.journaled, s.eng)
-	s.publish()
+	s.publish(bt)
 	if kept := bt.data.kept; kept != nil && cap(kept) <= maxDataBuf {
 		s.dataBuf = kept // a batch of huge events does not pin its buffer
 	}
@@ -795,6 +839,8 @@ func (s *Scheduler) recommit(b *store.Batch, cause error) error {
 				return s.haltErr
 			case r := <-s.in:
 				s.refuse(r, cause)
+			case r := <-s.reads:
+				s.refuse(r, cause)
 			case <-t.C:
 				break wait
 			}
@@ -847,5 +893,5 @@ func wake(c chan struct{}) {
 func (s *Scheduler) settleExits() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	s.Read(ctx, func(*engine.Engine) {})
+	s.inLine(ctx, func(*engine.Engine) {})
 }

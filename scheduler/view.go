@@ -1,0 +1,249 @@
+package scheduler
+
+import (
+	"slices"
+	"time"
+
+	"github.com/tidwall/btree"
+
+	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// A View is the state of the tasks as of one commit, for readers on any
+// goroutine: the API, the web UI, metrics and the library read it without
+// waiting for the loop, however busy the loop is. The loop publishes one
+// after each commit (Scheduler.View); a View never changes once
+// published, so every read of one sees a single commit.
+//
+// The tasks are kept in a copy-on-write B-tree: after each commit the
+// loop updates its own tree with the tasks the commit changed, copying
+// only the nodes on their paths, and publishes a copy of it, which costs
+// nothing to make. A commit that changes k of n tasks costs O(k log n),
+// and a reader holds its View for as long as it likes.
+type View struct {
+	tasks    *btree.BTreeG[*TaskItem]
+	summary  engine.Summary
+	problems []string
+	at       time.Time // the clock reading of the commit
+	seq      uint64    // commits published before this one
+	ready    int
+	running  int
+	workers  int
+}
+
+// TaskItem is one task as a View holds it. Its fields are read only: the
+// definition is shared with the engine, which replaces it rather than
+// change it, and the rest are copies.
+type TaskItem struct {
+	Def   *job.Task
+	State job.State
+	// Children are a bundle's children, Groups the groups the task
+	// belongs to, each sorted.
+	Children, Groups []string
+	// Stored summarises the events a configuration holds
+	// (engine.Engine.StoredEvents).
+	Stored []engine.Stored
+	// Schedule is the compiled time trigger, nil without one.
+	Schedule calendar.Schedule
+}
+
+// SummaryRows is the most names in each list of a View's Summary.
+const SummaryRows = 20
+
+func byName(a, b *TaskItem) bool { return a.Def.Name < b.Def.Name }
+
+// newTaskTree returns an empty tree of task items. The loop is its only
+// writer and readers read copies, so it takes no locks.
+func newTaskTree() *btree.BTreeG[*TaskItem] {
+	return btree.NewBTreeGOptions(byName, btree.Options{NoLocks: true})
+}
+
+// key returns an item that finds name in the tree.
+func key(name string) *TaskItem { return &TaskItem{Def: &job.Task{Name: name}} }
+
+// Item returns a task as of the View's commit.
+func (v *View) Item(name string) (*TaskItem, bool) { return v.tasks.Get(key(name)) }
+
+// Task returns a task's definition and state, as engine.Engine.Task does.
+func (v *View) Task(name string) (job.Task, job.State, bool) {
+	it, ok := v.Item(name)
+	if !ok {
+		return job.Task{}, job.State{}, false
+	}
+	return *it.Def, it.State, true
+}
+
+// Len returns the number of tasks (groups included).
+func (v *View) Len() int { return v.tasks.Len() }
+
+// Names returns every task name, sorted.
+func (v *View) Names() []string {
+	out := make([]string, 0, v.tasks.Len())
+	v.tasks.Scan(func(it *TaskItem) bool {
+		out = append(out, it.Def.Name)
+		return true
+	})
+	return out
+}
+
+// Ascend calls fn with each task whose name is after (or, with after
+// empty, every task), in name order, until fn returns false.
+func (v *View) Ascend(after string, fn func(*TaskItem) bool) {
+	if after == "" {
+		v.tasks.Scan(fn)
+		return
+	}
+	v.tasks.Ascend(key(after), func(it *TaskItem) bool {
+		if it.Def.Name == after {
+			return true
+		}
+		return fn(it)
+	})
+}
+
+// Children returns the names of a bundle's children, sorted.
+func (v *View) Children(bundle string) []string {
+	if it, ok := v.Item(bundle); ok {
+		return it.Children
+	}
+	return nil
+}
+
+// Groups returns the groups a task belongs to, sorted.
+func (v *View) Groups(name string) []string {
+	if it, ok := v.Item(name); ok {
+		return it.Groups
+	}
+	return nil
+}
+
+// StoredEvents summarises the events a configuration holds, nil for other
+// tasks.
+func (v *View) StoredEvents(name string) []engine.Stored {
+	if it, ok := v.Item(name); ok {
+		return it.Stored
+	}
+	return nil
+}
+
+// Schedule returns a task's compiled time trigger, nil if it has none.
+func (v *View) Schedule(name string) calendar.Schedule {
+	if it, ok := v.Item(name); ok {
+		return it.Schedule
+	}
+	return nil
+}
+
+// Summary returns the overview of the tasks (engine.Engine.Summarize),
+// with at most SummaryRows names in each list and the failures of the 24
+// hours before the View's commit.
+func (v *View) Summary() engine.Summary { return v.summary }
+
+// Problems returns what went wrong while the scheduler restored its
+// tasks.
+func (v *View) Problems() []string { return v.problems }
+
+// At returns the scheduler's clock reading when the View was published.
+func (v *View) At() time.Time { return v.at }
+
+// Seq counts the Views published before this one: a later View has a
+// larger one.
+func (v *View) Seq() uint64 { return v.seq }
+
+// Ready, Running and Workers return the callables ready to start, the
+// callable runs in flight and the worker slots.
+func (v *View) Ready() int   { return v.ready }
+func (v *View) Running() int { return v.running }
+func (v *View) Workers() int { return v.workers }
+
+// viewer keeps the loop's tree of task items and publishes Views of it;
+// only the loop touches it.
+type viewer struct {
+	tasks *btree.BTreeG[*TaskItem]
+	seq   uint64
+}
+
+// item builds the item of a task from the engine.
+func item(e *engine.Engine, name string) (*TaskItem, bool) {
+	_, st, ok := e.Task(name)
+	if !ok {
+		return nil, false
+	}
+	st.Pending, st.Alarms = slices.Clone(st.Pending), slices.Clone(st.Alarms)
+	if st.Backfill != nil {
+		bf := *st.Backfill
+		bf.Queue, bf.Killed = slices.Clone(bf.Queue), slices.Clone(bf.Killed)
+		st.Backfill = &bf
+	}
+	return &TaskItem{
+		Def: e.Definitions()[name], State: st, Children: e.Children(name), Groups: e.Groups(name),
+		Stored: e.StoredEvents(name), Schedule: e.Schedule(name),
+	}, true
+}
+
+// load fills the tree with every task of the engine.
+func (w *viewer) load(e *engine.Engine) {
+	w.tasks = newTaskTree()
+	for _, name := range e.Names() {
+		it, _ := item(e, name)
+		w.tasks.Load(it)
+	}
+}
+
+// update takes in the tasks a commit changed (or deleted), with the
+// bundles and members whose lists of children and groups a change of
+// definition moved.
+func (w *viewer) update(e *engine.Engine, changed, defined map[string]bool) {
+	var also []string
+	for name := range defined {
+		// The bundles and groups the old definition and the new name.
+		for _, def := range []*job.Task{w.def(name), e.Definitions()[name]} {
+			if def == nil {
+				continue
+			}
+			if def.Parent != "" {
+				also = append(also, def.Parent)
+			}
+			also = append(also, def.Extras().Jobs...)
+		}
+	}
+	for name := range changed {
+		w.set(e, name)
+	}
+	for _, name := range also {
+		if !changed[name] {
+			w.set(e, name)
+		}
+	}
+}
+
+// def returns the definition the tree holds for a task, nil if none.
+func (w *viewer) def(name string) *job.Task {
+	if it, ok := w.tasks.Get(key(name)); ok {
+		return it.Def
+	}
+	return nil
+}
+
+func (w *viewer) set(e *engine.Engine, name string) {
+	if it, ok := item(e, name); ok {
+		w.tasks.Set(it)
+	} else {
+		w.tasks.Delete(key(name))
+	}
+}
+
+// publish returns a View of the tree as it is now.
+func (w *viewer) publish(e *engine.Engine, now time.Time) *View {
+	w.seq++
+	return &View{
+		tasks: w.tasks.Copy(), summary: e.Summarize(SummaryRows, now.Add(-24*time.Hour)), problems: e.Problems(), at: now, seq: w.seq,
+		ready: e.Ready(), running: e.Running(), workers: e.Workers(),
+	}
+}
+
+// View returns the state of the tasks as of the last commit. It never
+// waits for the loop.
+func (s *Scheduler) View() *View { return s.view.Load() }

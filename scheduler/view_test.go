@@ -1,0 +1,128 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store/sqlite"
+)
+
+// TestViewIsTheCommittedState changes tasks every way a View shows them
+// (status events, definitions that move children between bundles and
+// members between groups, deletions, data events) and checks after each
+// commit that the View published reads exactly as the engine does.
+func TestViewIsTheCommittedState(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := New(ctx, Config{Store: st, Runner: localRunner(t, dir), DataDir: dir, Clock: NewVirtualClock(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	defer s.Stop(ctx)
+	task := func(name, parent string) string {
+		text := fmt.Sprintf("insert_task: %s\ntype: callable\ncommand: true\nout_log_file: o\nerr_log_file: e\n", name)
+		if parent != "" {
+			text += "parent: " + parent + "\n"
+		} else {
+			text += "cron: 0 * * * *\n"
+		}
+		return text
+	}
+	var text string
+	for _, b := range []string{"b1", "b2"} {
+		text += fmt.Sprintf("insert_task: %s\ntype: bundle\n\n", b)
+	}
+	names := []string{"t0", "t1", "t2", "t3", "t4", "t5"}
+	for i, n := range names {
+		text += task(n, []string{"", "b1", "b2"}[i%3]) + "\n"
+	}
+	text += "insert_group: g\njobs: t0, t1\n"
+	submit := func(ev engine.Event) {
+		t.Helper()
+		if err := s.Submit(ctx, ev); err != nil && !errors.Is(err, engine.ErrRefused) && !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("%#v: %v", ev, err)
+		}
+	}
+	submit(engine.Define{File: "t.def", Text: text})
+	submit(engine.Define{File: "c.json", Text: `[{"name":"cfg","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":600},{"type":"FILE","resourceId":"/in/","lifeDuration":600}]}]`})
+	check := func(step int) {
+		t.Helper()
+		v := s.View()
+		if err := s.Read(ctx, func(e *engine.Engine) {
+			if !slices.Equal(v.Names(), e.Names()) {
+				t.Fatalf("step %d: names %v, engine %v", step, v.Names(), e.Names())
+			}
+			for _, n := range e.Names() {
+				d1, s1, _ := e.Task(n)
+				d2, s2, ok := v.Task(n)
+				if !ok || !reflect.DeepEqual(d1, d2) || !reflect.DeepEqual(s1, s2) {
+					t.Fatalf("step %d: %s in the view %+v %+v, engine %+v %+v", step, n, d2, s2, d1, s1)
+				}
+				if !slices.Equal(v.Children(n), e.Children(n)) || !slices.Equal(v.Groups(n), e.Groups(n)) {
+					t.Fatalf("step %d: %s children %v groups %v, engine %v %v", step, n, v.Children(n), v.Groups(n), e.Children(n), e.Groups(n))
+				}
+				if !reflect.DeepEqual(v.StoredEvents(n), e.StoredEvents(n)) {
+					t.Fatalf("step %d: %s stored %+v, engine %+v", step, n, v.StoredEvents(n), e.StoredEvents(n))
+				}
+				if (v.Schedule(n) == nil) != (e.Schedule(n) == nil) {
+					t.Fatalf("step %d: %s schedule in the view %v, engine %v", step, n, v.Schedule(n), e.Schedule(n))
+				}
+			}
+			if v.Summary().Counts != e.Summarize(SummaryRows, v.At().Add(-24*time.Hour)).Counts {
+				t.Fatalf("step %d: counts %v, engine %v", step, v.Summary().Counts, e.Summarize(SummaryRows, v.At()).Counts)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(0)
+	// A change refused changes nothing: the steps try things blindly.
+	submit = func(ev engine.Event) { s.Submit(ctx, ev) }
+	rng := rand.New(rand.NewPCG(1, 2))
+	actions := []job.Action{job.ActFreeze, job.ActGreen, job.ActRed, job.ActReset}
+	for step := 1; step <= 200; step++ {
+		n := names[rng.IntN(len(names))]
+		switch rng.IntN(6) {
+		case 0:
+			if p := []string{"", "b1", "b2"}[rng.IntN(3)]; p == "" {
+				submit(engine.Define{File: "m.def", Text: fmt.Sprintf("update_task: %s\nparent:\ncron: 0 * * * *\n", n)})
+			} else {
+				submit(engine.Define{File: "m.def", Text: fmt.Sprintf("update_task: %s\ncron:\nparent: %s\n", n, p)})
+			}
+		case 1:
+			submit(engine.Define{File: "g.def", Text: fmt.Sprintf("update_group: g\njobs: %s, %s\n", n, names[rng.IntN(len(names))])})
+		case 2:
+			if _, _, ok := s.View().Task(n); ok {
+				submit(engine.Define{File: "d.def", Text: "delete_task: " + n + "\n"})
+			} else {
+				submit(engine.Define{File: "i.def", Text: task(n, "b1")})
+			}
+		case 3:
+			d := engine.Data{Type: job.Table, Resource: "t", At: time.Date(2026, 3, 1, 0, 0, step, 0, time.UTC)}
+			if rng.IntN(4) == 0 {
+				d.Type, d.Resource = job.File, "/in/f"
+			}
+			if _, err := s.Post(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			submit(engine.Act{Task: n, Action: actions[rng.IntN(len(actions))]})
+		}
+		check(step)
+	}
+}
