@@ -66,7 +66,12 @@ func startServer(bin string, args ...string) (*server, error) {
 }
 
 func startServerIn(bin, dir string, args ...string) (*server, error) {
-	p, err := startProcess(bin, append([]string{"server", "--data", dir, "--timezone", "UTC"}, args...), filepath.Join(dir, "server.log"))
+	return startServerEnv(bin, dir, nil, args...)
+}
+
+// startServerEnv is startServerIn with more environment variables.
+func startServerEnv(bin, dir string, env []string, args ...string) (*server, error) {
+	p, err := startProcessEnv(bin, append([]string{"server", "--data", dir, "--timezone", "UTC"}, args...), filepath.Join(dir, "server.log"), env)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
