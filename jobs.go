@@ -270,38 +270,20 @@ type JobStatus struct {
 
 // Job returns a job's (or a group's) definition and state.
 func (s *Scheduler) Job(ctx context.Context, name string) (JobStatus, error) {
-	var (
-		js JobStatus
-		ok bool
-	)
-	err := s.sched.Read(ctx, func(e *engine.Engine) {
-		var def job.Task
-		var st job.State
-		if def, st, ok = e.Task(name); ok {
-			js = statusOf(def, st)
-		}
-	})
-	if err != nil {
-		return js, fmt.Errorf("gnomon: %w", err)
-	}
+	def, st, ok := s.sched.View().Task(name)
 	if !ok {
-		return js, fmt.Errorf("gnomon: job %s not found", name)
+		return JobStatus{}, fmt.Errorf("gnomon: job %s not found", name)
 	}
-	return js, nil
+	return statusOf(def, st), nil
 }
 
 // Jobs returns every job and group, by name.
 func (s *Scheduler) Jobs(ctx context.Context) ([]JobStatus, error) {
 	var out []JobStatus
-	err := s.sched.Read(ctx, func(e *engine.Engine) {
-		for _, n := range e.Names() {
-			def, st, _ := e.Task(n)
-			out = append(out, statusOf(def, st))
-		}
+	s.sched.View().Ascend("", func(it *scheduler.TaskItem) bool {
+		out = append(out, statusOf(*it.Def, it.State))
+		return true
 	})
-	if err != nil {
-		return nil, fmt.Errorf("gnomon: %w", err)
-	}
 	return out, nil
 }
 

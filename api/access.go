@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/engine"
 )
 
 // Access is who may call the API: the tokens an Authority holds, and the
@@ -194,9 +193,7 @@ func (s *Server) mayTask(r *http.Request, p auth.Permission, name string) error 
 	id := identity(r)
 	var groups []string
 	if id.Scope.NeedsGroups() {
-		if err := s.sched.Read(r.Context(), func(e *engine.Engine) { groups = e.Groups(name) }); err != nil {
-			return err
-		}
+		groups = s.sched.View().Groups(name)
 	}
 	return id.CanTask(p, name, groups)
 }

@@ -395,10 +395,7 @@ func namedCalendars(e *engine.Engine, tasks []*job.Task) []*job.Calendar {
 
 // list lists task names, sorted: all of them, or with ?count= a page.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
-	var names []string
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { names = e.Names() }); err != nil {
-		return err
-	}
+	names := s.sched.View().Names()
 	c, hasCursor, err := readCursor(r, "tasks")
 	if err != nil {
 		return err
@@ -429,7 +426,7 @@ func notFound(name string) error {
 	return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
 }
 
-func (s *Server) view(e *engine.Engine, name string) (TaskView, bool) {
+func (s *Server) view(e *scheduler.View, name string) (TaskView, bool) {
 	def, st, ok := e.Task(name)
 	if !ok {
 		return TaskView{}, false
@@ -470,13 +467,7 @@ func (s *Server) local(t time.Time) time.Time {
 // readView reads the view of the task named in the path.
 func (s *Server) readView(r *http.Request) (TaskView, error) {
 	name := r.PathValue("name")
-	var (
-		v  TaskView
-		ok bool
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { v, ok = s.view(e, name) }); err != nil {
-		return v, err
-	}
+	v, ok := s.view(s.sched.View(), name)
 	if !ok {
 		return v, notFound(name)
 	}
@@ -559,13 +550,7 @@ func (s *Server) countAndDay(r *http.Request, def int) (limit int, from, to time
 
 // taskDef reads a task's definition, or answers 404.
 func (s *Server) taskDef(r *http.Request, name string) (job.Task, error) {
-	var (
-		def    job.Task
-		exists bool
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { def, _, exists = e.Task(name) }); err != nil {
-		return def, err
-	}
+	def, _, exists := s.sched.View().Task(name)
 	if !exists {
 		return def, notFound(name)
 	}
@@ -576,14 +561,12 @@ func (s *Server) taskDef(r *http.Request, name string) (job.Task, error) {
 // a task, or a timeperiod process (whose runs are those of its nodes). It
 // reports whether it is a bundle, and answers 404 for another name.
 func (s *Server) historyOwner(r *http.Request, name string) (bundle bool, err error) {
-	var def job.Task
-	var task, process bool
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, e *engine.Engine) {
-		if def, _, task = e.Task(name); !task {
-			_, _, process = f.Process(name)
+	def, _, task := s.sched.View().Task(name)
+	process := false
+	if !task {
+		if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { _, _, process = f.Process(name) }); err != nil {
+			return false, err
 		}
-	}); err != nil {
-		return false, err
 	}
 	if !task && !process {
 		return false, notFound(name)
@@ -743,19 +726,16 @@ func (s *Server) forecast(w http.ResponseWriter, r *http.Request) error {
 	name := q.Get("task")
 	scheds := map[string]calendar.Schedule{}
 	found := true
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		if name != "" {
-			_, _, found = e.Task(name)
-			scheds[name] = e.Schedule(name)
-			return
-		}
-		for _, n := range e.Names() {
-			if sc := e.Schedule(n); sc != nil {
-				scheds[n] = sc
+	if v := s.sched.View(); name != "" {
+		_, _, found = v.Task(name)
+		scheds[name] = v.Schedule(name)
+	} else {
+		v.Ascend("", func(it *scheduler.TaskItem) bool {
+			if it.Schedule != nil {
+				scheds[it.Def.Name] = it.Schedule
 			}
-		}
-	}); err != nil {
-		return err
+			return true
+		})
 	}
 	if !found {
 		return notFound(name)

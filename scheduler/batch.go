@@ -20,7 +20,7 @@ type batch struct {
 	// configurations whose windows or executions changed without their
 	// stored state (engine.Output.Ran, Validations).
 	seen map[string]bool
-	runs                    map[int64]job.Run
+	runs map[int64]job.Run
 	// calendars are the named calendars changed (true) or deleted
 	// (false), as they are after the batch.
 	calendars map[string]bool

@@ -93,6 +93,8 @@ type Gauges struct {
 // answers), and the loop pays three atomic stores a batch.
 type gauges struct {
 	ready, busy, journal atomic.Int64
+	// held counts the runs the checkpointer holds back (see flush).
+	held atomic.Int64
 }
 
 // Gauges returns readings of the scheduler as of its last commit. It is
@@ -114,4 +116,5 @@ func (s *Scheduler) publish(bt *batch) {
 	s.gauges.ready.Store(int64(s.eng.Ready()))
 	s.gauges.busy.Store(int64(s.eng.Running()))
 	s.gauges.journal.Store(s.ckpt.seq)
+	s.gauges.held.Store(int64(len(s.ckpt.held)))
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,38 +17,6 @@ import (
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
-
-// TestBest checks the kept values against sorting them all and keeping
-// the first n.
-func TestBest(t *testing.T) {
-	t.Parallel()
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 3, 20} {
-		for _, size := range []int{0, 1, 2, 19, 20, 21, 500} {
-			t.Run(fmt.Sprintf("%d of %d", n, size), func(t *testing.T) {
-				t.Parallel()
-				type mark struct {
-					at   job.Instant
-					name string
-				}
-				earliest := func(a, b mark) int { return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.name, b.name)) }
-				var all []mark
-				for i := range size {
-					// Few instants, so that ties are broken by name.
-					all = append(all, mark{at: job.Instant(r.IntN(10)), name: fmt.Sprintf("t%03d", i)})
-				}
-				b := newBest(n, earliest)
-				for _, m := range all {
-					b.offer(m)
-				}
-				slices.SortFunc(all, earliest)
-				if want := all[:min(n, len(all))]; !slices.Equal(b.items, want) {
-					t.Errorf("kept %v, want %v", b.items, want)
-				}
-			})
-		}
-	}
-}
 
 // startScheduler returns a started scheduler on a fresh SQLite store with
 // the definitions applied, and its UI.
@@ -132,7 +99,7 @@ func TestLists(t *testing.T) {
 		t.Parallel()
 		var got, want overviewData
 		err := s.Read(ctx, func(e *engine.Engine) {
-			got = u.readOverview(e)
+			got = u.readOverview(s.View())
 			want = overviewBySorting(u, e)
 		})
 		if err != nil {
@@ -165,7 +132,7 @@ func TestLists(t *testing.T) {
 			for pages := 0; ; pages++ {
 				var got, want tasksData
 				err := s.Read(ctx, func(e *engine.Engine) {
-					got = u.listTasks(e, f, status)
+					got = u.listTasks(s.View(), f, status)
 					want = tasksBySorting(u, e, f, status)
 				})
 				if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -125,18 +124,9 @@ func (u *UI) holds(path string, to int64) bool {
 // sensitiveTask returns the definition of a task whose logs the viewer may
 // read.
 func (u *UI) sensitiveTask(r *http.Request, name string) (job.Task, error) {
-	var (
-		def    job.Task
-		groups []string
-		found  bool
-	)
-	if err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		if def, _, found = e.Task(name); found {
-			groups = e.Groups(name)
-		}
-	}); err != nil {
-		return job.Task{}, err
-	}
+	v := u.cfg.Scheduler.View()
+	def, _, found := v.Task(name)
+	groups := v.Groups(name)
 	if !found {
 		return job.Task{}, notFound("task %s not found", name)
 	}

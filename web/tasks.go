@@ -64,10 +64,8 @@ type statusCount struct {
 const overviewRows = 20
 
 func (u *UI) overview(r *http.Request) (string, any, error) {
-	d, err := u.overviews.read(r.Context(), u.cfg.Scheduler, struct{}{}, u.readOverview)
-	if err != nil {
-		return "", nil, err
-	}
+	v := u.cfg.Scheduler.View()
+	d := u.overviews.read(v.Seq(), struct{}{}, func() overviewData { return u.readOverview(v) })
 	alerts, err := u.cfg.Scheduler.Store().Alerts(r.Context(), store.AlertQuery{Limit: 200})
 	if err != nil {
 		return "", nil, err
@@ -110,11 +108,8 @@ func (u *UI) tasks(r *http.Request) (string, any, error) {
 			return "", nil, badRequest("status: %v", err)
 		}
 	}
-	d, err := u.lists.read(r.Context(), u.cfg.Scheduler, f, u.readTasks(f, status))
-	if err != nil {
-		return "", nil, err
-	}
-	return "Tasks", d, nil
+	v := u.cfg.Scheduler.View()
+	return "Tasks", u.lists.read(v.Seq(), f, func() tasksData { return u.listTasks(v, f, status) }), nil
 }
 
 // taskData is everything the task page shows.
@@ -147,41 +142,33 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 	name := r.PathValue("name")
 	var (
 		d     taskData
-		found bool
 		sched calendar.Schedule
 		text  strings.Builder
 	)
-	err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		var st job.State
-		d.Def, st, found = e.Task(name)
-		if !found {
-			return
-		}
-		d.State, d.Row = st, u.row(d.Def, st)
-		list := []*job.Task{d.Def.Clone()}
-		for _, c := range e.Children(name) {
-			cd, cs, _ := e.Task(c)
-			d.Children = append(d.Children, u.row(cd, cs))
-			list = append(list, cd.Clone())
-		}
-		defs.Format(&text, list)
-		d.Groups = e.Groups(name)
-		d.Stored = e.StoredEvents(name)
-		d.Pending = st.Pending
-		if x, err := cond.Parse(d.Def.Condition); err == nil && d.Def.Condition != "" {
-			for _, n := range x.Names() {
-				_, cs, ok := e.Task(n)
-				d.Condition = append(d.Condition, condTerm{Task: n, Status: cs.Status, Known: ok})
-			}
-		}
-		sched = e.Schedule(name)
-		d.Why, _ = e.Why(name, u.cfg.Scheduler.Now())
-	})
-	if err != nil {
-		return "", nil, err
-	}
+	v := u.cfg.Scheduler.View()
+	it, found := v.Item(name)
 	if !found {
 		return "", nil, notFound("task %s not found", name)
+	}
+	d.Def, d.State, d.Row = *it.Def, it.State, u.row(*it.Def, it.State)
+	list := []*job.Task{it.Def.Clone()}
+	for _, c := range it.Children {
+		if ci, ok := v.Item(c); ok {
+			d.Children = append(d.Children, u.row(*ci.Def, ci.State))
+			list = append(list, ci.Def.Clone())
+		}
+	}
+	defs.Format(&text, list)
+	d.Groups, d.Stored, d.Pending, sched = it.Groups, it.Stored, it.State.Pending, it.Schedule
+	if x, err := cond.Parse(d.Def.Condition); err == nil && d.Def.Condition != "" {
+		for _, n := range x.Names() {
+			_, cs, ok := v.Task(n)
+			d.Condition = append(d.Condition, condTerm{Task: n, Status: cs.Status, Known: ok})
+		}
+	}
+	// Only why asks the loop, which answers between two commits.
+	if err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) { d.Why, _ = e.Why(name, u.cfg.Scheduler.Now()) }); err != nil {
+		return "", nil, err
 	}
 	d.Definition = text.String()
 	now := u.cfg.Scheduler.Now()
@@ -192,6 +179,7 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 		}
 	}
 	st := u.cfg.Scheduler.Store()
+	var err error
 	if d.Runs, err = st.Runs(r.Context(), store.RunQuery{Task: name, Limit: 20}); err != nil {
 		return "", nil, err
 	}

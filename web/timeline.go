@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/calendar"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
 )
 
@@ -142,20 +142,17 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	// The future: what the time triggers will fire.
 	if to.After(now) {
 		scheds := map[string]calendar.Schedule{}
-		if err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-			if task != "" {
-				if sc := e.Schedule(task); sc != nil {
-					scheds[task] = sc
-				}
-				return
+		if v := u.cfg.Scheduler.View(); task != "" {
+			if sc := v.Schedule(task); sc != nil {
+				scheds[task] = sc
 			}
-			for name := range e.Definitions() {
-				if sc := e.Schedule(name); sc != nil {
-					scheds[name] = sc
+		} else {
+			v.Ascend("", func(it *scheduler.TaskItem) bool {
+				if it.Schedule != nil {
+					scheds[it.Def.Name] = it.Schedule
 				}
-			}
-		}); err != nil {
-			return "", nil, err
+				return true
+			})
 		}
 		start := from
 		if now.After(start) {

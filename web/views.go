@@ -41,27 +41,24 @@ const dataRows = 200
 
 func (u *UI) data(r *http.Request) (string, any, error) {
 	var d dataData
-	err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		for _, name := range e.Names() {
-			def, st, _ := e.Task(name)
-			if def.Type != job.Configuration || len(d.Configs) == dataRows {
-				continue
-			}
-			cv := configView{Row: u.row(def, st), LastExec: u.local(st.LastExec.Time())}
-			for i, s := range e.StoredEvents(name) {
-				life := time.Duration(def.Extras().Deps[i].Life) * time.Second
-				dv := depView{Stored: s, Life: life}
-				if s.Count > 0 {
-					dv.Oldest, dv.Newest, dv.Expires = u.local(s.Oldest), u.local(s.Newest), u.local(s.Oldest.Add(life))
-				}
-				cv.Deps = append(cv.Deps, dv)
-			}
-			d.Configs = append(d.Configs, cv)
+	u.cfg.Scheduler.View().Ascend("", func(it *scheduler.TaskItem) bool {
+		def, st := it.Def, it.State
+		if def.Type != job.Configuration {
+			return true
 		}
+		cv := configView{Row: u.row(*def, st), LastExec: u.local(st.LastExec.Time())}
+		for i, s := range it.Stored {
+			life := time.Duration(def.Extras().Deps[i].Life) * time.Second
+			dv := depView{Stored: s, Life: life}
+			if s.Count > 0 {
+				dv.Oldest, dv.Newest, dv.Expires = u.local(s.Oldest), u.local(s.Newest), u.local(s.Oldest.Add(life))
+			}
+			cv.Deps = append(cv.Deps, dv)
+		}
+		d.Configs = append(d.Configs, cv)
+		return len(d.Configs) < dataRows
 	})
-	if err != nil {
-		return "", nil, err
-	}
+	var err error
 	if d.Received, err = scheduler.ReceivedEvents(r.Context(), u.cfg.Scheduler.Store(), "", 50, 10_000); err != nil {
 		return "", nil, err
 	}
@@ -136,75 +133,68 @@ func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
 		missing bool
 		out     []element
 	)
-	err = u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) {
-		defs := e.Definitions()
-		up := map[string][]edge{} // edges into a task
-		down := map[string][]edge{}
-		add := func(ed edge) {
-			down[ed.from] = append(down[ed.from], ed)
-			up[ed.to] = append(up[ed.to], ed)
+	v := u.cfg.Scheduler.View()
+	up := map[string][]edge{} // edges into a task
+	down := map[string][]edge{}
+	add := func(ed edge) {
+		down[ed.from] = append(down[ed.from], ed)
+		up[ed.to] = append(up[ed.to], ed)
+	}
+	v.Ascend("", func(it *scheduler.TaskItem) bool {
+		def, name := it.Def, it.Def.Name
+		if def.Type == job.Group {
+			return true
 		}
-		for name, def := range defs {
-			if def.Type == job.Group {
-				continue
-			}
-			if def.Parent != "" {
-				add(edge{def.Parent, name, "bundle"})
-			}
-			if def.Condition != "" {
-				if x, err := cond.Parse(def.Condition); err == nil {
-					for _, n := range x.Names() {
-						add(edge{n, name, "condition"})
-					}
+		if def.Parent != "" {
+			add(edge{def.Parent, name, "bundle"})
+		}
+		if def.Condition != "" {
+			if x, err := cond.Parse(def.Condition); err == nil {
+				for _, n := range x.Names() {
+					add(edge{n, name, "condition"})
 				}
 			}
 		}
-		if g.Task == "" {
-			for name, def := range defs {
-				if def.Type != job.Group && len(nodes) < maxGraph {
-					nodes[name] = true
-				}
-			}
-		} else {
-			if _, ok := defs[g.Task]; !ok {
-				missing = true
-				return
-			}
-			walk := func(next map[string][]edge, far func(edge) string) {
-				frontier := []string{g.Task}
-				for range g.Depth {
-					var more []string
-					for _, n := range frontier {
-						for _, ed := range next[n] {
-							if f := far(ed); !nodes[f] && len(nodes) < maxGraph {
-								nodes[f] = true
-								more = append(more, f)
-							}
+		if g.Task == "" && len(nodes) < maxGraph {
+			nodes[name] = true
+		}
+		return true
+	})
+	if g.Task != "" {
+		if _, _, ok := v.Task(g.Task); !ok {
+			missing = true
+		}
+		walk := func(next map[string][]edge, far func(edge) string) {
+			frontier := []string{g.Task}
+			for range g.Depth {
+				var more []string
+				for _, n := range frontier {
+					for _, ed := range next[n] {
+						if f := far(ed); !nodes[f] && len(nodes) < maxGraph {
+							nodes[f] = true
+							more = append(more, f)
 						}
 					}
-					frontier = more
 				}
-			}
-			nodes[g.Task] = true
-			walk(up, func(ed edge) string { return ed.from })
-			walk(down, func(ed edge) string { return ed.to })
-		}
-		for name := range nodes {
-			def, st, ok := e.Task(name)
-			typ, status := "unknown", "unknown"
-			if ok {
-				typ, status = string(def.Type), st.Status.String()
-			}
-			out = append(out, element{Group: "nodes", Data: elementData{ID: name, Label: name, Status: status, Type: typ, Centre: name == g.Task}})
-			for _, ed := range down[name] {
-				if nodes[ed.to] {
-					edges = append(edges, ed)
-				}
+				frontier = more
 			}
 		}
-	})
-	if err != nil {
-		return err
+		nodes[g.Task] = true
+		walk(up, func(ed edge) string { return ed.from })
+		walk(down, func(ed edge) string { return ed.to })
+	}
+	for name := range nodes {
+		def, st, ok := v.Task(name)
+		typ, status := "unknown", "unknown"
+		if ok {
+			typ, status = string(def.Type), st.Status.String()
+		}
+		out = append(out, element{Group: "nodes", Data: elementData{ID: name, Label: name, Status: status, Type: typ, Centre: name == g.Task}})
+		for _, ed := range down[name] {
+			if nodes[ed.to] {
+				edges = append(edges, ed)
+			}
+		}
 	}
 	if missing {
 		return notFound("task %s not found", g.Task)
