@@ -37,13 +37,28 @@ func storm(args []string) error {
 	sizes := fs.String("tasks", "10000,100000", "numbers of tasks due at once, comma-separated")
 	slots := fs.String("workers", "10,64", "worker slots, comma-separated")
 	profile := fs.String("cpuprofile", "", "directory for a CPU profile of each server (storm-N-W.pprof)")
+	sustained := fs.Duration("sustained", 0, "instead: run the tasks on a cron every -every for this long, and report each wave")
+	every := fs.Duration("every", 5*time.Minute, "with -sustained: the period of the cron (whole minutes)")
+	rounds := fs.Int("rounds", 1, "storms of each size")
 	fs.Parse(args)
+	if *sustained > 0 {
+		for _, n := range counts(*sizes) {
+			for _, w := range counts(*slots) {
+				if err := stormWaves(*bin, n, w, *every, *sustained); err != nil {
+					return fmt.Errorf("sustained storm of %d tasks on %d slots: %w", n, w, err)
+				}
+			}
+		}
+		return nil
+	}
 	fmt.Printf("\n## fire storm: N tasks running `true` due at one instant\n")
 	fmt.Printf("# machine: %d CPUs, %s, %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, n := range counts(*sizes) {
 		for _, w := range counts(*slots) {
-			if err := stormRound(*bin, n, w, *profile); err != nil {
-				return fmt.Errorf("storm of %d tasks on %d slots: %w", n, w, err)
+			for range *rounds {
+				if err := stormRound(*bin, n, w, *profile); err != nil {
+					return fmt.Errorf("storm of %d tasks on %d slots: %w", n, w, err)
+				}
 			}
 		}
 	}
@@ -172,7 +187,7 @@ priority: critical
 	if readErr != nil {
 		return readErr
 	}
-	late, missed, err := tickLateness(db, at, last)
+	fireLate, runLate, missed, err := tickLateness(db, at, last)
 	if err != nil {
 		return err
 	}
@@ -186,8 +201,10 @@ priority: critical
 	fmt.Printf("\n### %d tasks due at once, %d worker slots\n", n, workers)
 	fmt.Printf("  %-30s %8.0f runs/s; shell baseline %.0f runs/s; ratio %.3f\n", "drain", rate, base, rate/base)
 	fmt.Printf("  %-30s %8.2f s (first start %.2f s after it)\n", "instant to last run's end", last.Sub(at).Seconds(), first.Sub(at).Seconds())
-	fmt.Printf("  %-30s p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d runs; %d occurrences without a run\n", "every-second task's lateness",
-		pctD(late, 50), pctD(late, 99), pctD(late, 100), len(late), missed)
+	fmt.Printf("  %-30s p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d fires\n", "every-second task: fire late",
+		pctD(fireLate, 50), pctD(fireLate, 99), pctD(fireLate, 100), len(fireLate))
+	fmt.Printf("  %-30s p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d runs; %d occurrences without a run\n", "every-second task: run late",
+		pctD(runLate, 50), pctD(runLate, 99), pctD(runLate, 100), len(runLate), missed)
 	for _, k := range stormReads {
 		i, d := idle[k], during[k]
 		fmt.Printf("  %-30s idle p50 %.1f p99 %.1f ms; storm p50 %.1f p99 %.1f ms (%d reads); p99 ratio %.2f\n", "read: "+k,
@@ -197,6 +214,61 @@ priority: critical
 	fmt.Printf("  %-30s %8.1f ms\n", "critical manual start", start.Seconds()*1000)
 	fmt.Printf("  %-30s %8d MiB\n", "peak RSS", peak.max()/1024)
 	fmt.Printf("  %-30s %s\n", "commits", commits)
+	return nil
+}
+
+// stormWaves runs n tasks on a cron every period (whole minutes) for
+// about d, and reports for each wave how long its runs took to drain and
+// whether the queue was empty when the next wave came.
+func stormWaves(bin string, n, workers int, period, d time.Duration) error {
+	mins := int(period / time.Minute)
+	if mins < 1 || period%time.Minute != 0 {
+		return fmt.Errorf("-every %s: give whole minutes", period)
+	}
+	s, err := startServer(bin, "--workers", fmt.Sprint(workers))
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	logs := filepath.Join(s.dir, "logs")
+	cron := fmt.Sprintf("*/%d * * * *", mins)
+	if err := s.define(func(first, k int) string {
+		var b strings.Builder
+		for i := first; i < first+k; i++ {
+			fmt.Fprintf(&b, "insert_task: st%06d\ntype: callable\ncommand: true\nout_log_file: %s/storm.out\nerr_log_file: %s/storm.err\ncron: %s\n\n", i, logs, logs, cron)
+		}
+		return b.String()
+	}, n, 10_000); err != nil {
+		return fmt.Errorf("define: %w", err)
+	}
+	rd := &stormReader{base: "http://" + s.addr, token: s.client.Token, http: &http.Client{Timeout: time.Minute}}
+	fmt.Printf("\n### %d tasks on `%s`, %d worker slots, for %s\n", n, cron, workers, d)
+	end := time.Now().Add(d)
+	wave := time.Now().Truncate(period).Add(period)
+	failed := 0
+	for wave.Before(end) {
+		base, err := rd.metric(context.Background(), "gnomon_runs_ended_total")
+		if err != nil {
+			return err
+		}
+		time.Sleep(time.Until(wave))
+		next := wave.Add(period)
+		ended := 0.0
+		for ended < base+float64(n) && time.Now().Before(next) {
+			time.Sleep(100 * time.Millisecond)
+			if ended, err = rd.metric(context.Background(), "gnomon_runs_ended_total"); err != nil {
+				return err
+			}
+		}
+		if took := time.Since(wave); ended >= base+float64(n) {
+			fmt.Printf("  wave %s: %d runs drained in %.1f s (%.0f runs/s), before the next wave\n", wave.Format(time.TimeOnly), n, took.Seconds(), float64(n)/took.Seconds())
+		} else {
+			failed++
+			fmt.Printf("  wave %s: only %.0f of %d runs ended when the next wave came\n", wave.Format(time.TimeOnly), ended-base, n)
+		}
+		wave = next
+	}
+	fmt.Printf("  waves that did not drain before the next: %d\n", failed)
 	return nil
 }
 
@@ -295,30 +367,51 @@ func (r *stormReader) until(ctx context.Context, task, event string, ok func(*ap
 	return 0, fmt.Errorf("%s of %s not visible after a minute", event, task)
 }
 
-// commits summarises the server's commits from its metrics: how many,
-// the events each journaled on average and the mean time each took.
-func (r *stormReader) commits(ctx context.Context) (string, error) {
+// metrics reads the server's metrics, each series by its name and labels.
+func (r *stormReader) metrics(ctx context.Context) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/metrics", nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+r.token)
 	resp, err := r.http.Do(req)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	v := map[string]float64{}
 	for _, l := range strings.Split(string(body), "\n") {
-		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "gnomon_commit_") {
+		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "gnomon_") {
 			var x float64
 			fmt.Sscan(f[1], &x)
 			v[f[0]] = x
 		}
+	}
+	return v, nil
+}
+
+// metric reads one metric: the sum of its series.
+func (r *stormReader) metric(ctx context.Context, name string) (float64, error) {
+	v, err := r.metrics(ctx)
+	sum := 0.0
+	for k, x := range v {
+		if k == name || strings.HasPrefix(k, name+"{") {
+			sum += x
+		}
+	}
+	return sum, err
+}
+
+// commits summarises the server's commits from its metrics: how many,
+// the events each journaled on average and the mean time each took.
+func (r *stormReader) commits(ctx context.Context) (string, error) {
+	v, err := r.metrics(ctx)
+	if err != nil {
+		return "", err
 	}
 	n := v["gnomon_commit_duration_seconds_count"]
 	if n == 0 {
@@ -349,25 +442,29 @@ func drained(db *sql.DB, n int, deadline time.Time) (int, time.Time, time.Time, 
 	}
 }
 
-// tickLateness returns the start minus the occurrence of each run of the
-// every-second task due in [from, to], and how many occurrences in it got
-// no run.
-func tickLateness(db *sql.DB, from, to time.Time) ([]time.Duration, int, error) {
-	rows, err := db.Query(`SELECT scheduled, start_at FROM runs WHERE task = 'storm_tick' AND scheduled >= ? AND scheduled <= ?`, from.UnixNano(), to.UnixNano())
+// tickLateness returns, for the occurrences of the every-second task due
+// in [from, to], the fire's lateness (when its fate was decided, minus the
+// occurrence) and the run's (its start, minus the occurrence: it also
+// waits for a worker slot), and how many occurrences got no run.
+func tickLateness(db *sql.DB, from, to time.Time) (fire, run []time.Duration, missed int, err error) {
+	rows, err := db.Query(`SELECT f.scheduled, f.at, coalesce(r.start_at, 0) FROM fires f LEFT JOIN runs r ON r.task = f.task AND r.scheduled = f.scheduled
+		WHERE f.task = 'storm_tick' AND f.scheduled >= ? AND f.scheduled <= ?`, from.UnixNano(), to.UnixNano())
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer rows.Close()
-	var late []time.Duration
 	for rows.Next() {
-		var due, start int64
-		if err := rows.Scan(&due, &start); err != nil {
-			return nil, 0, err
+		var due, at, start int64
+		if err := rows.Scan(&due, &at, &start); err != nil {
+			return nil, nil, 0, err
 		}
-		late = append(late, time.Duration(start-due))
+		fire = append(fire, time.Duration(at-due))
+		if start != 0 {
+			run = append(run, time.Duration(start-due))
+		}
 	}
 	want := int(to.Truncate(time.Second).Sub(from)/time.Second) + 1
-	return late, max(want-len(late), 0), rows.Err()
+	return fire, run, max(want-len(run), 0), rows.Err()
 }
 
 // pctD returns the p-th percentile of l in milliseconds (100: the

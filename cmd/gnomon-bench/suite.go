@@ -573,20 +573,23 @@ func all(args []string) error {
 		run        func([]string) error
 		full, fast []string
 		pg         bool // on PostgreSQL
+		rounds     int  // 0 for 3
 	}
 	steps := []step{
-		{events, []string{g, "-configs=3,10000,1000000", "-duration=10s"}, []string{g, "-configs=3,10000", "-duration=3s"}, false},
-		{events, onPG(g, "-configs=3,10000", "-duration=10s"), onPG(g, "-configs=3,10000", "-duration=3s"), true},
-		{commits, []string{"-duration=5s"}, []string{"-duration=2s"}, false},
-		{commits, onPG("-duration=5s"), onPG("-duration=2s"), true},
-		{lateness, []string{g, "-schedules=10000,100000", "-window=30s"}, []string{g, "-schedules=10000", "-window=10s"}, false},
-		{chain, []string{g, "-length=10000", "-unrelated=100,1000000"}, []string{g, "-length=2000", "-unrelated=100,10000"}, false},
-		{shell, []string{g, "-length=250"}, []string{g, "-length=100"}, false},
-		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}, false},
-		{startup, onPG(g, "-tasks=1000000"), onPG(g, "-tasks=100000"), true},
-		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}, false},
-		{ui, []string{g, "-configs=3,10000,100000", "-duration=5s"}, []string{g, "-configs=3,10000", "-duration=2s"}, false},
-		{clocks, []string{g, "-pg=" + *pg, "-schedules=100000"}, []string{g, "-pg=" + *pg, "-schedules=20000", "-paced=5m"}, true},
+		{events, []string{g, "-configs=3,10000,1000000", "-duration=10s"}, []string{g, "-configs=3,10000", "-duration=3s"}, false, 0},
+		{events, onPG(g, "-configs=3,10000", "-duration=10s"), onPG(g, "-configs=3,10000", "-duration=3s"), true, 0},
+		{commits, []string{"-duration=5s"}, []string{"-duration=2s"}, false, 0},
+		{commits, onPG("-duration=5s"), onPG("-duration=2s"), true, 0},
+		{lateness, []string{g, "-schedules=10000,100000", "-window=30s"}, []string{g, "-schedules=10000", "-window=10s"}, false, 0},
+		{chain, []string{g, "-length=10000", "-unrelated=100,1000000"}, []string{g, "-length=2000", "-unrelated=100,10000"}, false, 0},
+		{shell, []string{g, "-length=250"}, []string{g, "-length=100"}, false, 0},
+		{startup, []string{g, "-tasks=1000000"}, []string{g, "-tasks=100000"}, false, 0},
+		{startup, onPG(g, "-tasks=1000000"), onPG(g, "-tasks=100000"), true, 0},
+		{crash, []string{g, "-configs=10000", "-duration=3s"}, []string{g, "-configs=10000", "-duration=1s"}, false, 0},
+		{ui, []string{g, "-configs=3,10000,100000", "-duration=5s"}, []string{g, "-configs=3,10000", "-duration=2s"}, false, 0},
+		{clocks, []string{g, "-pg=" + *pg, "-schedules=100000"}, []string{g, "-pg=" + *pg, "-schedules=20000", "-paced=5m"}, true, 0},
+		// A storm is one long round: its figures are many samples each.
+		{storm, []string{g, "-tasks=10000,100000", "-workers=10,64"}, []string{g, "-tasks=2000", "-workers=10"}, false, 1},
 	}
 	mode := "full"
 	if *quick {
@@ -607,7 +610,11 @@ func all(args []string) error {
 		if *quick {
 			a = s.fast
 		}
-		if err := s.run(append(a, "-rounds=3")); err != nil {
+		rounds := 3
+		if s.rounds > 0 {
+			rounds = s.rounds
+		}
+		if err := s.run(append(a, fmt.Sprintf("-rounds=%d", rounds))); err != nil {
 			return err
 		}
 	}
