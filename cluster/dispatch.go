@@ -41,10 +41,20 @@ type Dispatch struct {
 	keep    []int64                  // a sweep to make, if sweep
 	sweep   bool
 
+	// recorded holds, once the first Attach read them, the outcomes that
+	// workers recorded of runs no director had taken in (see Attach).
+	readOnce sync.Once
+	recorded map[int64]job.Exit
+
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
 }
+
+// attachRead bounds how long the first Attach reads the outcomes recorded
+// while no director took them in; past it, or when the read fails, those
+// outcomes are reported as the dispatch collects them.
+const attachRead = 10 * time.Second
 
 // NewDispatch returns the runner of the director cfg configures (its
 // Registry, Node, Epoch, Deposed and Logger), and starts its goroutine;
@@ -79,10 +89,43 @@ func (d *Dispatch) Start(w job.Launch, report func(job.Exit)) {
 }
 
 // Attach watches a run the engine had in flight when the director last
-// stopped. The run is queued again if the channel lacks it: the director
-// stopped between making its start durable and queueing it, so no worker
-// can have run it.
-func (d *Dispatch) Attach(w job.Launch, report func(job.Exit)) { d.Start(w, report) }
+// stopped. A run whose outcome its worker recorded meanwhile (the
+// director was down, or this one is taking the cluster over) is reported
+// before Attach returns, so that the engine takes it in before it decides
+// any fire: the first Attach reads every outcome recorded in the channel,
+// in one query. Otherwise the run is queued again if the channel lacks
+// it: the director stopped between making its start durable and queueing
+// it, so no worker can have run it.
+func (d *Dispatch) Attach(w job.Launch, report func(job.Exit)) {
+	d.readOnce.Do(d.readRecorded)
+	d.mu.Lock()
+	e, ok := d.recorded[w.RunID]
+	delete(d.recorded, w.RunID)
+	d.mu.Unlock()
+	if ok {
+		report(e)
+		return
+	}
+	d.Start(w, report)
+}
+
+// readRecorded reads the outcomes recorded in the channel, for Attach.
+func (d *Dispatch) readRecorded() {
+	ctx, cancel := context.WithTimeout(context.Background(), attachRead)
+	defer cancel()
+	exits, err := d.reg.Ended(ctx)
+	if err != nil {
+		d.log.Warn("the outcomes recorded while no director took them in are taken in as the dispatch collects them", "err", err)
+		return
+	}
+	recorded := make(map[int64]job.Exit, len(exits))
+	for _, e := range exits {
+		recorded[e.RunID] = e
+	}
+	d.mu.Lock()
+	d.recorded = recorded
+	d.mu.Unlock()
+}
 
 // Kill aborts a run: a queued run ends at once, a claimed one is killed
 // by its worker.

@@ -309,8 +309,20 @@ func (r *Registry) Abort(ctx context.Context, director string, epoch int64, run 
 // Outcomes returns the outcomes of those of runs that ended, each with
 // where it wrote in its task's log files when its worker reported it.
 func (r *Registry) Outcomes(ctx context.Context, runs []int64) ([]job.Exit, error) {
-	rows, err := r.pool.Query(ctx, `SELECT run_id, exit_code, result, message, data, ended_at, log FROM cluster_runs
-		WHERE run_id = ANY($1) AND state = 'ended'`, runs)
+	return r.outcomes(ctx, `WHERE run_id = ANY($1) AND state = 'ended'`, runs)
+}
+
+// Ended returns the outcome of every run in the channel that ended, as
+// Outcomes does: at a director's start, those its workers recorded while
+// no director took them in.
+func (r *Registry) Ended(ctx context.Context) ([]job.Exit, error) {
+	return r.outcomes(ctx, `WHERE state = 'ended'`)
+}
+
+// outcomes returns the outcomes of the runs in cluster_runs that where
+// selects, which must have ended.
+func (r *Registry) outcomes(ctx context.Context, where string, args ...any) ([]job.Exit, error) {
+	rows, err := r.pool.Query(ctx, `SELECT run_id, exit_code, result, message, data, ended_at, log FROM cluster_runs `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: outcomes of runs: %w", err)
 	}

@@ -585,3 +585,66 @@ func BenchmarkDirectorWrites(b *testing.B) {
 		}
 	}
 }
+
+// TestDispatchAttachReportsRecorded: a director that starts (after a
+// crash, or taking the cluster over) attaches the runs its engine had in
+// flight. The outcome a worker recorded meanwhile is reported before
+// Attach returns, so that the engine takes it in before it decides any
+// fire; a run still in flight on its worker is watched, and reported
+// once its worker records its end.
+func TestDispatchAttachReportsRecorded(t *testing.T) {
+	ctx := context.Background()
+	r := registry(t, Space{Size: 60, Partitions: 4})
+	register(t, r, "w1", t0, RoleWorker)
+	enqueue(t, r, t0, job.Launch{RunID: 1, Task: "a"}, job.Launch{RunID: 2, Task: "b"})
+	cs := claim(t, r, "w1", nil, 2, t0)
+	if len(cs) != 2 {
+		t.Fatalf("claimed %v, want runs 1 and 2", runIDs(cs))
+	}
+	for _, c := range cs {
+		if ok, err := r.MarkStarted(ctx, "w1", c, t0); !ok || err != nil {
+			t.Fatalf("start run %d: %v %v", c.Launch.RunID, ok, err)
+		}
+	}
+	attempt := map[int64]int{}
+	for _, c := range cs {
+		attempt[c.Launch.RunID] = c.Attempt
+	}
+	if ok, err := r.End(ctx, "w1", attempt[1], job.Exit{RunID: 1, Code: 3, Result: job.ResultNormal, Message: "exit status 3", End: t0.Add(time.Second)}); !ok || err != nil {
+		t.Fatalf("end run 1: %v %v", ok, err)
+	}
+
+	// Another director takes the cluster over.
+	e2, err := r.TakeDirector(ctx, Node{ID: "d2"}, t0.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDispatch(Config{Registry: r, Node: Node{ID: "d2"}, Epoch: e2}, time.Now)
+	defer d.Stop(ctx)
+	var mu sync.Mutex
+	var reported []job.Exit
+	report := func(e job.Exit) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported = append(reported, e)
+	}
+	d.Attach(job.Launch{RunID: 1, Task: "a"}, report)
+	d.Attach(job.Launch{RunID: 2, Task: "b"}, report)
+	mu.Lock()
+	got := slices.Clone(reported)
+	mu.Unlock()
+	if len(got) != 1 || got[0].RunID != 1 || got[0].Code != 3 || got[0].Message != "exit status 3" || !got[0].End.Equal(t0.Add(time.Second)) {
+		t.Fatalf("reported while attaching: %+v; want run 1's recorded outcome, and only it", got)
+	}
+	if n := d.Running(); n != 1 {
+		t.Errorf("running %d, want 1: run 2, still on its worker", n)
+	}
+	if ok, err := r.End(ctx, "w1", attempt[2], job.Exit{RunID: 2, Result: job.ResultNormal, End: t0.Add(2 * time.Minute)}); !ok || err != nil {
+		t.Fatalf("end run 2: %v %v", ok, err)
+	}
+	waitFor(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reported) == 2 && reported[1].RunID == 2
+	})
+}

@@ -458,7 +458,10 @@ func (x *Executor) finish(id int64) {
 	rec, _ := ReadRecord(x.base(id))
 	switch {
 	case rec.Exit == nil && rec.Pgid == 0:
-		x.lost(id, "its supervisor died before starting the command")
+		// Nothing tells the two apart: a supervisor records nothing
+		// before the command starts. The first is the hand-off window
+		// (docs/architecture.md, "The hand-off window").
+		x.lost(id, "no supervisor started the command: the server stopped while handing the run to a supervisor, or the supervisor died before starting the command")
 		return
 	case rec.Exit == nil:
 		x.lost(id, fmt.Sprintf("its supervisor died while the command ran (process group %d), before recording its exit status", rec.Pgid))

@@ -205,12 +205,14 @@ func TestAttachLost(t *testing.T) {
 	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") || !strings.Contains(e.Message, "while the command ran") {
 		t.Errorf("exit = %+v", e)
 	}
-	// The same in an earlier version's run directory.
+	// A free lock without a pid, in an earlier version's run directory:
+	// the server stopped while handing the run over, or the supervisor
+	// died before starting the command.
 	dir := filepath.Join(f.dir, "runs", "79")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "lock"), nil, 0o644)
 	f.x.Attach(79)
-	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "died") || !strings.Contains(e.Message, "before starting the command") {
+	if e := f.wait(); e.Result != job.ResultLost || !strings.Contains(e.Message, "while handing the run to a supervisor") || !strings.Contains(e.Message, "before starting the command") {
 		t.Errorf("exit = %+v", e)
 	}
 	// An earlier version's run that ended while the server was down.

@@ -21,7 +21,11 @@ func TestStartIdentitySurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	oneWorker := func(c *Config) { c.Workers = 1 }
 	m := openSimWith(t, dir, t0, oneWorker)
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.3\nout_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
+	// a runs until it is let go, so that it is still running after the
+	// restart however long the restart takes.
+	release := filepath.Join(dir, "go")
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: while [ ! -e " + release + " ]; do sleep 0.02; done\n" +
+		"out_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
 		"insert_task: b\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart, By: "alice"})
 	m.submit(engine.Act{Task: "b", Action: job.ActStart, By: "bob"}) // waits for a's worker
@@ -30,6 +34,9 @@ func TestStartIdentitySurvivesRestart(t *testing.T) {
 	m = openSimWith(t, dir, t0, oneWorker)
 	if st := statesOf(t, m.s)["b"]; st.Status != job.Ready || st.By != "bob" {
 		t.Fatalf("b after a restart: %+v; want ready, started by bob", st)
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	m.advance(m.s.Now()) // a ends, b runs
 	for task, want := range map[string]string{"a": "alice", "b": "bob"} {

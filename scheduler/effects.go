@@ -91,14 +91,20 @@ func launchOf(r *job.Run, t *job.Task) job.Launch {
 // scheduler stops: the run stays recorded as running, and is attached or
 // lost at the next start).
 func (s *Scheduler) report(e job.Exit) {
+	select {
+	case s.in <- &request{ev: s.exited(e)}:
+	case <-s.quit:
+	}
+}
+
+// exited returns the engine's event for a run's outcome: on a virtual
+// clock, the run ends when its virtual time has passed.
+func (s *Scheduler) exited(e job.Exit) engine.RunExited {
 	ev := engine.RunExited{RunID: e.RunID, ExitCode: e.Code, Result: e.Result, Message: e.Message, Data: e.Data, At: e.End, Log: e.Log}
 	if s.sim.on() {
 		ev.At = s.sim.ended(e.RunID)
 	}
-	select {
-	case s.in <- &request{ev: ev}:
-	case <-s.quit:
-	}
+	return ev
 }
 
 // Notice is what a Listener is told.

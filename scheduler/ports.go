@@ -18,7 +18,11 @@ type Runner interface {
 	Start(w job.Launch, report func(job.Exit))
 	// Attach watches a run that a previous scheduler started and that
 	// had not ended when it stopped, reporting its outcome (job.ResultLost
-	// if it can no longer be known).
+	// if it can no longer be known). An outcome already recorded (the run
+	// ended while no scheduler watched it), or a run known lost, is
+	// reported before Attach returns: the scheduler applies those before
+	// it decides any occurrence (see Scheduler.Start). One reported later
+	// is taken as the run's end at that point.
 	Attach(w job.Launch, report func(job.Exit))
 	// Kill aborts a run; its outcome is reported as for any run.
 	Kill(run int64)

@@ -137,8 +137,10 @@ type Scheduler struct {
 	// unavailable holds why the store cannot take a commit, while the
 	// loop retries one: requests are refused meanwhile.
 	unavailable atomic.Pointer[error]
-	// deferred holds the reports (requests without a caller waiting)
-	// that came while a commit was retried; only the loop touches it.
+	// deferred holds the requests the loop takes before any sent to it:
+	// those Start queues, and the reports (requests without a caller
+	// waiting) that came while a commit was retried. Only the loop
+	// touches it once started.
 	deferred []*request
 
 	obs    Observer // cfg.Observer, or one that ignores everything
@@ -323,6 +325,14 @@ func firstError(errs []error) error {
 
 // Start attaches to the runs that were in flight, then starts the loop
 // and the workers behind it. It does not block.
+//
+// The outcomes recorded while no scheduler watched (a run that ended
+// while the server was down) are the first thing the loop applies: the
+// runner reports them while Start attaches (see Runner.Attach), and they
+// go into the loop's first batch, before its first Tick, and before the
+// loop can tick by itself. So the occurrences that fell due meanwhile are
+// decided against the runs as they are, not as they were when the
+// scheduler stopped. Runs still in flight are reported when they end.
 func (s *Scheduler) Start() {
 	keep := map[int64]bool{}
 	var attach []job.Launch
@@ -337,19 +347,48 @@ func (s *Scheduler) Start() {
 	s.keepTreeRuns(keep)
 	s.cfg.Runner.Sweep(keep)
 	// The runs of nodes that had not ended are asked for again before any
-	// other request can reach the forest.
-	s.in <- &request{tree: periods.Restart{}}
+	// other request can reach the forest; then the outcomes known at once;
+	// then what was ready when the scheduler stopped is dispatched, and
+	// what fell due is decided, before any request that comes after Start.
+	// The loop takes what it defers before anything sent to it.
+	first := []*request{{tree: periods.Restart{}}}
+	for _, e := range s.attach(attach) {
+		first = append(first, &request{ev: s.exited(e)})
+	}
+	s.deferred = append(first, &request{ev: engine.Tick{}})
 	s.wg.Add(4)
 	go s.loop()
 	go s.perform()
 	go s.deliver()
 	go s.writeAudit()
-	for _, w := range attach {
-		s.cfg.Runner.Attach(w, s.report)
+}
+
+// attach hands the runner the runs in flight and returns the outcomes it
+// reported while attaching them: those recorded while no scheduler
+// watched. Outcomes reported later go to the loop as any run's do.
+func (s *Scheduler) attach(ws []job.Launch) []job.Exit {
+	var (
+		mu        sync.Mutex
+		attaching = true
+		known     []job.Exit
+	)
+	report := func(e job.Exit) {
+		mu.Lock()
+		if attaching {
+			known = append(known, e)
+			mu.Unlock()
+			return
+		}
+		mu.Unlock()
+		s.report(e)
 	}
-	// Dispatch what was ready when the scheduler stopped, before any
-	// request that comes after Start.
-	s.in <- &request{ev: engine.Tick{}}
+	for _, w := range ws {
+		s.cfg.Runner.Attach(w, report)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	attaching = false
+	return known
 }
 
 // Submit applies an event and returns once its outcome is durable. A

@@ -1,0 +1,137 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// stoppedClock reads one instant: a scheduler on it is not simulating,
+// so its loop ticks by itself as soon as it finds an occurrence due, as a
+// scheduler on the system's clock does after a restart.
+type stoppedClock time.Time
+
+func (c stoppedClock) Now() time.Time { return time.Time(c) }
+
+// TestOutcomeWhileDownDecidedFirst stops a scheduler while a run of an
+// every-second task is in flight; the run ends while no scheduler runs,
+// its supervisor recording the outcome, and a scheduler starts again on
+// the same store 5 s later. It takes the outcome in before it decides the
+// occurrences that fell due meanwhile: the first runs late (within the
+// misfire grace), the others are skipped as the overlap policy skips
+// them for a task that is ready, and none names the run that had ended.
+// On the virtual clock the start's Tick decides them; on a stopped clock
+// the loop ticks by itself as soon as it has taken in the start's
+// requests.
+func TestOutcomeWhileDownDecidedFirst(t *testing.T) {
+	t.Parallel()
+	for _, virtual := range []bool{true, false} {
+		name := "virtual clock"
+		if !virtual {
+			name = "loop ticking by itself"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testOutcomeWhileDown(t, virtual)
+		})
+	}
+}
+
+func testOutcomeWhileDown(t *testing.T, virtual bool) {
+	dir := t.TempDir()
+	open := func(at time.Time) *sim {
+		return openSimWith(t, dir, at, func(c *Config) {
+			if !virtual {
+				c.Clock = stoppedClock(at)
+			}
+		})
+	}
+	ctx := context.Background()
+	m := open(t0)
+	// The first run waits for the file go; once it exists, runs end at
+	// once.
+	release := filepath.Join(dir, "go")
+	m.submit(engine.Define{File: "tick.def", Text: fmt.Sprintf(`insert_task: tick
+type: callable
+command: [ -e %[1]s ] || while [ ! -e %[1]s ]; do sleep 0.02; done
+out_log_file: /dev/null
+err_log_file: /dev/null
+start_date: 2026-03-08 06:00:01
+interval: 1 second
+`, release)})
+	m.submit(engine.Act{Task: "tick", Action: job.ActStart})
+	st := statesOf(t, m.s)["tick"]
+	if st.Status != job.Running || st.RunID == 0 {
+		t.Fatalf("tick: %+v; want a run in flight", st)
+	}
+	ended := st.RunID
+	m.stop() // the run goes on under its supervisor
+
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if rec, _ := executor.ReadRecord(filepath.Join(dir, "runs", fmt.Sprint(ended))); rec.Exit != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the outcome of run %d was not recorded", ended)
+		}
+	}
+
+	// 06:00:01 to 06:00:05 fell due while no scheduler ran.
+	restart := t0.Add(5*time.Second + 300*time.Millisecond)
+	m = open(restart)
+	defer m.stop()
+	var fires []job.Fire
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		fires, err = m.s.Store().Fires(ctx, store.FireQuery{Task: "tick"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fires) > 0 { // one commit records them all
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the occurrences due at the restart were not decided")
+		}
+	}
+	if virtual {
+		m.advance(m.s.Now()) // the late run ends
+	}
+	rs := m.runs("tick")
+	slices.SortFunc(rs, func(a, b job.Run) int { return int(a.ID - b.ID) })
+	if len(rs) == 0 || rs[0].ID != ended || rs[0].Status != job.Success || rs[0].Result != job.ResultNormal {
+		t.Fatalf("runs %+v; want run %d first, a success as its supervisor recorded", rs, ended)
+	}
+
+	slices.SortFunc(fires, func(a, b job.Fire) int { return a.Scheduled.Compare(b.Scheduled) })
+	var got []string
+	for _, f := range fires {
+		got = append(got, fmt.Sprintf("%s %s %s", f.Scheduled.Format("15:04:05"), f.Fate, f.Reason))
+		if strings.Contains(f.Reason, fmt.Sprintf("with run %d ", ended)) {
+			t.Errorf("occurrence %s %s for run %d, which had ended before the restart", f.Scheduled.Format("15:04:05"), f.Fate, ended)
+		}
+	}
+	want := []string{"06:00:01 ran "}
+	for _, s := range []string{"02", "03", "04", "05"} {
+		want = append(want, "06:00:"+s+" skipped the task is ready (overlap skip)")
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("fires:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(fires) > 0 && (fires[0].RunID == 0 || fires[0].RunID == ended || !fires[0].At.Equal(restart)) {
+		t.Errorf("the first overdue occurrence: %+v; want it run late, at the restart (%s), by a new run", fires[0], restart.Format("15:04:05.000"))
+	}
+}
