@@ -425,12 +425,19 @@ func (s *Scheduler) reading(runner Runner) func() metrics.Reading {
 // localRunner returns the runner of commands and functions on this
 // machine, whose log files logs confines.
 func localRunner(cfg Config, logs *executor.LogFiles, now func() time.Time, funcs func(string) executor.Func) (*executor.Local, error) {
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = 10 // the scheduler's default
+	}
 	return executor.NewLocal(executor.LocalConfig{
 		Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: funcs, Logs: logs,
 		// A spare for each worker, up to 8: commands started together
 		// do not wait for supervisors to start one after the other.
-		Spares: min(max(cfg.Workers, 1), 8),
-		Now:    now, Logger: cfg.Logger,
+		Spares: min(workers, 8),
+		// And as many as there are worker slots are kept for reuse: a
+		// storm on many slots does not start a process for each run.
+		Keep: workers,
+		Now:  now, Logger: cfg.Logger,
 	})
 }
 

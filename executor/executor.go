@@ -104,6 +104,13 @@ type Config struct {
 	// zero means 1. Runs started at once beyond it wait for a supervisor
 	// to start.
 	Spares int
+	// Keep is how many supervisors, busy and idle together, may be kept
+	// for reuse when their runs end (a server passes its worker slots);
+	// zero means Spares. Idle ones beyond Spares are stopped once idle for
+	// spareLinger: a burst of runs on many slots reuses its supervisors
+	// from one run to the next instead of starting a process for each,
+	// and the burst's supervisors do not outlive it for long.
+	Keep int
 	// Report receives the outcome of every run started or attached. It is
 	// called from the executor's goroutines.
 	Report func(Exit)
@@ -136,16 +143,26 @@ type Executor struct {
 	filling, busy int
 	closed        bool
 	readyTimeout  time.Duration
+	// trimmer is the armed trim of the idle supervisors beyond Spares,
+	// nil when none is.
+	trimmer *time.Timer
+	linger  time.Duration // spareLinger (tests)
 }
 
 // refillDelay is how long after handing a spare over its replacement
 // starts.
 const refillDelay = 30 * time.Millisecond
 
-// spare is a supervisor waiting for a run on its control socket.
+// spareLinger is how long a supervisor beyond Spares stays idle before it
+// is stopped.
+const spareLinger = 30 * time.Second
+
+// spare is a supervisor waiting for a run on its control socket, idle
+// since an instant (of the wall clock: only its age counts).
 type spare struct {
-	cmd *exec.Cmd
-	ctl *os.File
+	cmd  *exec.Cmd
+	ctl  *os.File
+	idle time.Time
 }
 
 // EnvSupervise names the environment variable that turns the gnomon binary
@@ -170,6 +187,7 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Spares <= 0 {
 		cfg.Spares = 1
 	}
+	cfg.Keep = max(cfg.Keep, cfg.Spares)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -181,7 +199,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	// Spares start with the first run: a program that never runs a
 	// command never starts a supervisor.
-	return &Executor{cfg: cfg, pids: map[int64]int{}, readyTimeout: readyTimeout}, nil
+	return &Executor{cfg: cfg, pids: map[int64]int{}, readyTimeout: readyTimeout, linger: spareLinger}, nil
 }
 
 // startSpare starts a supervisor in spare mode.
@@ -302,6 +320,33 @@ func (x *Executor) refill() {
 	}
 }
 
+// armTrim arms a trim of the idle supervisors beyond Spares, unless one
+// is armed or there are none. x.mu is held.
+func (x *Executor) armTrim() {
+	if x.trimmer != nil || x.closed || len(x.spares) <= x.cfg.Spares {
+		return
+	}
+	x.trimmer = time.AfterFunc(x.linger, x.trim)
+}
+
+// trim stops the supervisors beyond Spares that have been idle for
+// spareLinger, oldest first (runs take the newest), and arms the next
+// trim for the others.
+func (x *Executor) trim() {
+	x.mu.Lock()
+	x.trimmer = nil
+	var stop []*spare
+	for len(x.spares) > x.cfg.Spares && time.Since(x.spares[0].idle) >= x.linger {
+		stop = append(stop, x.spares[0])
+		x.spares = x.spares[1:]
+	}
+	x.armTrim()
+	x.mu.Unlock()
+	for _, sp := range stop {
+		sp.discard()
+	}
+}
+
 // Close stops the idle spare supervisors and starts no more. Runs being
 // watched are not affected.
 func (x *Executor) Close() {
@@ -309,6 +354,10 @@ func (x *Executor) Close() {
 	x.closed = true
 	idle := x.spares
 	x.spares = nil
+	if x.trimmer != nil {
+		x.trimmer.Stop()
+		x.trimmer = nil
+	}
 	x.mu.Unlock()
 	for _, sp := range idle {
 		sp.discard()
@@ -400,9 +449,11 @@ func (x *Executor) Start(spec Spec) {
 		x.mu.Lock()
 		delete(x.pids, spec.RunID) // no signal for this run reaches it once it is a spare again
 		x.busy--
-		keep := reuse && !x.closed && len(x.spares) < x.cfg.Spares
+		keep := reuse && !x.closed && (len(x.spares) < x.cfg.Spares || len(x.spares)+x.busy < x.cfg.Keep)
 		if keep {
+			sp.idle = time.Now()
 			x.spares = append(x.spares, sp)
+			x.armTrim()
 		}
 		x.mu.Unlock()
 		if !keep {

@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -466,5 +468,74 @@ func TestTaskEnvironment(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the command's environment lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// Runs on more slots than there are spares keep their supervisors when
+// they end, up to Keep, so that the next runs on those slots reuse them
+// rather than start a process each; those beyond Spares are stopped once
+// idle for the linger.
+func TestSupervisorsKeptForTheSlots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	exits := make(chan Exit, 16)
+	x, err := New(Config{Dir: filepath.Join(dir, "runs"), Spares: 2, Keep: 6, Report: func(e Exit) { exits <- e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.Wait)
+	defer x.Close()
+	x.linger = time.Hour // trimmed by hand below
+	gate := filepath.Join(dir, "go")
+	wave := func(first int64, command string) {
+		t.Helper()
+		for id := first; id < first+6; id++ {
+			x.Start(Spec{RunID: id, Task: "t", Command: command, OutLog: filepath.Join(dir, "out.log"), ErrLog: filepath.Join(dir, "err.log")})
+		}
+	}
+	wait := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case e := <-exits:
+				if e.Code != 0 {
+					t.Fatalf("run %d: %+v", e.RunID, e)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("no exit reported")
+			}
+		}
+	}
+	wave(1, fmt.Sprintf("while [ ! -e %s ]; do sleep 0.01; done", gate))
+	waitFor(t, func() bool { running, _ := x.Supervisors(); return running == 6 })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(6)
+	waitFor(t, func() bool { running, spare := x.Supervisors(); return running == 0 && spare == 6 })
+	kept := map[string]bool{}
+	x.mu.Lock()
+	for _, sp := range x.spares {
+		kept[strconv.Itoa(sp.cmd.Process.Pid)] = true
+	}
+	x.mu.Unlock()
+	wave(7, `echo "$PPID"`)
+	wait(6)
+	b, err := os.ReadFile(filepath.Join(dir, "out.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range strings.Fields(string(b)) {
+		if !kept[pid] {
+			t.Errorf("a run of the second wave had supervisor %s, not one of those kept %v", pid, kept)
+		}
+	}
+	waitFor(t, func() bool { _, spare := x.Supervisors(); return spare == 6 })
+	x.mu.Lock()
+	x.linger = 0
+	x.mu.Unlock()
+	x.trim()
+	if _, spare := x.Supervisors(); spare != 2 {
+		t.Errorf("%d idle supervisors after the linger, want the 2 spares", spare)
 	}
 }

@@ -23,6 +23,9 @@ type LocalConfig struct {
 	// Spares is how many idle supervisors are kept ahead of need; zero
 	// means 1.
 	Spares int
+	// Keep is how many supervisors may be kept for reuse (Config.Keep);
+	// zero means Spares.
+	Keep int
 	// Functions finds the Go function of a name; nil has none.
 	Functions func(name string) Func
 	// Logs says where the log files of runs may be, for commands and
@@ -69,7 +72,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	}
 	l := &Local{cfg: cfg, runs: map[int64]*watched{}}
 	var err error
-	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
+	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Keep: cfg.Keep, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
