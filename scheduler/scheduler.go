@@ -158,6 +158,12 @@ type request struct {
 	ev    engine.Event
 	read  func(*engine.Engine)
 	reply chan error
+	// claim guards a read against its caller giving up: the loop runs it
+	// only if the caller has not abandoned it, and a caller that gives up
+	// while it runs waits for it to end (see sendTo).
+	claim     sync.Mutex
+	running   bool
+	abandoned bool
 	// data is what a data event did, set before the reply.
 	data *engine.DataResult
 	// flush asks for every run and fire held back to be written in this
@@ -436,9 +442,22 @@ func (s *Scheduler) sendTo(ctx context.Context, to chan *request, r *request) er
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	var gaveUp <-chan struct{} // a read may be given up; an event, once queued, is applied
+	if r.read != nil {
+		gaveUp = ctx.Done()
+	}
 	select {
 	case err := <-r.reply:
 		return err
+	case <-gaveUp:
+		r.claim.Lock()
+		running := r.running
+		r.abandoned = !running
+		r.claim.Unlock()
+		if !running {
+			return ctx.Err()
+		}
+		return <-r.reply // it runs now: it writes what the caller reads
 	case <-s.done:
 		// The loop may have answered just before stopping.
 		select {
@@ -690,8 +709,19 @@ func (s *Scheduler) serveReads() {
 
 // serve runs a read and answers it.
 func (s *Scheduler) serve(r *request) {
-	r.read(s.eng)
+	s.runRead(r)
 	r.reply <- nil
+}
+
+// runRead runs a read, unless its caller gave up on it.
+func (s *Scheduler) runRead(r *request) {
+	r.claim.Lock()
+	abandoned := r.abandoned
+	r.running = !abandoned
+	r.claim.Unlock()
+	if !abandoned {
+		r.read(s.eng)
+	}
 }
 
 // lingerFor adds requests from in to batch until it holds want of them, or
@@ -733,7 +763,7 @@ func (s *Scheduler) process(batch []*request) error {
 	for i, r := range batch {
 		switch {
 		case r.read != nil:
-			r.read(s.eng)
+			s.runRead(r)
 			continue
 		case r.flush:
 			bt.flush = true

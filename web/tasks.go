@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -129,7 +131,7 @@ type taskData struct {
 	Fires     []job.Fire
 	Forecast  []calendar.Planned
 	// Why is the engine's chain of reasons the task is not running.
-	Why []engine.Reason
+	Why whyView
 }
 
 type condTerm struct {
@@ -166,8 +168,8 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 			d.Condition = append(d.Condition, condTerm{Task: n, Status: cs.Status, Known: ok})
 		}
 	}
-	// Only why asks the loop, which answers between two commits.
-	if err := u.cfg.Scheduler.Read(r.Context(), func(e *engine.Engine) { d.Why, _ = e.Why(name, u.cfg.Scheduler.Now()) }); err != nil {
+	var err error
+	if d.Why, err = u.why(r.Context(), name, whyBudget); err != nil {
 		return "", nil, err
 	}
 	d.Definition = text.String()
@@ -179,7 +181,6 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 		}
 	}
 	st := u.cfg.Scheduler.Store()
-	var err error
 	if d.Runs, err = st.Runs(r.Context(), store.RunQuery{Task: name, Limit: 20}); err != nil {
 		return "", nil, err
 	}
@@ -193,4 +194,48 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 		d.Fires[i].Scheduled, d.Fires[i].At = u.local(d.Fires[i].Scheduled), u.local(d.Fires[i].At)
 	}
 	return name, d, nil
+}
+
+// whyView is the why section of the task page: the reasons, or with Busy
+// a placeholder that fetches them.
+type whyView struct {
+	Task    string
+	Reasons []engine.Reason
+	Busy    bool
+}
+
+// whyBudget is how long the task page waits for the loop to say why a
+// task is not running; past it, the page is sent with a placeholder that
+// fetches the reasons (whyFragment). The loop answers between two
+// commits: within a commit's time, unless the store is slow.
+const whyBudget = 200 * time.Millisecond
+
+// why asks the loop why a task is not running, waiting at most budget (0:
+// as long as the request lasts).
+func (u *UI) why(ctx context.Context, name string, budget time.Duration) (whyView, error) {
+	v := whyView{Task: name}
+	if budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	err := u.cfg.Scheduler.Read(ctx, func(e *engine.Engine) { v.Reasons, _ = e.Why(name, u.cfg.Scheduler.Now()) })
+	if budget > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		v.Busy, err = true, nil
+	}
+	return v, err
+}
+
+// whyFragment answers the why section of a task page on its own, for the
+// placeholder of a page sent while the loop was busy.
+func (u *UI) whyFragment(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	if _, _, ok := u.cfg.Scheduler.View().Task(name); !ok {
+		return notFound("task %s not found", name)
+	}
+	v, err := u.why(r.Context(), name, 0)
+	if err != nil {
+		return err
+	}
+	return u.fragment(w, "why", v)
 }

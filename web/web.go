@@ -91,6 +91,7 @@ func (u *UI) routes() {
 	u.page("GET /tasks", "tasks", u.tasks)
 	u.page("GET /tasks/{name}", "task", u.task)
 	u.mux.HandleFunc("GET /tasks/{name}/log/{stream}", u.handle(u.log))
+	u.mux.HandleFunc("GET /tasks/{name}/why", u.handle(u.whyFragment))
 	u.mux.HandleFunc("GET /tasks/{name}/runs/{id}/logs", u.handle(u.runLogs))
 	u.page("GET /timeline", "timeline", u.timeline)
 	u.page("GET /graph", "graph", u.graph)
@@ -163,9 +164,9 @@ func (u *UI) digestAssets() error {
 	})
 }
 
-// parse reads the templates: each page is the layout with its content; a
-// fragment (a file named NAME.frag.html) stands alone, with the other
-// fragments, which it may use.
+// parse reads the templates: each page is the layout with its content
+// and the fragments, which it may use; a fragment (a file named
+// NAME.frag.html) stands alone, with the other fragments.
 func (u *UI) parse() error {
 	funcs := u.funcs()
 	pages, err := fs.Glob(files, "templates/*.html")
@@ -181,7 +182,7 @@ func (u *UI) parse() error {
 		if name == "layout" {
 			continue
 		}
-		with := []string{"templates/layout.html", p}
+		with := append([]string{"templates/layout.html", p}, frags...)
 		if frag, ok := strings.CutSuffix(name, ".frag"); ok {
 			name, with = frag, frags
 		}

@@ -1,0 +1,50 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gnomon-sched/gnomon/engine"
+)
+
+// The task page never waits long for the scheduler's loop: while the loop
+// is held, it is sent with a placeholder for why the task is not running,
+// which fetches the reasons once the loop answers; otherwise the reasons
+// are in the page.
+func TestWhyWhileTheLoopIsBusy(t *testing.T) {
+	t.Parallel()
+	s, u := startScheduler(t, "insert_task: a\ntype: callable\nfunction: log\ncondition: su(b)\n\ninsert_task: b\ntype: callable\nfunction: log\n")
+	page := func() taskData {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, "/tasks/a", nil)
+		r.SetPathValue("name", "a")
+		_, d, err := u.task(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.(taskData)
+	}
+	if d := page(); d.Why.Busy || len(d.Why.Reasons) == 0 {
+		t.Fatalf("with the loop free the page shows %+v, want the reasons", d.Why)
+	}
+	held, gate := make(chan struct{}), make(chan struct{})
+	go s.Read(context.Background(), func(*engine.Engine) { close(held); <-gate })
+	<-held
+	d := page()
+	close(gate)
+	if !d.Why.Busy || d.Why.Reasons != nil {
+		t.Fatalf("with the loop held the page shows %+v, want the placeholder", d.Why)
+	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/tasks/a/why", nil)
+	r.SetPathValue("name", "a")
+	if err := u.whyFragment(w, r); err != nil {
+		t.Fatal(err)
+	}
+	if body := w.Body.String(); !strings.Contains(body, "su(b)") || strings.Contains(body, "busy") {
+		t.Errorf("the why fragment is %q, want the reasons", body)
+	}
+}
