@@ -23,9 +23,9 @@ demo: build ## run the server on ./gnomon-data with examples/ loaded and start t
 # any did.
 test: ## run the whole test suite (race detector on), then the end-to-end and library tests again on PostgreSQL, and the end-to-end tests on clusters of three processes
 	@.ci/stages \
-		'every package, on SQLite' 'CGO_ENABLED=1 $(GO) test -race -count=1 ./...' \
-		'./cli and . again, on PostgreSQL' 'GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 ./cli .' \
-		'./cli on clusters of three processes' 'GNOMON_TEST_DB=cluster CGO_ENABLED=1 $(GO) test -race -count=1 ./cli'
+		'every package, on SQLite' 'CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...' \
+		'./cli and . again, on PostgreSQL' 'GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./cli .' \
+		'./cli on clusters of three processes' 'GNOMON_TEST_DB=cluster CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./cli'
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
