@@ -18,10 +18,14 @@ demo: build ## run the server on ./gnomon-data with examples/ loaded and start t
 	./$(BIN) event -j demo_flow -e start && echo "demo_flow started: try ./$(BIN) status -j demo_flow"; \
 	wait $$pid
 
+# make test: three stages (15 to 25 minutes on 2 cores), each run
+# even if one before it failed, then a summary of the three; it fails if
+# any did.
 test: ## run the whole test suite (race detector on), then the end-to-end and library tests again on PostgreSQL, and the end-to-end tests on clusters of three processes
-	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
-	GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 ./cli .
-	GNOMON_TEST_DB=cluster CGO_ENABLED=1 $(GO) test -race -count=1 ./cli
+	@.ci/stages \
+		'every package, on SQLite' 'CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...' \
+		'./cli and . again, on PostgreSQL' 'GNOMON_TEST_DB=postgres CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./cli .' \
+		'./cli on clusters of three processes' 'GNOMON_TEST_DB=cluster CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./cli'
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }

@@ -140,6 +140,28 @@ func startOn(t *testing.T, cfg gnomon.Config) *gnomon.Scheduler {
 	return s
 }
 
+// alertsSettled waits until n alerts are recorded and none of them is
+// pending any more. An alert is attempted only while it is pending, one
+// attempt at a time, and each attempt is recorded once the mail server
+// has answered it: from then on no attempt is in flight or left to come,
+// and the mailbox holds every mail the alerts will ever send.
+func alertsSettled(t *testing.T, s *gnomon.Scheduler, n int) {
+	t.Helper()
+	var as []gnomon.Alert
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if as, err = s.Alerts(context.Background(), "", 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(as) == n && !slices.ContainsFunc(as, func(a gnomon.Alert) bool { return a.State == job.AlertPending }) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alerts after 20s: %+v; want %d, none pending", as, n)
+		}
+	}
+}
+
 func TestChainWithDelayAndAlerts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -208,7 +230,7 @@ func TestChainWithDelayAndAlerts(t *testing.T) {
 	// A and B succeeded: the group alerts both recipients, one mail each
 	// outcome. C failed: its own alert goes to oncall only.
 	mb.Wait(t, 3)
-	time.Sleep(300 * time.Millisecond) // nothing more should come
+	alertsSettled(t, s, 3) // nothing more can come
 	msgs := mb.All()
 	if len(msgs) != 3 {
 		t.Fatalf("got %d mails, want 3: %+v", len(msgs), msgs)
@@ -285,7 +307,7 @@ func TestAlertsSurviveSMTPDown(t *testing.T) {
 	}
 	mb := smtptest.Start(t, addr)
 	mb.Wait(t, 2)
-	time.Sleep(2500 * time.Millisecond) // past the next retries: nothing is sent twice
+	alertsSettled(t, s, 2) // no retry is left to send one twice
 	msgs := mb.All()
 	if len(msgs) != 2 {
 		t.Fatalf("got %d mails, want 2", len(msgs))
@@ -473,11 +495,10 @@ func TestLostFunctionRunAfterCrash(t *testing.T) {
 		t.Errorf("alerts = %+v, %v", as, err)
 	}
 	// Without an SMTP server the alert is recorded as failed, with why.
-	for range 200 {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if as, _ = s.Alerts(ctx, "f", 0); as[0].State == job.AlertFailed {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	if as[0].State != job.AlertFailed || !strings.Contains(as[0].LastError, "no SMTP server is configured") {
 		t.Errorf("alert %+v", as[0])

@@ -72,6 +72,7 @@ err_log_file: %[2]s/slow.err
 			t.Errorf("after a %s: slow's run %d ended %s (%s): %s", outage.name, last.ID, last.Status, last.Result, last.Message)
 		}
 	}
+	back := time.Now() // PostgreSQL has been up since the last outage
 	for name, n := range nodes {
 		select {
 		case <-n.done:
@@ -96,6 +97,6 @@ err_log_file: %[2]s/slow.err
 	if len(gone) > 0 {
 		t.Errorf("nodes found gone while the database was down: %v", gone)
 	}
-	time.Sleep(1500 * time.Millisecond) // tick fires again
+	waitTicked(t, c, back) // tick fires again
 	checkFencing(t, db, c)
 }

@@ -181,6 +181,76 @@ func everySecondOwner(t *testing.T, c *api.Client) (string, int64) {
 	return "", 0
 }
 
+// registryConn is a connection to the cluster's database at db, for the
+// test to read the registry's own tables; it is closed when the test ends.
+func registryConn(t *testing.T, db string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// firingOwner waits until the owner of the partition of sub-minute
+// repeaters has recorded fires of tick under its lease, and returns it and
+// its epoch: it holds the partition and fires, not merely holds a lease
+// the director just gave it (or is about to move).
+func firingOwner(t *testing.T, c *api.Client, conn *pgx.Conn) (owner string, epoch int64) {
+	t.Helper()
+	waitUntil(t, "the owner of tick's partition records fires under its lease", func() bool {
+		owner, epoch = everySecondOwner(t, c)
+		if owner == "" {
+			return false
+		}
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM cluster_fires WHERE node = $1 AND epoch = $2 AND 'tick' = ANY(tasks)`,
+			owner, epoch).Scan(&n)
+		return err == nil && n > 0
+	})
+	return owner, epoch
+}
+
+// waitTicked waits until the director's ledger of tick holds an occurrence
+// scheduled after at, and each second from its first occurrence to its
+// last: the clock nodes fire after at, and the director has taken in what
+// they recorded up to then, late and missed occurrences included. It fails
+// the test if no occurrence after at comes; one that stays missing is left
+// to checkFencing to name.
+func waitTicked(t *testing.T, c *api.Client, at time.Time) {
+	t.Helper()
+	var last time.Time
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := c.Fires(context.Background(), "tick", 5000, "")
+		if err == nil && len(resp.Fires) > 0 {
+			seen := map[time.Time]bool{}
+			first := resp.Fires[0].Scheduled
+			last = first
+			for _, f := range resp.Fires {
+				seen[f.Scheduled] = true
+				if f.Scheduled.Before(first) {
+					first = f.Scheduled
+				}
+				if f.Scheduled.After(last) {
+					last = f.Scheduled
+				}
+			}
+			whole := len(seen) == int(last.Sub(first)/time.Second)+1
+			if last.After(at) && whole {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			if !last.After(at) {
+				t.Fatalf("tick's ledger ends at %s, not after %s: the clock nodes do not fire, or the director does not take their fires in",
+					last.Format(time.TimeOnly), at.Format(time.TimeOnly))
+			}
+			return
+		}
+	}
+}
+
 const tickDef = `insert_task: tick
 type: callable
 command: true
@@ -254,26 +324,29 @@ func TestClusterClockNodeKilled(t *testing.T) {
 		rounds = n
 	}
 	db, c, nodes := startCluster(t, 2)
+	conn := registryConn(t, db)
 	if _, err := c.Define(context.Background(), "tick.def", tickDef, false); err != nil {
 		t.Fatal(err)
 	}
 	var releases []time.Duration
+	var taken time.Time
 	for round := range rounds {
-		owner, epoch := everySecondOwner(t, c)
+		owner, epoch := firingOwner(t, c, conn)
 		victim := nodes[owner]
-		time.Sleep(1500 * time.Millisecond) // fires under this owner
 		victim.signal(syscall.SIGKILL)
 		killed := time.Now()
 		waitUntil(t, "the partition of "+owner+" is taken over", func() bool {
 			o, e := everySecondOwner(t, c)
 			return o != owner && o != "" && e > epoch
 		})
-		took := time.Since(killed)
+		taken = time.Now()
+		took := taken.Sub(killed)
 		releases = append(releases, took)
 		t.Logf("round %d: %s killed, its partition re-leased after %s", round, owner, took.Round(10*time.Millisecond))
 		victim.start()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	firingOwner(t, c, conn) // the last owner fires, the missed occurrences first
+	waitTicked(t, c, taken)
 	checkFencing(t, db, c)
 	within, worst := 0, time.Duration(0)
 	for _, d := range releases {
@@ -286,25 +359,34 @@ func TestClusterClockNodeKilled(t *testing.T) {
 		rounds, within, worst.Round(10*time.Millisecond))
 }
 
+// TestClusterClockNodePaused pauses (SIGSTOP) the one clock node past
+// the node timeout: its partitions are taken from it and wait unowned
+// while their occurrences fall due. When it resumes it finds it was found
+// dead, registers again, takes the partitions at a later epoch and fires
+// what fell due meanwhile; a fire it had in flight is refused by the
+// fence.
 func TestClusterClockNodePaused(t *testing.T) {
 	db, c, nodes := startCluster(t, 1)
+	conn := registryConn(t, db)
 	if _, err := c.Define(context.Background(), "tick.def", tickDef, false); err != nil {
 		t.Fatal(err)
 	}
-	owner, epoch := everySecondOwner(t, c)
-	time.Sleep(1500 * time.Millisecond)
+	owner, epoch := firingOwner(t, c, conn)
 	paused := nodes[owner]
 	paused.signal(syscall.SIGSTOP)
 	waitUntil(t, "the partition of the paused node is taken over", func() bool {
 		o, e := everySecondOwner(t, c)
 		return o != owner && e > epoch
 	})
-	time.Sleep(1500 * time.Millisecond) // the new owner fires
 	paused.signal(syscall.SIGCONT)
+	resumed := time.Now()
 	waitUntil(t, "the paused node registers again", func() bool {
 		b, _ := os.ReadFile(paused.log)
 		return strings.Contains(string(b), "registering again")
 	})
-	time.Sleep(1500 * time.Millisecond)
+	if o, e := firingOwner(t, c, conn); o != owner || e <= epoch {
+		t.Errorf("tick's partition fires under %s at epoch %d, want %s again at an epoch after %d", o, e, owner, epoch)
+	}
+	waitTicked(t, c, resumed)
 	checkFencing(t, db, c)
 }

@@ -95,9 +95,10 @@ func TestClusterStandby(t *testing.T) {
 
 	// A run on the standby's worker, in flight when the director dies.
 	pid := slow.start(c, "sb")
-	time.Sleep(1500 * time.Millisecond) // ticks under dir
+	waitTicked(t, c, time.Time{}) // ticks under dir
 	nodes["dir"].signal(syscall.SIGKILL)
 	waitUntil(t, "sb took the cluster over", func() bool { return b.Health(ctx) == nil })
+	took := time.Now()
 	if syscall.Kill(pid, 0) != nil {
 		t.Fatalf("slow's command (pid %d) ended as its node took the cluster over", pid)
 	}
@@ -112,7 +113,7 @@ func TestClusterStandby(t *testing.T) {
 	if st.Director.ID != "sb" || st.Director.Epoch < 2 {
 		t.Errorf("the director after the takeover: %+v, want sb at a later epoch", st.Director)
 	}
-	time.Sleep(1500 * time.Millisecond) // ticks under sb
+	waitTicked(t, b, took) // ticks under sb
 	checkFencing(t, db, b)
 
 	// A standby drained leaves the cluster and exits cleanly.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -211,13 +212,17 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	}
 	// d1 is alive: it renews at its next round, while d2 watches.
 	renewed := make(chan error, 1)
+	log, watching := watchLog()
 	go func() {
-		time.Sleep(timeout / 10)
+		<-watching
 		_, err := r.Rebalance(ctx, "d1", e1, time.Now(), time.Time{})
 		renewed <- err
 	}()
-	if _, err := r.TakeOver(ctx, Node{ID: "d2"}, time.Now, nil); !errors.Is(err, ErrOtherDirector) {
+	if _, err := r.TakeOver(ctx, Node{ID: "d2"}, time.Now, log); !errors.Is(err, ErrOtherDirector) {
 		t.Fatalf("a standby starting as the director's lease is renewed: %v, want ErrOtherDirector", err)
+	}
+	if !closed(watching) {
+		t.Fatal("TakeOver did not watch the expired lease")
 	}
 	if err := <-renewed; err != nil {
 		t.Fatal(err)
@@ -236,13 +241,17 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	if _, err := r.Rebalance(ctx, "d2", e2, time.Now().Add(-timeout-time.Second), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
+	log, watching = watchLog()
 	go func() {
-		time.Sleep(timeout / 10)
+		<-watching
 		_, err := r.Rebalance(ctx, "d2", e2, time.Now().Add(-timeout-time.Second/2), time.Time{})
 		renewed <- err
 	}()
-	if _, err := r.TakeOver(ctx, Node{ID: "d1"}, time.Now, nil); !errors.Is(err, ErrOtherDirector) {
+	if _, err := r.TakeOver(ctx, Node{ID: "d1"}, time.Now, log); !errors.Is(err, ErrOtherDirector) {
 		t.Fatalf("a standby watching a lease renewed meanwhile: %v, want ErrOtherDirector", err)
+	}
+	if !closed(watching) {
+		t.Fatal("TakeOver did not watch the expired lease")
 	}
 	if err := <-renewed; err != nil {
 		t.Fatal(err)
@@ -254,6 +263,39 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	if e3, err := r.TakeOver(quick, Node{ID: "d2"}, func() time.Time { return time.Now().Add(time.Hour) }, nil); err != nil || e3 != e2+1 {
 		t.Fatalf("the holder again: epoch %d (%v)", e3, err)
 	}
+}
+
+// watchLog returns a logger for TakeOver, and a channel closed once
+// TakeOver has read an expired lease and begins to watch it: a renewal
+// after that comes during the watch, however slow the machine.
+func watchLog() (*slog.Logger, <-chan struct{}) {
+	h := &watchHandler{watching: make(chan struct{})}
+	return slog.New(h), h.watching
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+type watchHandler struct {
+	once     sync.Once
+	watching chan struct{}
+}
+
+func (h *watchHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *watchHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *watchHandler) WithGroup(string) slog.Handler            { return h }
+func (h *watchHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "the director's lease has expired: watching it") {
+		h.once.Do(func() { close(h.watching) })
+	}
+	return nil
 }
 
 // A standby waits while the director renews its lease, and takes the

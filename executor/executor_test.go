@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -286,14 +287,39 @@ func TestSupervisorsAreReused(t *testing.T) {
 	if sup == 0 {
 		t.Fatal("no idle supervisor kept once the exit was reported")
 	}
+	// The supervisor ignores SIGTERM (the kernel discards it as it is
+	// sent) rather than handle it some time later.
+	if ign, err := sigIgnored(sup); err != nil || ign&(1<<(syscall.SIGTERM-1)) == 0 {
+		t.Fatalf("the idle supervisor's ignored signals: %#x, %v; want SIGTERM among them", ign, err)
+	}
 	syscall.Kill(sup, syscall.SIGTERM)
-	time.Sleep(50 * time.Millisecond)
 	f.x.Start(f.spec(6, `sleep 30`))
-	time.Sleep(100 * time.Millisecond)
+	f.x.mu.Lock()
+	took := f.x.pids[6]
+	f.x.mu.Unlock()
+	if took != sup {
+		t.Fatalf("run 6 went to supervisor %d, want the idle one, %d", took, sup)
+	}
+	// An abort right after the start is repeated until the run ends.
 	f.x.Kill(6)
 	if e := f.wait(); e.Result != job.ResultKilled {
 		t.Errorf("aborted run ended %+v, want killed", e)
 	}
+}
+
+// sigIgnored returns the mask of the signals process pid ignores, as
+// /proc/PID/status has it (SigIgn): bit n-1 is signal n.
+func sigIgnored(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, errors.New("no SigIgn in /proc/" + strconv.Itoa(pid) + "/status")
 }
 
 // A run whose spec is too large to travel on the supervisor's socket gets

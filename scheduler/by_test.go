@@ -16,15 +16,17 @@ import (
 
 // A start that waits for a worker keeps who sent it across a restart: its
 // run, and the run's audit record and audit.log line, name that identity.
+//
+// a's run lasts until the test lets it go (the file a.go appears), not for
+// a set time: a run that ended while the scheduler was down is attached
+// and reported at once, and b would start before it was looked at.
 func TestStartIdentitySurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	release := filepath.Join(dir, "a.go")
 	oneWorker := func(c *Config) { c.Workers = 1 }
 	m := openSimWith(t, dir, t0, oneWorker)
-	// a runs until it is let go, so that it is still running after the
-	// restart however long the restart takes.
-	release := filepath.Join(dir, "go")
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: while [ ! -e " + release + " ]; do sleep 0.02; done\n" +
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: while [ ! -e " + release + " ]; do sleep 0.05; done\n" +
 		"out_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
 		"insert_task: b\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart, By: "alice"})
@@ -35,7 +37,7 @@ func TestStartIdentitySurvivesRestart(t *testing.T) {
 	if st := statesOf(t, m.s)["b"]; st.Status != job.Ready || st.By != "bob" {
 		t.Fatalf("b after a restart: %+v; want ready, started by bob", st)
 	}
-	if err := os.WriteFile(release, nil, 0o644); err != nil {
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	m.advance(m.s.Now()) // a ends, b runs

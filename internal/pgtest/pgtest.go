@@ -33,7 +33,10 @@ func Base() string {
 // returns its URL.
 func URL(tb testing.TB) string {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// CREATE DATABASE copies the template and waits for a checkpoint: with
+	// the databases of other tests being created and dropped on a loaded
+	// machine, it took longer than ten seconds in a run of make test.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	base := Base()
 	conn, err := pgx.Connect(ctx, base)
