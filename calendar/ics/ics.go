@@ -8,7 +8,10 @@
 // event the dates from its start to its end, an end at midnight excluded.
 // Dates are read as the file writes them (a time with a TZID is on its
 // own date); a time in UTC is taken on its date in the zone the file's
-// X-WR-TIMEZONE names, UTC without one. Cancelled events are left out.
+// X-WR-TIMEZONE names, UTC without one, but an EXDATE, RDATE or
+// RECURRENCE-ID in UTC on its date in the zone of the event it names
+// (its DTSTART's TZID), where the occurrence it names falls. Cancelled
+// events are left out.
 //
 // A recurring event (RRULE, with RDATE and EXDATE; a VEVENT with a
 // RECURRENCE-ID replaces the occurrence it names) is expanded over a
@@ -131,18 +134,23 @@ type reader struct {
 
 // event is what one VEVENT says, read.
 type event struct {
-	index   int
-	name    string // for errors: its SUMMARY or UID
-	start   time.Time
-	allDay  bool
-	length  time.Duration // from start to end; 0 covers the start's day
+	index  int
+	name   string // for errors: its SUMMARY or UID
+	start  time.Time
+	allDay bool
+	length time.Duration // from start to end; 0 covers the start's day
+	// zone is the event's own: that of DTSTART's TZID, else the file's.
+	// An EXDATE in UTC is dated there.
+	zone    *time.Location
 	rule    *rrule.ROption
 	exdates map[calendar.Date]bool
 	rdates  []time.Time
 	uid     string
 	// recurrenceID, when set, is the occurrence of the event with this
-	// UID that this one replaces.
+	// UID that this one replaces; ridProp is how the file writes it,
+	// read again in the zone of the event it names.
 	recurrenceID time.Time
+	ridProp      *ical.Prop
 	cancelled    bool
 }
 
@@ -164,6 +172,18 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 			return err
 		}
 		evs = append(evs, ev)
+	}
+	// A RECURRENCE-ID in UTC is dated in the zone of the event it names.
+	zones := map[string]*time.Location{}
+	for _, ev := range evs {
+		if ev.ridProp == nil {
+			zones[ev.uid] = ev.zone
+		}
+	}
+	for _, ev := range evs {
+		if ev.ridProp != nil && zones[ev.uid] != nil {
+			ev.recurrenceID, _, _ = r.value(ev.ridProp, zones[ev.uid])
+		}
 	}
 	// Occurrences that another VEVENT replaces, by UID.
 	replaced := map[string]map[calendar.Date]bool{}
@@ -218,12 +238,18 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		return nil, bad("no DTSTART")
 	}
 	var err error
-	if ev.start, ev.allDay, err = r.value(p); err != nil {
+	if ev.start, ev.allDay, err = r.value(p, r.zone); err != nil {
 		return nil, bad("DTSTART: %v", err)
+	}
+	ev.zone = r.zone
+	if id := p.Params.Get(ical.ParamTimezoneID); id != "" {
+		if loc, err := time.LoadLocation(strings.TrimSpace(id)); err == nil {
+			ev.zone = loc
+		}
 	}
 	switch end, dur := c.Props.Get(ical.PropDateTimeEnd), c.Props.Get(ical.PropDuration); {
 	case end != nil:
-		e, _, err := r.value(end)
+		e, _, err := r.value(end, r.zone)
 		if err != nil {
 			return nil, bad("DTEND: %v", err)
 		}
@@ -244,9 +270,10 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		return nil, bad("it lasts more than %d days", MaxDays)
 	}
 	if p := c.Props.Get(ical.PropRecurrenceID); p != nil {
-		if ev.recurrenceID, _, err = r.value(p); err != nil {
+		if ev.recurrenceID, _, err = r.value(p, ev.zone); err != nil {
 			return nil, bad("RECURRENCE-ID: %v", err)
 		}
+		ev.ridProp = p
 	}
 	if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
 		return nil, bad("RRULE: %v", strings.TrimPrefix(err.Error(), "ical: "))
@@ -256,7 +283,7 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 	}
 	for _, p := range c.Props.Values(ical.PropExceptionDates) {
 		for _, v := range strings.Split(p.Value, ",") {
-			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v})
+			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v}, ev.zone)
 			if err != nil {
 				return nil, bad("EXDATE: %v", err)
 			}
@@ -269,7 +296,7 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 	for _, p := range c.Props.Values(ical.PropRecurrenceDates) {
 		for _, v := range strings.Split(p.Value, ",") {
 			v, _, _ = strings.Cut(v, "/") // a PERIOD: its start
-			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v})
+			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v}, ev.zone)
 			if err != nil {
 				return nil, bad("RDATE: %v", err)
 			}
@@ -281,9 +308,10 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 
 // value reads a DATE or DATE-TIME value as its wall clock reading, in a
 // time.Time in UTC (the zone plays no part in a date): a time in UTC is
-// read on the clock of the file's zone. It reports whether the value is a
-// date.
-func (r *reader) value(p *ical.Prop) (time.Time, bool, error) {
+// read on the clock of zone (the file's for a DTSTART, the event's for
+// the EXDATE, RDATE and RECURRENCE-ID that name its occurrences). It
+// reports whether the value is a date.
+func (r *reader) value(p *ical.Prop, zone *time.Location) (time.Time, bool, error) {
 	v := strings.TrimSpace(p.Value)
 	switch {
 	case len(v) == 8 && !strings.EqualFold(p.Params.Get("VALUE"), "DATE-TIME"):
@@ -297,7 +325,7 @@ func (r *reader) value(p *ical.Prop) (time.Time, bool, error) {
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("%q is not a date and time such as 20261225T090000Z", v)
 		}
-		w := t.In(r.zone)
+		w := t.In(zone)
 		t = time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, time.UTC)
 		return t, false, checkYear(t)
 	case len(v) == 15:

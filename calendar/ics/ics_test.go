@@ -163,3 +163,36 @@ func FuzzDates(f *testing.F) {
 		}
 	})
 }
+
+// An EXDATE or RECURRENCE-ID written in UTC names an occurrence of an
+// event with a TZID: it is dated in the event's zone, not the file's.
+func TestUTCExceptionsOfZonedEvent(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"EXDATE in UTC", ics(vevent("UID:b1", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4",
+			"EXDATE:20190310T233000Z")),
+			"2019-03-09 2019-03-10 2019-03-12"},
+		{"EXDATE in UTC, in a file with another zone", []byte("BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:America/New_York\r\n" +
+			vevent("UID:b1", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4", "EXDATE:20190310T233000Z") +
+			"END:VCALENDAR\r\n"),
+			"2019-03-09 2019-03-10 2019-03-12"},
+		{"RECURRENCE-ID in UTC", ics(
+			vevent("UID:b2", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4"),
+			vevent("UID:b2", "RECURRENCE-ID:20190310T233000Z", "DTSTART;TZID=Europe/Berlin:20190315T003000")),
+			"2019-03-09 2019-03-10 2019-03-12 2019-03-15"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
