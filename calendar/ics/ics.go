@@ -14,7 +14,8 @@
 // events are left out.
 //
 // A recurring event (RRULE, with RDATE and EXDATE; a VEVENT with a
-// RECURRENCE-ID replaces the occurrence it names) is expanded over a
+// RECURRENCE-ID replaces the occurrence it names, with RANGE=THISANDFUTURE
+// that occurrence and every later one, shifted as it is) is expanded over a
 // bounded horizon (see Horizon), since a named calendar holds dates: an
 // open-ended recurrence is cut at its end, and a calendar that should
 // reach further is defined again later. Recurrences more frequent than
@@ -151,7 +152,10 @@ type event struct {
 	// read again in the zone of the event it names.
 	recurrenceID time.Time
 	ridProp      *ical.Prop
-	cancelled    bool
+	// future is set by RANGE=THISANDFUTURE: this event replaces the
+	// occurrence it names and every later one, shifted as it is.
+	future    bool
+	cancelled bool
 }
 
 func (r *reader) calendar(cal *ical.Calendar) error {
@@ -185,9 +189,15 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 			ev.recurrenceID, _, _ = r.value(ev.ridProp, zones[ev.uid])
 		}
 	}
-	// Occurrences that another VEVENT replaces, by UID.
+	// Occurrences that another VEVENT replaces, by UID; the events that
+	// replace an occurrence and those after it, by UID, in order.
 	replaced := map[string]map[calendar.Date]bool{}
+	future := map[string][]*event{}
 	for _, ev := range evs {
+		if ev.future && zones[ev.uid] != nil {
+			future[ev.uid] = append(future[ev.uid], ev)
+			continue
+		}
 		if !ev.recurrenceID.IsZero() {
 			if replaced[ev.uid] == nil {
 				replaced[ev.uid] = map[calendar.Date]bool{}
@@ -195,11 +205,14 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 			replaced[ev.uid][dateOf(ev.recurrenceID)] = true
 		}
 	}
+	for _, list := range future {
+		slices.SortStableFunc(list, func(a, b *event) int { return a.recurrenceID.Compare(b.recurrenceID) })
+	}
 	for _, ev := range evs {
-		if ev.cancelled {
-			continue
+		if ev.cancelled || ev.future && zones[ev.uid] != nil {
+			continue // a range is covered through the event it names
 		}
-		if err := r.add(ev, replaced[ev.uid]); err != nil {
+		if err := r.add(ev, replaced[ev.uid], future[ev.uid]); err != nil {
 			return err
 		}
 	}
@@ -274,6 +287,7 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 			return nil, bad("RECURRENCE-ID: %v", err)
 		}
 		ev.ridProp = p
+		ev.future = strings.EqualFold(strings.TrimSpace(p.Params.Get(ical.ParamRange)), "THISANDFUTURE")
 	}
 	if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
 		return nil, bad("RRULE: %v", strings.TrimPrefix(err.Error(), "ical: "))
@@ -349,8 +363,11 @@ func checkYear(t time.Time) error {
 func dateOf(t time.Time) calendar.Date { return calendar.MakeDate(t.Date()) }
 
 // add adds the days an event covers: its own, or those of its occurrences
-// in the horizon but those replaced.
-func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
+// in the horizon but those replaced. An occurrence at or after the
+// RECURRENCE-ID of an event of future (RANGE=THISANDFUTURE, in order) is
+// that event's: shifted as it is from the occurrence it names, with its
+// length, or left out if it is cancelled.
+func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event) error {
 	if ev.rule == nil && len(ev.rdates) == 0 {
 		return r.cover(ev, ev.start)
 	}
@@ -362,7 +379,20 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
 		if ev.exdates[d] || replaced[d] || d < r.from || d > r.to {
 			return nil
 		}
-		return r.cover(ev, t)
+		by := ev
+		for _, f := range future {
+			if t.Before(f.recurrenceID) {
+				break
+			}
+			by = f
+		}
+		if by != ev {
+			if by.cancelled {
+				return nil
+			}
+			t = t.Add(by.start.Sub(by.recurrenceID))
+		}
+		return r.cover(by, t)
 	}
 	if ev.rule == nil {
 		if err := occurs(ev.start); err != nil {

@@ -196,3 +196,42 @@ func TestUTCExceptionsOfZonedEvent(t *testing.T) {
 		}
 	}
 }
+
+// RECURRENCE-ID;RANGE=THISANDFUTURE moves the occurrence it names and
+// every later one by the same shift.
+func TestThisAndFuture(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"Mondays moved to Wednesdays from the third on", ics(
+			vevent("UID:f1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+			vevent("UID:f1", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260119", "DTSTART;VALUE=DATE:20260121")),
+			"2026-01-05 2026-01-12 2026-01-21 2026-01-28 2026-02-04"},
+		{"a later range takes over", ics(
+			vevent("UID:f2", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+			vevent("UID:f2", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260112", "DTSTART;VALUE=DATE:20260113"),
+			vevent("UID:f2", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260126", "DTSTART;VALUE=DATE:20260130")),
+			"2026-01-05 2026-01-13 2026-01-20 2026-01-30 2026-02-06"},
+		{"timed, in a zone, with its own length", ics(
+			vevent("UID:f3", "DTSTART;TZID=Europe/Paris:20260105T220000", "DURATION:PT1H", "RRULE:FREQ=WEEKLY;COUNT=3"),
+			vevent("UID:f3", "RECURRENCE-ID;RANGE=THISANDFUTURE:20260112T210000Z", "DTSTART;TZID=Europe/Paris:20260112T230000", "DURATION:PT2H")),
+			"2026-01-05 2026-01-12 2026-01-13 2026-01-19 2026-01-20"},
+		{"cancelled this and future", ics(
+			vevent("UID:f4", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+			vevent("UID:f4", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260119", "DTSTART;VALUE=DATE:20260119", "STATUS:CANCELLED")),
+			"2026-01-05 2026-01-12"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
