@@ -405,12 +405,11 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event
 		if opt.Until.IsZero() || opt.Until.After(end) {
 			opt.Until = end
 		}
-		rule, err := rrule.NewRRule(opt)
+		times, err := expand(opt)
 		if err != nil {
 			return fmt.Errorf("%s: RRULE: %v", ev, err)
 		}
-		next := rule.Iterator()
-		for t, ok := next(); ok; t, ok = next() {
+		for _, t := range times {
 			if err := occurs(t); err != nil {
 				return err
 			}
@@ -422,6 +421,46 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event
 		}
 	}
 	return nil
+}
+
+// expand returns the occurrences of a rule, in order. A BYDAY that mixes
+// days with an ordinal (3MO) and days without (WE) selects the days of
+// either kind, but rrule-go yields nothing for it: such a rule is expanded
+// as two, one with each kind, merged, and its COUNT applied to the merge.
+func expand(opt rrule.ROption) ([]time.Time, error) {
+	var ordinal, plain []rrule.Weekday
+	for _, d := range opt.Byweekday {
+		if d.N() != 0 {
+			ordinal = append(ordinal, d)
+		} else {
+			plain = append(plain, d)
+		}
+	}
+	if len(ordinal) == 0 || len(plain) == 0 {
+		rule, err := rrule.NewRRule(opt)
+		if err != nil {
+			return nil, err
+		}
+		return rule.All(), nil
+	}
+	count := opt.Count
+	opt.Count = 0
+	var out []time.Time
+	for _, days := range [][]rrule.Weekday{ordinal, plain} {
+		o := opt
+		o.Byweekday = days
+		rule, err := rrule.NewRRule(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rule.All()...)
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	out = slices.CompactFunc(out, time.Time.Equal)
+	if count > 0 && len(out) > count {
+		out = out[:count]
+	}
+	return out, nil
 }
 
 // cover adds the days of one occurrence starting at wall time start.

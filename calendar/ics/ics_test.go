@@ -235,3 +235,30 @@ func TestThisAndFuture(t *testing.T) {
 		}
 	}
 }
+
+// A BYDAY that mixes an ordinal day with plain days gives both.
+func TestByDayMixed(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"third Monday, Wednesdays and Fridays", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=3MO,WE,FR;UNTIL=20260131")),
+			"2026-01-02 2026-01-07 2026-01-09 2026-01-14 2026-01-16 2026-01-19 2026-01-21 2026-01-23 2026-01-28 2026-01-30"},
+		{"with COUNT, counted over both", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=3MO,-1FR,WE;COUNT=6")),
+			"2026-01-07 2026-01-14 2026-01-19 2026-01-21 2026-01-28 2026-01-30"},
+		{"yearly", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=1MO,SU;COUNT=5")),
+			"2026-03-01 2026-03-02 2026-03-08 2026-03-15 2026-03-22"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
