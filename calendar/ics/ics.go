@@ -68,14 +68,30 @@ func Horizon(now time.Time) (from, to calendar.Date) {
 // Dates returns the days the events of an iCalendar file cover, sorted
 // and without repeats: those of one-off events wherever they fall, those
 // of recurring events from from to to (see Horizon).
-func Dates(src []byte, from, to calendar.Date) (dates []calendar.Date, err error) {
+func Dates(src []byte, from, to calendar.Date) ([]calendar.Date, error) {
+	res, err := Read(src, from, to)
+	return res.Dates, err
+}
+
+// Result is what Read finds in a file.
+type Result struct {
+	// Dates are the days its events cover, as Dates returns them.
+	Dates []calendar.Date
+	// Warnings say what was read other than the file writes it, such as
+	// an empty RRULE read as no recurrence, each naming its VEVENT.
+	Warnings []string
+}
+
+// Read returns the days the events of an iCalendar file cover, as Dates
+// does, and what it read other than the file writes it.
+func Read(src []byte, from, to calendar.Date) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			dates, err = nil, fmt.Errorf("not an iCalendar file the parser can read: %v", r)
+			res, err = Result{}, fmt.Errorf("not an iCalendar file the parser can read: %v", r)
 		}
 	}()
 	if err := checkNesting(src); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	r := reader{from: from, to: to, days: map[calendar.Date]bool{}}
 	dec := ical.NewDecoder(bytes.NewReader(src))
@@ -86,25 +102,25 @@ func Dates(src []byte, from, to calendar.Date) (dates []calendar.Date, err error
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("not an iCalendar file: %v", strings.TrimPrefix(err.Error(), "ical: "))
+			return Result{}, fmt.Errorf("not an iCalendar file: %v", strings.TrimPrefix(err.Error(), "ical: "))
 		}
 		n++
 		if err := r.calendar(cal); err != nil {
-			return nil, err
+			return Result{}, err
 		}
 	}
 	if n == 0 {
-		return nil, errors.New("not an iCalendar file: no BEGIN:VCALENDAR")
+		return Result{}, errors.New("not an iCalendar file: no BEGIN:VCALENDAR")
 	}
 	if r.events == 0 {
-		return nil, errors.New("the file holds no VEVENT")
+		return Result{}, errors.New("the file holds no VEVENT")
 	}
 	out := make([]calendar.Date, 0, len(r.days))
 	for d := range r.days {
 		out = append(out, d)
 	}
 	slices.Sort(out)
-	return out, nil
+	return Result{Dates: out, Warnings: r.warnings}, nil
 }
 
 // checkNesting refuses components nested deeper than maxDepth before the
@@ -131,6 +147,7 @@ type reader struct {
 	zone      *time.Location
 	events    int
 	recurring int
+	warnings  []string
 }
 
 // event is what one VEVENT says, read.
@@ -289,7 +306,10 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		ev.ridProp = p
 		ev.future = strings.EqualFold(strings.TrimSpace(p.Params.Get(ical.ParamRange)), "THISANDFUTURE")
 	}
-	if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
+	if p := c.Props.Get(ical.PropRecurrenceRule); p != nil && strings.TrimSpace(p.Value) == "" {
+		// Published holiday lists write it for events that do not recur.
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: RRULE is empty: read as no recurrence", ev))
+	} else if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
 		return nil, bad("RRULE: %v", strings.TrimPrefix(err.Error(), "ical: "))
 	}
 	if ev.rule != nil && ev.rule.Freq > rrule.DAILY {

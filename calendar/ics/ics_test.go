@@ -2,6 +2,7 @@ package ics
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,5 +261,31 @@ func TestByDayMixed(t *testing.T) {
 		if got := texts(ds); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 		}
+	}
+}
+
+// An empty RRULE is no recurrence, with a warning.
+func TestEmptyRRule(t *testing.T) {
+	t.Parallel()
+	from, to := Horizon(now2026)
+	res, err := Read(ics(
+		vevent("UID:h1", "SUMMARY:New Year", "DTSTART;VALUE=DATE:20270101", "RRULE:"),
+		vevent("UID:h2", "DTSTART;VALUE=DATE:20271225", "RRULE: "),
+	), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(res.Dates); got != "2027-01-01 2027-12-25" {
+		t.Errorf("dates %s", got)
+	}
+	want := []string{
+		`VEVENT 1 ("New Year"): RRULE is empty: read as no recurrence`,
+		`VEVENT 2 (UID "h2"): RRULE is empty: read as no recurrence`,
+	}
+	if !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings:\n got %q\nwant %q", res.Warnings, want)
+	}
+	if ds, err := Dates(ics(vevent("DTSTART;VALUE=DATE:20270101", "RRULE:")), from, to); err != nil || texts(ds) != "2027-01-01" {
+		t.Errorf("Dates: %s %v", texts(ds), err)
 	}
 }
