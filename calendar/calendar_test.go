@@ -373,3 +373,36 @@ func TestParseInstant(t *testing.T) {
 		t.Error("tomorrow accepted")
 	}
 }
+
+// A cron whose days come round rarely keeps firing: the search for the
+// next day runs until the Gregorian calendar repeats (400 years).
+func TestCronFarApart(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		expr, zone, after string
+		want              []string
+	}{
+		{"0 0 31 12 */7", "UTC", "2026-01-01T00:00:00Z", []string{
+			"2028-12-31T00:00:00Z", "2034-12-31T00:00:00Z", "2045-12-31T00:00:00Z", "2051-12-31T00:00:00Z", "2056-12-31T00:00:00Z"}},
+		{"0 0 29 2 */7", "UTC", "2026-01-01T00:00:00Z", []string{
+			"2032-02-29T00:00:00Z", "2060-02-29T00:00:00Z", "2088-02-29T00:00:00Z", "2128-02-29T00:00:00Z", "2156-02-29T00:00:00Z"}},
+		// 2100 is not a leap year: 2096 to 2108 is twelve years.
+		{"30 1 29 2 *", "Europe/Paris", "2095-01-01T00:00:00Z", []string{"2096-02-29T00:30:00Z", "2104-02-29T00:30:00Z"}},
+	} {
+		loc, err := time.LoadLocation(c.zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ParseCron(c.expr, loc)
+		if err != nil {
+			t.Errorf("%q: %v", c.expr, err)
+			continue
+		}
+		got, _ := Between(s, utc(c.after), utc("2300-01-01T00:00:00Z"), len(c.want))
+		var texts []string
+		for _, g := range got {
+			texts = append(texts, g.Format(time.RFC3339))
+		}
+		check(t, c.expr, texts, c.want...)
+	}
+}

@@ -197,9 +197,14 @@ func (c *Cron) dayMatches(days int64) bool {
 	}
 }
 
-// horizon bounds the search for the next matching day: 29 February may be
-// eight years away.
-const horizon = 9 * 366
+// horizon bounds the search for the next matching day: the Gregorian
+// calendar repeats every 400 years, dates and weekdays alike (146097 days,
+// a whole number of weeks), so a day that matches is found within one
+// cycle or never. 29 February on a Sunday may be 40 years away (2096 to
+// 2136). ParseCron refuses the expressions that never match: only a day
+// of month that no selected month has can (every date falls on every
+// weekday within a cycle).
+const horizon = 146097 + 1
 
 func (c *Cron) walls(from wall) iter.Seq[wall] {
 	return func(yield func(wall) bool) {
