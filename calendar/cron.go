@@ -159,6 +159,9 @@ func (f cronField) parse(s string) (uint64, error) {
 				}
 			} else if hasStep {
 				hi = f.max // a/n means a, a+n, ... up to the maximum
+				if f.name == "day-of-week" {
+					hi = 6 // Sunday is 0: 7 would give it again
+				}
 			}
 		}
 		for v := lo; v <= hi; v += step {
