@@ -19,7 +19,8 @@
 // bounded horizon (see Horizon), since a named calendar holds dates: an
 // open-ended recurrence is cut at its end, and a calendar that should
 // reach further is defined again later. Recurrences more frequent than
-// daily are refused.
+// daily are refused. FREQ=YEARLY with BYMONTHDAY and no BYMONTH (nor
+// BYYEARDAY, BYWEEKNO) is read in DTSTART's month, once a year.
 package ics
 
 import (
@@ -421,6 +422,13 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event
 	} else {
 		opt := *ev.rule
 		opt.Dtstart = ev.start
+		if opt.Freq == rrule.YEARLY && len(opt.Bymonthday) > 0 && len(opt.Bymonth) == 0 &&
+			len(opt.Byyearday) == 0 && len(opt.Byweekno) == 0 {
+			// RFC 5545 would take every month; the calendars that write
+			// it (Google Calendar's "last day of the year's month") mean
+			// DTSTART's month, once a year.
+			opt.Bymonth = []int{int(ev.start.Month())}
+		}
 		end := r.to.Start(time.UTC).Add(24 * time.Hour)
 		if opt.Until.IsZero() || opt.Until.After(end) {
 			opt.Until = end

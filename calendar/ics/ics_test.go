@@ -289,3 +289,31 @@ func TestEmptyRRule(t *testing.T) {
 		t.Errorf("Dates: %s %v", texts(ds), err)
 	}
 }
+
+// FREQ=YEARLY with BYMONTHDAY and no BYMONTH takes DTSTART's month, as
+// calendars that export it mean: once a year, not every month.
+func TestYearlyByMonthDay(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"last day of January", ics(vevent("DTSTART;VALUE=DATE:20260131", "RRULE:FREQ=YEARLY;BYMONTHDAY=-1;COUNT=3")),
+			"2026-01-31 2027-01-31 2028-01-31"},
+		{"last day of February", ics(vevent("DTSTART;VALUE=DATE:20270228", "RRULE:FREQ=YEARLY;BYMONTHDAY=-1;COUNT=3")),
+			"2027-02-28 2028-02-29 2029-02-28"},
+		{"with BYMONTH, as written", ics(vevent("DTSTART;VALUE=DATE:20260131", "RRULE:FREQ=YEARLY;BYMONTH=1,6;BYMONTHDAY=-1;COUNT=3")),
+			"2026-01-31 2026-06-30 2027-01-31"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
