@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,6 +175,9 @@ type event struct {
 	// occurrence it names and every later one, shifted as it is.
 	future    bool
 	cancelled bool
+	// sequence is its SEQUENCE: of the VEVENTs with one UID and
+	// RECURRENCE-ID, those with the highest are read.
+	sequence int
 }
 
 func (r *reader) calendar(cal *ical.Calendar) error {
@@ -195,6 +199,7 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 		}
 		evs = append(evs, ev)
 	}
+	evs = newest(evs)
 	// A RECURRENCE-ID in UTC is dated in the zone of the event it names.
 	zones := map[string]*time.Location{}
 	for _, ev := range evs {
@@ -237,6 +242,33 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 	return nil
 }
 
+// newest keeps, of the events that share a UID and a RECURRENCE-ID (or
+// have none), those of the highest SEQUENCE: earlier versions of an event
+// left in the file. Events without a UID are all kept.
+func newest(evs []*event) []*event {
+	key := func(ev *event) string {
+		if ev.ridProp == nil {
+			return ev.uid
+		}
+		return fmt.Sprintf("%s\x00%s\x00%s\x00%t", ev.uid, ev.ridProp.Params.Get(ical.ParamTimezoneID), strings.ToUpper(strings.TrimSpace(ev.ridProp.Value)), ev.future)
+	}
+	top := map[string]int{}
+	for _, ev := range evs {
+		if k := key(ev); ev.uid != "" {
+			if s, ok := top[k]; !ok || ev.sequence > s {
+				top[k] = ev.sequence
+			}
+		}
+	}
+	out := evs[:0]
+	for _, ev := range evs {
+		if ev.uid == "" || ev.sequence == top[key(ev)] {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // String names the event for errors: its place in the file, and its
 // SUMMARY or UID.
 func (ev *event) String() string {
@@ -260,6 +292,9 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", ev, fmt.Sprintf(format, args...))
+	}
+	if p := c.Props.Get(ical.PropSequence); p != nil {
+		ev.sequence, _ = strconv.Atoi(strings.TrimSpace(p.Value)) // 0 when unreadable
 	}
 	if p := c.Props.Get(ical.PropStatus); p != nil && strings.EqualFold(strings.TrimSpace(p.Value), "CANCELLED") {
 		ev.cancelled = true

@@ -317,3 +317,47 @@ func TestYearlyByMonthDay(t *testing.T) {
 		}
 	}
 }
+
+// Two VEVENTs with one UID (and RECURRENCE-ID) are versions of one event:
+// the higher SEQUENCE wins.
+func TestSequence(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"the newer moves the event", ics(
+			vevent("UID:s1", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105"),
+			vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260104")),
+			"2026-01-05"},
+		{"the newer, later in the file", ics(
+			vevent("UID:s1", "DTSTART;VALUE=DATE:20260104"),
+			vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=DAILY;COUNT=2")),
+			"2026-01-05 2026-01-06"},
+		{"the newer cancels it", ics(
+			vevent("UID:s1", "SEQUENCE:0", "DTSTART;VALUE=DATE:20260104"),
+			vevent("UID:s1", "SEQUENCE:3", "DTSTART;VALUE=DATE:20260104", "STATUS:CANCELLED"),
+			vevent("UID:s2", "DTSTART;VALUE=DATE:20260107")),
+			"2026-01-07"},
+		{"an override is versioned apart from its event", ics(
+			vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=MONTHLY;COUNT=3"),
+			vevent("UID:s1", "SEQUENCE:0", "RECURRENCE-ID;VALUE=DATE:20260205", "DTSTART;VALUE=DATE:20260206"),
+			vevent("UID:s1", "SEQUENCE:2", "RECURRENCE-ID;VALUE=DATE:20260205", "DTSTART;VALUE=DATE:20260209")),
+			"2026-01-05 2026-02-09 2026-03-05"},
+		{"the same SEQUENCE keeps both", ics(
+			vevent("UID:s1", "DTSTART;VALUE=DATE:20260104"),
+			vevent("UID:s1", "DTSTART;VALUE=DATE:20260105")),
+			"2026-01-04 2026-01-05"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
