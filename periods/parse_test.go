@@ -335,6 +335,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["success", "failure"], "alertTo": ["ops@example.com", "a.b+c@d.example"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["failure", "failure"], "alertTo": ["Ops <ops@example.com>"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024022923", "maxFailures": 0}, "trees": [{"name": "y", "levels": [{"process": "y_yearly", "qualifier": "yearly", "stateMachine": "continuous"}]}]}`))
+	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [{"process": "h", "qualifier": "hourly"}, {"process": "y", "qualifier": "yearly"}, {"process": "d", "qualifier": "daily"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.json", data, Options{})
 		if err != nil {
