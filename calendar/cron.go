@@ -208,8 +208,7 @@ func (c *Cron) firesSomeDay() bool {
 	if c.years != nil {
 		from, to = daysFromCivil(1970, 1, 1), daysFromCivil(2100, 1, 1)
 	}
-	for d := range c.days(from, to) {
-		_ = d
+	for range c.days(from, to) {
 		return true
 	}
 	return false
@@ -248,7 +247,7 @@ func (c *Cron) dowItem(f cronField, item string) (bool, error) {
 	u := strings.ToUpper(item)
 	switch {
 	case u == "L":
-		return true, fmt.Errorf("L alone is ambiguous in the day of week (Quartz reads it as Saturday): write sat, or 5L for the last Friday of the month")
+		return true, fmt.Errorf("an L alone is ambiguous in the day of week (Quartz reads it as Saturday): write sat, or 5L for the last Friday of the month")
 	case len(u) > 1 && strings.HasSuffix(u, "L"):
 		w, err := f.value(u[:len(u)-1])
 		if err != nil {
