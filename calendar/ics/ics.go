@@ -459,9 +459,9 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event
 		opt.Dtstart = ev.start
 		if opt.Freq == rrule.YEARLY && len(opt.Bymonthday) > 0 && len(opt.Bymonth) == 0 &&
 			len(opt.Byyearday) == 0 && len(opt.Byweekno) == 0 {
-			// RFC 5545 would take every month; the calendars that write
-			// it (Google Calendar's "last day of the year's month") mean
-			// DTSTART's month, once a year.
+			// RFC 5545 would take every month; the calendar programs
+			// that export it for a yearly event on a month's last day
+			// mean DTSTART's month, once a year.
 			opt.Bymonth = []int{int(ev.start.Month())}
 		}
 		end := r.to.Start(time.UTC).Add(24 * time.Hour)
