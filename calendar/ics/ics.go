@@ -506,8 +506,24 @@ func expand(opt rrule.ROption) ([]time.Time, error) {
 		}
 		return rule.All(), nil
 	}
-	count := opt.Count
+	count, setpos := opt.Count, opt.Bysetpos
 	opt.Count = 0
+	period := func(t time.Time) int { return t.Year()*100 + int(t.Month()) }
+	switch {
+	case len(setpos) == 0:
+	case opt.Freq == rrule.MONTHLY:
+		opt.Bysetpos = nil
+	case opt.Freq == rrule.YEARLY:
+		opt.Bysetpos = nil
+		period = func(t time.Time) int { return t.Year() }
+	default:
+		setpos = nil // each kind picks its own
+	}
+	until := opt.Until
+	if len(setpos) > 0 && !until.IsZero() {
+		// The period UNTIL falls in is picked from whole, then cut.
+		opt.Until = until.AddDate(1, 0, 0)
+	}
 	var out []time.Time
 	for _, days := range [][]rrule.Weekday{ordinal, plain} {
 		o := opt
@@ -520,6 +536,32 @@ func expand(opt rrule.ROption) ([]time.Time, error) {
 	}
 	slices.SortFunc(out, time.Time.Compare)
 	out = slices.CompactFunc(out, time.Time.Equal)
+	if len(setpos) > 0 {
+		// BYSETPOS picks among the days of both kinds, in each month
+		// (MONTHLY) or year (YEARLY).
+		var picked []time.Time
+		for i := 0; i < len(out); {
+			j := i
+			for j < len(out) && period(out[j]) == period(out[i]) {
+				j++
+			}
+			group := out[i:j]
+			for _, p := range setpos {
+				switch {
+				case p > 0 && p <= len(group):
+					picked = append(picked, group[p-1])
+				case p < 0 && -p <= len(group):
+					picked = append(picked, group[len(group)+p])
+				}
+			}
+			i = j
+		}
+		slices.SortFunc(picked, time.Time.Compare)
+		out = slices.CompactFunc(picked, time.Time.Equal)
+		if !until.IsZero() {
+			out = slices.DeleteFunc(out, func(t time.Time) bool { return t.After(until) })
+		}
+	}
 	if count > 0 && len(out) > count {
 		out = out[:count]
 	}
