@@ -3,6 +3,7 @@ package calendar
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	_ "time/tzdata"
@@ -150,6 +151,43 @@ func cronMatches(c *Cron, w time.Time) bool {
 		return false
 	}
 	dom, dow := has(c.dom, w.Day()), has(c.dow, int(w.Weekday()))
+	// Quartz's days, by the time package: L-k, LW, nW, nL, n#k.
+	y, m, d := w.Date()
+	last := time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	weekday := func(day int) time.Weekday { return time.Date(y, m, day, 0, 0, 0, 0, time.UTC).Weekday() }
+	if has(c.lastDays, last-d) {
+		dom = true
+	}
+	if c.lastWeekday {
+		lw := last
+		for weekday(lw) == time.Saturday || weekday(lw) == time.Sunday {
+			lw--
+		}
+		dom = dom || d == lw
+	}
+	for n := 1; n <= last; n++ {
+		if !has(c.nearest, n) {
+			continue
+		}
+		near := n
+		switch weekday(n) {
+		case time.Saturday:
+			if near = n - 1; n == 1 {
+				near = 3
+			}
+		case time.Sunday:
+			if near = n + 1; n == last {
+				near = n - 2
+			}
+		}
+		dom = dom || d == near
+	}
+	if has(c.lastDow, int(w.Weekday())) && d > last-7 {
+		dow = true
+	}
+	if has(c.nthDow[w.Weekday()], (d+6)/7) {
+		dow = true
+	}
 	if c.domStar || c.dowStar {
 		return dom && dow
 	}
@@ -230,7 +268,32 @@ func TestOracleRandom(t *testing.T) {
 					return fmt.Sprint(rapid.IntRange(lo, hi).Draw(rt, name+"v"))
 				}
 			}
-			c = cronCase(rt, fmt.Sprintf("%s %s %s %s %s", field("min", 0, 59), field("hour", 0, 23), field("dom", 1, 28), field("mon", 1, 12), field("dow", 0, 6)))
+			dom, dow := field("dom", 1, 28), field("dow", 0, 6)
+			switch rapid.IntRange(0, 9).Draw(rt, "quartzdom") {
+			case 0:
+				dom = "L"
+			case 1:
+				dom = fmt.Sprintf("L-%d", rapid.IntRange(1, 27).Draw(rt, "lk"))
+			case 2:
+				dom = "LW"
+			case 3:
+				dom = fmt.Sprintf("%dW", rapid.IntRange(1, 31).Draw(rt, "wn"))
+			case 4:
+				dom = "?"
+			}
+			switch rapid.IntRange(0, 7).Draw(rt, "quartzdow") {
+			case 0:
+				dow = fmt.Sprintf("%dL", rapid.IntRange(0, 7).Draw(rt, "dl"))
+			case 1:
+				dow = fmt.Sprintf("%d#%d", rapid.IntRange(0, 7).Draw(rt, "dn"), rapid.IntRange(1, 5).Draw(rt, "dk"))
+			case 2:
+				dow = "?"
+			}
+			expr := fmt.Sprintf("%s %s %s %s %s", field("min", 0, 59), field("hour", 0, 23), dom, field("mon", 1, 12), dow)
+			if _, err := ParseCron(expr, time.UTC); err != nil && strings.Contains(err.Error(), "never fires") {
+				rt.Skip(err) // a last Sunday on the 23rd: refused, rightly
+			}
+			c = cronCase(rt, expr)
 		}
 		start := time.Unix(rapid.Int64Range(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix()).Draw(rt, "from"), 0).UTC()
 		end := start.Add(time.Duration(rapid.IntRange(1, 96).Draw(rt, "hours")) * time.Hour)
@@ -315,6 +378,38 @@ func TestIntervalRandom(t *testing.T) {
 		}
 		if !ok || !got.Equal(want) {
 			rt.Fatalf("every %s from %s in %s after %s: got %s, want %s", every, start, loc, at.UTC(), got, want)
+		}
+	})
+}
+
+// Quartz's day forms (L, L-k, LW, nW, nL, n#k, ?) and wrapping ranges,
+// over months, in random zones, against the oracle.
+func TestOracleQuartzDays(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		zn := rapid.SampledFrom(zones).Draw(rt, "zone")
+		loc := mustLoad(rt, zn)
+		dom := rapid.SampledFrom([]string{"*", "?", "L", "L-1", "L-3", "L-27", "LW", "1W", "15W", "30W", "31W", "L,15W", "13", "28-3"}).Draw(rt, "dom")
+		dow := rapid.SampledFrom([]string{"*", "?", "5L", "0L", "fri#3", "1#1", "6#5", "sat-mon", "fri-tue", "mon-fri", "3"}).Draw(rt, "dow")
+		mon := rapid.SampledFrom([]string{"*", "2", "nov-feb", "3,10", "*/3"}).Draw(rt, "month")
+		hour := rapid.SampledFrom([]string{"0", "2", "22-1", "*/7", "1-3"}).Draw(rt, "hour")
+		min := rapid.SampledFrom([]string{"0", "30", "59", "0,30"}).Draw(rt, "min")
+		expr := fmt.Sprintf("%s %s %s %s %s", min, hour, dom, mon, dow)
+		c, err := ParseCron(expr, time.UTC)
+		if err != nil {
+			rt.Skip(err)
+		}
+		oc := oracleCase{
+			name:    "cron " + expr,
+			sched:   func(l *time.Location) Schedule { c, _ := ParseCron(expr, l); return c },
+			elapsed: c.elapsed,
+			nominal: func(w time.Time) bool { return cronMatches(c, w) },
+		}
+		start := time.Unix(rapid.Int64Range(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Unix()).Draw(rt, "from"), 0).UTC()
+		end := start.Add(time.Duration(rapid.IntRange(1, 70).Draw(rt, "days")) * 24 * time.Hour)
+		want := oracle(oc.nominal, oc.elapsed, loc, start, end)
+		got, _ := Between(oc.sched(loc), start, end, 0)
+		if !slices.Equal(got, want) {
+			rt.Fatalf("%s in %s from %s:\n got %s\nwant %s", oc.name, zn, start.Format(time.RFC3339), fmtTimes(got, loc), fmtTimes(want, loc))
 		}
 	})
 }

@@ -272,6 +272,13 @@ func TestResolveICS(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("errors:\n%v\nwant\n%s", err, want)
 	}
+	// What a file is read as other than it writes it is a warning.
+	_, warnings, err := ResolveICSWarnings("f.def", "insert_calendar: a\nics_file: a.ics\n", func(string) ([]byte, error) {
+		return []byte("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20270101\r\nRRULE:\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"), nil
+	}, time.Now())
+	if w := []string{"f.def:2: insert_calendar a: ics_file: a.ics: VEVENT 1: RRULE is empty: read as no recurrence"}; err != nil || !cmp.Equal(warnings, w) {
+		t.Errorf("warnings %q, %v; want %q", warnings, err, w)
+	}
 	// A text without ics_file is returned as it is.
 	if out, err := ResolveICS("f.def", calendars, read, time.Now()); err != nil || out != calendars {
 		t.Errorf("text changed: %v", err)

@@ -70,10 +70,21 @@ func icsFields(file, src string) []icsField {
 // The stored calendar holds the dates, not the path: it does not depend on
 // the file after it is defined, and gnomon export writes its dates.
 func ResolveICS(file, src string, read func(path string) ([]byte, error), now time.Time) (string, error) {
+	text, _, err := ResolveICSWarnings(file, src, read, now)
+	return text, err
+}
+
+// ResolveICSWarnings is ResolveICS, and also returns what the files were
+// read as other than they write it (an empty RRULE read as no
+// recurrence), each naming the definition file, the line, the calendar
+// and the file: "cal.def:3: insert_calendar fr: ics_file: fr.ics: VEVENT
+// 2 (...): RRULE is empty: read as no recurrence".
+func ResolveICSWarnings(file, src string, read func(path string) ([]byte, error), now time.Time) (string, []string, error) {
 	fields := icsFields(file, src)
 	if len(fields) == 0 {
-		return src, nil
+		return src, nil, nil
 	}
+	var warnings []string
 	from, to := ics.Horizon(now)
 	lines := strings.Split(src, "\n")
 	var errs Errors
@@ -90,11 +101,15 @@ func ResolveICS(file, src string, read func(path string) ([]byte, error), now ti
 			fail("%s: %v", f.Value, err)
 			continue
 		}
-		ds, err := ics.Dates(b, from, to)
+		res, err := ics.Read(b, from, to)
 		if err != nil {
 			fail("%s: %v", f.Value, err)
 			continue
 		}
+		for _, w := range res.Warnings {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %s %s: ics_file: %s: %s", file, f.Line, f.act.Kind, f.act.Name, f.Value, w))
+		}
+		ds := res.Dates
 		texts := make([]string, len(ds))
 		for i, d := range ds {
 			texts[i] = d.String()
@@ -106,7 +121,7 @@ func ResolveICS(file, src string, read func(path string) ([]byte, error), now ti
 		lines[f.Line-1] = "dates: " + strings.Join(texts, ", ") + cr
 	}
 	if len(errs) > 0 {
-		return "", errs
+		return "", warnings, errs
 	}
-	return strings.Join(lines, "\n"), nil
+	return strings.Join(lines, "\n"), warnings, nil
 }

@@ -218,8 +218,8 @@
 //     removed. A redefined level keeps its nodes when its process stays in
 //     the same tree with the same qualifier; a start moved later drops the
 //     nodes before it, a start moved earlier adds embryo nodes.
-//   - Levels are listed coarsest first, and a discrete level takes no
-//     every.
+//   - Levels may be listed in any order in a file; Parse orders them
+//     coarsest first. A discrete level takes no every.
 //   - Time given to Apply never goes back: an earlier instant counts as the
 //     latest one seen.
 //   - Config.MaxPeriods refuses a new tree whose start lies so far back

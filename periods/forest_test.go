@@ -149,6 +149,19 @@ func TestStateMachine(t *testing.T) {
 			result("site_hourly@2024010100", OutcomeProcessed), want("site_hourly@2024010100=processed"),
 			changed(2, "site_hourly@2024010101", Embryo, InProgress),
 		}},
+		{"rule 8: ticks that pass while a run is outstanding start nothing after it", "2024-01-01T00:00", []string{continuousHourly}, []step{
+			// The loop sleeps until NextWake: no Tick while the run is out.
+			at("2024-01-01T00:25"),
+			result("site_hourly@2024010100", OutcomeProcessed), changed(6, "site_hourly@2024010100", InProgress, InProgress),
+			check(func(s *sim) {
+				if w := s.f.NextWake(); !w.Equal(parseTime(s.t, "2024-01-01T00:30")) {
+					s.t.Errorf("NextWake = %v; want the next tick, at 00:30", w)
+				}
+			}),
+			tick("2024-01-01T00:25:00Z"), noRun(),
+			tick("2024-01-01T00:29:59Z"), noRun(),
+			tick("2024-01-01T00:30:00Z"), started("site_hourly@2024010100"),
+		}},
 		{"ContinuousTick runs a tick at once", "2024-01-01T00:00", []string{continuousHourly}, []step{
 			result("site_hourly@2024010100", OutcomeProcessed),
 			at("2024-01-01T00:01"),

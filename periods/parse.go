@@ -2,6 +2,7 @@ package periods
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -248,7 +249,10 @@ type ptree struct {
 	path    string
 	depOffs []int
 	lvlOffs []int
-	start   bool // StartTimeperiod set on the tree or the file
+	// lvlIdx is the index in the file of each level of Levels, which
+	// are ordered by qualifier.
+	lvlIdx []int
+	start  bool // StartTimeperiod set on the tree or the file
 }
 
 func (c *checker) file1(v *jval) *File {
@@ -363,13 +367,13 @@ func (c *checker) tree(v *jval, path string, fileStart bool) *ptree {
 	if n := len(mb.val.arr); n < 1 || n > 4 {
 		c.errorf(mb.val.off, p, "a tree has 1 to 4 levels, not %d", n)
 	}
-	var prev Qualifier
 	seen := map[Qualifier]int{}
 	for i, lv := range mb.val.arr {
 		lp := index(p, i)
 		l := c.level(lv, lp)
 		t.Levels = append(t.Levels, l)
 		t.lvlOffs = append(t.lvlOffs, lv.off)
+		t.lvlIdx = append(t.lvlIdx, i)
 		if l.Qualifier == 0 {
 			continue
 		}
@@ -378,10 +382,16 @@ func (c *checker) tree(v *jval, path string, fileStart bool) *ptree {
 			continue
 		}
 		seen[l.Qualifier] = i
-		if prev != 0 && l.Qualifier > prev {
-			c.errorf(lv.off, join(lp, "qualifier"), "%s level after %s one: list levels coarsest first (yearly, monthly, daily, hourly)", l.Qualifier, prev.article())
-		}
-		prev = l.Qualifier
+	}
+	// Levels may be listed in any order: they are taken coarsest first.
+	order := make([]int, len(t.Levels))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(t.Levels[b].Qualifier, t.Levels[a].Qualifier) })
+	levels, offs, idx := slices.Clone(t.Levels), slices.Clone(t.lvlOffs), slices.Clone(t.lvlIdx)
+	for i, j := range order {
+		t.Levels[i], t.lvlOffs[i], t.lvlIdx[i] = levels[j], offs[j], idx[j]
 	}
 	return t
 }
@@ -573,7 +583,7 @@ func (c *checker) across(trees []*ptree) {
 			if l.Process == "" {
 				continue
 			}
-			lp := index(join(t.path, "levels"), j)
+			lp := index(join(t.path, "levels"), t.lvlIdx[j])
 			if o, dup := procs[l.Process]; dup {
 				c.errorf(t.lvlOffs[j], join(lp, "process"), "duplicate process name %q (also %s)", l.Process, o)
 				continue

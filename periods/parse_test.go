@@ -223,9 +223,10 @@ func TestParseProblems(t *testing.T) {
 		{"duplicate qualifier", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
 			{"process": "p", "qualifier": "daily"}, {"process": "q", "qualifier": "daily"}]}]}`, Options{},
 			[]string{`sites.json:2: trees[0].levels[1].qualifier: duplicate qualifier daily (also levels[0])`}},
-		{"order", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
-			{"process": "p", "qualifier": "hourly"}, {"process": "q", "qualifier": "daily"}]}]}`, Options{},
-			[]string{`sites.json:2: trees[0].levels[1].qualifier: daily level after an hourly one: list levels coarsest first (yearly, monthly, daily, hourly)`}},
+		{"a problem of a level listed out of order names it where it is", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [
+			{"name": "a", "levels": [{"process": "p", "qualifier": "daily"}]},
+			{"name": "t", "levels": [{"process": "q", "qualifier": "hourly"}, {"process": "p", "qualifier": "daily"}]}]}`, Options{},
+			[]string{`sites.json:3: trees[1].levels[1].process: duplicate process name "p" (also trees[0].levels[0])`}},
 		{"levels", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": []}]}`, Options{},
 			[]string{`sites.json:1: trees[0].levels: a tree has 1 to 4 levels, not 0`}},
 		{"duplicate process", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [
@@ -334,6 +335,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["success", "failure"], "alertTo": ["ops@example.com", "a.b+c@d.example"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["failure", "failure"], "alertTo": ["Ops <ops@example.com>"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024022923", "maxFailures": 0}, "trees": [{"name": "y", "levels": [{"process": "y_yearly", "qualifier": "yearly", "stateMachine": "continuous"}]}]}`))
+	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [{"process": "h", "qualifier": "hourly"}, {"process": "y", "qualifier": "yearly"}, {"process": "d", "qualifier": "daily"}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.json", data, Options{})
 		if err != nil {
@@ -360,4 +362,23 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Format is not stable:\n%s\n%s", text, again)
 		}
 	})
+}
+
+// Levels may be listed in any order: they are ordered by qualifier,
+// coarsest first.
+func TestParseLevelsAnyOrder(t *testing.T) {
+	t.Parallel()
+	f, err := Parse("sites.json", []byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
+		{"process": "h", "qualifier": "hourly"}, {"process": "y", "qualifier": "yearly"},
+		{"process": "d", "qualifier": "daily"}, {"process": "m", "qualifier": "monthly"}]}]}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range f.Trees[0].Levels {
+		got = append(got, l.Process+":"+l.Qualifier.String())
+	}
+	if want := []string{"y:yearly", "m:monthly", "d:daily", "h:hourly"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("levels %v, want %v", got, want)
+	}
 }

@@ -275,6 +275,7 @@ func (f *Forest) result(ev RunResult) {
 			// Rule 6: the node awaits; rule 7 gives it its final run.
 			f.setState(n, InProgress, 6, CauseRun, ev.RunID, x)
 			f.enqueue(n)
+			f.skipTicks(n)
 		}
 	case OutcomeFailed:
 		n.failures++
@@ -294,6 +295,18 @@ func (f *Forest) tick(l *level) {
 	n := l.at(l.q.KeyAt(f.now))
 	if n != nil && n.state == InProgress && n.run == 0 && !f.closed(n) {
 		f.startRun(n, InProgress, 8, CauseTick, nil)
+	}
+}
+
+// skipTicks moves the tick of a continuous node's level past now when
+// the node starts to await: ticks count only for a node that awaits with
+// no run (rule 8), and the loop is not woken for the ticks that pass
+// while its run is outstanding (see NextWake), so those are left behind
+// here rather than starting a run as soon as this one ended.
+func (f *Forest) skipTicks(n *node) {
+	l := n.lvl
+	if l.continuous() && l.at(l.q.KeyAt(f.now)) == n && !l.nextTick.After(f.now) {
+		l.nextTick = nextTick(f.now, l.every)
 	}
 }
 

@@ -8,14 +8,19 @@
 // event the dates from its start to its end, an end at midnight excluded.
 // Dates are read as the file writes them (a time with a TZID is on its
 // own date); a time in UTC is taken on its date in the zone the file's
-// X-WR-TIMEZONE names, UTC without one. Cancelled events are left out.
+// X-WR-TIMEZONE names, UTC without one, but an EXDATE, RDATE or
+// RECURRENCE-ID in UTC on its date in the zone of the event it names
+// (its DTSTART's TZID), where the occurrence it names falls. Cancelled
+// events are left out.
 //
 // A recurring event (RRULE, with RDATE and EXDATE; a VEVENT with a
-// RECURRENCE-ID replaces the occurrence it names) is expanded over a
+// RECURRENCE-ID replaces the occurrence it names, with RANGE=THISANDFUTURE
+// that occurrence and every later one, shifted as it is) is expanded over a
 // bounded horizon (see Horizon), since a named calendar holds dates: an
 // open-ended recurrence is cut at its end, and a calendar that should
 // reach further is defined again later. Recurrences more frequent than
-// daily are refused.
+// daily are refused. FREQ=YEARLY with BYMONTHDAY and no BYMONTH (nor
+// BYYEARDAY, BYWEEKNO) is read in DTSTART's month, once a year.
 package ics
 
 import (
@@ -24,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,14 +70,30 @@ func Horizon(now time.Time) (from, to calendar.Date) {
 // Dates returns the days the events of an iCalendar file cover, sorted
 // and without repeats: those of one-off events wherever they fall, those
 // of recurring events from from to to (see Horizon).
-func Dates(src []byte, from, to calendar.Date) (dates []calendar.Date, err error) {
+func Dates(src []byte, from, to calendar.Date) ([]calendar.Date, error) {
+	res, err := Read(src, from, to)
+	return res.Dates, err
+}
+
+// Result is what Read finds in a file.
+type Result struct {
+	// Dates are the days its events cover, as Dates returns them.
+	Dates []calendar.Date
+	// Warnings say what was read other than the file writes it, such as
+	// an empty RRULE read as no recurrence, each naming its VEVENT.
+	Warnings []string
+}
+
+// Read returns the days the events of an iCalendar file cover, as Dates
+// does, and what it read other than the file writes it.
+func Read(src []byte, from, to calendar.Date) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			dates, err = nil, fmt.Errorf("not an iCalendar file the parser can read: %v", r)
+			res, err = Result{}, fmt.Errorf("not an iCalendar file the parser can read: %v", r)
 		}
 	}()
 	if err := checkNesting(src); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	r := reader{from: from, to: to, days: map[calendar.Date]bool{}}
 	dec := ical.NewDecoder(bytes.NewReader(src))
@@ -82,25 +104,25 @@ func Dates(src []byte, from, to calendar.Date) (dates []calendar.Date, err error
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("not an iCalendar file: %v", strings.TrimPrefix(err.Error(), "ical: "))
+			return Result{}, fmt.Errorf("not an iCalendar file: %v", strings.TrimPrefix(err.Error(), "ical: "))
 		}
 		n++
 		if err := r.calendar(cal); err != nil {
-			return nil, err
+			return Result{}, err
 		}
 	}
 	if n == 0 {
-		return nil, errors.New("not an iCalendar file: no BEGIN:VCALENDAR")
+		return Result{}, errors.New("not an iCalendar file: no BEGIN:VCALENDAR")
 	}
 	if r.events == 0 {
-		return nil, errors.New("the file holds no VEVENT")
+		return Result{}, errors.New("the file holds no VEVENT")
 	}
 	out := make([]calendar.Date, 0, len(r.days))
 	for d := range r.days {
 		out = append(out, d)
 	}
 	slices.Sort(out)
-	return out, nil
+	return Result{Dates: out, Warnings: r.warnings}, nil
 }
 
 // checkNesting refuses components nested deeper than maxDepth before the
@@ -127,23 +149,35 @@ type reader struct {
 	zone      *time.Location
 	events    int
 	recurring int
+	warnings  []string
 }
 
 // event is what one VEVENT says, read.
 type event struct {
-	index   int
-	name    string // for errors: its SUMMARY or UID
-	start   time.Time
-	allDay  bool
-	length  time.Duration // from start to end; 0 covers the start's day
+	index  int
+	name   string // for errors: its SUMMARY or UID
+	start  time.Time
+	allDay bool
+	length time.Duration // from start to end; 0 covers the start's day
+	// zone is the event's own: that of DTSTART's TZID, else the file's.
+	// An EXDATE in UTC is dated there.
+	zone    *time.Location
 	rule    *rrule.ROption
 	exdates map[calendar.Date]bool
 	rdates  []time.Time
 	uid     string
 	// recurrenceID, when set, is the occurrence of the event with this
-	// UID that this one replaces.
+	// UID that this one replaces; ridProp is how the file writes it,
+	// read again in the zone of the event it names.
 	recurrenceID time.Time
-	cancelled    bool
+	ridProp      *ical.Prop
+	// future is set by RANGE=THISANDFUTURE: this event replaces the
+	// occurrence it names and every later one, shifted as it is.
+	future    bool
+	cancelled bool
+	// sequence is its SEQUENCE: of the VEVENTs with one UID and
+	// RECURRENCE-ID, those with the highest are read.
+	sequence int
 }
 
 func (r *reader) calendar(cal *ical.Calendar) error {
@@ -165,9 +199,28 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 		}
 		evs = append(evs, ev)
 	}
-	// Occurrences that another VEVENT replaces, by UID.
-	replaced := map[string]map[calendar.Date]bool{}
+	evs = newest(evs)
+	// A RECURRENCE-ID in UTC is dated in the zone of the event it names.
+	zones := map[string]*time.Location{}
 	for _, ev := range evs {
+		if ev.ridProp == nil {
+			zones[ev.uid] = ev.zone
+		}
+	}
+	for _, ev := range evs {
+		if ev.ridProp != nil && zones[ev.uid] != nil {
+			ev.recurrenceID, _, _ = r.value(ev.ridProp, zones[ev.uid])
+		}
+	}
+	// Occurrences that another VEVENT replaces, by UID; the events that
+	// replace an occurrence and those after it, by UID, in order.
+	replaced := map[string]map[calendar.Date]bool{}
+	future := map[string][]*event{}
+	for _, ev := range evs {
+		if ev.future && zones[ev.uid] != nil {
+			future[ev.uid] = append(future[ev.uid], ev)
+			continue
+		}
 		if !ev.recurrenceID.IsZero() {
 			if replaced[ev.uid] == nil {
 				replaced[ev.uid] = map[calendar.Date]bool{}
@@ -175,15 +228,45 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 			replaced[ev.uid][dateOf(ev.recurrenceID)] = true
 		}
 	}
+	for _, list := range future {
+		slices.SortStableFunc(list, func(a, b *event) int { return a.recurrenceID.Compare(b.recurrenceID) })
+	}
 	for _, ev := range evs {
-		if ev.cancelled {
-			continue
+		if ev.cancelled || ev.future && zones[ev.uid] != nil {
+			continue // a range is covered through the event it names
 		}
-		if err := r.add(ev, replaced[ev.uid]); err != nil {
+		if err := r.add(ev, replaced[ev.uid], future[ev.uid]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// newest keeps, of the events that share a UID and a RECURRENCE-ID (or
+// have none), those of the highest SEQUENCE: earlier versions of an event
+// left in the file. Events without a UID are all kept.
+func newest(evs []*event) []*event {
+	key := func(ev *event) string {
+		if ev.ridProp == nil {
+			return ev.uid
+		}
+		return fmt.Sprintf("%s\x00%s\x00%s\x00%t", ev.uid, ev.ridProp.Params.Get(ical.ParamTimezoneID), strings.ToUpper(strings.TrimSpace(ev.ridProp.Value)), ev.future)
+	}
+	top := map[string]int{}
+	for _, ev := range evs {
+		if k := key(ev); ev.uid != "" {
+			if s, ok := top[k]; !ok || ev.sequence > s {
+				top[k] = ev.sequence
+			}
+		}
+	}
+	out := evs[:0]
+	for _, ev := range evs {
+		if ev.uid == "" || ev.sequence == top[key(ev)] {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // String names the event for errors: its place in the file, and its
@@ -210,6 +293,9 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", ev, fmt.Sprintf(format, args...))
 	}
+	if p := c.Props.Get(ical.PropSequence); p != nil {
+		ev.sequence, _ = strconv.Atoi(strings.TrimSpace(p.Value)) // 0 when unreadable
+	}
 	if p := c.Props.Get(ical.PropStatus); p != nil && strings.EqualFold(strings.TrimSpace(p.Value), "CANCELLED") {
 		ev.cancelled = true
 	}
@@ -218,12 +304,18 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		return nil, bad("no DTSTART")
 	}
 	var err error
-	if ev.start, ev.allDay, err = r.value(p); err != nil {
+	if ev.start, ev.allDay, err = r.value(p, r.zone); err != nil {
 		return nil, bad("DTSTART: %v", err)
+	}
+	ev.zone = r.zone
+	if id := p.Params.Get(ical.ParamTimezoneID); id != "" {
+		if loc, err := time.LoadLocation(strings.TrimSpace(id)); err == nil {
+			ev.zone = loc
+		}
 	}
 	switch end, dur := c.Props.Get(ical.PropDateTimeEnd), c.Props.Get(ical.PropDuration); {
 	case end != nil:
-		e, _, err := r.value(end)
+		e, _, err := r.value(end, r.zone)
 		if err != nil {
 			return nil, bad("DTEND: %v", err)
 		}
@@ -244,11 +336,16 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		return nil, bad("it lasts more than %d days", MaxDays)
 	}
 	if p := c.Props.Get(ical.PropRecurrenceID); p != nil {
-		if ev.recurrenceID, _, err = r.value(p); err != nil {
+		if ev.recurrenceID, _, err = r.value(p, ev.zone); err != nil {
 			return nil, bad("RECURRENCE-ID: %v", err)
 		}
+		ev.ridProp = p
+		ev.future = strings.EqualFold(strings.TrimSpace(p.Params.Get(ical.ParamRange)), "THISANDFUTURE")
 	}
-	if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
+	if p := c.Props.Get(ical.PropRecurrenceRule); p != nil && strings.TrimSpace(p.Value) == "" {
+		// Published holiday lists write it for events that do not recur.
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: RRULE is empty: read as no recurrence", ev))
+	} else if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
 		return nil, bad("RRULE: %v", strings.TrimPrefix(err.Error(), "ical: "))
 	}
 	if ev.rule != nil && ev.rule.Freq > rrule.DAILY {
@@ -256,7 +353,7 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 	}
 	for _, p := range c.Props.Values(ical.PropExceptionDates) {
 		for _, v := range strings.Split(p.Value, ",") {
-			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v})
+			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v}, ev.zone)
 			if err != nil {
 				return nil, bad("EXDATE: %v", err)
 			}
@@ -269,7 +366,7 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 	for _, p := range c.Props.Values(ical.PropRecurrenceDates) {
 		for _, v := range strings.Split(p.Value, ",") {
 			v, _, _ = strings.Cut(v, "/") // a PERIOD: its start
-			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v})
+			t, _, err := r.value(&ical.Prop{Name: p.Name, Params: p.Params, Value: v}, ev.zone)
 			if err != nil {
 				return nil, bad("RDATE: %v", err)
 			}
@@ -281,9 +378,10 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 
 // value reads a DATE or DATE-TIME value as its wall clock reading, in a
 // time.Time in UTC (the zone plays no part in a date): a time in UTC is
-// read on the clock of the file's zone. It reports whether the value is a
-// date.
-func (r *reader) value(p *ical.Prop) (time.Time, bool, error) {
+// read on the clock of zone (the file's for a DTSTART, the event's for
+// the EXDATE, RDATE and RECURRENCE-ID that name its occurrences). It
+// reports whether the value is a date.
+func (r *reader) value(p *ical.Prop, zone *time.Location) (time.Time, bool, error) {
 	v := strings.TrimSpace(p.Value)
 	switch {
 	case len(v) == 8 && !strings.EqualFold(p.Params.Get("VALUE"), "DATE-TIME"):
@@ -297,7 +395,7 @@ func (r *reader) value(p *ical.Prop) (time.Time, bool, error) {
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("%q is not a date and time such as 20261225T090000Z", v)
 		}
-		w := t.In(r.zone)
+		w := t.In(zone)
 		t = time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, time.UTC)
 		return t, false, checkYear(t)
 	case len(v) == 15:
@@ -321,8 +419,11 @@ func checkYear(t time.Time) error {
 func dateOf(t time.Time) calendar.Date { return calendar.MakeDate(t.Date()) }
 
 // add adds the days an event covers: its own, or those of its occurrences
-// in the horizon but those replaced.
-func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
+// in the horizon but those replaced. An occurrence at or after the
+// RECURRENCE-ID of an event of future (RANGE=THISANDFUTURE, in order) is
+// that event's: shifted as it is from the occurrence it names, with its
+// length, or left out if it is cancelled.
+func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event) error {
 	if ev.rule == nil && len(ev.rdates) == 0 {
 		return r.cover(ev, ev.start)
 	}
@@ -334,7 +435,20 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
 		if ev.exdates[d] || replaced[d] || d < r.from || d > r.to {
 			return nil
 		}
-		return r.cover(ev, t)
+		by := ev
+		for _, f := range future {
+			if t.Before(f.recurrenceID) {
+				break
+			}
+			by = f
+		}
+		if by != ev {
+			if by.cancelled {
+				return nil
+			}
+			t = t.Add(by.start.Sub(by.recurrenceID))
+		}
+		return r.cover(by, t)
 	}
 	if ev.rule == nil {
 		if err := occurs(ev.start); err != nil {
@@ -343,16 +457,22 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
 	} else {
 		opt := *ev.rule
 		opt.Dtstart = ev.start
+		if opt.Freq == rrule.YEARLY && len(opt.Bymonthday) > 0 && len(opt.Bymonth) == 0 &&
+			len(opt.Byyearday) == 0 && len(opt.Byweekno) == 0 {
+			// RFC 5545 would take every month; the calendar programs
+			// that export it for a yearly event on a month's last day
+			// mean DTSTART's month, once a year.
+			opt.Bymonth = []int{int(ev.start.Month())}
+		}
 		end := r.to.Start(time.UTC).Add(24 * time.Hour)
 		if opt.Until.IsZero() || opt.Until.After(end) {
 			opt.Until = end
 		}
-		rule, err := rrule.NewRRule(opt)
+		times, err := expand(opt)
 		if err != nil {
 			return fmt.Errorf("%s: RRULE: %v", ev, err)
 		}
-		next := rule.Iterator()
-		for t, ok := next(); ok; t, ok = next() {
+		for _, t := range times {
 			if err := occurs(t); err != nil {
 				return err
 			}
@@ -364,6 +484,88 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool) error {
 		}
 	}
 	return nil
+}
+
+// expand returns the occurrences of a rule, in order. A BYDAY that mixes
+// days with an ordinal (3MO) and days without (WE) selects the days of
+// either kind, but rrule-go yields nothing for it: such a rule is expanded
+// as two, one with each kind, merged, and its COUNT applied to the merge.
+func expand(opt rrule.ROption) ([]time.Time, error) {
+	var ordinal, plain []rrule.Weekday
+	for _, d := range opt.Byweekday {
+		if d.N() != 0 {
+			ordinal = append(ordinal, d)
+		} else {
+			plain = append(plain, d)
+		}
+	}
+	if len(ordinal) == 0 || len(plain) == 0 {
+		rule, err := rrule.NewRRule(opt)
+		if err != nil {
+			return nil, err
+		}
+		return rule.All(), nil
+	}
+	count, setpos := opt.Count, opt.Bysetpos
+	opt.Count = 0
+	period := func(t time.Time) int { return t.Year()*100 + int(t.Month()) }
+	switch {
+	case len(setpos) == 0:
+	case opt.Freq == rrule.MONTHLY:
+		opt.Bysetpos = nil
+	case opt.Freq == rrule.YEARLY:
+		opt.Bysetpos = nil
+		period = func(t time.Time) int { return t.Year() }
+	default:
+		setpos = nil // each kind picks its own
+	}
+	until := opt.Until
+	if len(setpos) > 0 && !until.IsZero() {
+		// The period UNTIL falls in is picked from whole, then cut.
+		opt.Until = until.AddDate(1, 0, 0)
+	}
+	var out []time.Time
+	for _, days := range [][]rrule.Weekday{ordinal, plain} {
+		o := opt
+		o.Byweekday = days
+		rule, err := rrule.NewRRule(o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rule.All()...)
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	out = slices.CompactFunc(out, time.Time.Equal)
+	if len(setpos) > 0 {
+		// BYSETPOS picks among the days of both kinds, in each month
+		// (MONTHLY) or year (YEARLY).
+		var picked []time.Time
+		for i := 0; i < len(out); {
+			j := i
+			for j < len(out) && period(out[j]) == period(out[i]) {
+				j++
+			}
+			group := out[i:j]
+			for _, p := range setpos {
+				switch {
+				case p > 0 && p <= len(group):
+					picked = append(picked, group[p-1])
+				case p < 0 && -p <= len(group):
+					picked = append(picked, group[len(group)+p])
+				}
+			}
+			i = j
+		}
+		slices.SortFunc(picked, time.Time.Compare)
+		out = slices.CompactFunc(picked, time.Time.Equal)
+		if !until.IsZero() {
+			out = slices.DeleteFunc(out, func(t time.Time) bool { return t.After(until) })
+		}
+	}
+	if count > 0 && len(out) > count {
+		out = out[:count]
+	}
+	return out, nil
 }
 
 // cover adds the days of one occurrence starting at wall time start.

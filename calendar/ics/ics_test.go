@@ -2,6 +2,7 @@ package ics
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,6 +148,13 @@ func FuzzDates(f *testing.F) {
 	f.Add(ics(vevent("DTSTART;VALUE=DATE:20261224", "RRULE:FREQ=WEEKLY;COUNT=5", "EXDATE;VALUE=DATE:20261231")))
 	f.Add(ics(vevent("DTSTART:20261224T230000Z", "DURATION:P1DT2H")))
 	f.Add([]byte("BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n"))
+	f.Add(ics(vevent("UID:b1", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4", "EXDATE:20190310T233000Z"),
+		vevent("UID:b1", "RECURRENCE-ID:20190310T233000Z", "DTSTART;TZID=Europe/Berlin:20190315T003000")))
+	f.Add(ics(vevent("UID:f1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+		vevent("UID:f1", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260119", "DTSTART;VALUE=DATE:20260121")))
+	f.Add(ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=3MO,-1FR,WE;COUNT=6")))
+	f.Add(ics(vevent("DTSTART;VALUE=DATE:20270101", "RRULE:"), vevent("DTSTART;VALUE=DATE:20260131", "RRULE:FREQ=YEARLY;BYMONTHDAY=-1")))
+	f.Add(ics(vevent("UID:s1", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105"), vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260104")))
 	from, to := Horizon(now2026)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		ds, err := Dates(src, from, to)
@@ -162,4 +170,207 @@ func FuzzDates(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An EXDATE or RECURRENCE-ID written in UTC names an occurrence of an
+// event with a TZID: it is dated in the event's zone, not the file's.
+func TestUTCExceptionsOfZonedEvent(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"EXDATE in UTC", ics(vevent("UID:b1", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4",
+			"EXDATE:20190310T233000Z")),
+			"2019-03-09 2019-03-10 2019-03-12"},
+		{"EXDATE in UTC, in a file with another zone", []byte("BEGIN:VCALENDAR\r\nX-WR-TIMEZONE:America/New_York\r\n" +
+			vevent("UID:b1", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4", "EXDATE:20190310T233000Z") +
+			"END:VCALENDAR\r\n"),
+			"2019-03-09 2019-03-10 2019-03-12"},
+		{"RECURRENCE-ID in UTC", ics(
+			vevent("UID:b2", "DTSTART;TZID=Europe/Berlin:20190309T003000", "RRULE:FREQ=DAILY;COUNT=4"),
+			vevent("UID:b2", "RECURRENCE-ID:20190310T233000Z", "DTSTART;TZID=Europe/Berlin:20190315T003000")),
+			"2019-03-09 2019-03-10 2019-03-12 2019-03-15"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// RECURRENCE-ID;RANGE=THISANDFUTURE moves the occurrence it names and
+// every later one by the same shift.
+func TestThisAndFuture(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"Mondays moved to Wednesdays from the third on", ics(
+			vevent("UID:f1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+			vevent("UID:f1", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260119", "DTSTART;VALUE=DATE:20260121")),
+			"2026-01-05 2026-01-12 2026-01-21 2026-01-28 2026-02-04"},
+		{"a later range takes over", ics(
+			vevent("UID:f2", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+			vevent("UID:f2", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260112", "DTSTART;VALUE=DATE:20260113"),
+			vevent("UID:f2", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260126", "DTSTART;VALUE=DATE:20260130")),
+			"2026-01-05 2026-01-13 2026-01-20 2026-01-30 2026-02-06"},
+		{"timed, in a zone, with its own length", ics(
+			vevent("UID:f3", "DTSTART;TZID=Europe/Paris:20260105T220000", "DURATION:PT1H", "RRULE:FREQ=WEEKLY;COUNT=3"),
+			vevent("UID:f3", "RECURRENCE-ID;RANGE=THISANDFUTURE:20260112T210000Z", "DTSTART;TZID=Europe/Paris:20260112T230000", "DURATION:PT2H")),
+			"2026-01-05 2026-01-12 2026-01-13 2026-01-19 2026-01-20"},
+		{"cancelled this and future", ics(
+			vevent("UID:f4", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=5"),
+			vevent("UID:f4", "RECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20260119", "DTSTART;VALUE=DATE:20260119", "STATUS:CANCELLED")),
+			"2026-01-05 2026-01-12"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// A BYDAY that mixes an ordinal day with plain days gives both.
+func TestByDayMixed(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"third Monday, Wednesdays and Fridays", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=3MO,WE,FR;UNTIL=20260131")),
+			"2026-01-02 2026-01-07 2026-01-09 2026-01-14 2026-01-16 2026-01-19 2026-01-21 2026-01-23 2026-01-28 2026-01-30"},
+		{"with COUNT, counted over both", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=3MO,-1FR,WE;COUNT=6")),
+			"2026-01-07 2026-01-14 2026-01-19 2026-01-21 2026-01-28 2026-01-30"},
+		{"yearly", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=1MO,SU;COUNT=5")),
+			"2026-03-01 2026-03-02 2026-03-08 2026-03-15 2026-03-22"},
+		{"BYSETPOS picks among both kinds, per month", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=1MO,FR;BYSETPOS=1,2;COUNT=6")),
+			"2026-01-02 2026-01-05 2026-02-02 2026-02-06 2026-03-02 2026-03-06"},
+		{"BYSETPOS from the end, UNTIL within a month", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=-1MO,WE;BYSETPOS=-1;UNTIL=20260329")),
+			"2026-01-28 2026-02-25"},
+		{"BYSETPOS from the end", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=-1MO,WE;BYSETPOS=-1;UNTIL=20260331")),
+			"2026-01-28 2026-02-25 2026-03-30"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// An empty RRULE is no recurrence, with a warning.
+func TestEmptyRRule(t *testing.T) {
+	t.Parallel()
+	from, to := Horizon(now2026)
+	res, err := Read(ics(
+		vevent("UID:h1", "SUMMARY:New Year", "DTSTART;VALUE=DATE:20270101", "RRULE:"),
+		vevent("UID:h2", "DTSTART;VALUE=DATE:20271225", "RRULE: "),
+	), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(res.Dates); got != "2027-01-01 2027-12-25" {
+		t.Errorf("dates %s", got)
+	}
+	want := []string{
+		`VEVENT 1 ("New Year"): RRULE is empty: read as no recurrence`,
+		`VEVENT 2 (UID "h2"): RRULE is empty: read as no recurrence`,
+	}
+	if !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings:\n got %q\nwant %q", res.Warnings, want)
+	}
+	if ds, err := Dates(ics(vevent("DTSTART;VALUE=DATE:20270101", "RRULE:")), from, to); err != nil || texts(ds) != "2027-01-01" {
+		t.Errorf("Dates: %s %v", texts(ds), err)
+	}
+}
+
+// FREQ=YEARLY with BYMONTHDAY and no BYMONTH takes DTSTART's month, as
+// calendars that export it mean: once a year, not every month.
+func TestYearlyByMonthDay(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"last day of January", ics(vevent("DTSTART;VALUE=DATE:20260131", "RRULE:FREQ=YEARLY;BYMONTHDAY=-1;COUNT=3")),
+			"2026-01-31 2027-01-31 2028-01-31"},
+		{"last day of February", ics(vevent("DTSTART;VALUE=DATE:20270228", "RRULE:FREQ=YEARLY;BYMONTHDAY=-1;COUNT=3")),
+			"2027-02-28 2028-02-29 2029-02-28"},
+		{"with BYMONTH, as written", ics(vevent("DTSTART;VALUE=DATE:20260131", "RRULE:FREQ=YEARLY;BYMONTH=1,6;BYMONTHDAY=-1;COUNT=3")),
+			"2026-01-31 2026-06-30 2027-01-31"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// Two VEVENTs with one UID (and RECURRENCE-ID) are versions of one event:
+// the higher SEQUENCE wins.
+func TestSequence(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		{"the newer moves the event", ics(
+			vevent("UID:s1", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105"),
+			vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260104")),
+			"2026-01-05"},
+		{"the newer, later in the file", ics(
+			vevent("UID:s1", "DTSTART;VALUE=DATE:20260104"),
+			vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=DAILY;COUNT=2")),
+			"2026-01-05 2026-01-06"},
+		{"the newer cancels it", ics(
+			vevent("UID:s1", "SEQUENCE:0", "DTSTART;VALUE=DATE:20260104"),
+			vevent("UID:s1", "SEQUENCE:3", "DTSTART;VALUE=DATE:20260104", "STATUS:CANCELLED"),
+			vevent("UID:s2", "DTSTART;VALUE=DATE:20260107")),
+			"2026-01-07"},
+		{"an override is versioned apart from its event", ics(
+			vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=MONTHLY;COUNT=3"),
+			vevent("UID:s1", "SEQUENCE:0", "RECURRENCE-ID;VALUE=DATE:20260205", "DTSTART;VALUE=DATE:20260206"),
+			vevent("UID:s1", "SEQUENCE:2", "RECURRENCE-ID;VALUE=DATE:20260205", "DTSTART;VALUE=DATE:20260209")),
+			"2026-01-05 2026-02-09 2026-03-05"},
+		{"the same SEQUENCE keeps both", ics(
+			vevent("UID:s1", "DTSTART;VALUE=DATE:20260104"),
+			vevent("UID:s1", "DTSTART;VALUE=DATE:20260105")),
+			"2026-01-04 2026-01-05"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
 }
