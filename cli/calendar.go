@@ -61,7 +61,7 @@ offline, with the .ics files that file names.`,
 				err error
 			)
 			if file != "" {
-				v, err = offlineCalendar(args[0], file, from, to, env.Getenv)
+				v, err = offlineCalendar(args[0], file, from, to, env.Getenv, env.Stderr)
 			} else {
 				v, err = client().Calendar(cmd.Context(), args[0], from, to)
 			}
@@ -186,13 +186,13 @@ func icsReader(defFile string) func(path string) ([]byte, error) {
 // icsFiles reads the .ics files a definition text names, for the server,
 // which reads their dates with its own clock. They are parsed here too,
 // so that a file missing or not iCalendar is reported at its line.
-func icsFiles(file, text string) (map[string]string, error) {
+func icsFiles(file, text string, warn io.Writer) (map[string]string, error) {
 	if len(defs.ICSFiles(file, text)) == 0 {
 		return nil, nil
 	}
 	files := map[string]string{}
 	read := icsReader(file)
-	_, err := defs.ResolveICS(file, text, func(p string) ([]byte, error) {
+	_, warnings, err := defs.ResolveICSWarnings(file, text, func(p string) ([]byte, error) {
 		b, err := read(p)
 		if err == nil {
 			files[p] = string(b)
@@ -202,20 +202,30 @@ func icsFiles(file, text string) (map[string]string, error) {
 	if err != nil {
 		return nil, rejected(err)
 	}
+	warnAll(warn, warnings)
 	return files, nil
+}
+
+// warnAll writes each warning on a line of its own.
+func warnAll(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintln(w, "WARNING", m)
+	}
 }
 
 // offlineDefinitions reads a definition file offline, with the .ics files
 // it names (their recurring events expanded around instant now), and
 // compiles its calendars.
-func offlineDefinitions(file string, now time.Time) (*defs.Result, calendar.Lookup, error) {
+func offlineDefinitions(file string, now time.Time, warn io.Writer) (*defs.Result, calendar.Lookup, error) {
 	text, err := readDefinitions(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	if text, err = defs.ResolveICS(file, text, icsReader(file), now); err != nil {
+	var warnings []string
+	if text, warnings, err = defs.ResolveICSWarnings(file, text, icsReader(file), now); err != nil {
 		return nil, nil, rejected(err)
 	}
+	warnAll(warn, warnings)
 	acts, err := defs.Parse(file, text)
 	if err != nil {
 		return nil, nil, rejected(err)
@@ -233,7 +243,7 @@ func offlineDefinitions(file string, now time.Time) (*defs.Result, calendar.Look
 }
 
 // offlineCalendar shows a calendar a definition file defines.
-func offlineCalendar(name, file, from, to string, getenv func(string) string) (*api.CalendarView, error) {
+func offlineCalendar(name, file, from, to string, getenv func(string) string, warn io.Writer) (*api.CalendarView, error) {
 	start := calendar.DateOf(time.Now(), hostZone(getenv))
 	var err error
 	if from != "" {
@@ -251,7 +261,7 @@ func offlineCalendar(name, file, from, to string, getenv func(string) string) (*
 	if end < start {
 		return nil, usageErr("--to is before --from")
 	}
-	res, days, err := offlineDefinitions(file, start.Start(time.UTC))
+	res, days, err := offlineDefinitions(file, start.Start(time.UTC), warn)
 	if err != nil {
 		return nil, err
 	}

@@ -316,3 +316,19 @@ func TestCalendarDefinitionsAtStart(t *testing.T) {
 		t.Errorf("show:\n%s", show)
 	}
 }
+
+// A holiday file whose event has an empty RRULE line is read, the event
+// taken as happening once, and the command says so on stderr.
+func TestCalendarEmptyRRuleWarns(t *testing.T) {
+	t.Parallel()
+	f := &fixture{t: t, dir: t.TempDir()}
+	f.file("h.ics", "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VEVENT\r\nUID:x@t\r\nDTSTART;VALUE=DATE:20261225\r\nSUMMARY:Christmas\r\nRRULE:\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	def := f.file("cal.def", "insert_calendar: h\nics_file: h.ics\n")
+	out, stderr, code := f.run("gnomon", "calendar", "show", "h", "-f", def, "--from", "2026-12-01", "--to", "2027-12-31")
+	if code != 0 || !strings.Contains(out, "2026-12-25") || strings.Contains(out, "2027-12-25") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "WARNING") || !strings.Contains(stderr, "RRULE") {
+		t.Errorf("stderr %q, want a warning naming the empty RRULE", stderr)
+	}
+}

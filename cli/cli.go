@@ -247,7 +247,7 @@ with each attribute that changes, and those deleted.`,
 			if err != nil {
 				return err
 			}
-			files, err := icsFiles(file, text)
+			files, err := icsFiles(file, text, env.Stderr)
 			if err != nil {
 				return err
 			}

@@ -383,8 +383,12 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 		}
 		// The .ics files its calendars name are read now, from beside it:
 		// the calendars hold their dates.
-		if text, err = defs.ResolveICS(f, text, icsReader(f), s.sched.Now()); err != nil {
+		var warnings []string
+		if text, warnings, err = defs.ResolveICSWarnings(f, text, icsReader(f), s.sched.Now()); err != nil {
 			return fmt.Errorf("--definitions: %w", err)
+		}
+		for _, w := range warnings {
+			s.cfg.Logger.Warn("--definitions: "+w, "file", f)
 		}
 		if err := s.sched.Declare(ctx, f, text); err != nil {
 			return fmt.Errorf("--definitions: %w", err)

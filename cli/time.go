@@ -205,7 +205,7 @@ func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*a
 	if err != nil {
 		return nil, nil, err
 	}
-	res, days, err := offlineDefinitions(file, start)
+	res, days, err := offlineDefinitions(file, start, env.Stderr)
 	if err != nil {
 		return nil, nil, err
 	}
