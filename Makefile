@@ -18,7 +18,7 @@ demo: build ## run the server on ./gnomon-data with examples/ loaded and start t
 	./$(BIN) event -j demo_flow -e start && echo "demo_flow started: try ./$(BIN) status -j demo_flow"; \
 	wait $$pid
 
-# make test: three stages (15 to 25 minutes on 2 cores), each run
+# make test: three stages (15 to 30 minutes on 2 cores), each run
 # even if one before it failed, then a summary of the three; it fails if
 # any did.
 test: ## run the whole test suite (race detector on), then the end-to-end and library tests again on PostgreSQL, and the end-to-end tests on clusters of three processes

@@ -108,7 +108,7 @@ func TestRunsAndAuditNameWhoEndedThem(t *testing.T) {
 	f := setup(t, simulateFrom("2026-06-01T09:00:00Z"))
 	f.mustRun("gnomon", "def", "-f", f.file("who.def", `insert_task: long
 type: callable
-command: sleep 60
+command: touch @DIR@/long.started; sleep 60
 out_log_file: @DIR@/l.out
 err_log_file: @DIR@/l.err
 
@@ -130,7 +130,13 @@ err_log_file: @DIR@/s.err
 	}
 	mustRunAs(bob, "gnomon", "event", "-j", "long", "-e", "start")
 	mustRunAs(bob, "gnomon", "event", "-j", "short", "-e", "start")
-	f.waitStatus("long", "running")
+	// On a cluster the task is running once its run is queued for a
+	// worker: the abort waits for the command itself, so that it kills it
+	// rather than cancel a run not started yet.
+	f.waitFor("long's command to run", func() bool {
+		_, err := os.Stat(filepath.Join(f.dir, "long.started"))
+		return err == nil
+	})
 	mustRunAs(alice, "gnomon", "event", "-j", "long", "-e", "abort")
 	f.waitStatus("short", "success")
 	f.waitFor("the aborted run to end", func() bool {

@@ -153,7 +153,10 @@ func (f *fixture) startNode(n *clusterNode) {
 		n.start()
 	}
 	h := &api.Client{Base: "http://" + n.args[slices.Index(n.args, "--listen")+1]}
-	deadline := time.Now().Add(60 * time.Second)
+	// A node is ready in seconds; a director migrating a fresh database on
+	// a PostgreSQL busy with other tests' databases, on a loaded machine,
+	// was seen to take over a minute.
+	deadline := time.Now().Add(3 * time.Minute)
 	for h.Health(context.Background()) != nil {
 		select {
 		case <-n.done:
@@ -169,11 +172,13 @@ func (f *fixture) startNode(n *clusterNode) {
 }
 
 // stopCluster stops the director, then the other nodes, each with
-// SIGTERM; a process that does not exit within 30 s is killed, and the
-// test fails.
+// SIGTERM; a process that does not exit within two minutes is killed,
+// and the test fails. A node drains its runs for its shutdown grace (20 s)
+// at most, and exits in seconds after; the rest of the two minutes is for
+// a loaded machine, on which 30 s was seen not to be enough.
 func (f *fixture) stopCluster() {
 	nodes := f.cluster
-	const grace = 30 * time.Second
+	const grace = 2 * time.Minute
 	if !nodes[0].stop(grace) {
 		f.t.Errorf("the director did not stop within %s", grace)
 	}
