@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,14 +27,34 @@ type process struct {
 	client *api.Client
 }
 
+// freePort returns a loopback address nobody listens on. The kernel may
+// hand a port it just gave back out again, so an address this binary has
+// already returned (a director's, say, not started yet) is never
+// returned twice.
 func freePort(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !portsGiven[addr] {
+			portsGiven[addr] = true
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no loopback port this test binary has not handed out already")
+	return ""
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[string]bool{}
+)
 
 func startProcess(t *testing.T, data, addr string) *process {
 	t.Helper()

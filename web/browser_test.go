@@ -430,21 +430,22 @@ func TestTreeSkip(t *testing.T) {
 	d := startDemo(t)
 	ctx := browser(t)
 	d.signIn(t, ctx, d.admin)
-	var process, timeperiod string
-	var found bool
+	// The grid is live on the real clock: the period picked is the latest
+	// one still waiting, the one least likely to change state before the
+	// click, and the click names it exactly.
+	var picked []string
 	sel := `button.cell[data-node]:is(.node-embryo, .node-in_progress)`
 	run(t, ctx,
 		chromedp.Navigate(d.url+"/trees/client"),
 		chromedp.WaitVisible("ul.cells", chromedp.ByQuery),
-		chromedp.Evaluate(`!!document.querySelector(`+jsString(sel)+`)`, &found),
+		chromedp.Evaluate(`[...document.querySelectorAll(`+jsString(sel)+`)].slice(-1).flatMap(c => [c.dataset.process, c.dataset.timeperiod])`, &picked),
 	)
-	if !found {
+	if len(picked) != 2 {
 		t.Fatal("no period of the client tree is waiting or in progress to skip")
 	}
+	process, timeperiod := picked[0], picked[1]
 	run(t, ctx,
-		chromedp.AttributeValue(sel, "data-process", &process, nil, chromedp.ByQuery),
-		chromedp.AttributeValue(sel, "data-timeperiod", &timeperiod, nil, chromedp.ByQuery),
-		chromedp.Click(sel, chromedp.ByQuery),
+		chromedp.Click(fmt.Sprintf(`button.cell[data-process=%q][data-timeperiod=%q]`, process, timeperiod), chromedp.ByQuery),
 		chromedp.WaitVisible(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
 		chromedp.Click(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//dialog[@open]//p[starts-with(., "It changes")]`, chromedp.BySearch),
