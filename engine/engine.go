@@ -55,6 +55,10 @@ type Config struct {
 	// fires a time trigger only when it is handed the occurrence in a
 	// Fired event (a cluster's clock nodes find them).
 	ExternalClock bool
+	// FireBatch is the most occurrences, and then the most tasks they
+	// queued, one Tick handles: a tick with more goes on at the next
+	// (see fireDue). Zero means no limit.
+	FireBatch int
 }
 
 // BuiltinLog is the function every scheduler provides: it writes a log
@@ -99,6 +103,8 @@ type Engine struct {
 	functions func(string) bool
 	logFile   func(string) error // why a path may not be a log file
 	fires     fireHeap           // tasks with a next occurrence, earliest first
+	fireBatch int                // see Config.FireBatch
+	firing    *firing            // the tick in progress, nil between ticks
 	// unplanned tasks get their next occurrence at the next Tick: restored
 	// without one, or with one their trigger no longer yields.
 	unplanned []*entry
@@ -264,6 +270,7 @@ func New(cfg Config) *Engine {
 		loc:       cfg.Location,
 		grace:     cfg.MisfireGrace,
 		external:  cfg.ExternalClock,
+		fireBatch: cfg.FireBatch,
 		tasks:     map[string]*entry{},
 		defs:      map[string]*job.Task{},
 		deps:      map[string]map[string]struct{}{},
@@ -353,12 +360,14 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		case r.State.Status == job.Staged, r.State.Retrying():
 			e.staged[name] = struct{}{}
 		}
+		e.resume(en)
 		e.watch(name, en)
 		if len(r.State.Pending) > 0 {
 			e.pending[name] = struct{}{}
 		}
 		e.seq = max(e.seq, r.State.ReadySeq)
 	}
+	e.resumeReady()
 	heap.Init(&e.fires)
 	heap.Init(&e.ready)
 	slices.SortFunc(e.recent, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
@@ -432,12 +441,23 @@ func (e *Engine) NewRunID() int64 {
 	return e.lastRun
 }
 
+// Ticking reports whether the next Tick has occurrences to handle that
+// were due by the last event's instant: a tick in progress (occurrences
+// of one instant still to handle or release), or later instants a tick
+// left for the next (see Config.FireBatch).
+func (e *Engine) Ticking() bool {
+	return e.firing != nil || !e.external && len(e.fires) > 0 && !e.fires[0].st.NextFire.After(e.now)
+}
+
 // NextWake returns the earliest instant at which a Tick has work to do, or
 // the zero time if none.
 func (e *Engine) NextWake() time.Time {
 	var t time.Time
 	if len(e.fires) > 0 && !e.external {
 		t = e.fires[0].st.NextFire.Time()
+	}
+	if e.firing != nil {
+		return e.firing.at.Time() // a tick in progress goes on at once
 	}
 	for name := range e.staged {
 		due := e.tasks[name].st.DueAt
@@ -525,16 +545,14 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 		return nil, err
 	}
 	e.propagate()
-	if len(e.pending) > 0 {
-		e.startPending()
-		e.propagate()
-	}
-	e.dispatch()
-	if len(e.pending) > 0 {
-		e.startPending() // concurrent runs take the workers ready tasks left
-	}
-	if len(e.backfills) > 0 {
-		e.startBackfills() // and backfill runs those still left
+	if e.firing == nil {
+		e.start()
+	} else {
+		// While a tick is in progress its tasks are held back (see
+		// firing.ready), and so are runs of pending triggers and
+		// backfills, which take the slots ready tasks leave: what was
+		// ready before, or made ready meanwhile by others, starts.
+		e.dispatch()
 	}
 	out := e.out
 	e.out, e.endedBy = nil, ""
@@ -744,6 +762,22 @@ func (e *Engine) tick() {
 		e.enforce()
 	}
 	e.fireDue()
+}
+
+// start starts what may start: runs of pending triggers, ready callables
+// in dispatch order, backfill runs.
+func (e *Engine) start() {
+	if len(e.pending) > 0 {
+		e.startPending()
+		e.propagate()
+	}
+	e.dispatch()
+	if len(e.pending) > 0 {
+		e.startPending() // concurrent runs take the workers ready tasks left
+	}
+	if len(e.backfills) > 0 {
+		e.startBackfills() // and backfill runs those still left
+	}
 }
 
 // dispatch starts ready callables while worker slots are free: higher

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -107,9 +108,12 @@ func sameTrigger(a, b *job.Task) bool {
 		a.Extras().RunCalendar == b.Extras().RunCalendar && a.Extras().ExcludeCalendar == b.Extras().ExcludeCalendar
 }
 
-// fireDue handles every occurrence due at or before now, in order of
+// fireDue handles the occurrences due at or before now, in order of
 // instant. Occurrences due at the same instant are one tick: their tasks
-// are all queued first, then released in dispatch order.
+// are all queued first, then released in dispatch order. A tick handles
+// at most Config.FireBatch occurrences and releases: one with more goes
+// on at the next Tick (NextWake says so), so that the commit of each part
+// stays small and what else comes meanwhile is not kept waiting.
 func (e *Engine) fireDue() {
 	for _, en := range e.unplanned {
 		if e.tasks[en.def.Name] == en {
@@ -117,20 +121,118 @@ func (e *Engine) fireDue() {
 		}
 	}
 	e.unplanned = nil
-	if e.external {
-		return
+	budget := e.fireBatch
+	if budget <= 0 {
+		budget = math.MaxInt
 	}
-	for len(e.fires) > 0 && !e.fires[0].st.NextFire.After(e.now) {
-		at := e.fires[0].st.NextFire
-		var group []*entry
-		for len(e.fires) > 0 && e.fires[0].st.NextFire == at {
+	for budget > 0 {
+		if e.firing == nil {
+			if e.external || len(e.fires) == 0 || e.fires[0].st.NextFire.After(e.now) {
+				return
+			}
+			e.firing = &firing{at: e.fires[0].st.NextFire}
+		}
+		if !e.fireTick(&budget) {
+			return
+		}
+	}
+}
+
+// firing is a tick in progress: the instant it fires, then the tasks it
+// queued, which it releases in dispatch order once every occurrence of
+// the instant is handled.
+type firing struct {
+	at       job.Instant
+	names    []string
+	released bool // names are sorted in dispatch order, being released
+	// ready are the tasks the tick made ready: they enter the ready
+	// queue when it completes, so that none starts before the last is
+	// released, as none would had the tick been handled at once. Ready
+	// tasks that are not the tick's start meanwhile.
+	ready []*entry
+}
+
+// fireTick goes on with the tick in progress, spending budget on each
+// occurrence handled and each task released, and reports whether it
+// completed. Between two parts of a tick its queued tasks are queued in
+// the store too: Restore finds them and the tick goes on (see resume).
+func (e *Engine) fireTick(budget *int) bool {
+	f := e.firing
+	if !f.released {
+		for *budget > 0 && e.dueAt(f.at) {
 			en := e.fires[0]
-			if e.fate(en, at.Time(), e.now.Sub(at.Time()), notRunning) {
-				group = append(group, en)
+			if e.fate(en, f.at.Time(), e.now.Sub(f.at.Time()), notRunning) {
+				e.enqueue(en, f.at.Time())
+				f.names = append(f.names, en.def.Name)
 			}
 			e.advance(en)
+			*budget--
 		}
-		e.startGroup(group, at.Time())
+		if e.dueAt(f.at) {
+			return false
+		}
+		slices.Sort(f.names)
+		f.names, f.released = e.byDispatchOrder(f.names), true
+	}
+	for *budget > 0 && len(f.names) > 0 {
+		e.releaseFired(f.names[0])
+		f.names = f.names[1:]
+		*budget--
+	}
+	if len(f.names) > 0 {
+		return false
+	}
+	e.firing = nil
+	for _, en := range f.ready {
+		if en.st.Status == job.Ready && en.ridx < 0 && e.tasks[en.def.Name] == en {
+			heap.Push(&e.ready, en)
+		}
+	}
+	return true
+}
+
+// dueAt reports whether an occurrence at instant at is still to be
+// handled by the engine's own clock.
+func (e *Engine) dueAt(at job.Instant) bool {
+	return !e.external && len(e.fires) > 0 && e.fires[0].st.NextFire == at && !at.After(e.now)
+}
+
+// resume takes up, on Restore, a tick a restart interrupted: the tasks
+// queued by their occurrence (callables in Queued, bundles not yet started
+// with the trigger set) are released by the first Tick, after the other
+// occurrences of their instant still to handle. Ticks complete in order
+// of instant, so only the latest can have been interrupted.
+func (e *Engine) resume(en *entry) {
+	queued := en.st.Status == job.Queued
+	if en.def.Type == job.Bundle {
+		queued = en.st.Trigger == "schedule" && !en.st.Status.Active() && en.st.Status != job.Frozen
+	}
+	if !queued {
+		return
+	}
+	if e.firing == nil {
+		e.firing = &firing{}
+	}
+	e.firing.at = max(e.firing.at, en.st.Scheduled)
+	e.firing.names = append(e.firing.names, en.def.Name)
+}
+
+// resumeReady holds back, on Restore, the tasks an interrupted tick had
+// already released: they wait for the rest, as they did before.
+func (e *Engine) resumeReady() {
+	if e.firing == nil {
+		return
+	}
+	e.ready = slices.DeleteFunc(e.ready, func(en *entry) bool {
+		if en.st.Scheduled != e.firing.at {
+			return false
+		}
+		en.ridx = -1
+		e.firing.ready = append(e.firing.ready, en)
+		return true
+	})
+	for i, en := range e.ready {
+		en.ridx = i
 	}
 }
 
@@ -211,28 +313,42 @@ func (e *Engine) miss(en *entry, next time.Time, ok bool, until time.Time, why s
 	return next, ok
 }
 
-// startGroup starts the tasks whose occurrence at instant at fired.
+// startGroup starts the tasks whose occurrence at instant at fired (all
+// at once: a clock node hands its occurrences in batches).
 func (e *Engine) startGroup(group []*entry, at time.Time) {
 	names := make([]string, len(group))
 	for i, en := range group {
 		names[i] = en.def.Name
+		e.enqueue(en, at)
 	}
 	slices.Sort(names)
-	names = e.byDispatchOrder(names)
-	for _, n := range names {
-		en := e.tasks[n]
-		en.st.Trigger, en.st.Scheduled, en.st.By = "schedule", job.At(at), "" // the clock is no one
-		if en.def.Type == job.Callable {
-			e.setStatus(n, job.Queued, false)
-		}
+	for _, n := range e.byDispatchOrder(names) {
+		e.releaseFired(n)
 	}
-	for _, n := range names {
-		en := e.tasks[n]
-		if en.def.Type == job.Bundle {
-			e.startBundle(n)
-		} else if en.st.Status == job.Queued {
-			e.release(n)
+}
+
+// enqueue queues a task whose occurrence at instant at fired: the
+// occurrence is its trigger, and a callable is queued until released.
+func (e *Engine) enqueue(en *entry, at time.Time) {
+	en.st.Trigger, en.st.Scheduled, en.st.By = "schedule", job.At(at), "" // the clock is no one
+	e.touch(en.def.Name)
+	if en.def.Type == job.Callable {
+		e.setStatus(en.def.Name, job.Queued, false)
+	}
+}
+
+// releaseFired releases a task its occurrence queued: a callable becomes
+// ready or waiting by its condition, a bundle starts its run. One that
+// something else took meanwhile (deleted, frozen, started) is left be.
+func (e *Engine) releaseFired(name string) {
+	switch en := e.tasks[name]; {
+	case en == nil:
+	case en.def.Type == job.Bundle:
+		if en.st.Trigger == "schedule" && !en.st.Status.Active() && en.st.Status != job.Frozen {
+			e.startBundle(name)
 		}
+	case en.st.Status == job.Queued:
+		e.release(name)
 	}
 }
 

@@ -202,10 +202,13 @@ type restarting struct {
 	rt      *rapid.T
 	dir     string
 	virtual bool // a VirtualClock, else a steppedClock
-	runs    *heldRuns
-	clock   Clock
-	st      store.Store
-	s       *Scheduler
+	// batch is Config.FireBatch: ticks of several tasks in parts, and
+	// restarts between two parts, when small.
+	batch int
+	runs  *heldRuns
+	clock Clock
+	st    store.Store
+	s     *Scheduler
 }
 
 // open starts a scheduler from instant at.
@@ -217,7 +220,7 @@ func (m *restarting) open(at time.Time) {
 	}
 	m.runs.now = m.clock.Now
 	var err error
-	m.s, err = New(context.Background(), Config{Store: m.st, Runner: m.runs, DataDir: m.dir, Clock: m.clock, Location: time.UTC})
+	m.s, err = New(context.Background(), Config{Store: m.st, Runner: m.runs, DataDir: m.dir, Clock: m.clock, Location: time.UTC, FireBatch: m.batch})
 	if err != nil {
 		m.rt.Fatal(err)
 	}
@@ -250,7 +253,7 @@ func (m *restarting) forward(at time.Time) {
 // engine started.
 func (m *restarting) settle() {
 	ctx := context.Background()
-	if err := m.s.Submit(ctx, engine.Tick{}); err != nil {
+	if err := m.s.tick(ctx); err != nil {
 		m.rt.Fatal(err)
 	}
 	var active []int64
@@ -323,7 +326,8 @@ func checkFateReasons(t *testing.T, rt *rapid.T, empty []byte) {
 		rt.Fatal(err)
 	}
 	defer st.Close()
-	m := &restarting{rt: rt, dir: dir, st: st, virtual: rapid.Bool().Draw(rt, "virtual"), runs: newHeldRuns(dir)}
+	m := &restarting{rt: rt, dir: dir, st: st, virtual: rapid.Bool().Draw(rt, "virtual"), runs: newHeldRuns(dir),
+		batch: rapid.SampledFrom([]int{0, 1, 2}).Draw(rt, "fire batch")}
 	var def strings.Builder
 	tasks := make([]string, rapid.IntRange(1, 4).Draw(rt, "tasks"))
 	for i := range tasks {

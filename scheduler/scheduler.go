@@ -34,6 +34,11 @@ import (
 )
 
 // Config configures a Scheduler.
+// DefaultFireBatch is Config.FireBatch's default: a part of a tick then
+// commits in tens of milliseconds, so that reads, run ends and the next
+// instants are not kept waiting for a storm of 10^5 occurrences.
+const DefaultFireBatch = 2000
+
 type Config struct {
 	// Store keeps the journal and state. Required; the scheduler does not
 	// close it.
@@ -52,6 +57,11 @@ type Config struct {
 	Location *time.Location
 	// EventLateness is engine.Config.EventLateness.
 	EventLateness time.Duration
+	// FireBatch is engine.Config.FireBatch: the most occurrences (then
+	// the most tasks they queued) one commit handles when many are due
+	// at one instant. Zero means DefaultFireBatch, a negative value no
+	// limit.
+	FireBatch int
 	// Logger defaults to discarding.
 	Logger *slog.Logger
 	// Functions reports whether a Go function of that name exists, for
@@ -245,8 +255,11 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if functions == nil {
 		functions = func(name string) bool { return name == engine.BuiltinLog }
 	}
+	if cfg.FireBatch == 0 {
+		cfg.FireBatch = DefaultFireBatch
+	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
-		Functions: functions, Taken: s.taken, LogFile: cfg.LogFile})
+		FireBatch: max(cfg.FireBatch, 0), Functions: functions, Taken: s.taken, LogFile: cfg.LogFile})
 	s.newForest(functions)
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {

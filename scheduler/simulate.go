@@ -175,7 +175,7 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 		if err := s.fetch(ctx); err != nil {
 			return err
 		}
-		if err := s.Submit(ctx, engine.Tick{}); err != nil {
+		if err := s.tick(ctx); err != nil {
 			return err
 		}
 	}
@@ -183,7 +183,7 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 	if err := s.fetch(ctx); err != nil {
 		return err
 	}
-	if err := s.Submit(ctx, engine.Tick{}); err != nil {
+	if err := s.tick(ctx); err != nil {
 		return err
 	}
 	if err := s.settle(ctx); err != nil {
@@ -196,6 +196,20 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 		return fmt.Errorf("virtual clock: %w", err)
 	}
 	return nil
+}
+
+// tick has the engine handle what is due at the virtual clock's reading,
+// in as many Ticks as that takes (Config.FireBatch).
+func (s *Scheduler) tick(ctx context.Context) error {
+	for {
+		if err := s.Submit(ctx, engine.Tick{}); err != nil {
+			return err
+		}
+		var more bool
+		if err := s.Read(ctx, func(e *engine.Engine) { more = e.Ticking() }); err != nil || !more {
+			return err
+		}
+	}
 }
 
 // fetch has an external clock find the occurrences due by the virtual
@@ -295,7 +309,7 @@ func (s *Scheduler) settle(ctx context.Context) error {
 		case <-s.sim.change:
 		case <-due:
 			s.sim.clock.forward(limit)
-			if err := s.Submit(ctx, engine.Tick{}); err != nil {
+			if err := s.tick(ctx); err != nil {
 				return err
 			}
 		case <-s.done:

@@ -2,7 +2,10 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +252,47 @@ func TestAdvanceFetchesExternalFires(t *testing.T) {
 	m.submit(engine.Define{File: "s.def", Text: "insert_task: silent\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: 10 * * * *\n"})
 	if err := m.s.Advance(context.Background(), t0.Add(2*time.Hour)); err == nil || !strings.Contains(err.Error(), "the clock nodes did not fire silent at 2026-03-08T07:10:00Z") {
 		t.Errorf("advance past an occurrence no clock node fires: %v", err)
+	}
+}
+
+// TestAdvanceThroughATickInParts: Advance goes on with a tick handled in
+// parts (Config.FireBatch) until it completes: every task due at the
+// instant runs, in dispatch order, one slot at a time.
+func TestAdvanceThroughATickInParts(t *testing.T) {
+	t.Parallel()
+	m := openSimWith(t, t.TempDir(), t0, func(c *Config) { c.FireBatch, c.Workers = 2, 1 })
+	defer m.stop()
+	var def strings.Builder
+	for i := range 7 {
+		fmt.Fprintf(&def, "insert_task: t%d\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 07:00\npriority: %d\n\n", i, i%3)
+	}
+	def.WriteString("insert_task: x\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 07:00\ncondition: nr(y)\n\n")
+	def.WriteString("insert_task: y\ntype: callable\ncommand: sleep 0.2\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 07:00\ncondition: nr(x)\npriority: 3\n")
+	m.submit(engine.Define{File: "a.def", Text: def.String()})
+	m.advance(t0.Add(time.Hour))
+	var order []string
+	for _, name := range []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "x", "y"} {
+		for _, r := range m.runs(name) {
+			order = append(order, fmt.Sprintf("%d %s", r.ID, name))
+		}
+	}
+	slices.SortFunc(order, func(a, b string) int {
+		x, _ := strconv.Atoi(strings.Fields(a)[0])
+		y, _ := strconv.Atoi(strings.Fields(b)[0])
+		return x - y
+	})
+	var names []string
+	for _, o := range order {
+		names = append(names, strings.Fields(o)[1])
+	}
+	// y first (critical), then by priority, then by name: x, released
+	// after y, finds it ready, not running, and is ready too.
+	want := []string{"y", "t2", "t5", "t1", "t4", "t0", "t3", "t6", "x"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("runs in order %v, want %v", names, want)
+	}
+	var ticking bool
+	if err := m.s.Read(context.Background(), func(e *engine.Engine) { ticking = e.Ticking() }); err != nil || ticking {
+		t.Fatalf("the tick is still in progress after Advance (%v)", err)
 	}
 }
