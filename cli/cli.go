@@ -115,6 +115,10 @@ func classify(err error) (int, []string) {
 		}
 		return ExitRejected, []string{ae.Message}
 	}
+	if msg, suggestions, ok := strings.Cut(err.Error(), "\n\nDid you mean this?\n"); ok {
+		// cobra's suggestion, on the same line
+		return ExitUsage, []string{msg + ": did you mean " + strings.Join(strings.Fields(suggestions), " or ") + "?"}
+	}
 	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
 		strings.Contains(err.Error(), "required flag") || strings.Contains(err.Error(), "accepts") {
 		return ExitUsage, []string{err.Error()}
@@ -198,7 +202,27 @@ http://127.0.0.1:8080).`,
 		tokenCmd(env, client, &data),
 		linksCmd(env),
 		completionCmd(env),
+		versionCmd(env),
 	)
+	// --version prints what `gnomon version` does; bare gnomon is a
+	// usage error: the help goes to stderr and the exit code is 2.
+	root.Version = Build().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SuggestionsMinimumDistance = 2
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			return usageErr("unknown command %q for \"gnomon\": did you mean %s?", args[0], strings.Join(s, " or "))
+		}
+		return usageErr("unknown command %q for \"gnomon\" (gnomon help lists them)", args[0])
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		cmd.SetOut(env.Stderr)
+		cmd.Help()
+		return usageErr("a command is needed: gnomon COMMAND (gnomon help lists them)")
+	}
 	root.CompletionOptions.DisableDefaultCmd = true // completionCmd registers the seed names too
 	registerCompletions(root, client)
 	return root
