@@ -452,12 +452,12 @@ func (e *Engine) Ticking() bool {
 // NextWake returns the earliest instant at which a Tick has work to do, or
 // the zero time if none.
 func (e *Engine) NextWake() time.Time {
+	if e.firing != nil {
+		return e.firing.at.Time() // a tick in progress goes on at once
+	}
 	var t time.Time
 	if len(e.fires) > 0 && !e.external {
 		t = e.fires[0].st.NextFire.Time()
-	}
-	if e.firing != nil {
-		return e.firing.at.Time() // a tick in progress goes on at once
 	}
 	for name := range e.staged {
 		due := e.tasks[name].st.DueAt

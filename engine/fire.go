@@ -203,11 +203,7 @@ func (e *Engine) dueAt(at job.Instant) bool {
 // occurrences of their instant still to handle. Ticks complete in order
 // of instant, so only the latest can have been interrupted.
 func (e *Engine) resume(en *entry) {
-	queued := en.st.Status == job.Queued
-	if en.def.Type == job.Bundle {
-		queued = en.st.Trigger == "schedule" && !en.st.Status.Active() && en.st.Status != job.Frozen
-	}
-	if !queued {
+	if !queuedByClock(en) {
 		return
 	}
 	if e.firing == nil {
@@ -342,14 +338,22 @@ func (e *Engine) enqueue(en *entry, at time.Time) {
 // something else took meanwhile (deleted, frozen, started) is left be.
 func (e *Engine) releaseFired(name string) {
 	switch en := e.tasks[name]; {
-	case en == nil:
+	case en == nil || !queuedByClock(en):
 	case en.def.Type == job.Bundle:
-		if en.st.Trigger == "schedule" && !en.st.Status.Active() && en.st.Status != job.Frozen {
-			e.startBundle(name)
-		}
-	case en.st.Status == job.Queued:
+		e.startBundle(name)
+	default:
 		e.release(name)
 	}
+}
+
+// queuedByClock reports whether a task is queued by its occurrence and
+// not yet released: a callable in Queued (a status no other path leaves
+// stored), a bundle idle with the trigger set (enqueue), not taken since.
+func queuedByClock(en *entry) bool {
+	if en.def.Type == job.Bundle {
+		return en.st.Trigger == "schedule" && !en.st.Status.Active() && en.st.Status != job.Frozen
+	}
+	return en.st.Status == job.Queued
 }
 
 // fired handles occurrences clock nodes found due, grouped by instant in
