@@ -21,6 +21,7 @@ import (
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -39,6 +40,9 @@ type Server struct {
 	// needs the read permission otherwise.
 	Metrics       http.Handler
 	MetricsPublic bool
+	// Logs are where runs write their logs: a run's answer holds the end
+	// of its output (see RunResponse).
+	Logs *executor.LogFiles
 
 	sched   *scheduler.Scheduler
 	loc     *time.Location
@@ -94,6 +98,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("POST /api/v1/tasks/{name}/events", auth.Operate, srv.event)
 	srv.handle("GET /api/v1/tasks/{name}/status", auth.Read, srv.status)
 	srv.handle("GET /api/v1/tasks/{name}/runs", auth.Read, srv.runs)
+	srv.handle("GET /api/v1/tasks/{name}/runs/{id}", auth.Read, srv.run)
 	srv.handle("GET /api/v1/tasks/{name}/fires", auth.Read, srv.fires)
 	srv.handle("GET /api/v1/tasks/{name}/why", auth.Read, srv.why)
 	srv.handle("POST /api/v1/tasks/{name}/backfill", auth.Operate, srv.backfill)

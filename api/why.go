@@ -27,7 +27,13 @@ type WhyResponse struct {
 	At         time.Time `json:"at,omitzero"`
 	Occurrence string    `json:"occurrence,omitempty"`
 	Fire       *job.Fire `json:"fire,omitempty"`
+	// Failed, when the task's status is failure or aborted, is the run
+	// that ended so, with the last whyTail lines of its output.
+	Failed *RunResponse `json:"failed_run,omitempty"`
 }
+
+// whyTail is how many lines of each log of a failed run why shows.
+const whyTail = 10
 
 func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
@@ -48,6 +54,17 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !found {
 		return notFound(name)
+	}
+	if _, st, ok := s.sched.View().Task(name); ok && (st.Status == job.Failure || st.Status == job.Aborted) {
+		runs, err := s.sched.Store().Runs(r.Context(), store.RunQuery{Task: name, Done: true, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(runs) == 1 && runs[0].Status == st.Status {
+			if resp.Failed, err = s.runOf(r, name, runs[0].ID, whyTail); err != nil {
+				return err
+			}
+		}
 	}
 	if v := r.URL.Query().Get("at"); v != "" {
 		at, err := calendar.ParseInstant(v, s.loc)

@@ -38,6 +38,9 @@ func whyCmd(env *Env, client func() *api.Client) *cobra.Command {
 			for _, r := range v.Reasons {
 				fmt.Fprintf(env.Stdout, "%s%s\n", strings.Repeat("  ", r.Depth), termsafe.String(r.Text))
 			}
+			if v.Failed != nil {
+				writeRun(env.Stdout, v.Failed, "  ")
+			}
 			return nil
 		},
 	}

@@ -1,9 +1,7 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 
 	"github.com/gnomon-sched/gnomon/auth"
@@ -74,51 +72,10 @@ func (u *UI) runLogs(w http.ResponseWriter, r *http.Request) error {
 	if span != nil {
 		v.Node = span.Node
 	}
-	streams := []struct {
-		name, path string
-		from, to   int64
-	}{{"out", def.OutLog, 0, -1}, {"err", def.ErrLog, 0, -1}}
-	if span != nil {
-		streams[0].from, streams[0].to = span.OutFrom, span.OutTo
-		streams[1].from, streams[1].to = span.ErrFrom, span.ErrTo
-	}
-	for _, stream := range streams {
-		lv := logView{Path: stream.path}
-		switch {
-		case stream.path == "":
-			lv.Problem = "no " + stream.name + " log file is defined"
-		case span == nil:
-			lv.Problem = fmt.Sprintf("where run %d wrote in %s is not known (a run on another node, or one recorded before runs kept it): the task's log shows the file's end", id, stream.path)
-		case span.Node != "" && stream.to > max(stream.from, 0) && !u.holds(stream.path, stream.to):
-			// What the run wrote is in the worker's file; a run that
-			// wrote nothing needs no file to show it.
-			lv.Problem = fmt.Sprintf("run %d ran on worker %s: its %s log is in %s on %s's machine, which this server cannot read (it can when it shares the file with the worker: the worker on this machine, or the log on a shared filesystem)",
-				id, span.Node, stream.name, stream.path, span.Node)
-		default:
-			data, more, err := u.cfg.Logs.Part(stream.path, max(stream.from, 0), stream.to, logTail)
-			if err != nil {
-				lv.Problem = err.Error()
-				break
-			}
-			lv.Text, lv.More, lv.Partial = string(data), more, stream.from < 0
-		}
-		v.Streams = append(v.Streams, namedLog{Name: stream.name, View: lv})
+	for _, rs := range u.cfg.Logs.RunOutput(&def, id, span, logTail) {
+		v.Streams = append(v.Streams, namedLog{Name: rs.Name, View: logView{Path: rs.Path, Text: rs.Text, More: rs.More, Problem: rs.Problem, Partial: rs.Partial}})
 	}
 	return u.fragment(w, "runlogs", v)
-}
-
-// holds reports whether a log file that a cluster's worker wrote to on
-// its machine is here too, holding what the run wrote up to to: this
-// server reads the same file (the worker runs on this machine, or the log
-// is on a filesystem they share). A file missing here, or shorter, is the
-// worker's alone.
-func (u *UI) holds(path string, to int64) bool {
-	p, err := u.cfg.Logs.Resolve(path)
-	if err != nil {
-		return false
-	}
-	fi, err := os.Stat(p)
-	return err == nil && fi.Size() >= to
 }
 
 // sensitiveTask returns the definition of a task whose logs the viewer may
