@@ -415,9 +415,10 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 		name, date string
 		count      int
 		fires      bool
+		output     string
 	)
 	c := &cobra.Command{
-		Use:   "runs -j TASK [-c N] [-d DD/MM/YYYY] [--fires]",
+		Use:   "runs -j TASK [-c N] [-d DD/MM/YYYY] [--fires] [-o wide|json]",
 		Short: "print past runs, most recent first (--fires: what became of each planned occurrence)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -426,6 +427,12 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			}
 			if count < 1 {
 				return usageErr("-c must be at least 1, got %d", count)
+			}
+			if output != "" && output != "wide" && output != "json" {
+				return usageErr("-o must be wide or json, got %q", output)
+			}
+			if output != "" && fires {
+				return usageErr("-o is for runs, not --fires")
 			}
 			day := ""
 			if date != "" {
@@ -474,23 +481,33 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			// The seed's table: the runs asked for, without a word on those
 			// left out (-c 1 by default).
 			total := 0
+			all := []api.RunView{}
 			_, err := follow(count, func(n int, cursor string) (int, string, error) {
 				rs, err := client().ListRuns(cmd.Context(), api.RunsQuery{Task: name, Count: n, Day: day, Cursor: cursor})
 				if err != nil {
 					return 0, "", err
 				}
-				if cursor == "" { // the header once the task is known
+				switch {
+				case output != "":
+					all = append(all, rs.Runs...)
+				case cursor == "": // the header once the task is known
 					runsHeader(env.Stdout, rs.Runs)
+					fallthrough
+				default:
+					writeRunRows(env.Stdout, rs.Runs)
 				}
-				writeRunRows(env.Stdout, rs.Runs)
 				total += len(rs.Runs)
 				return len(rs.Runs), rs.Next, nil
 			})
-			if err != nil {
+			switch {
+			case err != nil:
 				return err
-			}
-			if total == 0 {
+			case output == "json":
+				return writeJSONOut(env.Stdout, all)
+			case total == 0:
 				fmt.Fprintln(env.Stdout, none)
+			case output == "wide":
+				writeWideRuns(env.Stdout, all)
 			}
 			return nil
 		},
@@ -498,6 +515,7 @@ func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
 	c.Flags().IntVarP(&count, "count", "c", 1, "number of runs")
 	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (DD/MM/YYYY, server time zone)")
+	c.Flags().StringVarP(&output, "output", "o", "", "wide: a table with each run's number (for gnomon run), exit code, result and message; json: the runs as the API answers them")
 	c.Flags().BoolVar(&fires, "fires", false, "list the planned occurrences of the task's time trigger (or a configuration's triggers, at their events' instants) and their fate: ran, skipped (and why) or missed (default count 20)")
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,4 +122,26 @@ func runOutcome(r *job.Run) string {
 		s += ": " + r.Message // the shell's "exit status N" says no more than the code
 	}
 	return s
+}
+
+// writeWideRuns prints runs as a table with their numbers and how each
+// ended; a bundle run's children follow it, indented.
+func writeWideRuns(w io.Writer, runs []api.RunView) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTask Name\tStart Time\tEnd Time\tStatus\tExit\tResult\tMessage")
+	row := func(r *job.Run, indent string) {
+		exit, end := "", ""
+		if r.Done() {
+			exit, end = strconv.Itoa(r.ExitCode), stamp(r.End)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, indent+termsafe.String(r.Task), stamp(r.Start), end, r.Status,
+			exit, r.Result, termsafe.String(r.Message))
+	}
+	for i := range runs {
+		row(&runs[i].Run, "")
+		for j := range runs[i].Children {
+			row(&runs[i].Children[j], " ")
+		}
+	}
+	tw.Flush()
 }

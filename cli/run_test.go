@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,6 +49,17 @@ func TestRunShowsHowItFailed(t *testing.T) {
 		t.Errorf("gnomon run --json: %+v, %v", v, err)
 	}
 
+	out = f.mustRun("gnomon", "runs", "-j", "backup", "-o", "wide")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "ID  Task Name") ||
+		!regexp.MustCompile(`^`+id+` +backup +\d{8} \d\d:\d\d:\d\d +\d{8} \d\d:\d\d:\d\d +failure +3 +normal +exit status 3$`).MatchString(lines[1]) {
+		t.Errorf("gnomon runs -o wide:\n%s", out)
+	}
+	var listed []api.RunView
+	if err := json.Unmarshal([]byte(f.mustRun("gnomon", "runs", "-j", "backup", "-o", "json")), &listed); err != nil ||
+		len(listed) != 1 || fmt.Sprint(listed[0].ID) != id || listed[0].ExitCode != 3 {
+		t.Errorf("gnomon runs -o json: %+v, %v", listed, err)
+	}
+
 	out = f.mustRun("gnomon", "why", "-j", "backup")
 	for _, w := range []string{"backup is failure", "\n  run " + id + " of backup: failure, exit code 3\n", "\n    disk full\n"} {
 		if !strings.Contains(out, w) {
@@ -62,6 +74,7 @@ func TestRunShowsHowItFailed(t *testing.T) {
 		{[]string{"gnomon", "run", "-j", "backup", "999"}, "task backup has no run 999 (gnomon runs -j backup lists its runs)"},
 		{[]string{"gnomon", "run", "-j", "backup", "x"}, `ID must be a run number (gnomon runs -j backup lists them), got "x"`},
 		{[]string{"gnomon", "run", "-j", "nosuch", "1"}, "task nosuch not found"},
+		{[]string{"gnomon", "runs", "-j", "backup", "-o", "yaml"}, `-o must be wide or json, got "yaml"`},
 	} {
 		if _, stderr, code := f.run(c.args...); code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q; want %q", c.args, code, stderr, c.want)
