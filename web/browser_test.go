@@ -155,6 +155,22 @@ func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 	}
 }
 
+// runSwapped runs actions that wait on a part of the page that live
+// updates replace (a running run's log, polled every two seconds): a node
+// found, then swapped out before it was read, is looked for again.
+func runSwapped(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
+	t.Helper()
+	for {
+		err := chromedp.Run(ctx, actions...)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "Could not find node with given id") || ctx.Err() != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // pages are the UI's pages, each by a stable URL, with something each must
 // show.
 var pages = []struct{ name, path, want string }{
@@ -303,8 +319,8 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	}
 	// The run's own log replaces the end of the files, in place.
 	id := strconv.FormatInt(runs[0].ID, 10)
-	run(t, ctx,
-		chromedp.Click(`a[aria-label="Log of run `+id+`"]`, chromedp.ByQuery),
+	run(t, ctx, chromedp.Click(`a[aria-label="Log of run `+id+`"]`, chromedp.ByQuery))
+	runSwapped(t, ctx,
 		chromedp.WaitVisible(`//div[@id="logs"]//p[starts-with(., "Run `+id+`.")]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//div[@id="logs"]//pre[contains(@class, "log")][contains(., "report for demo_report")]`, chromedp.BySearch),
 		chromedp.Evaluate(`window.unloaded`, &unloaded),
