@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -208,4 +209,71 @@ func TestStartDuringATickInParts(t *testing.T) {
 		t.Fatalf("t0 is %s once the tick completed, want running in the slot left", st.Status)
 	}
 	checkInvariants(t, e)
+}
+
+// TestEventsDuringATickInParts: while a tick is handled in parts, runs
+// end, a task of the tick is frozen and an unrelated task is started by
+// hand, at random moments. Once every run has ended, nothing is left:
+// the tick completed, the started task ran, no task is ready with a slot
+// free, and the invariants hold after every event.
+func TestEventsDuringATickInParts(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(2, 30).Draw(rt, "tasks")
+		var text strings.Builder
+		for i := range n {
+			text.WriteString(callable(fmt.Sprintf("t%02d", i), fmt.Sprintf("cron: * * * * *\npriority: %d", rapid.IntRange(0, 2).Draw(rt, "priority"))))
+		}
+		text.WriteString(callable("urgent", "priority: 3"))
+		e := New(Config{Workers: rapid.IntRange(1, 4).Draw(rt, "workers"), FireBatch: rapid.IntRange(1, 5).Draw(rt, "batch")})
+		t0 := time.Date(2026, 3, 1, 11, 59, 30, 0, time.UTC)
+		if _, err := e.Apply(Define{File: "t.def", Text: text.String()}, t0); err != nil {
+			rt.Fatal(err)
+		}
+		now := t0.Add(30 * time.Second)
+		apply := func(ev Event) {
+			if _, err := e.Apply(ev, now); err != nil && !errors.Is(err, ErrRefused) {
+				rt.Fatalf("%#v: %v", ev, err)
+			}
+			checkInvariants(t, e)
+		}
+		started := false
+		for step := 0; step < 10*n+50; step++ {
+			runs := e.ActiveRuns()
+			switch k := rapid.IntRange(0, 4).Draw(rt, "event"); {
+			case k == 0 && !started:
+				apply(Act{Task: "urgent", Action: job.ActStart})
+				started = true
+			case k == 1:
+				apply(Act{Task: fmt.Sprintf("t%02d", rapid.IntRange(0, n-1).Draw(rt, "freeze")), Action: job.ActFreeze})
+			case k == 2 && len(runs) > 0:
+				apply(RunExited{RunID: runs[rapid.IntRange(0, len(runs)-1).Draw(rt, "exit")].ID, Result: job.ResultNormal})
+			default:
+				apply(Tick{})
+			}
+		}
+		if !started {
+			apply(Act{Task: "urgent", Action: job.ActStart})
+		}
+		// Let everything end, within the minute.
+		for range 20 * (n + 2) {
+			if runs := e.ActiveRuns(); len(runs) > 0 {
+				apply(RunExited{RunID: runs[0].ID, Result: job.ResultNormal})
+			} else if e.Ticking() {
+				apply(Tick{})
+			} else {
+				break
+			}
+		}
+		if e.Ticking() || len(e.ActiveRuns()) > 0 || e.Ready() > 0 {
+			rt.Fatalf("not settled: ticking %v, %d runs, %d ready", e.Ticking(), len(e.ActiveRuns()), e.Ready())
+		}
+		if _, st, _ := e.Task("urgent"); st.Status != job.Success {
+			rt.Fatalf("urgent never ran: %+v", st)
+		}
+		for _, name := range e.Names() {
+			if _, st, _ := e.Task(name); st.Status == job.Queued || st.Status == job.Ready {
+				rt.Fatalf("%s is left %s", name, st.Status)
+			}
+		}
+	})
 }

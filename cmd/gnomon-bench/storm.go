@@ -174,7 +174,9 @@ priority: critical
 	if err != nil {
 		return err
 	}
-	start, err := rd.until(ctx, "storm_urgent", "start", func(v *api.TaskView) bool { return v.State.RunID != 0 })
+	// Its run of `true` may start and end between two reads: a start
+	// time (it never ran before) shows it as well as a run in flight.
+	start, err := rd.until(ctx, "storm_urgent", "start", func(v *api.TaskView) bool { return v.State.RunID != 0 || !v.State.Start.IsZero() })
 	if err != nil {
 		return err
 	}
