@@ -71,7 +71,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 			w.Header().Set("Retry-After", "1")
 			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable", "error": err.Error()})
 		}
-		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": srv.version})
 	})
 	srv.handle("GET /api/v1/whoami", "", srv.whoami)
 	srv.handle("GET /api/v1/tokens", auth.ManageTokens, srv.tokens)

@@ -133,6 +133,16 @@ func TestRoleTable(t *testing.T) {
 	if status, msg, _ := send(t, f.client.Base, "", "GET", "/healthz", ""); status != http.StatusOK {
 		t.Errorf("/healthz without a token: %d %s", status, msg)
 	}
+	var health struct{ Status, Version string }
+	if resp, err := http.Get(f.client.Base + "/healthz"); err != nil {
+		t.Error(err)
+	} else {
+		json.NewDecoder(resp.Body).Decode(&health)
+		resp.Body.Close()
+		if health.Status != "ok" || health.Version != Version {
+			t.Errorf("/healthz says %+v, want ok and version %s", health, Version)
+		}
+	}
 	// The viewer's and the ingest token's refused requests changed
 	// nothing; the operator froze hr_pay, which an admin's export shows.
 	after := f.mustRun("gnomon", "export")

@@ -420,7 +420,7 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, "{\"status\":\"ok\",\"node\":%q,\"roles\":%q}\n", lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
+		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q,\"node\":%q,\"roles\":%q}\n", Version, lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
 	})
 	s.http = &http.Server{Handler: mux}
 	limitClients(s.http)
