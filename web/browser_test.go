@@ -155,9 +155,23 @@ func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 	}
 }
 
-// runSwapped runs actions that wait on a part of the page that live
-// updates replace (a running run's log, polled every two seconds): a node
-// found, then swapped out before it was read, is looked for again.
+// clickNow clicks the element sel finds, in one step in the page: on a
+// part that live updates replace (the runs table, a tree's grid), a
+// click by the browser's input could land on a node swapped out between
+// finding it and clicking it, or on what took its place.
+func clickNow(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	var clicked bool
+	run(t, ctx, chromedp.Evaluate(`(e => { if (e) e.click(); return !!e })(document.querySelector(`+jsString(sel)+`))`, &clicked))
+	if !clicked {
+		t.Fatalf("nothing to click: %s", sel)
+	}
+}
+
+// runSwapped runs actions that read or wait on a part of the page that
+// live updates replace (a running run's log, polled every two seconds;
+// the runs table as a run ends; a tree's grid): a node found, then
+// swapped out before it was read, is looked for again.
 func runSwapped(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 	t.Helper()
 	for {
@@ -165,7 +179,7 @@ func runSwapped(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 		if err == nil {
 			return
 		}
-		if !strings.Contains(err.Error(), "Could not find node with given id") || ctx.Err() != nil {
+		if msg := err.Error(); !strings.Contains(msg, "node with given id") || ctx.Err() != nil {
 			t.Fatal(err)
 		}
 	}
@@ -292,7 +306,7 @@ func TestActionAndLiveUpdate(t *testing.T) {
 		chromedp.WaitVisible(`#live .badge.st-success`, chromedp.ByQuery),
 	)
 	var unloaded, runsText string
-	run(t, ctx, chromedp.Evaluate(`window.unloaded`, &unloaded),
+	runSwapped(t, ctx, chromedp.Evaluate(`window.unloaded`, &unloaded),
 		chromedp.Text(`//section[@aria-labelledby="h-runs"]`, &runsText, chromedp.BySearch))
 	if unloaded != "no" {
 		t.Fatal("the page was loaded again: the update did not arrive in place")
@@ -319,7 +333,7 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	}
 	// The run's own log replaces the end of the files, in place.
 	id := strconv.FormatInt(runs[0].ID, 10)
-	run(t, ctx, chromedp.Click(`a[aria-label="Log of run `+id+`"]`, chromedp.ByQuery))
+	clickNow(t, ctx, `a[aria-label="Log of run `+id+`"]`)
 	runSwapped(t, ctx,
 		chromedp.WaitVisible(`//div[@id="logs"]//p[starts-with(., "Run `+id+`.")]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//div[@id="logs"]//pre[contains(@class, "log")][contains(., "report for demo_report")]`, chromedp.BySearch),
@@ -460,8 +474,8 @@ func TestTreeSkip(t *testing.T) {
 		t.Fatal("no period of the client tree is waiting or in progress to skip")
 	}
 	process, timeperiod := picked[0], picked[1]
+	clickNow(t, ctx, fmt.Sprintf(`button.cell[data-process=%q][data-timeperiod=%q]`, process, timeperiod))
 	run(t, ctx,
-		chromedp.Click(fmt.Sprintf(`button.cell[data-process=%q][data-timeperiod=%q]`, process, timeperiod), chromedp.ByQuery),
 		chromedp.WaitVisible(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
 		chromedp.Click(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//dialog[@open]//p[starts-with(., "It changes")]`, chromedp.BySearch),
@@ -481,10 +495,8 @@ func TestTreeSkip(t *testing.T) {
 			t.Fatal("the preview skipped the period")
 		}
 	}
-	run(t, ctx,
-		chromedp.Click("#confirm-ok", chromedp.ByID),
-		chromedp.WaitVisible(fmt.Sprintf(`button.cell.node-skipped[data-process=%q][data-timeperiod=%q]`, process, timeperiod), chromedp.ByQuery),
-	)
+	run(t, ctx, chromedp.Click("#confirm-ok", chromedp.ByID))
+	runSwapped(t, ctx, chromedp.WaitVisible(fmt.Sprintf(`button.cell.node-skipped[data-process=%q][data-timeperiod=%q]`, process, timeperiod), chromedp.ByQuery))
 	var shot []byte
 	run(t, ctx, chromedp.FullScreenshot(&shot, 100))
 	os.WriteFile(filepath.Join(d.shotsDir, "tree-skipped.png"), shot, 0o644)
