@@ -367,7 +367,6 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 		}
 		e.seq = max(e.seq, r.State.ReadySeq)
 	}
-	e.resumeReady()
 	heap.Init(&e.fires)
 	heap.Init(&e.ready)
 	slices.SortFunc(e.recent, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
@@ -548,10 +547,9 @@ func (e *Engine) Apply(ev Event, now time.Time) (*Output, error) {
 	if e.firing == nil {
 		e.start()
 	} else {
-		// While a tick is in progress its tasks are held back (see
-		// firing.ready), and so are runs of pending triggers and
-		// backfills, which take the slots ready tasks leave: what was
-		// ready before, or made ready meanwhile by others, starts.
+		// While a tick is in progress, runs of pending triggers and
+		// backfills wait for it to complete, as they would for a tick
+		// handled at once: they take the slots its tasks leave.
 		e.dispatch()
 	}
 	out := e.out

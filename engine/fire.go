@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"math"
@@ -109,11 +110,15 @@ func sameTrigger(a, b *job.Task) bool {
 }
 
 // fireDue handles the occurrences due at or before now, in order of
-// instant. Occurrences due at the same instant are one tick: their tasks
-// are all queued first, then released in dispatch order. A tick handles
-// at most Config.FireBatch occurrences and releases: one with more goes
-// on at the next Tick (NextWake says so), so that the commit of each part
-// stays small and what else comes meanwhile is not kept waiting.
+// instant. Occurrences due at the same instant are one tick: they are
+// decided in dispatch order and their tasks queued; a task on its own (see
+// alone) is released at once, the others once every occurrence of the
+// tick is decided, in dispatch order. A tick handles at most
+// Config.FireBatch occurrences and releases: one with more goes on at the
+// next Tick (NextWake says so), so that the commit of each part stays
+// small and what else comes meanwhile is not kept waiting. Between two
+// parts, occurrences of later instants of tasks on their own are handled
+// too (see fireAlone): a storm at one instant does not delay them.
 func (e *Engine) fireDue() {
 	for _, en := range e.unplanned {
 		if e.tasks[en.def.Name] == en {
@@ -131,6 +136,8 @@ func (e *Engine) fireDue() {
 				return
 			}
 			e.firing = &firing{at: e.fires[0].st.NextFire}
+		} else {
+			e.fireAlone(&budget)
 		}
 		if !e.fireTick(&budget) {
 			return
@@ -138,57 +145,162 @@ func (e *Engine) fireDue() {
 	}
 }
 
-// firing is a tick in progress: the instant it fires, then the tasks it
-// queued, which it releases in dispatch order once every occurrence of
-// the instant is handled.
+// firing is a tick in progress: the instant it fires, the occurrences
+// still to decide, and the tasks decided and queued that wait for the
+// last decision to be released.
 type firing struct {
-	at       job.Instant
-	names    []string
-	released bool // names are sorted in dispatch order, being released
-	// ready are the tasks the tick made ready: they enter the ready
-	// queue when it completes, so that none starts before the last is
-	// released, as none would had the tick been handled at once. Ready
-	// tasks that are not the tick's start meanwhile.
-	ready []*entry
+	at     job.Instant
+	todo   []*entry // taken out of the fire heap, in dispatch order
+	queued []string
+	later  []*entry // occurrences of later instants set aside (fireAlone)
 }
 
 // fireTick goes on with the tick in progress, spending budget on each
-// occurrence handled and each task released, and reports whether it
+// occurrence decided and each task released, and reports whether it
 // completed. Between two parts of a tick its queued tasks are queued in
 // the store too: Restore finds them and the tick goes on (see resume).
 func (e *Engine) fireTick(budget *int) bool {
 	f := e.firing
-	if !f.released {
-		for *budget > 0 && e.dueAt(f.at) {
-			en := e.fires[0]
-			if e.fate(en, f.at.Time(), e.now.Sub(f.at.Time()), notRunning) {
-				e.enqueue(en, f.at.Time())
-				f.names = append(f.names, en.def.Name)
+	for *budget > 0 && (len(f.todo) > 0 || e.gather(f)) {
+		en := f.todo[0]
+		f.todo[0], f.todo = nil, f.todo[1:]
+		if !e.undecided(en) {
+			continue // deleted or planned again since it was gathered
+		}
+		if e.fate(en, f.at.Time(), e.now.Sub(f.at.Time()), notRunning) {
+			e.enqueue(en, f.at.Time())
+			if len(f.queued) == 0 && e.alone(en) {
+				// Every task before it in dispatch order is released.
+				e.releaseFired(en.def.Name)
+			} else {
+				f.queued = append(f.queued, en.def.Name)
 			}
-			e.advance(en)
-			*budget--
 		}
-		if e.dueAt(f.at) {
-			return false
-		}
-		slices.Sort(f.names)
-		f.names, f.released = e.byDispatchOrder(f.names), true
-	}
-	for *budget > 0 && len(f.names) > 0 {
-		e.releaseFired(f.names[0])
-		f.names = f.names[1:]
+		e.advance(en)
 		*budget--
 	}
-	if len(f.names) > 0 {
+	if len(f.todo) > 0 || e.dueAt(f.at) {
+		return false
+	}
+	if *budget > 0 && len(f.queued) > 1 {
+		// Priorities may have changed since the decisions, and a restart
+		// finds the tasks by name.
+		slices.SortFunc(f.queued, func(a, b string) int { return e.dispatchOrder(e.tasks[a], e.tasks[b]) })
+	}
+	for *budget > 0 && len(f.queued) > 0 {
+		e.releaseFired(f.queued[0])
+		f.queued = f.queued[1:]
+		*budget--
+	}
+	if len(f.queued) > 0 {
 		return false
 	}
 	e.firing = nil
-	for _, en := range f.ready {
-		if en.st.Status == job.Ready && en.ridx < 0 && e.tasks[en.def.Name] == en {
-			heap.Push(&e.ready, en)
+	e.putBack(f.later)
+	return true
+}
+
+// gather takes the occurrences at the tick's instant out of the fire heap
+// into todo, in dispatch order, and reports whether there were any. A
+// tick of a good share of the heap's tasks is taken in one pass over the
+// heap, which then costs less than popping them one by one.
+func (e *Engine) gather(f *firing) bool {
+	if !e.dueAt(f.at) {
+		return false
+	}
+	var got []*entry
+	for pops := max(64, len(e.fires)/16); len(got) < pops && e.dueAt(f.at); {
+		got = append(got, heap.Pop(&e.fires).(*entry))
+	}
+	if e.dueAt(f.at) {
+		kept := e.fires[:0]
+		for _, en := range e.fires {
+			if en.st.NextFire == f.at {
+				en.hidx = -1
+				got = append(got, en)
+				continue
+			}
+			en.hidx = len(kept)
+			kept = append(kept, en)
+		}
+		clear(e.fires[len(kept):])
+		e.fires = kept
+		heap.Init(&e.fires)
+	}
+	slices.SortFunc(got, e.dispatchOrder)
+	f.todo = got
+	return true
+}
+
+// undecided reports whether a task gathered by the tick in progress still
+// waits there for its occurrence to be decided: it was not deleted, nor
+// planned again (back in the fire heap) since.
+func (e *Engine) undecided(en *entry) bool {
+	return e.tasks[en.def.Name] == en && en.hidx < 0 && en.st.NextFire == e.firing.at
+}
+
+// dispatchOrder orders the tasks of a tick as dispatch would start them:
+// higher priority first, then by name. A task deleted meanwhile (nil)
+// comes last.
+func (e *Engine) dispatchOrder(a, b *entry) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return 1
+	case b == nil:
+		return -1
+	case a.def.Priority != b.def.Priority:
+		return cmp.Compare(b.def.Priority, a.def.Priority)
+	}
+	return strings.Compare(a.def.Name, b.def.Name)
+}
+
+// alone reports whether a task's release is seen by no other and sees
+// none: it has no condition, no condition names it, and it is neither a
+// bundle nor in one. Such a task is released as soon as its occurrence
+// is decided, and its later occurrences are handled while a tick of
+// others is in progress: no condition could tell.
+func (e *Engine) alone(en *entry) bool {
+	return en.cond == nil && en.def.Parent == "" && en.def.Type != job.Bundle && len(e.deps[en.def.Name]) == 0
+}
+
+// fireAlone handles, while a tick is in progress, the occurrences of
+// later instants due by now of tasks on their own, each a tick of its own
+// task, released at once. The others' wait aside (firing.later) for the
+// tick in progress to complete, and then are a tick of their own.
+func (e *Engine) fireAlone(budget *int) {
+	f := e.firing
+	allowance := max(2, *budget/4) // the tick in progress goes on too
+	*budget -= allowance
+	defer func() { *budget += allowance }()
+	for allowance > 0 && !e.external && len(e.fires) > 0 {
+		en := e.fires[0]
+		at := en.st.NextFire
+		if at == f.at || at.After(e.now) {
+			return
+		}
+		allowance--
+		if !e.alone(en) {
+			f.later = append(f.later, heap.Pop(&e.fires).(*entry))
+			continue
+		}
+		if e.fate(en, at.Time(), e.now.Sub(at.Time()), notRunning) {
+			e.enqueue(en, at.Time())
+			e.releaseFired(en.def.Name)
+		}
+		e.advance(en)
+	}
+}
+
+// putBack returns to the fire heap the occurrences fireAlone set aside,
+// once the tick in progress completes.
+func (e *Engine) putBack(later []*entry) {
+	for _, en := range later {
+		if e.tasks[en.def.Name] == en && en.hidx < 0 && !en.st.NextFire.IsZero() {
+			heap.Push(&e.fires, en)
 		}
 	}
-	return true
 }
 
 // dueAt reports whether an occurrence at instant at is still to be
@@ -210,26 +322,7 @@ func (e *Engine) resume(en *entry) {
 		e.firing = &firing{}
 	}
 	e.firing.at = max(e.firing.at, en.st.Scheduled)
-	e.firing.names = append(e.firing.names, en.def.Name)
-}
-
-// resumeReady holds back, on Restore, the tasks an interrupted tick had
-// already released: they wait for the rest, as they did before.
-func (e *Engine) resumeReady() {
-	if e.firing == nil {
-		return
-	}
-	e.ready = slices.DeleteFunc(e.ready, func(en *entry) bool {
-		if en.st.Scheduled != e.firing.at {
-			return false
-		}
-		en.ridx = -1
-		e.firing.ready = append(e.firing.ready, en)
-		return true
-	})
-	for i, en := range e.ready {
-		en.ridx = i
-	}
+	e.firing.queued = append(e.firing.queued, en.def.Name)
 }
 
 // Why occurrences are missed: the scheduler was down, or (in a cluster) no

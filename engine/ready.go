@@ -50,12 +50,6 @@ func (e *Engine) markReady(en *entry) {
 		heap.Fix(&e.ready, en.ridx)
 		return
 	}
-	if f := e.firing; f != nil && f.released && en.st.Scheduled == f.at {
-		// Released by a tick in progress: the tick's tasks take their
-		// slots once all are released (see fireTick).
-		f.ready = append(f.ready, en)
-		return
-	}
 	heap.Push(&e.ready, en)
 }
 

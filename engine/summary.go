@@ -131,28 +131,62 @@ func (e *Engine) Summarize(n int, since time.Time) Summary {
 	}
 	slices.SortStableFunc(s.Failed, func(a, b Failure) int { return b.At.Compare(a.At) })
 
-	// The n earliest of the fire heap: a walk from its root that always
-	// takes the earliest of the nodes it can reach (without touching the
-	// heap, whose entries know their places in it).
+	// The occurrences of a tick in progress still to decide come first,
+	// then the n earliest of the fire heap and of the occurrences set
+	// aside by the tick (see fireAlone).
+	var later []*entry
+	if f := e.firing; f != nil {
+		for _, en := range f.todo {
+			if len(s.Next) == n {
+				break
+			}
+			if e.undecided(en) {
+				s.Next = append(s.Next, en.def.Name)
+			}
+		}
+		for _, en := range f.later {
+			if e.tasks[en.def.Name] == en && en.hidx < 0 && !en.st.NextFire.IsZero() {
+				later = append(later, en)
+			}
+		}
+	}
+	later = append(later, e.fires.earliest(n-len(s.Next))...)
+	slices.SortFunc(later, func(a, b *entry) int {
+		if c := cmp.Compare(a.st.NextFire, b.st.NextFire); c != 0 {
+			return c
+		}
+		return strings.Compare(a.def.Name, b.def.Name)
+	})
+	for _, en := range later[:min(len(later), n-len(s.Next))] {
+		s.Next = append(s.Next, en.def.Name)
+	}
+	return s
+}
+
+// earliest returns the n earliest entries of the heap, in order: a walk
+// from its root that always takes the earliest of the nodes it can reach
+// (without touching the heap, whose entries know their places in it).
+func (h fireHeap) earliest(n int) []*entry {
+	var out []*entry
 	var front []int
-	if len(e.fires) > 0 {
+	if len(h) > 0 {
 		front = []int{0}
 	}
-	for len(front) > 0 && len(s.Next) < n {
+	for len(front) > 0 && len(out) < n {
 		k := 0
 		for j := range front {
-			if e.fires.Less(front[j], front[k]) {
+			if h.Less(front[j], front[k]) {
 				k = j
 			}
 		}
 		i := front[k]
 		front = slices.Delete(front, k, k+1)
-		s.Next = append(s.Next, e.fires[i].def.Name)
+		out = append(out, h[i])
 		for _, c := range []int{2*i + 1, 2*i + 2} {
-			if c < len(e.fires) {
+			if c < len(h) {
 				front = append(front, c)
 			}
 		}
 	}
-	return s
+	return out
 }
