@@ -94,7 +94,7 @@ err_log_file: slow.err
 	if code, _ := get("/tasks/talk/runs/99/logs"); code != http.StatusNotFound {
 		t.Errorf("the log of a run that does not exist: status %d", code)
 	}
-	if code, body := get("/tasks/talk"); code != http.StatusOK || !strings.Contains(body, `hx-get="/tasks/talk/runs/`+itoa(second.ID)+`/logs"`) {
+	if code, body := get("/tasks/talk"); code != http.StatusOK || !strings.Contains(body, `href="/tasks/talk/runs/`+itoa(second.ID)+`/logs" data-runlog`) {
 		t.Errorf("the task page does not link the runs' logs: %d\n%s", code, body)
 	}
 

@@ -25,6 +25,38 @@
     }
   }
 
+  // A run's log opens in place of the task's log files. The request is
+  // not tied to the link, which a live update may replace before the
+  // answer comes; the log stays open across live updates.
+  document.addEventListener("click", function (e) {
+    var a = e.target.closest("a[data-runlog]");
+    if (!a || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) { return; }
+    e.preventDefault();
+    fetch(a.href, { credentials: "same-origin", headers: { "HX-Request": "true" } }).then(function (r) {
+      if (r.status === 401) { location.href = "/login"; return; }
+      if (!r.ok) { throw new Error("the run's log: " + r.status + " " + r.statusText); }
+      return r.text().then(function (html) {
+        var logs = document.getElementById("logs");
+        if (!logs) { return; }
+        logs.innerHTML = html;
+        if (window.htmx) { htmx.process(logs); }
+        logs.scrollIntoView({ block: "start" });
+      });
+    }).catch(function (err) { toast(err.message, true); });
+  });
+  var chosenLog = null;
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var logs = document.getElementById("logs");
+    chosenLog = e.detail.target.id === "live" && logs && logs.querySelector("[data-run]") ? logs : null;
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var fresh = document.getElementById("logs");
+    if (chosenLog && fresh && fresh !== chosenLog) {
+      fresh.replaceWith(chosenLog);
+    }
+    chosenLog = null;
+  });
+
   // The server tells open pages when the scheduler's state changes.
   if (csrf && window.EventSource && document.getElementById("live")) {
     var es = new EventSource("/live");
