@@ -312,8 +312,10 @@ func checkFencing(t *testing.T, db string, c *api.Client) {
 // TestClusterClockNodeKilled kills the owner of the every-second task's
 // partition GNOMON_CLUSTER_KILLS times (3 by default; make bench runs 100)
 // and checks that every occurrence was handled once. It prints how long
-// each partition took to be leased again: within the node timeout plus a
-// second is the goal, reported, not asserted (it is wall-clock time).
+// each partition took to be leased again, as the test saw it through the
+// API (polled every 50 ms): within the node timeout plus a heartbeat is
+// the bound (docs/cluster.md, "How long a fault lasts"), reported here;
+// TestClusterPartitionMoveBound asserts it.
 func TestClusterClockNodeKilled(t *testing.T) {
 	rounds := 3
 	if v := os.Getenv("GNOMON_CLUSTER_KILLS"); v != "" {
@@ -350,12 +352,12 @@ func TestClusterClockNodeKilled(t *testing.T) {
 	checkFencing(t, db, c)
 	within, worst := 0, time.Duration(0)
 	for _, d := range releases {
-		if d <= 2*time.Second { // node timeout 1 s, plus a second
+		if d <= time.Second+time.Second/5 { // node timeout 1 s, plus a heartbeat
 			within++
 		}
 		worst = max(worst, d)
 	}
-	t.Logf("%d kills of the owner of the partition: re-leased within timeout + 1 s %d times, at worst after %s",
+	t.Logf("%d kills of the owner of the partition: re-leased within timeout + a heartbeat %d times, at worst after %s",
 		rounds, within, worst.Round(10*time.Millisecond))
 }
 

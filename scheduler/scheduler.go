@@ -352,28 +352,31 @@ func firstError(errs []error) error {
 // loop can tick by itself. So the occurrences that fell due meanwhile are
 // decided against the runs as they are, not as they were when the
 // scheduler stopped. Runs still in flight are reported when they end.
+// The runs of timeperiod nodes are attached here too, and their outcomes
+// known at once applied right after the forest's Restart: the periods
+// that came due meanwhile are decided against the nodes as they are.
 func (s *Scheduler) Start() {
 	keep := map[int64]bool{}
-	var attach []job.Launch
+	var tasks []inFlight
 	for _, r := range s.eng.ActiveRuns() {
 		def, _, ok := s.eng.Task(r.Task)
 		if ok && def.Type == job.Bundle {
 			continue
 		}
 		keep[r.ID] = true
-		attach = append(attach, launchOf(r, &def))
+		tasks = append(tasks, inFlight{w: launchOf(r, &def), known: func(e job.Exit) *request { return &request{ev: s.exited(e)} },
+			late: s.report})
 	}
 	s.keepTreeRuns(keep)
 	s.cfg.Runner.Sweep(keep)
 	// The runs of nodes that had not ended are asked for again before any
-	// other request can reach the forest; then the outcomes known at once;
-	// then what was ready when the scheduler stopped is dispatched, and
-	// what fell due is decided, before any request that comes after Start.
-	// The loop takes what it defers before anything sent to it.
+	// other request can reach the forest (Start has attached them); then
+	// the outcomes known at once, of nodes and of tasks; then what was
+	// ready when the scheduler stopped is dispatched, and what fell due is
+	// decided, before any request that comes after Start. The loop takes
+	// what it defers before anything sent to it.
 	first := []*request{{tree: periods.Restart{}}}
-	for _, e := range s.attach(attach) {
-		first = append(first, &request{ev: s.exited(e)})
-	}
+	first = append(first, s.attach(append(s.nodesInFlight(), tasks...))...)
 	s.deferred = append(first, &request{ev: engine.Tick{}})
 	s.wg.Add(4)
 	go s.loop()
@@ -382,27 +385,36 @@ func (s *Scheduler) Start() {
 	go s.writeAudit()
 }
 
-// attach hands the runner the runs in flight and returns the outcomes it
-// reported while attaching them: those recorded while no scheduler
-// watched. Outcomes reported later go to the loop as any run's do.
-func (s *Scheduler) attach(ws []job.Launch) []job.Exit {
+// inFlight is a run that a previous scheduler started and that had not
+// ended when it stopped: known makes the loop's request of an outcome the
+// runner reports while Start attaches it, late takes one reported later.
+type inFlight struct {
+	w     job.Launch
+	known func(job.Exit) *request
+	late  func(job.Exit)
+}
+
+// attach hands the runner the runs in flight and returns the requests of
+// the outcomes it reported while attaching them: those recorded while no
+// scheduler watched. Outcomes reported later go to the loop as any run's
+// do.
+func (s *Scheduler) attach(runs []inFlight) []*request {
 	var (
 		mu        sync.Mutex
 		attaching = true
-		known     []job.Exit
+		known     []*request
 	)
-	report := func(e job.Exit) {
-		mu.Lock()
-		if attaching {
-			known = append(known, e)
+	for _, r := range runs {
+		s.cfg.Runner.Attach(r.w, func(e job.Exit) {
+			mu.Lock()
+			if attaching {
+				known = append(known, r.known(e))
+				mu.Unlock()
+				return
+			}
 			mu.Unlock()
-			return
-		}
-		mu.Unlock()
-		s.report(e)
-	}
-	for _, w := range ws {
-		s.cfg.Runner.Attach(w, report)
+			r.late(e)
+		})
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -274,7 +274,7 @@ func (bt *batch) addTree(s *Scheduler, ev periods.Event, out *periods.Output, no
 			case ef.External:
 				bt.effects = append(bt.effects, nodeRequested(ef))
 			case restart:
-				bt.effects = append(bt.effects, attachNode(ef))
+				// Start attached it (see nodesInFlight).
 			default:
 				bt.effects = append(bt.effects, startNode(ef))
 				bt.obs.RunStarted()
@@ -456,7 +456,6 @@ func (s *Scheduler) treesInFlight() int {
 // The effects of the forest.
 type (
 	startNode  periods.StartRun
-	attachNode periods.StartRun
 	cancelNode periods.CancelRun
 	// nodeRequested is a run requested for an external worker: only the
 	// log hears of it.
@@ -472,11 +471,6 @@ func (ef startNode) perform(s *Scheduler) {
 		os.MkdirAll(filepath.Dir(w.OutLog), 0o700)
 	}
 	s.cfg.Runner.Start(w, s.reportNode(ef.Process, ef.Timeperiod))
-}
-
-func (ef attachNode) perform(s *Scheduler) {
-	s.log.Info("node run attached", "process", ef.Process, "timeperiod", ef.Timeperiod.String(), "run", ef.RunID)
-	s.cfg.Runner.Attach(s.nodeLaunch(periods.StartRun(ef)), s.reportNode(ef.Process, ef.Timeperiod))
 }
 
 func (ef nodeRequested) perform(s *Scheduler) {
@@ -506,14 +500,44 @@ func (s *Scheduler) nodeLaunch(st periods.StartRun) job.Launch {
 // outcome to the loop as the forest's RunResult.
 func (s *Scheduler) reportNode(process string, k periods.Key) func(job.Exit) {
 	return func(e job.Exit) {
-		if s.sim.on() {
-			e.End = s.sim.ended(e.RunID)
-		}
 		select {
-		case s.in <- &request{nodeExit: &nodeExit{process: process, timeperiod: k, exit: e}}:
+		case s.in <- s.nodeExited(process, k, e):
 		case <-s.quit:
 		}
 	}
+}
+
+// nodeExited returns the loop's request of how a node's run ended: on a
+// virtual clock, the run ends when its virtual time has passed.
+func (s *Scheduler) nodeExited(process string, k periods.Key, e job.Exit) *request {
+	if s.sim.on() {
+		e.End = s.sim.ended(e.RunID)
+	}
+	return &request{nodeExit: &nodeExit{process: process, timeperiod: k, exit: e}}
+}
+
+// nodesInFlight returns the runs of nodes that had not ended when the
+// previous scheduler stopped and that the runner has in hand (their level
+// has a command or a function), for Start to attach: the forest's Restart
+// asks for the same runs again, and the outcomes recorded meanwhile are
+// applied right after it, before anything else reaches the forest. A
+// run for an external worker waits for its report.
+func (s *Scheduler) nodesInFlight() []inFlight {
+	var runs []inFlight
+	for _, n := range s.trees.f.Outstanding() {
+		_, lvl, ok := s.trees.f.Process(n.Process)
+		if !ok || lvl.Command == "" && lvl.Function == "" {
+			continue
+		}
+		st := periods.StartRun{RunID: n.RunID, Process: n.Process, Timeperiod: n.Timeperiod, Command: lvl.Command,
+			Function: lvl.Function, Start: lvl.Qualifier.Start(n.Timeperiod), End: lvl.Qualifier.End(n.Timeperiod)}
+		s.log.Info("node run attached", "process", n.Process, "timeperiod", n.Timeperiod.String(), "run", n.RunID)
+		process, k := n.Process, n.Timeperiod
+		runs = append(runs, inFlight{w: s.nodeLaunch(st),
+			known: func(e job.Exit) *request { return s.nodeExited(process, k, e) },
+			late:  s.reportNode(process, k)})
+	}
+	return runs
 }
 
 // nodeExit is how a node's command or function ended.
