@@ -169,6 +169,7 @@ func (in interner) task(t *job.Task) {
 	in.str(&t.Timezone)
 	if x := t.Extra; x != nil {
 		in.str(&x.Profile)
+		in.str(&x.Owner)
 		in.str(&x.Machine)
 		in.str(&x.Function)
 	}
