@@ -236,6 +236,9 @@ func openLog(root, p string, uid, gid int) (*os.File, error) {
 			f.Close()
 			return nil, err
 		}
+	case !created && st.Nlink != 1:
+		f.Close()
+		return nil, fmt.Errorf("%s has %d names (hard links): a log file that exists must have one, so that it cannot be another file under a second name (remove it, or name another file)", p, st.Nlink)
 	case !created && int(st.Uid) != uid:
 		f.Close()
 		return nil, fmt.Errorf("%s belongs to %s, not to %s, whom the run runs as: a log file that exists must be the run's own, since its owner may read what the run writes (remove it, or name another file)",
