@@ -774,7 +774,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 		access.Sessions = auth.NewSessions(a, cfg.SessionIdle)
 	}
 	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, access)
-	h.MaxFutureSkew, h.Logs = cfg.MaxFutureSkew, s.runLogs
+	h.MaxFutureSkew, h.Logs, h.DefaultOwner = cfg.MaxFutureSkew, s.runLogs, s.cfg.DefaultOwner
 	if s.metrics != nil {
 		h.Metrics, h.MetricsPublic = metrics.Handler(s.metrics), cfg.MetricsPublic
 	}

@@ -237,6 +237,19 @@ func DecodeScope(s string) auth.Scope {
 	return strings.Split(s, "\n")
 }
 
+// EncodeOwners is a token's owners as the tokens table holds them: one
+// pattern a line, empty for none given. Patterns hold no line breaks (see
+// auth.ParseOwners).
+func EncodeOwners(o auth.Owners) string { return strings.Join(o, "\n") }
+
+// DecodeOwners reads owners EncodeOwners wrote.
+func DecodeOwners(s string) auth.Owners {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
 // EncodeLogSpan returns a run's log span as a column holds it: its four
 // offsets, comma-separated (out from, out to, err from, err to), then
 // the worker's node when a cluster's worker ran it (a node's name has no
