@@ -251,8 +251,11 @@ func openLog(root, p string, uid, gid int) (*os.File, error) {
 // os.Root, so that no link leads out of the root, creating it (0700) if it
 // is missing.
 func openDir(root, dir string) (*os.File, error) {
+	// Without waiting: a FIFO where the directory should be is refused
+	// (ENOTDIR), not waited on.
+	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
 	if root == "" {
-		return os.Open(dir)
+		return os.OpenFile(dir, flags, 0)
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -263,10 +266,10 @@ func openDir(root, dir string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Open(rel)
+	d, err := r.OpenFile(rel, flags, 0)
 	if errors.Is(err, fs.ErrNotExist) && rel != "." {
 		if err = r.MkdirAll(rel, 0o700); err == nil {
-			d, err = r.Open(rel)
+			d, err = r.OpenFile(rel, flags, 0)
 		}
 	}
 	return d, err

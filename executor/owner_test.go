@@ -202,6 +202,18 @@ func TestLaunchRefusesPlantedLogFiles(t *testing.T) {
 		}
 	}
 
+	// A FIFO where the log file's directory should be.
+	dirFifo := filepath.Join(f.dir, "fifodir")
+	if err := syscall.Mkfifo(dirFifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	s = f.spec(6, "echo secret")
+	s.OutLog = filepath.Join(dirFifo, "x.out")
+	f.x.Start(s)
+	if e := f.wait(); e.Result != job.ResultLaunch || !strings.Contains(e.Message, "not a directory") {
+		t.Errorf("exit = %+v, want a launch failure: not a directory", e)
+	}
+
 	// A FIFO as the profile.
 	fifo := filepath.Join(f.dir, "profile.fifo")
 	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
