@@ -117,8 +117,10 @@ func TestOwnerUnknown(t *testing.T) {
 	}
 }
 
-// envCanChange makes the test binary report CanChangeUser and exit (see
-// TestMain): run as an unprivileged user, it must say it cannot.
+// envCanChange makes the test binary report CanChangeUser, CheckOwner
+// of root and CheckOwner of the user the variable names, and exit (see
+// TestMain): run as an unprivileged user, it must say it cannot change
+// users, so an owner other than itself is refused, and its own is not.
 const envCanChange = "EXECUTOR_TEST_CAN_CHANGE_USER"
 
 func TestCanChangeUser(t *testing.T) {
@@ -141,15 +143,16 @@ func TestCanChangeUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), envCanChange+"=1")
+	cmd.Env = append(os.Environ(), envCanChange+"="+u.Name)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.UID), Gid: uint32(u.GID)}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	want := fmt.Sprintf("this server runs as %s (uid %d) without CAP_SETUID and CAP_SETGID, so it cannot run commands as another user", u.Name, u.UID)
-	if !strings.Contains(string(out), want) {
-		t.Errorf("as %s: %q, want %q", u.Name, out, want)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], want) || !strings.HasPrefix(lines[1], "root: "+want) || lines[2] != "self: <nil>" {
+		t.Errorf("as %s:\n%s\nwant CanChangeUser and CheckOwner(root) to say %q, and CheckOwner(%[1]s) nil", u.Name, out, want)
 	}
 }
 
