@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/internal/ostest"
@@ -95,5 +97,41 @@ func TestDefaultOwnerUnknown(t *testing.T) {
 	_, err := gnomon.New(gnomon.Config{DataDir: t.TempDir(), DefaultOwner: "no_such_user_here"})
 	if want := "default owner no_such_user_here: no user no_such_user_here on this machine"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("New = %v, want %q", err, want)
+	}
+}
+
+// A timeperiod level's owner is whom its command runs as, and its node
+// logs are created for it.
+func TestTreeLevelOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := ostest.NewUser(t)
+	from := time.Date(2026, 3, 8, 1, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	s := start(t, gnomon.Config{DataDir: filepath.Join(dir, "data"), SimulateFrom: from})
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tree := `{"settings": {"startTimeperiod": "2026030800", "lagMinutes": 0},
+	  "trees": [{"name": "hits", "levels": [{"process": "hits_hourly", "qualifier": "hourly", "command": "id -u", "owner": "` + u.Name + `"}]}]}`
+	if err := s.Declare(ctx, "hits.json", tree); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Advance(ctx, from.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "data", "logs", "hits_hourly", "2026030800.out")
+	if b, err := os.ReadFile(p); err != nil || string(b) != fmt.Sprint(u.UID, "\n") {
+		t.Errorf("%s: %q, %v; want uid %d", p, b, err, u.UID)
+	}
+	if fi, err := os.Stat(p); err != nil || int(fi.Sys().(*syscall.Stat_t).Uid) != u.UID {
+		t.Errorf("%s is not the owner's: %v", p, err)
+	}
+	// An owner this machine does not know is refused when the file is
+	// declared.
+	bad := strings.Replace(strings.Replace(tree, u.Name, "no_such_user_here", 1), `"hits"`, `"other"`, 1)
+	bad = strings.Replace(bad, "hits_hourly", "other_hourly", 1)
+	if err := s.Declare(ctx, "other.json", bad); err == nil || !strings.Contains(err.Error(), "owner: no user no_such_user_here on this machine") {
+		t.Errorf("Declare = %v, want the owner refused", err)
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -373,15 +374,34 @@ func sortedNames(m map[string]*job.Task) []string {
 // configuration it inserts or updates that has a command (or a profile,
 // which the command's shell sources), whether the file sets the command
 // or the owner or not, since what runs is the definition that results.
-// A command without an owner runs as the default owner. The commands of a
-// tree file's levels run as the default owner.
+// A command without an owner runs as the default owner; so does a tree
+// file level's without one.
 func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest) error {
 	if id.Owners == nil && len(id.Scope) == 0 {
 		return nil // any owner
 	}
 	dflt := s.defaultOwner()
 	if periods.IsTreeFile(req.Text) {
-		return id.MayRunAs(dflt)
+		f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
+		if err != nil {
+			return err
+		}
+		for _, t := range f.Trees {
+			for _, l := range t.Levels {
+				if l.Command == "" {
+					continue
+				}
+				owner := cmp.Or(l.Owner, dflt)
+				if err := id.MayRunAs(owner); err != nil {
+					var den *auth.Denied
+					if errors.As(err, &den) {
+						den.Task = "timeperiod process " + l.Process
+					}
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	acts, err := defs.Parse(req.File, req.Text)
 	if err != nil {
@@ -406,10 +426,7 @@ func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest)
 			if t.Command == "" && t.Extras().Profile == "" {
 				continue
 			}
-			owner := t.Extras().Owner
-			if owner == "" {
-				owner = dflt
-			}
+			owner := cmp.Or(t.Extras().Owner, dflt)
 			if err := id.MayRunAs(owner); err != nil {
 				var den *auth.Denied
 				if errors.As(err, &den) {

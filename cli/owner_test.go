@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/internal/ostest"
 )
@@ -56,6 +57,18 @@ func TestScopedAdminCannotEscalate(t *testing.T) {
 		t.Fatalf("start: exit %d %s", code, errs)
 	}
 	f.waitStatus("demo_pwn", "failure")
+	// A token without a scope but with owners: a tree level's command
+	// without an owner runs as the default owner, which it does not cover.
+	wide := strings.TrimSpace(f.mustRun("gnomon", "token", "create", "--name", "tree-admin", "--role", "admin", "--owners", u.Name))
+	// Its first period is the current hour's: nothing is due yet.
+	tree := `{"settings": {"startTimeperiod": "` + time.Now().UTC().Format("2006010215") + `"}, "trees": [{"name": "hits", "levels": [{"process": "hits_hourly", "qualifier": "hourly", "command": "` + mint + `"OWNER}]}]}`
+	if _, errs, code := f.runEnv(map[string]string{"GNOMON_TOKEN": wide}, "gnomon", "def", "-f", f.file("t.json", strings.Replace(tree, "OWNER", "", 1))); code != ExitRejected ||
+		!strings.Contains(errs, "timeperiod process hits_hourly, whose command runs as ") {
+		t.Errorf("a tree level without an owner: exit %d %s", code, errs)
+	}
+	if _, errs, code := f.runEnv(map[string]string{"GNOMON_TOKEN": wide}, "gnomon", "def", "-f", f.file("t.json", strings.Replace(tree, "OWNER", `, "owner": "`+u.Name+`"`, 1))); code != 0 {
+		t.Errorf("a tree level owned by %s: exit %d %s", u.Name, code, errs)
+	}
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "pwn.err")); !strings.Contains(string(b), "Permission denied") {
 		t.Errorf("pwn.err = %q, want a permission denied", b)
 	}

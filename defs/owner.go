@@ -1,30 +1,14 @@
 package defs
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/gnomon-sched/gnomon/job"
 )
 
-// ownerNameRE is a user or group name as useradd and groupadd accept it
-// by default, less the upper case they refuse too: a letter or an
-// underscore, then letters, digits, '_', '.' and '-', at most 32 in all,
-// with an optional trailing '$' (machine accounts).
-var ownerNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,30}\$?$`)
-
-// CheckOwner checks an owner attribute: "user" or "user:group", each a
-// user or group name of the system (not a number: a name says who runs
-// the command where a number may mean another user on another machine).
-func CheckOwner(v string) error {
-	user, group, hasGroup := strings.Cut(v, ":")
-	if !ownerNameRE.MatchString(user) {
-		return fmt.Errorf("owner: %q is not a user name (write owner: USER or owner: USER:GROUP, names of 1 to 32 lower-case letters, digits, '_', '.' and '-', starting with a letter or '_')", user)
-	}
-	if hasGroup && !ownerNameRE.MatchString(group) {
-		return fmt.Errorf("owner: %q is not a group name (write owner: USER or owner: USER:GROUP, names of 1 to 32 lower-case letters, digits, '_', '.' and '-', starting with a letter or '_')", group)
-	}
-	return nil
-}
+// CheckOwner checks an owner attribute: "user" or "user:group" (see
+// job.CheckOwner).
+func CheckOwner(v string) error { return job.CheckOwner(v) }
 
 // SplitOwner returns the user and the group (empty: the user's primary
 // group) of an owner CheckOwner accepts.
