@@ -234,8 +234,8 @@ func TestLinkMadeLaterFailsLaunch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, why := range map[string]string{
-		"escape": "out_log_file: " + filepath.Join(root, "escape.out") + ", in the log root " + root + ": ",
-		"db":     "out_log_file: " + filepath.Join(root, "db.out") + " is the gnomon server's file " + filepath.Join(dir, "gnomon.db"),
+		"escape": "out_log_file: " + filepath.Join(root, "escape.out") + " is a symbolic link: ",
+		"db":     "out_log_file: " + filepath.Join(root, "db.out") + " is a symbolic link: ",
 	} {
 		s.Send(ctx, name, gnomon.ActStart)
 		e := rec.await(t, gnomon.EventFailed, name)

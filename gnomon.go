@@ -59,6 +59,7 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/metrics"
@@ -91,9 +92,13 @@ type Config struct {
 	// path /dev/null is always accepted. A definition that names another
 	// path is refused, and a run whose log file leads elsewhere (through a
 	// symbolic link made later) fails to launch. Empty means DataDir/logs
-	// and the system's temporary directory (os.TempDir). Each root is
-	// created if missing; log files and the directories the runs need are
-	// created readable by their owner only.
+	// and the system's temporary directory (os.TempDir), where every
+	// local account may make files: a run writes only to a log file it
+	// creates (exclusively) or one its user owns already, never through a
+	// symbolic link, never to a FIFO or a file with other names (see
+	// executor.LogFiles). Each root is created if missing; log files and
+	// the directories the runs need are created readable by their owner
+	// only.
 	LogRoots []string
 	// Store keeps the journal, definitions, state and history; nil means
 	// the database DB names (see OpenStore). The Scheduler owns it: Stop
@@ -141,6 +146,14 @@ type Config struct {
 	// local runner; nil means this program (see "Commands and the run
 	// supervisor").
 	Supervisor []string
+	// DefaultOwner is the OS user ("user" or "user:group") the commands
+	// of tasks that name no owner run as; empty means the scheduler's
+	// own user. A scheduler that runs commands checks, at start and for
+	// each definition that names an owner, that the user exists and that
+	// it may run commands as that user (it has CAP_SETUID and CAP_SETGID,
+	// as root has). See docs/security.md for what to choose when the
+	// scheduler runs as root.
+	DefaultOwner string
 	// Logger receives the scheduler's log; nil discards it.
 	Logger *slog.Logger
 	// Cluster, if set, makes the scheduler the director of a cluster on
@@ -370,6 +383,13 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		}
 		made = append(made, cfg.Runner)
 	}
+	// Owners are checked where this process runs the commands: another
+	// runner (an embedder's, or a cluster's remote workers) says at
+	// launch whether it can run as the owner.
+	var owner func(string) error
+	if _, local := cfg.Runner.(*executor.Local); local || s.node != nil && s.node.Executor != nil {
+		owner = executor.CheckOwner
+	}
 	m, err := s.newMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
@@ -383,6 +403,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
+		Owner:    owner,
 		Observer: m,
 	})
 	if err != nil {
@@ -425,12 +446,21 @@ func (s *Scheduler) reading(runner Runner) func() metrics.Reading {
 // localRunner returns the runner of commands and functions on this
 // machine, whose log files logs confines.
 func localRunner(cfg Config, logs *executor.LogFiles, now func() time.Time, funcs func(string) executor.Func) (*executor.Local, error) {
+	if cfg.DefaultOwner != "" {
+		if err := defs.CheckOwner(cfg.DefaultOwner); err != nil {
+			return nil, fmt.Errorf("default owner: %w", err)
+		}
+		if err := executor.CheckOwner(cfg.DefaultOwner); err != nil {
+			return nil, fmt.Errorf("default owner %s: %w", cfg.DefaultOwner, err)
+		}
+	}
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = 10 // the scheduler's default
 	}
 	return executor.NewLocal(executor.LocalConfig{
 		Dir: filepath.Join(cfg.DataDir, "runs"), Supervisor: cfg.Supervisor, Grace: cfg.KillGrace, Functions: funcs, Logs: logs,
+		DefaultOwner: cfg.DefaultOwner,
 		// A spare for each worker, up to 8: commands started together
 		// do not wait for supervisors to start one after the other.
 		Spares: min(workers, 8),
@@ -744,7 +774,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 		access.Sessions = auth.NewSessions(a, cfg.SessionIdle)
 	}
 	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, access)
-	h.MaxFutureSkew, h.Logs = cfg.MaxFutureSkew, s.runLogs
+	h.MaxFutureSkew, h.Logs, h.DefaultOwner = cfg.MaxFutureSkew, s.runLogs, s.cfg.DefaultOwner
 	if s.metrics != nil {
 		h.Metrics, h.MetricsPublic = metrics.Handler(s.metrics), cfg.MetricsPublic
 	}

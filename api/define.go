@@ -1,10 +1,14 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gnomon-sched/gnomon/auth"
@@ -364,6 +368,93 @@ func sortedNames(m map[string]*job.Task) []string {
 	return out
 }
 
+// mayRunAs returns a *auth.Denied when the definitions the file results
+// in hold a command that would run as an owner the identity may not
+// define commands for (see auth.Identity.MayRunAs): each task or
+// configuration it inserts or updates that has a command (or a profile,
+// which the command's shell sources), whether the file sets the command
+// or the owner or not, since what runs is the definition that results.
+// A command without an owner runs as the default owner; so does a tree
+// file level's without one.
+func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest) error {
+	if id.Owners == nil && len(id.Scope) == 0 {
+		return nil // any owner
+	}
+	dflt := s.defaultOwner()
+	if periods.IsTreeFile(req.Text) {
+		f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
+		if err != nil {
+			return err
+		}
+		for _, t := range f.Trees {
+			for _, l := range t.Levels {
+				if l.Command == "" {
+					continue
+				}
+				owner := cmp.Or(l.Owner, dflt)
+				if err := id.MayRunAs(owner); err != nil {
+					var den *auth.Denied
+					if errors.As(err, &den) {
+						den.Task = "timeperiod process " + l.Process
+					}
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	acts, err := defs.Parse(req.File, req.Text)
+	if err != nil {
+		return err
+	}
+	var denied error
+	err = s.sched.Read(r.Context(), func(e *engine.Engine) {
+		cur, cals := e.Definitions(), e.Calendars()
+		if req.Mode != "" || defs.IsJSON(req.Text) {
+			acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
+		}
+		// Apply is more lenient here than in the engine (every task is
+		// idle, every function registered): a file it refuses, the
+		// engine refuses too.
+		res, aerr := defs.Apply(req.File, cur, acts, &defs.Env{Calendars: cals})
+		if aerr != nil {
+			denied = aerr
+			return
+		}
+		for _, name := range res.Changed {
+			t := res.Tasks[name]
+			if t.Command == "" && t.Extras().Profile == "" {
+				continue
+			}
+			owner := cmp.Or(t.Extras().Owner, dflt)
+			if err := id.MayRunAs(owner); err != nil {
+				var den *auth.Denied
+				if errors.As(err, &den) {
+					den.Task = name
+				}
+				denied = err
+				return
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return denied
+}
+
+// defaultOwner is whom the commands of tasks without an owner run as: the
+// server's DefaultOwner, else the user the server runs as.
+func (s *Server) defaultOwner() string {
+	if s.DefaultOwner != "" {
+		return s.DefaultOwner
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return strconv.Itoa(os.Geteuid())
+}
+
 // mayDefine returns a *auth.Denied when the request's identity has a scope
 // and the file touches a task outside it: each task or configuration it
 // inserts, updates or deletes, and the children of a bundle it deletes,
@@ -372,6 +463,9 @@ func sortedNames(m map[string]*job.Task) []string {
 // identities without a scope.
 func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 	id := identity(r)
+	if err := s.mayRunAs(r, id, req); err != nil {
+		return err
+	}
 	if len(id.Scope) == 0 {
 		return nil
 	}

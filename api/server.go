@@ -43,6 +43,10 @@ type Server struct {
 	// Logs are where runs write their logs: a run's answer holds the end
 	// of its output (see RunResponse).
 	Logs *executor.LogFiles
+	// DefaultOwner is the OS user the commands of tasks without an owner
+	// run as (gnomon.Config.DefaultOwner), for the check of a token's
+	// owners; empty means the user this process runs as.
+	DefaultOwner string
 
 	sched   *scheduler.Scheduler
 	loc     *time.Location

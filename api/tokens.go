@@ -15,6 +15,7 @@ type TokenView struct {
 	Name      string    `json:"name"`
 	Role      auth.Role `json:"role"`
 	Scope     []string  `json:"scope,omitempty"`
+	Owners    []string  `json:"owners,omitempty"`
 	Rate      int       `json:"rate,omitempty"`
 	State     string    `json:"state"` // active, expired or revoked
 	Created   time.Time `json:"created"`
@@ -25,7 +26,7 @@ type TokenView struct {
 
 // ViewToken is how the API shows a token at now.
 func ViewToken(t auth.Token, now time.Time) TokenView {
-	v := TokenView{ID: t.ID, Name: t.Name, Role: t.Role, Scope: t.Scope, Rate: t.Rate, Created: t.Created, Expires: t.Expires,
+	v := TokenView{ID: t.ID, Name: t.Name, Role: t.Role, Scope: t.Scope, Owners: t.Owners, Rate: t.Rate, Created: t.Created, Expires: t.Expires,
 		Revoked: t.Revoked, CreatedBy: t.CreatedBy, State: "active"}
 	switch {
 	case !t.Revoked.IsZero():
@@ -46,6 +47,9 @@ type TokenRequest struct {
 	Name  string    `json:"name"`
 	Role  auth.Role `json:"role"`
 	Scope []string  `json:"scope,omitempty"`
+	// Owners are the OS users an admin token may define commands to run
+	// as (auth.Owners): user names, USER:GROUP, or globs of them.
+	Owners []string `json:"owners,omitempty"`
 	// Expires is a duration (Go syntax, such as 720h); empty: never.
 	Expires string `json:"expires,omitempty"`
 	// Rate is the requests a second the token may make: 0 the server's
@@ -96,7 +100,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Rate: req.Rate}
+	ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Owners: req.Owners, Rate: req.Rate}
 	if req.Expires != "" {
 		d, err := time.ParseDuration(req.Expires)
 		if err != nil || d <= 0 {

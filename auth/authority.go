@@ -16,6 +16,7 @@ type Identity struct {
 	TokenID string
 	Role    Role
 	Scope   Scope
+	Owners  Owners // the owners it may define commands for (see MayRunAs)
 	rate    int
 }
 
@@ -24,9 +25,23 @@ type Denied struct {
 	Identity   *Identity
 	Permission Permission
 	Task       string // the task outside the identity's scope, if that is why; "*" when every task is concerned
+	// Owner is the OS user a command would run as that the identity may
+	// not define commands for, if that is why (see MayRunAs).
+	Owner string
 }
 
 func (d *Denied) Error() string {
+	if d.Owner != "" {
+		owners := "none: a token with a scope defines commands only for the owners it is given (gnomon token create --owners)"
+		if d.Identity.Owners != nil {
+			owners = fmt.Sprintf("%v", []string(d.Identity.Owners))
+		}
+		what := "commands run as " + d.Owner
+		if d.Task != "" {
+			what = "task " + d.Task + ", whose command runs as " + d.Owner
+		}
+		return fmt.Sprintf("permission %s on %s required: %s's owners are %s", d.Permission, what, d.Identity.Name, owners)
+	}
 	if d.Task == "*" {
 		return fmt.Sprintf("permission %s over every task required: %s's scope is %v", d.Permission, d.Identity.Name, []string(d.Identity.Scope))
 	}
@@ -152,7 +167,7 @@ func (a *Authority) check(id string, hash []byte) (*Identity, error) {
 }
 
 func identity(t *Token) *Identity {
-	return &Identity{Name: t.Name, TokenID: t.ID, Role: t.Role, Scope: t.Scope, rate: t.Rate}
+	return &Identity{Name: t.Name, TokenID: t.ID, Role: t.Role, Scope: t.Scope, Owners: t.Owners, rate: t.Rate}
 }
 
 // Allow takes one request from the identity's budget. Over it, it returns

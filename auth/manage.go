@@ -27,9 +27,10 @@ var ErrUnknown = errors.New("no such token")
 
 // Request asks for a new token.
 type Request struct {
-	Name  string
-	Role  Role
-	Scope Scope
+	Name   string
+	Role   Role
+	Scope  Scope
+	Owners []string // as Token.Owners
 	// TTL, when positive, makes the token expire that long after now.
 	TTL  time.Duration
 	Rate int // as Token.Rate
@@ -48,6 +49,13 @@ func Create(ctx context.Context, k Keeper, req Request, by string, now time.Time
 	if err != nil {
 		return "", Token{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	owners, err := ParseOwners(req.Owners)
+	if err != nil {
+		return "", Token{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if owners != nil && req.Role != Admin {
+		return "", Token{}, fmt.Errorf("%w: owners: only an admin defines commands, so only an admin token takes --owners", ErrInvalid)
+	}
 	if len(scope) > 0 && req.Role == Ingest {
 		return "", Token{}, fmt.Errorf("%w: an ingest token posts data events, which no scope narrows", ErrInvalid)
 	}
@@ -58,7 +66,7 @@ func Create(ctx context.Context, k Keeper, req Request, by string, now time.Time
 		return "", Token{}, fmt.Errorf("%w: rate %d: want requests a second, 0 for the server's default, or -1 for none", ErrInvalid, req.Rate)
 	}
 	s, id, hash := NewSecret()
-	t := Token{ID: id, Name: req.Name, Role: req.Role, Scope: scope, Hash: hash, Rate: req.Rate, Created: now.UTC(), CreatedBy: by}
+	t := Token{ID: id, Name: req.Name, Role: req.Role, Scope: scope, Owners: owners, Hash: hash, Rate: req.Rate, Created: now.UTC(), CreatedBy: by}
 	if req.TTL > 0 {
 		t.Expires = now.Add(req.TTL).UTC()
 	}

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -103,6 +104,58 @@ func (s Scope) Covers(task string, groups []string) bool {
 		}
 	}
 	return false
+}
+
+// Owners are the OS users a token may define commands to run as (a
+// task's owner): each pattern is a user name, "user:group", or a glob of
+// them as path.Match reads it (batch_*, etl:*, * for any). A command
+// without an owner counts as one for the user it runs as: the server's
+// default owner, or the server's own user.
+type Owners []string
+
+// ParseOwners checks owner patterns; none (an empty list) is nil.
+func ParseOwners(patterns []string) (Owners, error) {
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil || p == "" || strings.ContainsAny(p, "/ \t\r\n,") {
+			return nil, fmt.Errorf("owners %q: want a user name, USER:GROUP, or a glob of them such as batch_* or etl:*", p)
+		}
+	}
+	return Owners(patterns), nil
+}
+
+// Cover reports whether the patterns cover owner, "user" or "user:group":
+// a pattern without a colon covers the user in any group, one with a
+// colon the user in the groups it matches.
+func (o Owners) Cover(owner string) bool {
+	user, _, hasGroup := strings.Cut(owner, ":")
+	for _, p := range o {
+		target := owner
+		if !strings.Contains(p, ":") {
+			target = user
+		} else if !hasGroup {
+			target = owner + ":" // the user's primary group: only a pattern for any group covers it
+		}
+		if ok, _ := path.Match(p, target); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// MayRunAs returns nil if the identity may define a command that runs as
+// owner ("user" or "user:group"; a command without an owner passes the
+// user it runs as), and else an error that says why. A token with owners
+// may name those; without, a token without a scope may name any, and a
+// token with a scope none: code it defines could otherwise run as the
+// server's own user, which owns the data directory and so everything.
+func (id *Identity) MayRunAs(owner string) error {
+	if id.Owners == nil && len(id.Scope) == 0 || id.Owners.Cover(owner) {
+		return nil
+	}
+	return &Denied{Identity: id, Permission: Define, Owner: owner}
 }
 
 // NeedsGroups reports whether Covers needs a task's groups to decide.

@@ -24,7 +24,11 @@ type Token struct {
 	Name  string // the identity: what journal entries and audit records name
 	Role  Role
 	Scope Scope
-	Hash  []byte // SHA-256 of the secret
+	// Owners are the OS users the token may define commands to run as
+	// (see Owners); nil means any for a token without a scope, none for
+	// one with a scope.
+	Owners Owners
+	Hash   []byte // SHA-256 of the secret
 	// Rate is the most requests a second the token may make: 0 means the
 	// server's default, Unlimited no limit.
 	Rate      int

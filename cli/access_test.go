@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,7 +186,18 @@ func TestTokenLifecycle(t *testing.T) {
 	if _, errs, code := as(scopedAdmin, "gnomon", "def", "-f", f.file("hr.def", "update_task: hr_pay\ncommand: id\n")); code != ExitRejected || !strings.Contains(errs, "definitions:write on task hr_pay") {
 		t.Errorf("a scoped admin updating hr_pay: exit %d %s", code, errs)
 	}
-	if _, errs, code := as(scopedAdmin, "gnomon", "def", "-f", f.file("fin.def", "update_task: finance_eod\ncommand: echo eod\n")); code != 0 {
+	// Without owners, a scoped admin defines no command: it would run as
+	// the server's user. With owners, commands that run as them.
+	if _, errs, code := as(scopedAdmin, "gnomon", "def", "-f", f.file("fin.def", "update_task: finance_eod\ncommand: echo eod\n")); code != ExitRejected ||
+		!strings.Contains(errs, "definitions:write on task finance_eod, whose command runs as ") || !strings.Contains(errs, "fin-admin's owners are none") {
+		t.Errorf("a scoped admin without owners updating finance_eod's command: exit %d %s", code, errs)
+	}
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerAdmin := strings.TrimSpace(f.mustRun("gnomon", "token", "create", "--name", "fin-admin2", "--role", "admin", "--scope", "finance_*", "--owners", "nobody,"+me.Username))
+	if _, errs, code := as(ownerAdmin, "gnomon", "def", "-f", f.file("fin.def", "update_task: finance_eod\ncommand: echo eod\n")); code != 0 {
 		t.Errorf("a scoped admin updating finance_eod: exit %d %s", code, errs)
 	}
 	if _, errs, code := as(scopedAdmin, "gnomon", "token", "list"); code != ExitRejected || !strings.Contains(errs, "tokens:manage") {

@@ -71,7 +71,7 @@ func writeTask(w io.Writer, v *api.TaskView) {
 // taskLabels are the schd_task labels of the definition attributes.
 var taskLabels = map[string]string{
 	"type": "Type", "parent": "Parent", "machine": "Machine", "command": "Command", "condition": "Condition",
-	"out_log_file": "OutLogFile", "err_log_file": "ErrLogFile", "label": "Label", "profile": "Profile",
+	"out_log_file": "OutLogFile", "err_log_file": "ErrLogFile", "label": "Label", "profile": "Profile", "owner": "Owner",
 	"run_days": "RunDays", "start_times": "StartTimes", "run_window": "RunWindow", "start_mins": "StartMins",
 	"cron": "Cron", "start_date": "StartDate", "end_date": "EndDate", "interval": "Interval",
 	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",

@@ -47,6 +47,9 @@ type ServerConfig struct {
 	// gnomon.Config.LogRoots); empty means Data/logs and the system's
 	// temporary directory.
 	LogRoots []string
+	// DefaultOwner is whom the commands of tasks without an owner run as
+	// (gnomon.Config.DefaultOwner); empty means the server's own user.
+	DefaultOwner string
 	// SimulateFrom starts a virtual clock at this instant (RFC 3339 or a
 	// local date and time); empty means the real clock.
 	SimulateFrom string
@@ -129,6 +132,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
 		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger, LogRoots: cfg.LogRoots,
+		DefaultOwner: cfg.DefaultOwner,
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
@@ -542,6 +546,9 @@ func serverCmd(env *Env) *cobra.Command {
 			if len(cfg.LogRoots) == 0 {
 				cfg.LogRoots = filepath.SplitList(env.Getenv("GNOMON_LOG_ROOT"))
 			}
+			if cfg.DefaultOwner == "" {
+				cfg.DefaultOwner = env.Getenv("GNOMON_DEFAULT_OWNER")
+			}
 			cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 			cfg.SMTP.Username, cfg.SMTP.Password = env.Getenv("GNOMON_SMTP_USERNAME"), env.Getenv("GNOMON_SMTP_PASSWORD")
 			if smtpPasswordFile == "" {
@@ -585,7 +592,8 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&cfg.DB, "db", "", "database: postgres://USER@HOST:PORT/DB, or sqlite:PATH (default $GNOMON_DB, else the SQLite file gnomon.db in the data directory)")
 	f.StringVar(&cfg.Definitions, "definitions", "", "definition file, or directory of *.def and *.json files, to apply before listening")
-	f.StringArrayVar(&cfg.LogRoots, "log-root", nil, "directory where the log files of tasks may be, repeatable; a relative out_log_file or err_log_file is taken from the first (default $GNOMON_LOG_ROOT, a colon-separated list, else DATA/logs and the system's temporary directory)")
+	f.StringArrayVar(&cfg.LogRoots, "log-root", nil, "directory where the log files of tasks may be, repeatable; a relative out_log_file or err_log_file is taken from the first (default $GNOMON_LOG_ROOT, a colon-separated list, else DATA/logs and the system's temporary directory, where a run writes only to files of its own user)")
+	f.StringVar(&cfg.DefaultOwner, "default-owner", "", "OS user (USER or USER:GROUP) the commands of tasks without an owner run as; default $GNOMON_DEFAULT_OWNER, else the server's own user (see docs/security.md: a server running as root should name an unprivileged user)")
 	f.StringVar(&cfg.Timezone, "timezone", "", "IANA time zone of calendars and displayed times (default the host's)")
 	f.StringVar(&cfg.SimulateFrom, "simulate-from", "", "run on a virtual clock starting at this instant, moved only by 'gnomon clock advance' (commands still run)")
 	f.IntVar(&cfg.Workers, "workers", 10, "most runs at once (of a cluster: a director's in the whole cluster, a worker's on its node)")

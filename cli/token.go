@@ -84,7 +84,9 @@ func tokenCmd(env *Env, client func() *api.Client, data *string) *cobra.Command 
 a role: viewer (reads everything but sensitive logs), operator (also acts
 on tasks and timeperiod nodes, posts data events), admin (also defines
 tasks, manages tokens and the cluster) or ingest (posts data events only).
-A scope narrows what a token may change to some tasks.
+A scope narrows what a token may change to some tasks; an admin token's
+owners are the OS users the commands it defines may run as (a token with
+a scope and no owners defines no commands).
 
 The commands go through the server's API as an admin. With --direct they
 work on the server's store itself (--data, or --db): for a first token, or
@@ -101,7 +103,7 @@ second. See docs/security.md.`,
 		asJSON bool
 	)
 	create := &cobra.Command{
-		Use:   "create --name NAME --role ROLE [--scope PATTERN]... [--expires DURATION] [--rate N]",
+		Use:   "create --name NAME --role ROLE [--scope PATTERN]... [--owners GLOB,...] [--expires DURATION] [--rate N]",
 		Short: "create a token and print it, once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -116,7 +118,7 @@ second. See docs/security.md.`,
 			var resp *api.TokenResponse
 			if direct {
 				err = onStore(cmd.Context(), func(k auth.Keeper) error {
-					ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Rate: req.Rate, TTL: ttl}
+					ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Owners: req.Owners, Rate: req.Rate, TTL: ttl}
 					now := time.Now()
 					tok, t, err := auth.Create(cmd.Context(), k, ar, "gnomon token --direct", now)
 					resp = &api.TokenResponse{Token: tok, TokenView: api.ViewToken(t, now)}
@@ -140,6 +142,7 @@ second. See docs/security.md.`,
 	f.StringVar(&req.Name, "name", "", "the identity the token names (letters, digits, . - _ @)")
 	f.StringVar(&role, "role", "", "viewer, operator, admin or ingest")
 	f.StringSliceVar(&req.Scope, "scope", nil, "narrow what the token may change to tasks: NAME, PREFIX*, or group:NAME (repeatable)")
+	f.StringSliceVar(&req.Owners, "owners", nil, "admin tokens: the OS users the commands the token defines may run as (task owner): USER, USER:GROUP or globs such as batch_* (comma-separated, repeatable; default: any without --scope, none with it)")
 	f.StringVar(&req.Expires, "expires", "", "expire after this long, such as 720h (default: never)")
 	f.IntVar(&req.Rate, "rate", 0, "requests a second the token may make (0: the server's --token-rate, -1: no limit)")
 	f.BoolVar(&asJSON, "json", false, "print the token and its details as JSON")
@@ -242,6 +245,9 @@ func writeTokens(w io.Writer, tokens []api.TokenView) {
 		scope, expires, rate := "*", "never", "default"
 		if len(t.Scope) > 0 {
 			scope = strings.Join(t.Scope, ",")
+		}
+		if len(t.Owners) > 0 {
+			scope += " owners=" + strings.Join(t.Owners, ",")
 		}
 		if !t.Expires.IsZero() {
 			expires = t.Expires.UTC().Format(time.RFC3339)

@@ -473,7 +473,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	if t.Type == job.Configuration && ok("dependencies", "command", "out_log_file", "err_log_file") {
 		a.checkConfiguration(act, t, at)
 	}
-	if ok("function", "command") {
+	if ok("function", "command", "owner") {
 		a.checkRunner(act, t, at)
 	}
 	if (t.Extras().Overlap == job.OverlapAllow || t.Extras().Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") && ok("parent") {
@@ -514,7 +514,7 @@ func field(act *Action, key string) (Field, bool) {
 }
 
 var bundleForbidden = map[string]bool{
-	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "parent": true,
+	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "owner": true, "parent": true,
 	"start_delay": true, "n_retrys": true, "retries": true, "retry_delay": true, "retry_backoff": true, "retry_max_delay": true,
 	"term_run_time": true,
 }
@@ -571,6 +571,8 @@ func (a *applier) checkRunner(act *Action, t *job.Task, at func(...string) int) 
 		a.errorf(act, at("function"), "function: field is not allowed for bundle")
 	case t.Command != "":
 		a.errorf(act, at("function", "command"), "a task runs either a command or a function, not both")
+	case t.Extras().Owner != "":
+		a.errorf(act, at("owner", "function"), "owner: a function runs inside the server, as the server's user: owner applies to a command (remove owner, or run a command)")
 	case !a.env.Function(t.Extras().Function):
 		a.errorf(act, at("function"), "function: %s is not registered with this scheduler", t.Extras().Function)
 	}
@@ -605,6 +607,8 @@ func clear(t *job.Task, key string) {
 		t.Priority = job.Low
 	case "profile":
 		t.Edit().Profile = ""
+	case "owner":
+		t.Edit().Owner = ""
 	case "run_days":
 		t.RunDays = 0
 	case "start_times":
@@ -675,6 +679,10 @@ func set(t *job.Task, key, v string) error {
 		t.Priority, err = ParsePriority(v)
 	case "profile":
 		t.Edit().Profile = v
+	case "owner":
+		if err = CheckOwner(v); err == nil {
+			t.Edit().Owner = v
+		}
 	case "run_days":
 		t.RunDays, err = ParseRunDays(v)
 	case "start_times":

@@ -40,6 +40,7 @@ func Attrs(t *job.Task) [][2]string {
 	add("err_log_file", t.ErrLog)
 	add("label", x.Label)
 	add("profile", x.Profile)
+	add("owner", x.Owner)
 	add("run_days", t.RunDays.String())
 	add("start_times", JoinClocks(t.StartTimes))
 	if t.Window != nil {

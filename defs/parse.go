@@ -150,7 +150,7 @@ func limit(errs Errors) Errors {
 // Attribute names known to the language.
 var attributes = map[string]bool{
 	"type": true, "command": true, "condition": true, "out_log_file": true, "err_log_file": true,
-	"label": true, "machine": true, "parent": true, "priority": true, "profile": true,
+	"label": true, "machine": true, "parent": true, "priority": true, "profile": true, "owner": true,
 	"run_days": true, "run_window": true, "start_mins": true, "start_times": true,
 	"timezone": true, "start_date": true, "end_date": true, "interval": true, "cron": true,
 	"start_delay": true, "overlap": true, "function": true,

@@ -32,6 +32,9 @@ func (e *Engine) define(ev Define) error {
 	if e.logFile != nil {
 		err = defs.Join(err, defs.CheckLogFiles(ev.File, acts, e.logFile))
 	}
+	if e.owner != nil {
+		err = defs.Join(err, defs.CheckOwners(ev.File, acts, e.owner))
+	}
 	if err != nil || ev.Check {
 		return err
 	}

@@ -50,6 +50,10 @@ type Config struct {
 	// (out_log_file, err_log_file), or nil if it may (see
 	// defs.CheckLogFiles); nil accepts every path.
 	LogFile func(path string) error
+	// Owner says why a definition may not name owner as the user its
+	// command runs as (see defs.CheckOwners), or nil if it may; nil
+	// accepts every owner.
+	Owner func(owner string) error
 	// ExternalClock leaves the finding of due occurrences to someone else:
 	// the engine keeps each task's next occurrence, for forecasts, but
 	// fires a time trigger only when it is handed the occurrence in a
@@ -102,6 +106,7 @@ type Engine struct {
 	external  bool // time triggers fire through Fired only
 	functions func(string) bool
 	logFile   func(string) error // why a path may not be a log file
+	owner     func(string) error // why a command may not run as an owner
 	fires     fireHeap           // tasks with a next occurrence, earliest first
 	fireBatch int                // see Config.FireBatch
 	firing    *firing            // the tick in progress, nil between ticks
@@ -265,6 +270,7 @@ func New(cfg Config) *Engine {
 		functions: cfg.Functions,
 		taken:     cfg.Taken,
 		logFile:   cfg.LogFile,
+		owner:     cfg.Owner,
 		workers:   cfg.Workers,
 		lateness:  int64(cfg.EventLateness),
 		loc:       cfg.Location,

@@ -62,7 +62,7 @@ func IsJSON(src string) bool {
 
 // attrs are the members a configuration object may have besides its name
 // and dependencies, all taken as definition attributes.
-var attrs = []string{"command", "out_log_file", "err_log_file", "label", "machine", "priority", "profile", "overlap", "function"}
+var attrs = []string{"command", "out_log_file", "err_log_file", "label", "machine", "priority", "profile", "owner", "overlap", "function"}
 
 // ParseConfigs reads one configuration object or an array of them. It
 // checks the shape of each one; names and the rest are checked where the

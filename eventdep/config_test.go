@@ -97,6 +97,7 @@ func FuzzParseConfigs(f *testing.F) {
 	f.Add([]byte(`{"name":"A","dependencies":[{"type":"FILE","resourceId":"/a","lifeDuration":"1"}]}`))
 	f.Add([]byte(`[{"name":"A","dependencies":[{"type":"X"}]}`))
 	f.Add([]byte("[{\"name\":\"A\",\"dependencies\":[{\"type\":\"FILE\",\"resourceId\":\"/\xff\",\"lifeDuration\":1}]}]"))
+	f.Add([]byte(`{"name":"A","dependencies":[{"type":"FILE","resourceId":"/a","lifeDuration":1}],"command":"id -u","out_log_file":"o","err_log_file":"e","owner":"batch:staff"}`))
 	f.Add([]byte(`{"name":"A\u001b","dependencies":[{"type":"FILE","resourceId":"/\u0000\ud800\u001b","lifeDuration":1}],"command":"\u0000"}`))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		cfgs, errs := ParseConfigs(src)

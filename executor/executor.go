@@ -65,10 +65,13 @@ import (
 
 // Spec is what a supervisor needs to run a command.
 type Spec struct {
-	RunID     int64     `json:"run_id"`
-	Task      string    `json:"task"`
-	Command   string    `json:"command"`
-	Profile   string    `json:"profile,omitempty"`
+	RunID   int64  `json:"run_id"`
+	Task    string `json:"task"`
+	Command string `json:"command"`
+	Profile string `json:"profile,omitempty"`
+	// Owner is the OS user ("user" or "user:group") the command runs as;
+	// empty: the supervisor's own user. Its log files are created for it.
+	Owner     string    `json:"owner,omitempty"`
 	OutLog    string    `json:"out_log_file"`
 	ErrLog    string    `json:"err_log_file"`
 	Scheduled time.Time `json:"scheduled"`

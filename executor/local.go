@@ -26,6 +26,10 @@ type LocalConfig struct {
 	// Keep is how many supervisors may be kept for reuse (Config.Keep);
 	// zero means Spares.
 	Keep int
+	// DefaultOwner is the OS user ("user" or "user:group") the commands
+	// of tasks without an owner run as; empty means the server's own user
+	// (see docs/security.md).
+	DefaultOwner string
 	// Functions finds the Go function of a name; nil has none.
 	Functions func(name string) Func
 	// Logs says where the log files of runs may be, for commands and
@@ -142,7 +146,11 @@ func (l *Local) Span(id int64) (span job.LogSpan, ok bool) {
 // The outcome, or the failure to launch, goes to report.
 func (l *Local) Start(w job.Launch, report func(Exit)) {
 	l.watch(w, report, true)
-	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, OutLog: w.OutLog, ErrLog: w.ErrLog,
+	owner := w.Owner
+	if owner == "" {
+		owner = l.cfg.DefaultOwner
+	}
+	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, Owner: owner, OutLog: w.OutLog, ErrLog: w.ErrLog,
 		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs}
 	if w.Function != "" {
 		l.fx.Start(spec, w.Function, l.cfg.Functions(w.Function))

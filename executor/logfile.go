@@ -6,8 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // LogFiles says where the log files of runs (out_log_file, err_log_file)
@@ -20,15 +23,20 @@ import (
 // except under a root that lies inside it (the data directory is private,
 // its logs subdirectory a root). The path /dev/null is always accepted.
 //
-// Open then opens the file through an os.Root of the root it lies in, so
-// that no symbolic link leads out of that root, even one made after the
-// path was checked. It creates the missing directories (0700) and the file
-// (0600), and refuses a file that is one of the server's under another
-// name (os.SameFile): a file in Own, or a regular file directly in a
-// Private directory.
+// Open then opens the file's directory through an os.Root of the root it
+// lies in, so that no symbolic link leads out of that root, even one made
+// after the path was checked, and the file itself without following a
+// link (O_NOFOLLOW) and without waiting (O_NONBLOCK: a FIFO is refused at
+// once). It creates the missing directories (0700), and the file
+// exclusively (O_EXCL, 0600) for the user the run runs as (OpenerAs). It
+// refuses what is not a regular file, a file that exists and belongs to
+// another user than the run's (whoever made it could read what the run
+// writes), and a file that is one of the server's under another name
+// (os.SameFile): a file in Own, or a regular file directly in a Private
+// directory.
 //
-// The zero LogFiles confines nothing: a path is used as given (a file it
-// creates is still 0600).
+// The zero LogFiles confines nothing: a path is used as given, with the
+// same rules on links, file types and owners.
 type LogFiles struct {
 	// Roots are the directories log files may be in: absolute and clean.
 	Roots []string `json:"roots,omitempty"`
@@ -38,9 +46,6 @@ type LogFiles struct {
 	// its database, with its -wal and -shm files.
 	Own []string `json:"own,omitempty"`
 }
-
-// logFlags open a log file for appending, creating it if needed.
-const logFlags = os.O_WRONLY | os.O_APPEND | os.O_CREATE
 
 // Resolve returns the file a log path names, or why it may not be a log
 // file. It reads nothing from the file system.
@@ -111,9 +116,18 @@ func within(dir, p string) bool {
 }
 
 // Opener returns a function that opens log files for appending, as Open
-// does; the server's files it compares them with are listed once, at its
-// first call.
-func (l *LogFiles) Opener() func(path string) (*os.File, error) {
+// does, for runs of the server's own user; the server's files it compares
+// them with are listed once, at its first call.
+func (l *LogFiles) Opener() func(path string) (*os.File, error) { return l.OpenerAs(nil) }
+
+// OpenerAs is Opener for the runs of an owner (nil: the server's own
+// user): a file it creates is the owner's, and a file that exists must
+// be.
+func (l *LogFiles) OpenerAs(o *Owner) func(path string) (*os.File, error) {
+	uid, gid := os.Geteuid(), os.Getegid()
+	if o != nil {
+		uid, gid = int(o.UID), int(o.GID)
+	}
 	var own []ownFile
 	listed := false
 	return func(path string) (*os.File, error) {
@@ -124,20 +138,15 @@ func (l *LogFiles) Opener() func(path string) (*os.File, error) {
 		if p == os.DevNull {
 			return os.OpenFile(p, os.O_WRONLY, 0)
 		}
-		r, ok := l.rootOf(p)
-		var f *os.File
-		if ok {
-			f, err = openIn(r, p)
-		} else {
-			f, err = os.OpenFile(p, logFlags, 0o600)
-		}
+		r, _ := l.rootOf(p)
+		f, err := openLog(r, p, uid, gid)
 		if err != nil || l == nil {
 			return f, err
 		}
 		if !listed {
 			own, listed = l.own(), true
 		}
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi, err := f.Stat(); err == nil {
 			if err := isOwn(p, fi, own); err != nil {
 				f.Close()
 				return nil, err
@@ -158,28 +167,136 @@ func (l *LogFiles) rootOf(p string) (string, bool) {
 // Open opens a log file for appending: see LogFiles.
 func (l *LogFiles) Open(path string) (*os.File, error) { return l.Opener()(path) }
 
-// openIn opens p, which lies inside root, through an os.Root of root,
-// creating the directories it needs.
-func openIn(root, p string) (*os.File, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, fmt.Errorf("log root: %w", err)
+// logOpen are the flags a log file is opened with: for appending, without
+// following a symbolic link in its last component (os.Root follows those
+// that stay inside the root: a link is refused), and without waiting (a
+// FIFO without a reader is refused at once instead of wedging the run's
+// launch until someone reads it).
+const logOpen = syscall.O_WRONLY | syscall.O_APPEND | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// openLog opens log file p, inside root (empty: no root), for a run of
+// uid and gid, creating the directories it needs (0700) inside the root.
+//
+// A file that does not exist is created exclusively (O_EXCL), 0600, and
+// given to uid and gid. A file that exists must be a regular file that
+// uid owns: a file another account made at the path (in a directory it
+// may write to) is not written to, since whoever made it may read it.
+func openLog(root, p string, uid, gid int) (*os.File, error) {
+	dir, err := openDir(root, filepath.Dir(p))
+	if err != nil && root != "" {
+		return nil, fmt.Errorf("%s, in the log root %s: %w", p, root, err)
 	}
-	defer r.Close()
-	rel, err := filepath.Rel(root, p)
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.OpenFile(rel, logFlags, 0o600)
-	if dir := filepath.Dir(rel); errors.Is(err, fs.ErrNotExist) && dir != "." {
-		if err = r.MkdirAll(dir, 0o700); err == nil {
-			f, err = r.OpenFile(rel, logFlags, 0o600)
+	defer dir.Close()
+	dfd, name := int(dir.Fd()), filepath.Base(p)
+	created := false
+	var fd int
+	for try := 0; ; try++ {
+		fd, err = syscall.Openat(dfd, name, logOpen, 0)
+		if err != syscall.ENOENT {
+			break
 		}
+		fd, err = syscall.Openat(dfd, name, logOpen|syscall.O_CREAT|syscall.O_EXCL, 0o600)
+		if err != syscall.EEXIST || try > 0 {
+			created = err == nil
+			break
+		}
+		// Made between the two opens: open it as one that exists.
 	}
+	switch err {
+	case nil:
+	case syscall.ELOOP:
+		return nil, fmt.Errorf("%s is a symbolic link: a log file is opened without following links (name the file it points to)", p)
+	case syscall.ENXIO:
+		return nil, fmt.Errorf("%s is a FIFO or a socket, not a regular file: a log file must be a regular file (remove it)", p)
+	default:
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%s, in the log root %s: %w", p, root, err)
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a %s, not a regular file: a log file must be a regular file (remove it)", p, kind(fi.Mode()))
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case st == nil:
+	case created && (int(st.Uid) != uid || int(st.Gid) != gid):
+		if err := f.Chown(uid, gid); err != nil {
+			f.Close()
+			return nil, err
+		}
+	case !created && st.Nlink != 1:
+		f.Close()
+		return nil, fmt.Errorf("%s has %d names (hard links): a log file that exists must have one, so that it cannot be another file under a second name (remove it, or name another file)", p, st.Nlink)
+	case !created && int(st.Uid) != uid:
+		f.Close()
+		return nil, fmt.Errorf("%s belongs to %s, not to %s, whom the run runs as: a log file that exists must be the run's own, since its owner may read what the run writes (remove it, or name another file)",
+			p, userName(int(st.Uid)), userName(uid))
 	}
 	return f, nil
+}
+
+// openDir opens directory dir, inside root (empty: no root) through an
+// os.Root, so that no link leads out of the root, creating it (0700) if it
+// is missing.
+func openDir(root, dir string) (*os.File, error) {
+	// Without waiting: a FIFO where the directory should be is refused
+	// (ENOTDIR), not waited on.
+	const flags = os.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK
+	if root == "" {
+		return os.OpenFile(dir, flags, 0)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.OpenFile(rel, flags, 0)
+	if errors.Is(err, fs.ErrNotExist) && rel != "." {
+		if err = r.MkdirAll(rel, 0o700); err == nil {
+			d, err = r.OpenFile(rel, flags, 0)
+		}
+	}
+	return d, err
+}
+
+// kind names a file type that is not a regular file.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
+}
+
+// userName names a user ID: its name and ID, or its ID alone.
+func userName(uid int) string {
+	id := strconv.Itoa(uid)
+	if u, err := user.LookupId(id); err == nil {
+		return u.Username + " (uid " + id + ")"
+	}
+	return "uid " + id
 }
 
 // ownFile is a file of the server, as it was when listed.
@@ -291,9 +408,11 @@ func (l *LogFiles) openRead(path string) (*os.File, error) {
 		}
 		defer root.Close()
 		rel, _ := filepath.Rel(r, p)
-		f, err = root.Open(rel)
+		// Without waiting: a FIFO at the path is refused below, not
+		// waited on until someone writes to it.
+		f, err = root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	} else {
-		f, err = os.Open(p)
+		f, err = os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -137,7 +137,7 @@ func TestOpenRefusesLinksOut(t *testing.T) {
 	// it, made after the path was checked.
 	os.Symlink(filepath.Join(f.outside, "x.out"), filepath.Join(logs, "link.out"))
 	os.Symlink(f.outside, filepath.Join(logs, "dir"))
-	for _, p := range []string{"link.out", "dir/y.out", "dir/sub/z.out"} {
+	for _, p := range []string{"dir/y.out", "dir/sub/z.out"} {
 		if _, err := f.l.Resolve(p); err != nil {
 			t.Fatalf("Resolve(%s): %v", p, err)
 		}
@@ -151,17 +151,35 @@ func TestOpenRefusesLinksOut(t *testing.T) {
 			t.Errorf("Open(%s): %v; want it to start with %q", p, err, want)
 		}
 	}
+	// A link as the file itself is not followed, wherever it leads: out
+	// of the root, or inside it.
+	os.Symlink("real.out", filepath.Join(logs, "alias.out"))
+	for _, p := range []string{"link.out", "alias.out"} {
+		fh, err := f.l.Open(p)
+		if err == nil {
+			fh.Close()
+			t.Errorf("Open(%s) followed a link", p)
+			continue
+		}
+		if want := filepath.Join(logs, p) + " is a symbolic link: a log file is opened without following links"; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Open(%s): %v; want it to start with %q", p, err, want)
+		}
+	}
 	if ents, _ := os.ReadDir(f.outside); len(ents) != 0 {
 		t.Errorf("files written outside the root: %v", ents)
 	}
-	// A link that stays inside its root is followed.
-	os.Symlink("real.out", filepath.Join(logs, "alias.out"))
-	fh, err := f.l.Open("alias.out")
+	if _, err := os.Lstat(filepath.Join(logs, "real.out")); err == nil {
+		t.Error("the link inside the root was followed")
+	}
+	// A link to a directory that stays inside the root is followed.
+	os.Mkdir(filepath.Join(logs, "real"), 0o700)
+	os.Symlink("real", filepath.Join(logs, "alias"))
+	fh, err := f.l.Open("alias/x.out")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fh.Close()
-	if _, err := os.Stat(filepath.Join(logs, "real.out")); err != nil {
+	if _, err := os.Stat(filepath.Join(logs, "real", "x.out")); err != nil {
 		t.Error(err)
 	}
 }
@@ -180,10 +198,10 @@ func TestOpenRefusesServerFiles(t *testing.T) {
 	os.Symlink(filepath.Join("..", "gnomon.db"), filepath.Join(f.data, "logs", "up.out"))
 	os.Link(audit, filepath.Join(f.root, "hard.out"))
 	for p, why := range map[string]string{
-		filepath.Join(f.root, "db.out"):   " is the gnomon server's file " + db,
-		filepath.Join(f.root, "hard.out"): " is the gnomon server's file " + audit,
-		filepath.Join(f.root, "abs.out"):  "path escapes from parent",
-		"up.out":                          "path escapes from parent",
+		filepath.Join(f.root, "db.out"):   " is a symbolic link",
+		filepath.Join(f.root, "hard.out"): " has 2 names (hard links)",
+		filepath.Join(f.root, "abs.out"):  " is a symbolic link",
+		"up.out":                          " is a symbolic link",
 	} {
 		fh, err := f.l.Open(p)
 		if err == nil {
@@ -210,7 +228,7 @@ func TestLaunchRefusesLinkOut(t *testing.T) {
 	spec.OutLog, spec.ErrLog, spec.Logs = "ok.out", "link.out", lf.l
 	f.x.Start(spec)
 	e := f.wait()
-	want := "err_log_file: " + filepath.Join(logs, "link.out") + ", in the log root " + logs + ": "
+	want := "err_log_file: " + filepath.Join(logs, "link.out") + " is a symbolic link: "
 	if e.Result != job.ResultLaunch || !strings.HasPrefix(e.Message, want) {
 		t.Errorf("exit = %+v; want a launch failure starting %q", e, want)
 	}
@@ -218,14 +236,14 @@ func TestLaunchRefusesLinkOut(t *testing.T) {
 		t.Errorf("files written outside the root: %v", ents)
 	}
 
-	// The server's database, through a link inside the root.
-	os.Symlink(filepath.Join("data", "gnomon.db"), filepath.Join(lf.root, "db.out"))
+	// The server's database, through a hard link inside the root.
+	os.Link(filepath.Join(lf.data, "gnomon.db"), filepath.Join(lf.root, "db.out"))
 	spec = f.spec(6, "echo written")
 	spec.OutLog, spec.ErrLog, spec.Logs = filepath.Join(lf.root, "db.out"), "ok.out", lf.l
 	f.x.Start(spec)
 	e = f.wait()
-	want = "out_log_file: " + filepath.Join(lf.root, "db.out") + " is the gnomon server's file " + filepath.Join(lf.data, "gnomon.db")
-	if e.Result != job.ResultLaunch || e.Message != want {
+	want = "out_log_file: " + filepath.Join(lf.root, "db.out") + " has 2 names (hard links): "
+	if e.Result != job.ResultLaunch || !strings.HasPrefix(e.Message, want) {
 		t.Errorf("exit = %+v; want a launch failure %q", e, want)
 	}
 

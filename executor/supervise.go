@@ -175,14 +175,30 @@ func supervise(base string, lock int, specJSON []byte) int {
 		return record(Exit{Code: -1, Result: job.ResultLaunch, Message: fmt.Sprintf(format, args...)})
 	}
 
+	var owner *Owner
+	if spec.Owner != "" {
+		if owner, err = LookupOwner(spec.Owner); err != nil {
+			return launchFailed("owner %s: %v", spec.Owner, err)
+		}
+		if !owner.Self() {
+			if err := CanChangeUser(); err != nil {
+				return launchFailed("owner %s: %v", spec.Owner, err)
+			}
+		}
+	}
 	if spec.Profile != "" {
-		f, err := os.Open(spec.Profile)
+		// Without waiting: a FIFO must not hold the launch.
+		f, err := os.OpenFile(spec.Profile, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return launchFailed("profile: %v", err)
 		}
+		fi, err := f.Stat()
 		f.Close()
+		if err == nil && !fi.Mode().IsRegular() {
+			return launchFailed("profile: %s is a %s, not a regular file", spec.Profile, kind(fi.Mode()))
+		}
 	}
-	openLog := spec.Logs.Opener()
+	openLog := spec.Logs.OpenerAs(owner)
 	out, err := openLog(spec.OutLog)
 	if err != nil {
 		return launchFailed("out_log_file: %v", err)
@@ -225,6 +241,19 @@ func supervise(base string, lock int, specJSON []byte) int {
 		)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if owner != nil {
+		cmd.Env = owner.env(cmd.Env)
+		if !owner.Self() {
+			cmd.SysProcAttr.Credential = owner.credential()
+		}
+	}
+	// An abort that came while the run was being prepared ends it before
+	// its command starts.
+	select {
+	case <-term:
+		return record(Exit{Code: -1, Result: job.ResultKilled, Message: "aborted before its command started"})
+	default:
+	}
 	if err := cmd.Start(); err != nil {
 		return launchFailed("start %s: %v", cmd.Path, err)
 	}

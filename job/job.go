@@ -112,9 +112,13 @@ type Task struct {
 
 // Extra holds a task's less common attributes.
 type Extra struct {
-	Label      string
-	Machine    string
-	Profile    string
+	Label   string
+	Machine string
+	Profile string
+	// Owner is the OS user the command runs as, "user" or "user:group"
+	// (without a group, the user's primary group); empty: the server's
+	// default (see docs/security.md).
+	Owner      string
 	StartDelay Duration
 	Overlap    Overlap
 	// Deps are a configuration's data dependencies, in definition order.
@@ -192,7 +196,7 @@ func (t *Task) Compact() {
 }
 
 func (x *Extra) empty() bool {
-	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
+	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
 		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero()
 }
@@ -210,6 +214,7 @@ type TaskJSON struct {
 	Parent        string    `json:"parent,omitempty"`
 	Priority      Priority  `json:"priority"`
 	Profile       string    `json:"profile,omitempty"`
+	Owner         string    `json:"owner,omitempty"`
 	RunDays       Days      `json:"run_days,omitempty"`
 	StartTimes    []Clock   `json:"start_times,omitempty"`
 	Window        *Window   `json:"run_window,omitempty"`
@@ -248,7 +253,7 @@ func (t *Task) JSON() TaskJSON {
 	p := x.RunPolicy()
 	return TaskJSON{
 		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
-		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, RunDays: t.RunDays,
+		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, Owner: x.Owner, RunDays: t.RunDays,
 		StartTimes: t.StartTimes, Window: t.Window, StartMins: t.StartMins, Timezone: t.Timezone, Cron: t.Cron,
 		StartDate: t.StartDate, EndDate: t.EndDate, Interval: t.Interval, StartDelay: x.StartDelay, Overlap: x.Overlap,
 		Deps: x.Deps, Function: x.Function, AlertOn: x.AlertOn, AlertTo: x.AlertTo, AlertTemplate: x.AlertTemplate, Jobs: x.Jobs,
@@ -266,7 +271,7 @@ func (j *TaskJSON) Into(t *Task) {
 		Parent: j.Parent, Priority: j.Priority, RunDays: j.RunDays, StartTimes: j.StartTimes, Window: j.Window,
 		StartMins: j.StartMins, Timezone: j.Timezone, Cron: j.Cron, StartDate: j.StartDate, EndDate: j.EndDate, Interval: j.Interval,
 	}
-	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, StartDelay: j.StartDelay, Overlap: j.Overlap,
+	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, Owner: j.Owner, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs,
 		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar}
 	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,

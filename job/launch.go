@@ -11,8 +11,11 @@ type Launch struct {
 	// Function names the Go function to call instead of Command.
 	Function string
 	Profile  string
-	OutLog   string
-	ErrLog   string
+	// Owner is the OS user ("user" or "user:group") the command runs
+	// as; empty: the runner's default.
+	Owner  string `json:",omitempty"`
+	OutLog string
+	ErrLog string
 	// Scheduled is the occurrence the run is for, zero if none.
 	Scheduled time.Time
 	// Attempt is the run's retry number: 0 for a first run, n for its

@@ -39,6 +39,7 @@ func (f *Forest) parseOptions(file string) Options {
 	return Options{
 		NameTakenFunc:     f.cfg.NameTakenFunc,
 		FunctionKnownFunc: f.cfg.FunctionKnownFunc,
+		OwnerFunc:         f.cfg.OwnerFunc,
 		TreeFunc: func(name string) (string, []string, bool) {
 			t, ok := f.trees[name]
 			if !ok || t.file == file {

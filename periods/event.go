@@ -159,6 +159,7 @@ type StartRun struct {
 	// failures before this run.
 	Attempt  int    `json:"attempt"`
 	Command  string `json:"command,omitempty"`
+	Owner    string `json:"owner,omitempty"` // whom Command runs as; empty: the default owner
 	Function string `json:"function,omitempty"`
 	// External is set when the level has neither command nor function:
 	// a worker outside the scheduler does the work.

@@ -63,6 +63,9 @@ type Level struct {
 	// Command and Function is set; with neither, an external worker
 	// handles the period and reports its outcome.
 	Command string `json:"command,omitempty"`
+	// Owner is the OS user ("user" or "user:group") the command runs as;
+	// empty means the scheduler's default owner.
+	Owner string `json:"owner,omitempty"`
 	// Function names a registered Go function that handles a period.
 	Function string `json:"function,omitempty"`
 	// Every is the tick of a continuous level; zero means DefaultEvery.
@@ -109,6 +112,7 @@ type levelJSON struct {
 	StateMachine string   `json:"stateMachine,omitempty"`
 	Blocking     string   `json:"blocking,omitempty"`
 	Command      string   `json:"command,omitempty"`
+	Owner        string   `json:"owner,omitempty"`
 	Function     string   `json:"function,omitempty"`
 	Every        string   `json:"every,omitempty"`
 	AlertOn      []string `json:"alertOn,omitempty"`
@@ -134,7 +138,7 @@ func Format(f *File) []byte {
 		tj := treeJSON{Name: t.Name, DependentOn: t.DependentOn, Settings: settingsOut(t.Settings),
 			Levels: make([]levelJSON, len(t.Levels))}
 		for j, l := range t.Levels {
-			lj := levelJSON{Process: l.Process, Qualifier: l.Qualifier.String(), Command: l.Command, Function: l.Function,
+			lj := levelJSON{Process: l.Process, Qualifier: l.Qualifier.String(), Command: l.Command, Owner: l.Owner, Function: l.Function,
 				AlertOn: l.AlertOn, AlertTo: l.AlertTo}
 			if l.StateMachine != Discrete {
 				lj.StateMachine = l.StateMachine.String()

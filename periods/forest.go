@@ -23,6 +23,9 @@ type Config struct {
 	// FunctionKnownFunc reports whether a function name is registered.
 	// Nil accepts every well-formed name.
 	FunctionKnownFunc func(name string) bool
+	// OwnerFunc says why a level's command may not run as owner (see
+	// Options.OwnerFunc); nil accepts every well-formed owner.
+	OwnerFunc func(owner string) error
 	// MaxPeriods is the most periods a tree's bottom level may span, from
 	// its start to the current period, when the tree is defined: a start
 	// mistyped decades early would otherwise build millions of nodes.

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // Problem is one error in a tree file: where it is, as a line and a JSON
@@ -65,6 +66,9 @@ type Options struct {
 	NameTakenFunc func(name string) bool
 	// FunctionKnownFunc reports whether a function name is registered.
 	FunctionKnownFunc func(name string) bool
+	// OwnerFunc says why a level's command may not run as owner, or nil
+	// if it may; nil accepts every well-formed owner.
+	OwnerFunc func(owner string) error
 	// TreeFunc describes a tree defined in another file: that file's name
 	// and the trees it depends on. dependentOn may name such trees, and
 	// the file may not define one again.
@@ -398,7 +402,7 @@ func (c *checker) tree(v *jval, path string, fileStart bool) *ptree {
 
 func (c *checker) level(v *jval, path string) Level {
 	var l Level
-	m, ok := c.object(v, path, "process", "qualifier", "stateMachine", "blocking", "command", "function", "every", "alertOn", "alertTo")
+	m, ok := c.object(v, path, "process", "qualifier", "stateMachine", "blocking", "command", "owner", "function", "every", "alertOn", "alertTo")
 	if !ok {
 		return l
 	}
@@ -458,6 +462,25 @@ func (c *checker) level(v *jval, path string) Level {
 				c.errorf(mb.val.off, p, "function %q is not registered", s)
 			}
 			l.Function = s
+		}
+	}
+	if mb, ok := m["owner"]; ok {
+		p := join(path, "owner")
+		if s, ok := c.str(mb.val, p); ok {
+			switch err := job.CheckOwner(s); {
+			case err != nil:
+				c.errorf(mb.val.off, p, "%v", err)
+			case l.Command == "" && !c.opts.stored:
+				c.errorf(mb.val.off, p, "owner: a level without a command runs nothing as its owner (give it a command, or remove owner)")
+			case c.opts.OwnerFunc != nil && !c.opts.stored:
+				if err := c.opts.OwnerFunc(s); err != nil {
+					c.errorf(mb.val.off, p, "owner: %v", err)
+				} else {
+					l.Owner = s
+				}
+			default:
+				l.Owner = s
+			}
 		}
 	}
 	if l.Command != "" && l.Function != "" {

@@ -2,6 +2,7 @@ package periods
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestFormat(t *testing.T) {
 		Settings: Settings{StartTimeperiod: 2024010100},
 		Trees: []Tree{{Name: "a", Levels: []Level{
 			{Process: "a_hourly", Qualifier: Hourly, StateMachine: Continuous, Every: 90 * time.Second,
-				Command: `run > "$GNOMON_TIMEPERIOD" && done`,
+				Command: `run > "$GNOMON_TIMEPERIOD" && done`, Owner: "batch",
 				AlertOn: []string{"failure"}, AlertTo: []string{"ops@example.com"}},
 		}}},
 	}
@@ -84,6 +85,7 @@ func TestFormat(t *testing.T) {
           "qualifier": "hourly",
           "stateMachine": "continuous",
           "command": "run > \"$GNOMON_TIMEPERIOD\" && done",
+          "owner": "batch",
           "every": "1m30s",
           "alertOn": [
             "failure"
@@ -147,7 +149,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown key top", `{"trees": [], "treez": 1}`, Options{}, []string{`sites.json:1: treez: unknown key (want one of settings, trees)`}},
 		{"missing trees", `{}`, Options{}, []string{`sites.json:1: trees: missing`}},
 		{"unknown qualifier", level(`, "qualifier2": 1`), Options{},
-			[]string{`sites.json:1: trees[0].levels[0].qualifier2: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every, alertOn, alertTo)`}},
+			[]string{`sites.json:1: trees[0].levels[0].qualifier2: unknown key (want one of process, qualifier, stateMachine, blocking, command, owner, function, every, alertOn, alertTo)`}},
 		{"weekly", `{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "t", "levels": [
 			{"process": "p", "qualifier": "daily"},
 			{"process": "q", "qualifier": "weekly"}]}]}`, Options{},
@@ -162,6 +164,13 @@ func TestParseProblems(t *testing.T) {
 			[]string{`sites.json:1: trees[0].levels[0].command: empty command: leave the key out for an external worker`}},
 		{"unregistered function", level(`, "function": "nope"`), Options{FunctionKnownFunc: func(n string) bool { return n == "yes" }},
 			[]string{`sites.json:1: trees[0].levels[0].function: function "nope" is not registered`}},
+		{"owner", level(`, "command": "x", "owner": "batch:staff"`), Options{}, nil},
+		{"bad owner", level(`, "command": "x", "owner": "0"`), Options{},
+			[]string{`sites.json:1: trees[0].levels[0].owner: owner: "0" is not a user name (write owner: USER or owner: USER:GROUP, names of 1 to 32 lower-case letters, digits, '_', '.' and '-', starting with a letter or '_')`}},
+		{"owner without a command", level(`, "owner": "batch"`), Options{},
+			[]string{`sites.json:1: trees[0].levels[0].owner: owner: a level without a command runs nothing as its owner (give it a command, or remove owner)`}},
+		{"owner refused", level(`, "command": "x", "owner": "batch"`), Options{OwnerFunc: func(o string) error { return fmt.Errorf("no user %s on this machine", o) }},
+			[]string{`sites.json:1: trees[0].levels[0].owner: owner: no user batch on this machine`}},
 		{"every on discrete", level(`, "every": "1m"`), Options{},
 			[]string{`sites.json:1: trees[0].levels[0].every: every applies only to continuous levels (a discrete period runs when it is due)`}},
 		{"bad every", level(`, "stateMachine": "continuous", "every": "1.5s"`), Options{},
@@ -299,7 +308,7 @@ func TestParseProblems(t *testing.T) {
 			`sites.json:4: trees[7].settings.startTimeperiod: missing: set it in the tree's settings or the file's`,
 			`sites.json:4: trees[8].levels: missing`,
 			`sites.json:4: trees[8].settings.startTimeperiod: missing: set it in the tree's settings or the file's`,
-			`sites.json:5: trees[9].levels[0].oops: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every, alertOn, alertTo)`,
+			`sites.json:5: trees[9].levels[0].oops: unknown key (want one of process, qualifier, stateMachine, blocking, command, owner, function, every, alertOn, alertTo)`,
 			`sites.json:5: trees[9].settings.startTimeperiod: missing: set it in the tree's settings or the file's`,
 		}},
 	}
@@ -332,6 +341,7 @@ func TestComparePaths(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(sitesJSON))
 	f.Add([]byte(`{"trees": []}`))
+	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "command": "id -u", "owner": "batch:staff"}, {"process": "q", "qualifier": "daily", "owner": "0"}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["success", "failure"], "alertTo": ["ops@example.com", "a.b+c@d.example"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024010100"}, "trees": [{"name": "a", "levels": [{"process": "p", "qualifier": "hourly", "alertOn": ["failure", "failure"], "alertTo": ["Ops <ops@example.com>"]}]}]}`))
 	f.Add([]byte(`{"settings": {"startTimeperiod": "2024022923", "maxFailures": 0}, "trees": [{"name": "y", "levels": [{"process": "y_yearly", "qualifier": "yearly", "stateMachine": "continuous"}]}]}`))

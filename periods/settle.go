@@ -192,7 +192,7 @@ func (f *Forest) startEffect(n *node) StartRun {
 	l := n.lvl
 	return StartRun{RunID: n.run, Process: l.name, Tree: l.tree.name, Qualifier: l.q, Timeperiod: n.key,
 		Start: l.q.Start(n.key), End: l.q.End(n.key), Final: n.state == FinalRun, Attempt: int(n.failures) + 1,
-		Command: l.def.Command, Function: l.def.Function, External: l.def.Command == "" && l.def.Function == ""}
+		Command: l.def.Command, Owner: l.def.Owner, Function: l.def.Function, External: l.def.Command == "" && l.def.Function == ""}
 }
 
 func (f *Forest) runRecord(n *node, s RunStatus) Run {

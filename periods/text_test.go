@@ -49,7 +49,7 @@ func TestParseText(t *testing.T) {
 		{"half a pair in an address", oneLevel("a", "p", `, "alertOn": ["failure"], "alertTo": ["ops@example.com\udc00"]`), []string{
 			`sites.json:2: trees[0].levels[0].alertTo[0]: holds \udc00, half of a surrogate pair without its other half: not a character`}},
 		{"escape in an unknown key", oneLevel("a", "p", `, "x\u001b[2J": 1`), []string{
-			`sites.json:2: trees[0].levels[0].x\x1b[2J: unknown key (want one of process, qualifier, stateMachine, blocking, command, function, every, alertOn, alertTo)`}},
+			`sites.json:2: trees[0].levels[0].x\x1b[2J: unknown key (want one of process, qualifier, stateMachine, blocking, command, owner, function, every, alertOn, alertTo)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,7 +83,7 @@ func (ef logFire) perform(s *Scheduler) {
 // task t.
 func launchOf(r *job.Run, t *job.Task) job.Launch {
 	x := t.Extras()
-	return job.Launch{RunID: r.ID, Task: r.Task, Command: t.Command, Function: x.Function, Profile: x.Profile,
+	return job.Launch{RunID: r.ID, Task: r.Task, Command: t.Command, Function: x.Function, Profile: x.Profile, Owner: x.Owner,
 		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled, Attempt: r.Attempt, Machine: x.Machine, Priority: t.Priority}
 }
 

@@ -70,6 +70,10 @@ type Config struct {
 	// LogFile says why a definition may not name path as a log file, or
 	// nil if it may (engine.Config.LogFile); nil accepts every path.
 	LogFile func(path string) error
+	// Owner says why a definition may not name owner as the user its
+	// command runs as, or nil if it may (engine.Config.Owner); nil
+	// accepts every owner.
+	Owner func(owner string) error
 	// Mailer sends alerts; nil records each alert as failed ("no SMTP
 	// server is configured").
 	Mailer Mailer
@@ -259,7 +263,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		cfg.FireBatch = DefaultFireBatch
 	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
-		FireBatch: max(cfg.FireBatch, 0), Functions: functions, Taken: s.taken, LogFile: cfg.LogFile})
+		FireBatch: max(cfg.FireBatch, 0), Functions: functions, Taken: s.taken, LogFile: cfg.LogFile, Owner: cfg.Owner})
 	s.newForest(functions)
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {

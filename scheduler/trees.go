@@ -68,6 +68,7 @@ func (s *Scheduler) newForest(functions func(string) bool) {
 			return ok
 		},
 		FunctionKnownFunc: functions,
+		OwnerFunc:         s.cfg.Owner,
 	})
 }
 
@@ -487,7 +488,7 @@ func (ef cancelNode) perform(s *Scheduler) {
 // command's output goes to DataDir/logs/PROCESS/TIMEPERIOD.out and .err,
 // appended to by each of the node's runs.
 func (s *Scheduler) nodeLaunch(st periods.StartRun) job.Launch {
-	w := job.Launch{RunID: st.RunID, Task: st.Process, Command: st.Command, Function: st.Function, Scheduled: st.Start,
+	w := job.Launch{RunID: st.RunID, Task: st.Process, Command: st.Command, Owner: st.Owner, Function: st.Function, Scheduled: st.Start,
 		Period: &job.Period{Key: st.Timeperiod.String(), Start: st.Start, End: st.End}}
 	if w.Command != "" {
 		base := filepath.Join(s.cfg.DataDir, "logs", st.Process, st.Timeperiod.String())

@@ -169,6 +169,7 @@ func (in interner) task(t *job.Task) {
 	in.str(&t.Timezone)
 	if x := t.Extra; x != nil {
 		in.str(&x.Profile)
+		in.str(&x.Owner)
 		in.str(&x.Machine)
 		in.str(&x.Function)
 	}
@@ -230,6 +231,19 @@ func EncodeScope(s auth.Scope) string { return strings.Join(s, "\n") }
 
 // DecodeScope reads a scope EncodeScope wrote.
 func DecodeScope(s string) auth.Scope {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// EncodeOwners is a token's owners as the tokens table holds them: one
+// pattern a line, empty for none given. Patterns hold no line breaks (see
+// auth.ParseOwners).
+func EncodeOwners(o auth.Owners) string { return strings.Join(o, "\n") }
+
+// DecodeOwners reads owners EncodeOwners wrote.
+func DecodeOwners(s string) auth.Owners {
 	if s == "" {
 		return nil
 	}

@@ -139,9 +139,9 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 		}); err != nil {
 			return err
 		}
-		if err := copyRows("tokens", []string{"id", "name", "role", "scope", "hash", "rate", "created", "expires", "revoked", "created_by"}, len(d.Tokens), func(i int) ([]any, error) {
+		if err := copyRows("tokens", []string{"id", "name", "role", "scope", "owners", "hash", "rate", "created", "expires", "revoked", "created_by"}, len(d.Tokens), func(i int) ([]any, error) {
 			t := d.Tokens[i]
-			return []any{t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy}, nil
+			return []any{t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), store.EncodeOwners(t.Owners), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy}, nil
 		}); err != nil {
 			return err
 		}

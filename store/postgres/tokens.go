@@ -15,7 +15,7 @@ import (
 
 // Tokens returns every token, oldest first.
 func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, role, scope, hash, rate, created, expires, revoked, created_by
+	rows, err := s.pool.Query(ctx, `SELECT id, name, role, scope, owners, hash, rate, created, expires, revoked, created_by
 		FROM tokens ORDER BY created, id`)
 	if err != nil {
 		return nil, s.failed("tokens", err)
@@ -23,11 +23,11 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 	var (
 		out                       []auth.Token
 		t                         auth.Token
-		role, scope               string
+		role, scope, owners       string
 		created, expires, revoked int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&t.ID, &t.Name, &role, &scope, &t.Hash, &t.Rate, &created, &expires, &revoked, &t.CreatedBy}, func() error {
-		t.Role, t.Scope = auth.Role(role), store.DecodeScope(scope)
+	_, err = pgx.ForEachRow(rows, []any{&t.ID, &t.Name, &role, &scope, &owners, &t.Hash, &t.Rate, &created, &expires, &revoked, &t.CreatedBy}, func() error {
+		t.Role, t.Scope, t.Owners = auth.Role(role), store.DecodeScope(scope), store.DecodeOwners(owners)
 		t.Created, t.Expires, t.Revoked = fromNanos(created), fromNanos(expires), fromNanos(revoked)
 		out = append(out, t)
 		t.Hash = nil // scanned into a new slice for the next row
@@ -41,9 +41,9 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 
 // AddToken stores a new token.
 func (s *Store) AddToken(ctx context.Context, t auth.Token) error {
-	_, err := s.exec(ctx, `INSERT INTO tokens (id, name, role, scope, hash, rate, created, expires, revoked, created_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
+	_, err := s.exec(ctx, `INSERT INTO tokens (id, name, role, scope, owners, hash, rate, created, expires, revoked, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), store.EncodeOwners(t.Owners), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
 		return fmt.Errorf("%w: a token named %s exists; revoke it first", store.ErrConflict, t.Name)

@@ -15,7 +15,7 @@ import (
 
 // Tokens returns every token, oldest first.
 func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, name, role, scope, hash, rate, created, expires, revoked, created_by
+	rows, err := s.r.QueryContext(ctx, `SELECT id, name, role, scope, owners, hash, rate, created, expires, revoked, created_by
 		FROM tokens ORDER BY created, id`)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
@@ -25,13 +25,13 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 	for rows.Next() {
 		var (
 			t                         auth.Token
-			role, scope               string
+			role, scope, owners       string
 			created, expires, revoked int64
 		)
-		if err := rows.Scan(&t.ID, &t.Name, &role, &scope, &t.Hash, &t.Rate, &created, &expires, &revoked, &t.CreatedBy); err != nil {
+		if err := rows.Scan(&t.ID, &t.Name, &role, &scope, &owners, &t.Hash, &t.Rate, &created, &expires, &revoked, &t.CreatedBy); err != nil {
 			return nil, fmt.Errorf("tokens: %w", err)
 		}
-		t.Role, t.Scope = auth.Role(role), store.DecodeScope(scope)
+		t.Role, t.Scope, t.Owners = auth.Role(role), store.DecodeScope(scope), store.DecodeOwners(owners)
 		t.Created, t.Expires, t.Revoked = fromNanos(created), fromNanos(expires), fromNanos(revoked)
 		out = append(out, t)
 	}
@@ -40,9 +40,9 @@ func (s *Store) Tokens(ctx context.Context) ([]auth.Token, error) {
 
 // AddToken stores a new token.
 func (s *Store) AddToken(ctx context.Context, t auth.Token) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO tokens (id, name, role, scope, hash, rate, created, expires, revoked, created_by)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO tokens (id, name, role, scope, owners, hash, rate, created, expires, revoked, created_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		t.ID, t.Name, string(t.Role), store.EncodeScope(t.Scope), store.EncodeOwners(t.Owners), t.Hash, t.Rate, nanos(t.Created), nanos(t.Expires), nanos(t.Revoked), t.CreatedBy)
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 		return fmt.Errorf("%w: a token named %s exists; revoke it first", store.ErrConflict, t.Name)

@@ -735,9 +735,11 @@ func Run(t *testing.T, open Open) {
 			t.Fatalf("Tokens of an empty store = %v, %v", got, err)
 		}
 		admin := auth.Token{ID: "00000000000000a1", Name: "admin", Role: auth.Admin, Hash: []byte{1, 2, 3}, Created: t0, CreatedBy: "gnomon"}
+		batch := auth.Token{ID: "00000000000000d4", Name: "batch", Role: auth.Admin, Scope: auth.Scope{"batch_*"}, Owners: auth.Owners{"batch_*", "etl:staff"},
+			Hash: []byte{6}, Created: t0.Add(3 * time.Second), CreatedBy: "admin"}
 		fin := auth.Token{ID: "00000000000000b2", Name: "fin", Role: auth.Operator, Scope: auth.Scope{"finance_*", "group:ops"},
 			Hash: []byte{4, 5}, Rate: auth.Unlimited, Created: t0.Add(time.Second), Expires: t0.Add(time.Hour), CreatedBy: "admin"}
-		for _, tok := range []auth.Token{admin, fin} {
+		for _, tok := range []auth.Token{admin, fin, batch} {
 			if err := s.AddToken(ctx, tok); err != nil {
 				t.Fatal(err)
 			}
@@ -766,7 +768,7 @@ func Run(t *testing.T, open Open) {
 			t.Fatal(err)
 		}
 		fin.Revoked = t0.Add(time.Minute)
-		if diff := cmp.Diff([]auth.Token{admin, fin, again}, got); diff != "" {
+		if diff := cmp.Diff([]auth.Token{admin, fin, again, batch}, got); diff != "" {
 			t.Errorf("Tokens after reopen (-want +got):\n%s", diff)
 		}
 	})
