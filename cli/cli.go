@@ -56,7 +56,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	root := newRoot(&env)
+	root, st := newRoot(&env)
 	name := filepath.Base(args[0])
 	rest := args[1:]
 	if sub, ok := seedNames[name]; ok {
@@ -72,11 +72,11 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetErr(env.Stderr)
 	root.SilenceErrors, root.SilenceUsage = true, true
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
-	code, lines := classify(err)
+	code, lines := st.explain(ctx, cmd, err)
 	for _, l := range lines {
 		fmt.Fprintln(env.Stderr, errorLine(l))
 	}
@@ -126,57 +126,101 @@ func classify(err error) (int, []string) {
 	return ExitRejected, []string{err.Error()}
 }
 
-func newRoot(env *Env) *cobra.Command {
-	var server string
+// clientState is what the root command found out about its client: the
+// settings it used, and the client itself for the messages of a failed
+// command (the task names a misspelled one is compared with).
+type clientState struct {
+	settings *settings // nil: no client command ran
+	client   func() *api.Client
+}
+
+// noClient marks a command (and its subcommands) that is not a client of
+// a server's API, or finds its settings itself: the root does not look
+// for a server and a token before it runs.
+const noClient = "gnomon.no-client"
+
+// needsClient reports whether the root finds the client's settings before
+// cmd runs.
+func needsClient(cmd *cobra.Command) bool {
+	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
+		// Shell completion: the flags of the command completed are
+		// parsed after this; the client finds its settings when first
+		// asked for.
+		return false
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[noClient] != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func newRoot(env *Env) (*cobra.Command, *clientState) {
+	var fl clientFlags
 	root := &cobra.Command{
 		Use:   "gnomon",
 		Short: "gnomon is a workload-automation scheduler",
 		Long: `gnomon runs commands on calendars and after other tasks, from one binary
 with an embedded database. "gnomon server" runs the scheduler; the other
-commands are clients of its API (--server, $GNOMON_SERVER, or
-http://127.0.0.1:8080).`,
+commands are clients of its API. The server and the token come from the
+flags, else the environment ($GNOMON_SERVER, $GNOMON_TOKEN, ...), else the
+current context of the client configuration (gnomon login, gnomon context),
+else a server on this machine: http://127.0.0.1:8080 with the admin token of
+./gnomon-data. docs/cli.md has the details.`,
 	}
-	var data, tokenFile, token, caFile string
-	var (
-		tlsConf  *tls.Config
-		resolved bool // token and tlsConf were looked for
-	)
-	root.PersistentFlags().StringVar(&server, "server", "", "server URL (default $GNOMON_SERVER or http://127.0.0.1:8080)")
-	root.PersistentFlags().StringVar(&data, "data", "", "data directory of a server on this machine, whose admin.token the client sends when no other token is given (default $GNOMON_DATA or ./gnomon-data)")
-	root.PersistentFlags().StringVar(&tokenFile, "token-file", "", "file holding the token to send, readable by its owner only (default $GNOMON_TOKEN_FILE; $GNOMON_TOKEN comes first)")
+	st := &clientState{}
+	var tlsConf *tls.Config
+	pf := root.PersistentFlags()
+	pf.StringVar(&fl.server, "server", "", "server URL (default $GNOMON_SERVER, else the context's, else "+defaultServer+")")
+	pf.StringVar(&fl.data, "data", "", "data directory of a server on this machine, whose admin.token the client sends when no other token is given (default $GNOMON_DATA, else the context's, else ./"+defaultData+")")
+	pf.StringVar(&fl.tokenFile, "token-file", "", "file holding the token to send, readable by its owner only (default $GNOMON_TOKEN_FILE, else the context's; $GNOMON_TOKEN comes first)")
 	// The token is found before a command runs, so that a token file
 	// others can read stops every command with the same clear error.
-	root.PersistentFlags().StringVar(&caFile, "ca-cert", "", "CA certificate (PEM) an https server's certificate is checked against (default $GNOMON_CA_CERT, else the self-signed certificate in the data directory, else the system's)")
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if cmd.Name() == "server" || cmd.Name() == "migrate" || cmd.Name() == "links" || cmd.Name() == "completion" {
-			return nil
-		}
-		var err error
-		if token, err = findToken(env, data, tokenFile); err != nil {
+	pf.StringVar(&fl.caFile, "ca-cert", "", "CA certificate (PEM) an https server's certificate is checked against (default $GNOMON_CA_CERT, else the context's, else the self-signed certificate in the data directory, else the system's)")
+	pf.StringVar(&fl.context, "context", "", "the context of the client configuration to use (default $GNOMON_CONTEXT, else the current one; see gnomon context)")
+	resolveAll := func(ctx context.Context) error {
+		s, err := resolve(ctx, env, fl)
+		if err != nil {
 			return err
 		}
-		tlsConf, err = clientTLS(env, data, caFile)
-		resolved = err == nil
-		return err
+		tc, err := clientTLS(env, s.caFile)
+		if err != nil {
+			return err
+		}
+		st.settings, tlsConf = s, tc
+		return nil
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if !needsClient(cmd) {
+			return nil
+		}
+		return resolveAll(cmd.Context())
 	}
 	client := func() *api.Client {
-		base := server
-		if base == "" {
-			base = env.Getenv("GNOMON_SERVER")
+		if st.settings == nil { // shell completion: no command ran
+			if resolveAll(context.Background()) != nil {
+				return &api.Client{Base: defaultServer}
+			}
 		}
-		if base == "" {
-			base = "http://127.0.0.1:8080"
-		}
-		if !resolved { // shell completion: no command ran
-			token, _ = findToken(env, data, tokenFile)
-			tlsConf, _ = clientTLS(env, data, caFile)
-			resolved = true
-		}
-		c := &api.Client{Base: base, Token: token}
-		if isHTTPS(base) && tlsConf != nil {
+		c := &api.Client{Base: st.settings.server, Token: st.settings.token}
+		if isHTTPS(c.Base) && tlsConf != nil {
 			c.HTTP = httpsClient(tlsConf)
 		}
 		return c
+	}
+	st.client = client
+	dataDir := func() string {
+		if st.settings != nil {
+			return st.settings.data
+		}
+		if fl.data != "" {
+			return fl.data
+		}
+		if d := env.Getenv("GNOMON_DATA"); d != "" {
+			return d
+		}
+		return defaultData
 	}
 	root.AddCommand(
 		serverCmd(env),
@@ -200,11 +244,22 @@ http://127.0.0.1:8080).`,
 		eventsCmd(env, client),
 		alertsCmd(env, client),
 		auditCmd(env, client),
-		tokenCmd(env, client, &data),
+		tokenCmd(env, client, dataDir),
 		linksCmd(env),
 		completionCmd(env),
 		versionCmd(env),
+		loginCmd(env, &fl),
+		contextCmd(env, &fl),
 	)
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "server", "migrate", "links", "completion", "version", "login", "context":
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[noClient] = "yes"
+		}
+	}
 	// --version prints what `gnomon version` does; bare gnomon is a
 	// usage error: the help goes to stderr and the exit code is 2.
 	root.Version = Build().String()
@@ -226,7 +281,27 @@ http://127.0.0.1:8080).`,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true // completionCmd registers the seed names too
 	registerCompletions(root, client)
-	return root
+	return root, st
+}
+
+// explain maps the error of a command to an exit code and the lines to
+// print, as classify does, and adds what the client knows: a server that
+// wants a token, or does not answer, is told with where the client
+// looked.
+func (st *clientState) explain(ctx context.Context, cmd *cobra.Command, err error) (int, []string) {
+	code, lines := classify(err)
+	s := st.settings
+	var ae *api.Error
+	switch {
+	case s == nil:
+	case errors.Is(err, api.ErrUnreachable):
+		lines = append(lines, s.unreachable())
+	case errors.As(err, &ae) && ae.Status == 401 && s.tokenFrom == "":
+		lines = append([]string{ae.Message}, s.noToken()...)
+	case errors.As(err, &ae) && ae.Status == 401:
+		lines = []string{ae.Message, "the token sent came from " + s.tokenFrom + "; gnomon context show tells where each setting comes from"}
+	}
+	return code, lines
 }
 
 func requireJob(name string) error {
