@@ -19,7 +19,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spf13/pflag"
+
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/internal/suggest"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -71,7 +74,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SilenceErrors, root.SilenceUsage = true, true
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err) })
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
@@ -285,7 +288,8 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 }
 
 // explain maps the error of a command to an exit code and the lines to
-// print, as classify does, and adds what the client knows: a server that
+// print, as classify does, and adds what the client knows: a task name
+// the server does not know is compared with those it does; a server that
 // wants a token, or does not answer, is told with where the client
 // looked.
 func (st *clientState) explain(ctx context.Context, cmd *cobra.Command, err error) (int, []string) {
@@ -300,8 +304,75 @@ func (st *clientState) explain(ctx context.Context, cmd *cobra.Command, err erro
 		lines = append([]string{ae.Message}, s.noToken()...)
 	case errors.As(err, &ae) && ae.Status == 401:
 		lines = []string{ae.Message, "the token sent came from " + s.tokenFrom + "; gnomon context show tells where each setting comes from"}
+	case errors.As(err, &ae) && ae.Status == 404 && len(ae.Errors) == 0:
+		if name := jobArg(cmd); name != "" && ae.Message == "task "+name+" not found" {
+			lines = []string{ae.Message + st.taskSuggestion(ctx, name)}
+		}
 	}
 	return code, lines
+}
+
+// jobArg is the task a command was given with -j, if any.
+func jobArg(cmd *cobra.Command) string {
+	if cmd == nil {
+		return ""
+	}
+	f := cmd.Flags().Lookup("job")
+	if f == nil || !f.Changed {
+		return ""
+	}
+	return f.Value.String()
+}
+
+// taskSuggestion is "; did you mean NAME?" for a task name the server
+// does not know, from the names it does; empty when none is close or the
+// server does not list them within 2 s.
+func (st *clientState) taskSuggestion(ctx context.Context, name string) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	names, err := st.client().Tasks(ctx)
+	if err != nil {
+		return ""
+	}
+	if s := suggest.Phrase(suggest.Closest(name, names), nil); s != "" {
+		return "; " + s
+	}
+	return ""
+}
+
+// flagError is the error of a flag the command does not have, or of a
+// bad flag value: a usage error, with the flags closest to an unknown
+// one.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	var word string
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: "):
+		word = strings.TrimPrefix(msg, "unknown flag: ")
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		// "unknown shorthand flag: 'x' in -xyz": perhaps a long flag
+		// written with one dash.
+		if _, arg, ok := strings.Cut(msg, " in "); ok && len(arg) > 2 {
+			word = "-" + arg
+		}
+	default:
+		return usageErr("%v", err)
+	}
+	var names []string
+	seen := map[string]bool{}
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || seen[f.Name] {
+			return
+		}
+		seen[f.Name] = true
+		names = append(names, "--"+f.Name)
+	}
+	c.Flags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	if s := suggest.Phrase(suggest.Closest(word, names), nil); s != "" {
+		return usageErr("%s; %s", msg, s)
+	}
+	return usageErr("%s (gnomon %s --help lists the flags)", msg, strings.TrimPrefix(c.CommandPath(), "gnomon "))
 }
 
 func requireJob(name string) error {
@@ -420,6 +491,10 @@ func notUTF8(file string, b []byte) error {
 		file, line, b[i], col, i)}
 }
 
+// eventNames are the events a task takes, in the order the help gives
+// them.
+var eventNames = []string{"start", "abort", "freeze", "reset", "green", "red"}
+
 func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var name, event string
 	c := &cobra.Command{
@@ -430,8 +505,15 @@ func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err := requireJob(name); err != nil {
 				return err
 			}
+			if event == "" {
+				return usageErr("-e EVENT is required: start, abort, freeze, reset, green or red")
+			}
 			if _, ok := job.ParseAction(event); !ok {
-				return usageErr("invalid send event %q (want start, abort, freeze, reset, green or red)", event)
+				hint := suggest.Phrase(suggest.Closest(event, eventNames), nil)
+				if hint != "" {
+					hint = "; " + hint
+				}
+				return usageErr("invalid send event %q%s (want start, abort, freeze, reset, green or red)", event, hint)
 			}
 			return client().Event(cmd.Context(), name, event)
 		},
