@@ -523,47 +523,69 @@ func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 	return c
 }
 
+// checkOutput checks an -o that takes json only.
+func checkOutput(output string) error {
+	if output != "" && output != "json" {
+		return usageErr("-o must be json, got %q", output)
+	}
+	return nil
+}
+
 func taskCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name string
+	var name, output string
 	c := &cobra.Command{
-		Use:   "task -j TASK",
+		Use:   "task -j TASK [-o json]",
 		Short: "print a task definition",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireJob(name); err != nil {
 				return err
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			v, err := client().Task(cmd.Context(), name)
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				return writeJSONOut(env.Stdout, v)
 			}
 			writeTask(env.Stdout, v)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().StringVarP(&output, "output", "o", "", "json: the task's definition and state as the API answers them (GET /api/v1/tasks/{name}, docs/api.md)")
 	return c
 }
 
 func statusCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name string
+	var name, output string
 	c := &cobra.Command{
-		Use:   "status -j TASK",
+		Use:   "status -j TASK [-o json]",
 		Short: "print the latest status of a task (a bundle with its children)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireJob(name); err != nil {
 				return err
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			s, err := client().Status(cmd.Context(), name)
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				return writeJSONOut(env.Stdout, s)
 			}
 			writeStatus(env.Stdout, s)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().StringVarP(&output, "output", "o", "", "json: the rows as the API answers them (GET /api/v1/tasks/{name}/status, docs/api.md)")
 	return c
 }
 
