@@ -138,6 +138,26 @@ func TestLoginFromAnyDirectory(t *testing.T) {
 	if _, errs, code := clientProcess(t, elsewhere, home, map[string]string{"GNOMON_SERVER": f.client.Base}, "status", "-j", "nightly_backup"); code != ExitRejected || !strings.Contains(errs, "names no current context") {
 		t.Errorf("status after the context was deleted: exit %d, %q", code, errs)
 	}
+
+	// A token command instead of a token file.
+	command := "cat '" + tokFile + "'"
+	if out, errs, code := clientProcess(t, elsewhere, home, nil, "login", "--server", f.client.Base, "--token-command", command); code != 0 || !strings.Contains(out, "as ops (operator)") {
+		t.Fatalf("login --token-command: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code := clientProcess(t, elsewhere, home, nil, "task", "-j", "nightly_backup", "-o", "json"); code != 0 || !strings.Contains(out, `"name": "nightly_backup"`) {
+		t.Errorf("task after login --token-command: exit %d\n%s%s", code, out, errs)
+	}
+	if out, _, _ := clientProcess(t, elsewhere, home, nil, "context", "show"); !strings.Contains(out, "(token_command)") {
+		t.Errorf("context show after login --token-command:\n%s", out)
+	}
+
+	// A file broken by hand: the command says where and what.
+	if err := os.WriteFile(config, []byte("{\"current\": \"x\",\n \"contexts\": {\"x\": {\"server\": \"http://h:1\", \"tokn_file\": \"t\"}}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := clientProcess(t, elsewhere, home, nil, "status", "-j", "nightly_backup"); code != ExitUsage || errs != "ERROR "+config+`:2: contexts.x: unknown field "tokn_file"; did you mean token_file?`+"\n" {
+		t.Errorf("status with a broken configuration: exit %d, %q", code, errs)
+	}
 }
 
 // TestConfigErrors reads bad configuration files: each error names the
