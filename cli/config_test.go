@@ -264,3 +264,26 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestContextWithoutToken: the admin token of ./gnomon-data goes to the
+// default server, never to a context's.
+func TestContextWithoutToken(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "gnomon-data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	admin := writeToken(t, filepath.Join(dir, "gnomon-data"), auth.AdminTokenFile, "gnomon_0123456789abcdef_"+strings.Repeat("A", 43))
+	out, errs, code := clientProcess(t, dir, home, nil, "context", "show")
+	if code != 0 || !strings.Contains(out, "token          from "+admin+" (the data directory, the default)") {
+		t.Errorf("no context: exit %d\n%s%s", code, out, errs)
+	}
+	config := filepath.Join(home, "gnomon.json")
+	if err := os.WriteFile(config, []byte(`{"current": "remote", "contexts": {"remote": {"server": "https://remote.example:8443"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = clientProcess(t, dir, home, map[string]string{"GNOMON_CONFIG": config}, "context", "show")
+	if code != 0 || !strings.Contains(out, "server         https://remote.example:8443  (context remote)") || !strings.Contains(out, "token          none") {
+		t.Errorf("a context without a token: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -139,7 +139,9 @@ func resolve(ctx context.Context, env *Env, fl clientFlags) (*settings, error) {
 	if s.data == "" {
 		s.data, s.dataFrom = defaultData, "the default"
 	}
-	if s.tokenFrom == "" && s.data != explicit {
+	// The admin token of ./gnomon-data is not sent to a context's server:
+	// it is another server's, and a context gets only its own token.
+	if s.tokenFrom == "" && s.data != explicit && (s.context == "" || s.dataFrom != "the default") {
 		if err := s.adminToken(s.data, s.dataFrom); err != nil {
 			return nil, err
 		}
@@ -236,10 +238,10 @@ func (s *settings) readTokenFile(path, from string) error {
 func (s *settings) adminToken(data, from string) error {
 	p := filepath.Join(data, auth.AdminTokenFile)
 	t, err := auth.ReadTokenFile(p)
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs // for the messages
+	}
 	if errors.Is(err, fs.ErrNotExist) {
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
 		s.tried = append(s.tried, fmt.Sprintf("the admin token %s (data directory from %s): not found", p, from))
 		return nil
 	}
