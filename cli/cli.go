@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -267,16 +269,13 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 	// usage error: the help goes to stderr and the exit code is 2.
 	root.Version = Build().String()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SuggestionsMinimumDistance = 2
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return nil
 		}
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			return usageErr("unknown command %q for \"gnomon\": did you mean %s?", args[0], strings.Join(s, " or "))
-		}
-		return usageErr("unknown command %q for \"gnomon\" (gnomon help lists them)", args[0])
+		return unknownSubcommand(cmd, args[0])
 	}
+	requireSubcommands(env, root)
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		cmd.SetOut(env.Stderr)
 		cmd.Help()
@@ -297,6 +296,13 @@ func (st *clientState) explain(ctx context.Context, cmd *cobra.Command, err erro
 	s := st.settings
 	var ae *api.Error
 	switch {
+	case cmd != nil && cmd.HasSubCommands() && unknownCommandRE.MatchString(err.Error()):
+		// A command with subcommands of its own that takes no
+		// arguments (clock, cluster, node): cobra's message, with the
+		// closest subcommands.
+		if word, uerr := strconv.Unquote(unknownCommandRE.FindStringSubmatch(err.Error())[1]); uerr == nil {
+			_, lines = classify(unknownSubcommand(cmd, word))
+		}
 	case s == nil:
 	case errors.Is(err, api.ErrUnreachable):
 		lines = append(lines, s.unreachable())
@@ -372,8 +378,54 @@ func flagError(c *cobra.Command, err error) error {
 	if s := suggest.Phrase(suggest.Closest(word, names), nil); s != "" {
 		return usageErr("%s; %s", msg, s)
 	}
-	return usageErr("%s (gnomon %s --help lists the flags)", msg, strings.TrimPrefix(c.CommandPath(), "gnomon "))
+	return usageErr("%s (%s --help lists the flags)", msg, c.CommandPath())
 }
+
+// requireSubcommands makes each command below root that only groups
+// subcommands (token, calendar, tree...) a usage error when none is
+// given, or an unknown one: cobra would print its help and exit 0.
+func requireSubcommands(env *Env, root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() && !c.Runnable() {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return unknownSubcommand(cmd, args[0])
+				}
+				cmd.SetOut(env.Stderr)
+				cmd.Help()
+				return usageErr("a command is needed: %s COMMAND (%s lists them)", cmd.CommandPath(), helpPath(cmd))
+			}
+		}
+		requireSubcommands(env, c)
+	}
+}
+
+// helpPath is the gnomon help command that lists cmd's subcommands.
+func helpPath(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return "gnomon help"
+	}
+	return "gnomon help " + strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// unknownSubcommand is the error of a word that is not a subcommand of
+// cmd, with the closest ones.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if s := suggest.Phrase(suggest.Closest(word, names), nil); s != "" {
+		return usageErr("unknown command %q for %q: %s", word, cmd.CommandPath(), s)
+	}
+	return usageErr("unknown command %q for %q (%s lists them)", word, cmd.CommandPath(), helpPath(cmd))
+}
+
+// unknownCommandRE reads cobra's error of a command that takes no
+// arguments given one: unknown command "WORD" for "PATH".
+var unknownCommandRE = regexp.MustCompile(`^unknown command ("(?:[^"\\]|\\.)*") for "[^"]*"$`)
 
 func requireJob(name string) error {
 	if name == "" {

@@ -42,11 +42,22 @@ err_log_file: @DIR@/b.err
 		{[]string{"schd_runs", "-j", "nightly_backup", "--cuont", "2"}, 2, "ERROR unknown flag: --cuont; did you mean --count?\n"},
 		{[]string{"gnomon", "status", "-j", "nightly_backup", "--servr", "http://x"}, 2, "ERROR unknown flag: --servr; did you mean --server?\n"},
 		{[]string{"gnomon", "status", "--frobnicate"}, 2, "ERROR unknown flag: --frobnicate (gnomon status --help lists the flags)\n"},
+		{[]string{"gnomon", "--frobnicate"}, 2, "ERROR unknown flag: --frobnicate (gnomon --help lists the flags)\n"},
+		{[]string{"gnomon", "token", "lsit"}, 2, `ERROR unknown command "lsit" for "gnomon token": did you mean list?` + "\n"},
+		{[]string{"gnomon", "token", "zzz"}, 2, `ERROR unknown command "zzz" for "gnomon token" (gnomon help token lists them)` + "\n"},
+		{[]string{"gnomon", "clock", "advnce"}, 2, `ERROR unknown command "advnce" for "gnomon clock": did you mean advance?` + "\n"},
+		{[]string{"gnomon", "context", "lsit"}, 2, `ERROR unknown command "lsit" for "gnomon context": did you mean list?` + "\n"},
 		{[]string{"gnomon", "runs", "-job", "nightly_backup", "-x"}, 2, "ERROR unknown shorthand flag: 'x' in -x (gnomon runs --help lists the flags)\n"},
 	} {
 		_, errs, code := f.run(c.args...)
 		if code != c.code || errs != c.want {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d, %q", strings.Join(c.args, " "), code, errs, c.code, c.want)
 		}
+	}
+	// A command that only groups others, given none: its help on
+	// stderr, and a usage error.
+	out, errs, code := f.run("gnomon", "calendar")
+	if code != ExitUsage || out != "" || !strings.HasSuffix(errs, "ERROR a command is needed: gnomon calendar COMMAND (gnomon help calendar lists them)\n") {
+		t.Errorf("gnomon calendar: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
