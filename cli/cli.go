@@ -20,7 +20,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-
 	"github.com/spf13/pflag"
 
 	"github.com/gnomon-sched/gnomon/api"
