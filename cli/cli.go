@@ -13,13 +13,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/internal/suggest"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -56,7 +60,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
-	root := newRoot(&env)
+	root, st := newRoot(&env)
 	name := filepath.Base(args[0])
 	rest := args[1:]
 	if sub, ok := seedNames[name]; ok {
@@ -71,12 +75,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SilenceErrors, root.SilenceUsage = true, true
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr("%v", err) })
-	err := root.ExecuteContext(ctx)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, err) })
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
-	code, lines := classify(err)
+	code, lines := st.explain(ctx, cmd, err)
 	for _, l := range lines {
 		fmt.Fprintln(env.Stderr, errorLine(l))
 	}
@@ -126,57 +130,101 @@ func classify(err error) (int, []string) {
 	return ExitRejected, []string{err.Error()}
 }
 
-func newRoot(env *Env) *cobra.Command {
-	var server string
+// clientState is what the root command found out about its client: the
+// settings it used, and the client itself for the messages of a failed
+// command (the task names a misspelled one is compared with).
+type clientState struct {
+	settings *settings // nil: no client command ran
+	client   func() *api.Client
+}
+
+// noClient marks a command (and its subcommands) that is not a client of
+// a server's API, or finds its settings itself: the root does not look
+// for a server and a token before it runs.
+const noClient = "gnomon.no-client"
+
+// needsClient reports whether the root finds the client's settings before
+// cmd runs.
+func needsClient(cmd *cobra.Command) bool {
+	if cmd.Name() == cobra.ShellCompRequestCmd || cmd.Name() == cobra.ShellCompNoDescRequestCmd {
+		// Shell completion: the flags of the command completed are
+		// parsed after this; the client finds its settings when first
+		// asked for.
+		return false
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[noClient] != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func newRoot(env *Env) (*cobra.Command, *clientState) {
+	var fl clientFlags
 	root := &cobra.Command{
 		Use:   "gnomon",
 		Short: "gnomon is a workload-automation scheduler",
 		Long: `gnomon runs commands on calendars and after other tasks, from one binary
 with an embedded database. "gnomon server" runs the scheduler; the other
-commands are clients of its API (--server, $GNOMON_SERVER, or
-http://127.0.0.1:8080).`,
+commands are clients of its API. The server and the token come from the
+flags, else the environment ($GNOMON_SERVER, $GNOMON_TOKEN, ...), else the
+current context of the client configuration (gnomon login, gnomon context),
+else a server on this machine: http://127.0.0.1:8080 with the admin token of
+./gnomon-data. docs/cli.md has the details.`,
 	}
-	var data, tokenFile, token, caFile string
-	var (
-		tlsConf  *tls.Config
-		resolved bool // token and tlsConf were looked for
-	)
-	root.PersistentFlags().StringVar(&server, "server", "", "server URL (default $GNOMON_SERVER or http://127.0.0.1:8080)")
-	root.PersistentFlags().StringVar(&data, "data", "", "data directory of a server on this machine, whose admin.token the client sends when no other token is given (default $GNOMON_DATA or ./gnomon-data)")
-	root.PersistentFlags().StringVar(&tokenFile, "token-file", "", "file holding the token to send, readable by its owner only (default $GNOMON_TOKEN_FILE; $GNOMON_TOKEN comes first)")
+	st := &clientState{}
+	var tlsConf *tls.Config
+	pf := root.PersistentFlags()
+	pf.StringVar(&fl.server, "server", "", "server URL (default $GNOMON_SERVER, else the context's, else "+defaultServer+")")
+	pf.StringVar(&fl.data, "data", "", "data directory of a server on this machine, whose admin.token the client sends when no other token is given (default $GNOMON_DATA, else the context's, else ./"+defaultData+")")
+	pf.StringVar(&fl.tokenFile, "token-file", "", "file holding the token to send, readable by its owner only (default $GNOMON_TOKEN_FILE, else the context's; $GNOMON_TOKEN comes first)")
 	// The token is found before a command runs, so that a token file
 	// others can read stops every command with the same clear error.
-	root.PersistentFlags().StringVar(&caFile, "ca-cert", "", "CA certificate (PEM) an https server's certificate is checked against (default $GNOMON_CA_CERT, else the self-signed certificate in the data directory, else the system's)")
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if cmd.Name() == "server" || cmd.Name() == "migrate" || cmd.Name() == "links" || cmd.Name() == "completion" {
-			return nil
-		}
-		var err error
-		if token, err = findToken(env, data, tokenFile); err != nil {
+	pf.StringVar(&fl.caFile, "ca-cert", "", "CA certificate (PEM) an https server's certificate is checked against (default $GNOMON_CA_CERT, else the context's, else the self-signed certificate in the data directory, else the system's)")
+	pf.StringVar(&fl.context, "context", "", "the context of the client configuration to use (default $GNOMON_CONTEXT, else the current one; see gnomon context)")
+	resolveAll := func(ctx context.Context) error {
+		s, err := resolve(ctx, env, fl)
+		if err != nil {
 			return err
 		}
-		tlsConf, err = clientTLS(env, data, caFile)
-		resolved = err == nil
-		return err
+		tc, err := clientTLS(env, s.caFile)
+		if err != nil {
+			return err
+		}
+		st.settings, tlsConf = s, tc
+		return nil
+	}
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if !needsClient(cmd) {
+			return nil
+		}
+		return resolveAll(cmd.Context())
 	}
 	client := func() *api.Client {
-		base := server
-		if base == "" {
-			base = env.Getenv("GNOMON_SERVER")
+		if st.settings == nil { // shell completion: no command ran
+			if resolveAll(context.Background()) != nil {
+				return &api.Client{Base: defaultServer}
+			}
 		}
-		if base == "" {
-			base = "http://127.0.0.1:8080"
-		}
-		if !resolved { // shell completion: no command ran
-			token, _ = findToken(env, data, tokenFile)
-			tlsConf, _ = clientTLS(env, data, caFile)
-			resolved = true
-		}
-		c := &api.Client{Base: base, Token: token}
-		if isHTTPS(base) && tlsConf != nil {
+		c := &api.Client{Base: st.settings.server, Token: st.settings.token}
+		if isHTTPS(c.Base) && tlsConf != nil {
 			c.HTTP = httpsClient(tlsConf)
 		}
 		return c
+	}
+	st.client = client
+	dataDir := func() string {
+		if st.settings != nil {
+			return st.settings.data
+		}
+		if fl.data != "" {
+			return fl.data
+		}
+		if d := env.Getenv("GNOMON_DATA"); d != "" {
+			return d
+		}
+		return defaultData
 	}
 	root.AddCommand(
 		serverCmd(env),
@@ -200,25 +248,33 @@ http://127.0.0.1:8080).`,
 		eventsCmd(env, client),
 		alertsCmd(env, client),
 		auditCmd(env, client),
-		tokenCmd(env, client, &data),
+		tokenCmd(env, client, dataDir),
 		linksCmd(env),
 		completionCmd(env),
 		versionCmd(env),
+		loginCmd(env, &fl),
+		contextCmd(env, &fl),
 	)
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "server", "migrate", "links", "completion", "version", "login", "context":
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[noClient] = "yes"
+		}
+	}
 	// --version prints what `gnomon version` does; bare gnomon is a
 	// usage error: the help goes to stderr and the exit code is 2.
 	root.Version = Build().String()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SuggestionsMinimumDistance = 2
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return nil
 		}
-		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-			return usageErr("unknown command %q for \"gnomon\": did you mean %s?", args[0], strings.Join(s, " or "))
-		}
-		return usageErr("unknown command %q for \"gnomon\" (gnomon help lists them)", args[0])
+		return unknownSubcommand(cmd, args[0])
 	}
+	requireSubcommands(env, root)
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		cmd.SetOut(env.Stderr)
 		cmd.Help()
@@ -226,8 +282,149 @@ http://127.0.0.1:8080).`,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true // completionCmd registers the seed names too
 	registerCompletions(root, client)
-	return root
+	return root, st
 }
+
+// explain maps the error of a command to an exit code and the lines to
+// print, as classify does, and adds what the client knows: a task name
+// the server does not know is compared with those it does; a server that
+// wants a token, or does not answer, is told with where the client
+// looked.
+func (st *clientState) explain(ctx context.Context, cmd *cobra.Command, err error) (int, []string) {
+	code, lines := classify(err)
+	s := st.settings
+	var ae *api.Error
+	switch {
+	case cmd != nil && cmd.HasSubCommands() && unknownCommandRE.MatchString(err.Error()):
+		// A command with subcommands of its own that takes no
+		// arguments (clock, cluster, node): cobra's message, with the
+		// closest subcommands.
+		if word, uerr := strconv.Unquote(unknownCommandRE.FindStringSubmatch(err.Error())[1]); uerr == nil {
+			_, lines = classify(unknownSubcommand(cmd, word))
+		}
+	case s == nil:
+	case errors.Is(err, api.ErrUnreachable):
+		lines = append(lines, s.unreachable())
+	case errors.As(err, &ae) && ae.Status == 401 && s.tokenFrom == "":
+		lines = append([]string{ae.Message}, s.noToken()...)
+	case errors.As(err, &ae) && ae.Status == 401:
+		lines = []string{ae.Message, "the token sent came from " + s.tokenFrom + "; gnomon context show tells where each setting comes from"}
+	case errors.As(err, &ae) && ae.Status == 404 && len(ae.Errors) == 0:
+		if name := jobArg(cmd); name != "" && ae.Message == "task "+name+" not found" {
+			lines = []string{ae.Message + st.taskSuggestion(ctx, name)}
+		}
+	}
+	return code, lines
+}
+
+// jobArg is the task a command was given with -j, if any.
+func jobArg(cmd *cobra.Command) string {
+	if cmd == nil {
+		return ""
+	}
+	f := cmd.Flags().Lookup("job")
+	if f == nil || !f.Changed {
+		return ""
+	}
+	return f.Value.String()
+}
+
+// taskSuggestion is "; did you mean NAME?" for a task name the server
+// does not know, from the names it does; empty when none is close or the
+// server does not list them within 2 s.
+func (st *clientState) taskSuggestion(ctx context.Context, name string) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	names, err := st.client().Tasks(ctx)
+	if err != nil {
+		return ""
+	}
+	if s := suggest.Phrase(suggest.Closest(name, names), nil); s != "" {
+		return "; " + s
+	}
+	return ""
+}
+
+// flagError is the error of a flag the command does not have, or of a
+// bad flag value: a usage error, with the flags closest to an unknown
+// one.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	var word string
+	switch {
+	case strings.HasPrefix(msg, "unknown flag: "):
+		word = strings.TrimPrefix(msg, "unknown flag: ")
+	case strings.HasPrefix(msg, "unknown shorthand flag: "):
+		// "unknown shorthand flag: 'x' in -xyz": perhaps a long flag
+		// written with one dash.
+		if _, arg, ok := strings.Cut(msg, " in "); ok && len(arg) > 2 {
+			word = "-" + arg
+		}
+	default:
+		return usageErr("%v", err)
+	}
+	var names []string
+	seen := map[string]bool{}
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || seen[f.Name] {
+			return
+		}
+		seen[f.Name] = true
+		names = append(names, "--"+f.Name)
+	}
+	c.Flags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	if s := suggest.Phrase(suggest.Closest(word, names), nil); s != "" {
+		return usageErr("%s; %s", msg, s)
+	}
+	return usageErr("%s (%s --help lists the flags)", msg, c.CommandPath())
+}
+
+// requireSubcommands makes each command below root that only groups
+// subcommands (token, calendar, tree...) a usage error when none is
+// given, or an unknown one: cobra would print its help and exit 0.
+func requireSubcommands(env *Env, root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.HasSubCommands() && !c.Runnable() {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return unknownSubcommand(cmd, args[0])
+				}
+				cmd.SetOut(env.Stderr)
+				cmd.Help()
+				return usageErr("a command is needed: %s COMMAND (%s lists them)", cmd.CommandPath(), helpPath(cmd))
+			}
+		}
+		requireSubcommands(env, c)
+	}
+}
+
+// helpPath is the gnomon help command that lists cmd's subcommands.
+func helpPath(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return "gnomon help"
+	}
+	return "gnomon help " + strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// unknownSubcommand is the error of a word that is not a subcommand of
+// cmd, with the closest ones.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	if s := suggest.Phrase(suggest.Closest(word, names), nil); s != "" {
+		return usageErr("unknown command %q for %q: %s", word, cmd.CommandPath(), s)
+	}
+	return usageErr("unknown command %q for %q (%s lists them)", word, cmd.CommandPath(), helpPath(cmd))
+}
+
+// unknownCommandRE reads cobra's error of a command that takes no
+// arguments given one: unknown command "WORD" for "PATH".
+var unknownCommandRE = regexp.MustCompile(`^unknown command ("(?:[^"\\]|\\.)*") for "[^"]*"$`)
 
 func requireJob(name string) error {
 	if name == "" {
@@ -345,6 +542,10 @@ func notUTF8(file string, b []byte) error {
 		file, line, b[i], col, i)}
 }
 
+// eventNames are the events a task takes, in the order the help gives
+// them.
+var eventNames = []string{"start", "abort", "freeze", "reset", "green", "red"}
+
 func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var name, event string
 	c := &cobra.Command{
@@ -355,8 +556,15 @@ func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err := requireJob(name); err != nil {
 				return err
 			}
+			if event == "" {
+				return usageErr("-e EVENT is required: start, abort, freeze, reset, green or red")
+			}
 			if _, ok := job.ParseAction(event); !ok {
-				return usageErr("invalid send event %q (want start, abort, freeze, reset, green or red)", event)
+				hint := suggest.Phrase(suggest.Closest(event, eventNames), nil)
+				if hint != "" {
+					hint = "; " + hint
+				}
+				return usageErr("invalid send event %q%s (want start, abort, freeze, reset, green or red)", event, hint)
 			}
 			return client().Event(cmd.Context(), name, event)
 		},
@@ -366,47 +574,69 @@ func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 	return c
 }
 
+// checkOutput checks an -o that takes json only.
+func checkOutput(output string) error {
+	if output != "" && output != "json" {
+		return usageErr("-o must be json, got %q", output)
+	}
+	return nil
+}
+
 func taskCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name string
+	var name, output string
 	c := &cobra.Command{
-		Use:   "task -j TASK",
+		Use:   "task -j TASK [-o json]",
 		Short: "print a task definition",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireJob(name); err != nil {
 				return err
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			v, err := client().Task(cmd.Context(), name)
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				return writeJSONOut(env.Stdout, v)
 			}
 			writeTask(env.Stdout, v)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().StringVarP(&output, "output", "o", "", "json: the task's definition and state as the API answers them (GET /api/v1/tasks/{name}, docs/api.md)")
 	return c
 }
 
 func statusCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name string
+	var name, output string
 	c := &cobra.Command{
-		Use:   "status -j TASK",
+		Use:   "status -j TASK [-o json]",
 		Short: "print the latest status of a task (a bundle with its children)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireJob(name); err != nil {
 				return err
 			}
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			s, err := client().Status(cmd.Context(), name)
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				return writeJSONOut(env.Stdout, s)
 			}
 			writeStatus(env.Stdout, s)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	c.Flags().StringVarP(&output, "output", "o", "", "json: the rows as the API answers them (GET /api/v1/tasks/{name}/status, docs/api.md)")
 	return c
 }
 

@@ -228,7 +228,7 @@ func completeTreeFiles(client func() *api.Client) cobra.CompletionFunc {
 // completeEvents completes -e with the events a task takes.
 func completeEvents(_ *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	var out []cobra.Completion
-	for _, e := range []string{"start", "abort", "freeze", "reset", "green", "red"} {
+	for _, e := range eventNames {
 		if _, ok := job.ParseAction(e); ok && strings.HasPrefix(e, prefix) {
 			out = append(out, e)
 		}

@@ -32,7 +32,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envServerProcess) != "" {
 		os.Exit(Run(context.Background(), append([]string{"gnomon"}, os.Args[1:]...), Env{Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
-	os.Exit(m.Run())
+	// The processes the tests start never read the user's client
+	// configuration: theirs is a file of a temporary directory, unless a
+	// test names another.
+	dir, err := os.MkdirTemp("", "gnomon-cli-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("GNOMON_CONFIG", filepath.Join(dir, "config.json"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // testDBs holds the PostgreSQL database of each data directory, when the

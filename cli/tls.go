@@ -3,9 +3,7 @@ package cli
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -107,23 +105,12 @@ func loadPool(path string) (*x509.CertPool, error) {
 }
 
 // clientTLS is the TLS configuration of the command line's client: the
-// certificate authority of --ca-cert or $GNOMON_CA_CERT, else the
-// self-signed certificate of a server on this machine (in its data
-// directory), else the system's; and a client certificate from
+// certificate authority of caFile (found by resolve: --ca-cert,
+// $GNOMON_CA_CERT, a context's, the self-signed certificate of a server on
+// this machine), else the system's; and a client certificate from
 // $GNOMON_CLIENT_CERT and $GNOMON_CLIENT_KEY.
-func clientTLS(env *Env, data, caFile string) (*tls.Config, error) {
+func clientTLS(env *Env, caFile string) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if caFile == "" {
-		caFile = env.Getenv("GNOMON_CA_CERT")
-	}
-	if caFile == "" {
-		own := filepath.Join(dataDir(env, data), selfsign.CertFile)
-		if _, err := os.Stat(own); err == nil {
-			caFile = own
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
 	if caFile != "" {
 		pool, err := loadPool(caFile)
 		if err != nil {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -20,50 +18,7 @@ import (
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
-// dataDir is the data directory the command line works with: --data, else
-// $GNOMON_DATA, else ./gnomon-data.
-func dataDir(env *Env, flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if d := env.Getenv("GNOMON_DATA"); d != "" {
-		return d
-	}
-	return "gnomon-data"
-}
-
-// findToken finds the token the client sends: $GNOMON_TOKEN, else the
-// token file given (--token-file, $GNOMON_TOKEN_FILE), else the admin token
-// a server on this machine wrote in its data directory. No token at all is
-// not an error here: the server says what it needs.
-func findToken(env *Env, data, file string) (string, error) {
-	if t := env.Getenv("GNOMON_TOKEN"); t != "" {
-		if _, _, err := auth.ParseToken(strings.TrimSpace(t)); err != nil {
-			return "", usageErr("$GNOMON_TOKEN: %v", err)
-		}
-		return strings.TrimSpace(t), nil
-	}
-	if file == "" {
-		file = env.Getenv("GNOMON_TOKEN_FILE")
-	}
-	if file != "" {
-		t, err := auth.ReadTokenFile(file)
-		if err != nil {
-			return "", usageErr("token file: %v", err)
-		}
-		return t, nil
-	}
-	t, err := auth.ReadTokenFile(filepath.Join(dataDir(env, data), auth.AdminTokenFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", usageErr("%v", err)
-	}
-	return t, nil
-}
-
-func tokenCmd(env *Env, client func() *api.Client, data *string) *cobra.Command {
+func tokenCmd(env *Env, client func() *api.Client, dataDir func() string) *cobra.Command {
 	var direct bool
 	var db string
 	// onStore runs fn on the store of the data directory, for --direct.
@@ -71,7 +26,7 @@ func tokenCmd(env *Env, client func() *api.Client, data *string) *cobra.Command 
 		if db == "" {
 			db = env.Getenv("GNOMON_DB")
 		}
-		st, err := gnomon.OpenStore(ctx, db, dataDir(env, *data))
+		st, err := gnomon.OpenStore(ctx, db, dataDir())
 		if err != nil {
 			return fmt.Errorf("--direct: %w", err)
 		}
