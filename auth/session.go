@@ -51,8 +51,9 @@ func NewSessions(a *Authority, idle time.Duration) *Sessions {
 
 // Open signs in with a token as a client would send it (the whole
 // gnomon_... string): it returns the session's key (the cookie's value),
-// its CSRF token and the token's identity.
-func (s *Sessions) Open(token string) (key, csrf string, id *Identity, err error) {
+// its CSRF token and the token's identity. A token whose role lacks one of
+// the permissions needs gets no session (a *Denied).
+func (s *Sessions) Open(token string, needs ...Permission) (key, csrf string, id *Identity, err error) {
 	tid, secret, err := ParseToken(token)
 	if err != nil {
 		return "", "", nil, &Unauthenticated{Reason: err.Error()}
@@ -60,6 +61,11 @@ func (s *Sessions) Open(token string) (key, csrf string, id *Identity, err error
 	hash := HashSecret(secret)
 	if id, err = s.a.check(tid, hash); err != nil {
 		return "", "", nil, err
+	}
+	for _, p := range needs {
+		if err := id.Can(p); err != nil {
+			return "", "", nil, err
+		}
 	}
 	key, csrf = randomString(), randomString()
 	now := s.a.now()

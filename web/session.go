@@ -1,12 +1,14 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 )
 
 type loginView struct {
@@ -29,10 +31,16 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostForm.Get("next"))
-	key, _, id, err := u.cfg.Sessions.Open(strings.TrimSpace(r.PostForm.Get("token")))
+	// Only a token that may read gets a session: the pages need read,
+	// which an ingest token has not.
+	key, _, id, err := u.cfg.Sessions.Open(strings.TrimSpace(r.PostForm.Get("token")), auth.Read)
 	if err != nil {
+		status := http.StatusUnauthorized
+		if errors.As(err, new(*auth.Denied)) {
+			status = http.StatusForbidden
+		}
 		u.cfg.Logger.Info("web sign-in refused", "remote", r.RemoteAddr, "err", err)
-		u.render(w, r, http.StatusUnauthorized, "login", &view{Title: "Sign in", Data: loginView{Next: next, Reason: err.Error()}})
+		u.render(w, r, status, "login", &view{Title: "Sign in", Data: loginView{Next: next, Reason: err.Error()}})
 		return
 	}
 	u.cfg.Logger.Info("web sign-in", "identity", id.Name, "role", id.Role, "remote", r.RemoteAddr)
