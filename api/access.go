@@ -60,11 +60,13 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	}
 	ui := s.forUI(r)
 	if !s.access.hostAllowed(r.Host, r) {
+		hangUp(w)
 		writeError(w, &Error{Status: http.StatusMisdirectedRequest, Message: fmt.Sprintf(
 			"host %q is not a name of this server; a server reached by another name lists it with --public-name", r.Host)})
 		return nil, false
 	}
 	if o := r.Header.Get("Origin"); o != "" && !s.access.sameOrigin(o, r) {
+		hangUp(w)
 		writeError(w, &Error{Status: http.StatusForbidden, Message: fmt.Sprintf("cross-origin request from %q refused", o)})
 		return nil, false
 	}
@@ -79,10 +81,12 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 			return nil, false
 		}
 		if ui && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			hangUp(w)
 			s.ui.SignIn(w, r, err.Error())
 			return nil, false
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gnomon"`)
+		hangUp(w)
 		writeError(w, &Error{Status: http.StatusUnauthorized, Message: err.Error()})
 		return nil, false
 	}
@@ -104,6 +108,11 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	}
 	return r.WithContext(ctx), true
 }
+
+// hangUp closes the connection after a refusal of a client without a valid
+// identity: it is not kept alive for more requests, so that idle
+// connections of clients that could not authenticate do not pile up.
+func hangUp(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
 
 type csrfKey struct{}
 

@@ -28,6 +28,7 @@ import (
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/internal/connlimit"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/internal/secret"
 	"github.com/gnomon-sched/gnomon/notify"
@@ -94,6 +95,9 @@ type ServerConfig struct {
 	// Standby makes a director that another director keeps from starting
 	// wait as its standby (gnomon.Standby) instead of failing.
 	Standby bool
+	// MaxConnections caps the client connections open at once; 0 means
+	// the file descriptor limit less a reserve (connlimit.DefaultMax).
+	MaxConnections int
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -103,6 +107,8 @@ type Server struct {
 	sched *gnomon.Scheduler
 	http  *http.Server
 	ln    net.Listener
+	// conns caps the connections under ln (TLS is above it).
+	conns *connlimit.Listener
 	errc  chan error
 	// draining is set while Stop drains: reads are answered, changes are
 	// refused with 503.
@@ -212,11 +218,44 @@ func (s *Server) listen() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	s.conns = s.limitConnections(ln)
+	ln = s.conns
 	if tc != nil {
 		ln = tls.NewListener(ln, tc)
 	}
 	s.ln = ln
 	return certHosts, nil
+}
+
+// limitConnections caps the connections of ln below the process's file
+// descriptor limit, raised first to its hard limit: a flood of clients
+// must leave descriptors for the runs and the store (see connlimit).
+func (s *Server) limitConnections(ln net.Listener) *connlimit.Listener {
+	log := s.cfg.Logger
+	limit, err := connlimit.RaiseFileLimit()
+	if err != nil {
+		log.Warn("the limit on open files could not be raised to its hard limit", "limit", limit, "err", err)
+	}
+	max := s.cfg.MaxConnections
+	if max <= 0 {
+		max = connlimit.DefaultMax(limit)
+	} else if uint64(max) > limit {
+		log.Warn("--max-connections is above the limit on open files: a flood of clients can leave runs without descriptors", "max_connections", max, "limit", limit)
+	}
+	l := connlimit.New(ln, max)
+	var every connlimit.Every
+	every.Period = time.Minute
+	l.Full = func(closed bool) {
+		if every.Allow(time.Now()) {
+			what := "every connection is busy: new ones wait"
+			if closed {
+				what = "the longest idle connection is closed for a new one"
+			}
+			log.Warn("connection cap reached: "+what+" (logged once a minute)", "max_connections", max)
+		}
+	}
+	log.Info("connections capped below the limit on open files", "max_connections", max, "open_files_limit", limit)
+	return l
 }
 
 // api is the scheduler's HTTP API.
@@ -228,7 +267,7 @@ func (s *Server) api(certHosts []string) http.Handler {
 
 // serve serves s.http on the listener.
 func (s *Server) serve() {
-	limitClients(s.http)
+	s.limitClients(s.http)
 	s.http.ErrorLog = slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 }
@@ -423,7 +462,7 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q,\"node\":%q,\"roles\":%q}\n", Version, lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
 	})
 	s.http = &http.Server{Handler: mux}
-	limitClients(s.http)
+	s.limitClients(s.http)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	s.cfg.Logger.Info("gnomon node ready", "listen", s.ln.Addr().String(), "node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
 	return s, nil
@@ -440,9 +479,12 @@ const (
 	maxHeaderBytes    = 64 << 10
 )
 
-func limitClients(h *http.Server) {
+func (s *Server) limitClients(h *http.Server) {
 	h.ReadHeaderTimeout, h.ReadTimeout, h.WriteTimeout, h.IdleTimeout = readHeaderTimeout, readTimeout, writeTimeout, idleTimeout
 	h.MaxHeaderBytes = maxHeaderBytes
+	if s.conns != nil {
+		s.conns.Serve(h)
+	}
 }
 
 // Addr returns the address the server listens on.
@@ -560,6 +602,9 @@ func serverCmd(env *Env) *cobra.Command {
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
 				return usageErr("--smtp-addr is required to send alerts")
 			}
+			if cfg.MaxConnections < 0 {
+				return usageErr("--max-connections: %d is negative (0: the default)", cfg.MaxConnections)
+			}
 			if heapFloor < 0 || heapFloor > 1<<20 {
 				return usageErr("--heap-floor: %d MiB is not between 0 and 1048576", heapFloor)
 			}
@@ -607,6 +652,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token named by its common name")
 	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
 	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
+	f.IntVar(&cfg.MaxConnections, "max-connections", 0, "most client connections open at once; at the cap the longest idle one is closed for a new one (default: the limit on open files, raised to its hard limit, less a quarter of it and at least 256 kept for runs and the store)")
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string
