@@ -137,7 +137,8 @@ func (s *Server) forUI(r *http.Request) bool {
 }
 
 // authenticate finds the identity of a request: its bearer token, else the
-// client certificate the TLS handshake verified, named by its common name,
+// client certificate the TLS handshake verified, which names its token's
+// ID (see auth.Authority.Certificate),
 // else its web UI session (whose CSRF token it returns too).
 func (s *Server) authenticate(r *http.Request) (id *auth.Identity, csrf string, err error) {
 	h := r.Header.Get("Authorization")
@@ -146,7 +147,7 @@ func (s *Server) authenticate(r *http.Request) (id *auth.Identity, csrf string, 
 		return id, "", err
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		id, err = s.access.Authority.Named(r.TLS.VerifiedChains[0][0].Subject.CommonName)
+		id, err = s.access.Authority.Certificate(r.TLS.VerifiedChains[0][0])
 		return id, "", err
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil && s.access.Sessions != nil {

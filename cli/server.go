@@ -84,7 +84,7 @@ type ServerConfig struct {
 	// TLSCert and TLSKey are the server's certificate and key files;
 	// TLSSelfSigned makes (once) and uses a certificate of its own in the
 	// data directory instead. TLSClientCA verifies client certificates,
-	// which identify the token named by their common name.
+	// which identify the token whose ID they name (auth.Authority.Certificate).
 	TLSCert, TLSKey string
 	TLSSelfSigned   bool
 	TLSClientCA     string
@@ -649,7 +649,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "the key of --tls-cert (PEM)")
 	f.BoolVar(&cfg.TLSSelfSigned, "tls-self-signed", false, "serve HTTPS with a self-signed certificate made once in DATA/tls (its fingerprint is logged)")
-	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token named by its common name")
+	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token whose ID it names, as the URI urn:gnomon:token:ID or as its common name")
 	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
 	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
 	f.IntVar(&cfg.MaxConnections, "max-connections", 0, "most client connections open at once; at the cap the longest idle one is closed for a new one (default: the limit on open files, raised to its hard limit, less a quarter of it and at least 256 kept for runs and the store)")
