@@ -29,7 +29,7 @@ func uiServer(t *testing.T, text string, roles ...auth.Role) (string, map[auth.R
 		tokens[r] = tok
 	}
 	a.Load(all)
-	sessions := auth.NewSessions(a, 0)
+	sessions := auth.NewSessions(a, 0, 0)
 	u, err := New(Config{Scheduler: s, Location: time.UTC, Sessions: sessions})
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +154,40 @@ func TestPagesNeedRead(t *testing.T) {
 	}
 	if status, body := getWith(t, base, operator, "/tasks/secret_job/log/out"); status != http.StatusOK {
 		t.Errorf("operator GET a log: %d, want 200\n%s", status, body)
+	}
+}
+
+// After signing in, the browser goes back only to a page of this server:
+// the ways a browser reads a path as another host (a tab or line break it
+// drops, a backslash it reads as a slash, a second slash, a scheme) all
+// send it to the overview instead.
+func TestNextStaysHere(t *testing.T) {
+	t.Parallel()
+	base, tokens, _ := uiServer(t, accessDefs, auth.Viewer)
+	for next, want := range map[string]string{
+		"/tasks/secret_job?x=1":   "/tasks/secret_job?x=1",
+		"/audit":                  "/audit",
+		"/\t/evil.example":        "/",
+		"/\n/evil.example":        "/",
+		"/ /evil.example":         "/",
+		"//evil.example":          "/",
+		"/\\evil.example":         "/",
+		"/\\/evil.example":        "/",
+		"/x\\..\\\\evil.example":  "/",
+		"https://evil.example/":   "/",
+		"javascript:alert(1)":     "/",
+		"evil.example":            "/",
+		"/%2F/evil.example":       "/",
+		"/\x7f/evil.example":      "/",
+		"":                        "/",
+		"/\u00a0/evil.example/ok": "/%c2%a0/evil.example/ok", // a path here, escaped
+	} {
+		status, cookie, h := postLogin(t, base, tokens[auth.Viewer], next)
+		if status != http.StatusSeeOther || cookie == nil {
+			t.Fatalf("sign-in with next %q: %d", next, status)
+		}
+		if got := h.Get("Location"); got != want {
+			t.Errorf("sign-in with next %q goes to %q, want %q", next, got, want)
+		}
 	}
 }

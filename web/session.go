@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -63,9 +64,21 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // safeNext keeps a page to return to after signing in only when it is a
-// path of this server: never another site.
+// path of this server: never another site. Browsers drop tabs and line
+// breaks from a URL and read a backslash as a slash, so /<TAB>/evil.example
+// and /\evil.example are //evil.example to them: a control character, a
+// space or a backslash anywhere refuses it, as do a second leading slash
+// and anything a URL parser reads a scheme or host in.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next
