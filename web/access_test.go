@@ -2,10 +2,14 @@ package web
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +192,73 @@ func TestNextStaysHere(t *testing.T) {
 		}
 		if got := h.Get("Location"); got != want {
 			t.Errorf("sign-in with next %q goes to %q, want %q", next, got, want)
+		}
+	}
+}
+
+// Stored strings reach a page with their control characters escaped: an
+// event's resource ID holding an escape sequence or a right-to-left
+// override, and what a command printed to its log, show as \x1b and \u202e, never as
+// the characters a terminal obeys and a browser reorders text by.
+func TestPagesEscapeControls(t *testing.T) {
+	t.Parallel()
+	logs := t.TempDir()
+	defs := "insert_task: painted\ntype: callable\ncommand: printf 'a\\033[31mRED\\342\\200\\256x\\n'\nout_log_file: " + filepath.Join(logs, "p.out") + "\nerr_log_file: " + filepath.Join(logs, "p.err") + "\n"
+	base, tokens, _ := uiServer(t, defs, auth.Operator)
+	resource := "res\x1b]0;owned\x07\x1b[31mRED\u202egpj.exe\u2066x\u0085"
+	jr, _ := json.Marshal(resource)
+	body := fmt.Sprintf(`{"eventType":"FILE","eventTimestamp":%q,"eventResourceId":%s}`, time.Now().UTC().Format(time.RFC3339), jr)
+	req, err := http.NewRequest(http.MethodPost, base+"/events", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tokens[auth.Operator])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /events: %d %s", resp.StatusCode, b)
+	}
+	_, session, _ := postLogin(t, base, tokens[auth.Operator], "/")
+	if session == nil {
+		t.Fatal("no session")
+	}
+	req, _ = http.NewRequest(http.MethodPost, base+"/api/v1/tasks/painted/events", strings.NewReader(`{"event":"start"}`))
+	req.Header.Set("Authorization", "Bearer "+tokens[auth.Operator])
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("start painted: %v %v", err, resp.Status)
+	}
+	resp.Body.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, page := getWith(t, base, session, "/tasks/painted/log/out"); strings.Contains(page, "RED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("painted wrote nothing to its log")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for path, want := range map[string]string{
+		"/data":                  `res\x1b]0;owned\x07\x1b[31mRED\u202egpj.exe\u2066x\u0085`,
+		"/tasks/painted/log/out": `a\x1b[31mRED\u202ex`,
+	} {
+		status, page := getWith(t, base, session, path)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", path, status, page)
+		}
+		if i := strings.IndexFunc(page, func(r rune) bool {
+			return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+		}); i >= 0 {
+			t.Errorf("GET %s shows a raw control character %q: ...%s...", path, page[i:i+1], page[max(0, i-40):min(len(page), i+40)])
+		}
+		if want != "" && !strings.Contains(page, html.EscapeString(want)) && !strings.Contains(page, want) {
+			t.Errorf("GET %s does not show %s", path, want)
 		}
 	}
 }

@@ -303,7 +303,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(shown(buf.Bytes()))
 }
 
 // fail shows an error page: the error's own status, 503 while the
