@@ -267,6 +267,7 @@ func (s *Server) api(certHosts []string) http.Handler {
 
 // serve serves s.http on the listener.
 func (s *Server) serve() {
+	s.http.Handler = hsts(s.http.Handler)
 	s.limitClients(s.http)
 	s.http.ErrorLog = slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
@@ -461,7 +462,7 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q,\"node\":%q,\"roles\":%q}\n", Version, lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
 	})
-	s.http = &http.Server{Handler: mux}
+	s.http = &http.Server{Handler: hsts(mux)}
 	s.limitClients(s.http)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	s.cfg.Logger.Info("gnomon node ready", "listen", s.ln.Addr().String(), "node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
