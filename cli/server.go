@@ -119,12 +119,29 @@ type Server struct {
 	// active delivers the scheduler of a standby that took the cluster
 	// over and is ready.
 	active chan *gnomon.Scheduler
+	// lock holds the data directory's lock.
+	lock *os.File
 }
 
 // StartServer assembles the scheduler (gnomon.New), loads its state,
 // applies the definitions and starts listening. It returns once /healthz
-// would answer.
+// would answer. It holds the data directory's lock (see lockData) until
+// Stop.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	lock, err := lockData(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServer(ctx, cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -561,7 +578,12 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return errors.Join(serr, s.http.Shutdown(hctx))
+	serr = errors.Join(serr, s.http.Shutdown(hctx))
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
+	return serr
 }
 
 func serverCmd(env *Env) *cobra.Command {
