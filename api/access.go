@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
 )
@@ -73,12 +74,28 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	if ui && s.ui.Public(r) {
 		return r, true
 	}
+	// A source that failed to authenticate too often waits, refused
+	// before its credentials are even read. A session cookie is not
+	// counted: a stale one (the server restarted) is no guess, and
+	// sign-in counts its own failures.
+	source, credentials := Source(r), r.Header.Get("Authorization") != "" || r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+	if wait := s.access.Authority.Failures().Wait(source); credentials && wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		hangUp(w)
+		writeError(w, &Error{Status: http.StatusTooManyRequests, Message: fmt.Sprintf("too many failed authentications from %s: retry in %s", source, wait.Round(time.Millisecond))})
+		return nil, false
+	}
 	id, csrf, err := s.authenticate(r)
 	if err != nil {
 		if errors.Is(err, auth.ErrNotLoaded) {
 			w.Header().Set("Retry-After", "1")
 			writeError(w, &Error{Status: http.StatusServiceUnavailable, Message: err.Error()})
 			return nil, false
+		}
+		if credentials {
+			if n, report := s.access.Authority.Failures().Fail(source); report {
+				s.log.Warn("authentication failed (logged once a minute for each source)", "source", source, "failures", n, "method", r.Method, "path", r.URL.Path, "err", err)
+			}
 		}
 		if ui && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			hangUp(w)
@@ -113,6 +130,16 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 // identity: it is not kept alive for more requests, so that idle
 // connections of clients that could not authenticate do not pile up.
 func hangUp(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
+
+// Source is the address a request came from, whose failed
+// authentications are counted together: its client's IP address (behind
+// a proxy, the proxy's).
+func Source(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
 
 type csrfKey struct{}
 

@@ -74,6 +74,9 @@ type Authority struct {
 	DefaultRate int
 	now         func() time.Time
 
+	// failures slows down the sources of failed authentication.
+	failures *Failures
+
 	mu      sync.RWMutex
 	loaded  bool // Load was called
 	byID    map[string]*Token
@@ -84,8 +87,12 @@ type Authority struct {
 // expiry and rates are read on: credentials live in real time, even on a
 // server whose scheduling clock is simulated.
 func NewAuthority(now func() time.Time, defaultRate int) *Authority {
-	return &Authority{DefaultRate: defaultRate, now: now, byID: map[string]*Token{}, buckets: map[string]*bucket{}}
+	return &Authority{DefaultRate: defaultRate, now: now, failures: NewFailures(now), byID: map[string]*Token{}, buckets: map[string]*bucket{}}
 }
+
+// Failures returns the record of failed authentication by source, which
+// every check of credentials against a shares (the API's, sign-in's).
+func (a *Authority) Failures() *Failures { return a.failures }
 
 // Now reads the Authority's clock.
 func (a *Authority) Now() time.Time { return a.now() }

@@ -121,6 +121,10 @@ func (s *Sessions) Close(key string) {
 	s.mu.Unlock()
 }
 
+// Failures returns the record of failed authentication of the sessions'
+// Authority.
+func (s *Sessions) Failures() *Failures { return s.a.failures }
+
 // Len returns how many sessions are open.
 func (s *Sessions) Len() int {
 	s.mu.Lock()

@@ -3,8 +3,10 @@ package web
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,13 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostForm.Get("next"))
+	source, failures := api.Source(r), u.cfg.Sessions.Failures()
+	if wait := failures.Wait(source); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		u.render(w, r, http.StatusTooManyRequests, "login", &view{Title: "Sign in", Data: loginView{Next: next,
+			Reason: fmt.Sprintf("too many failed sign-ins from %s: retry in %s", source, wait.Round(time.Second))}})
+		return
+	}
 	// Only a token that may read gets a session: the pages need read,
 	// which an ingest token has not.
 	key, _, id, err := u.cfg.Sessions.Open(strings.TrimSpace(r.PostForm.Get("token")), auth.Read)
@@ -39,8 +48,9 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusUnauthorized
 		if errors.As(err, new(*auth.Denied)) {
 			status = http.StatusForbidden
+		} else if n, report := failures.Fail(source); report {
+			u.cfg.Logger.Warn("web sign-in failed (logged once a minute for each source)", "source", source, "failures", n, "err", err)
 		}
-		u.cfg.Logger.Info("web sign-in refused", "remote", r.RemoteAddr, "err", err)
 		u.render(w, r, status, "login", &view{Title: "Sign in", Data: loginView{Next: next, Reason: err.Error()}})
 		return
 	}
