@@ -771,7 +771,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	go a.Watch(ctx, s.cfg.Store, time.Second, func(err error) { s.cfg.Logger.Warn("tokens not read again", "err", err) })
 	access := api.Access{Authority: a, Keeper: s.cfg.Store, Hosts: cfg.Hosts}
 	if !cfg.NoUI {
-		access.Sessions = auth.NewSessions(a, cfg.SessionIdle)
+		access.Sessions = auth.NewSessions(a, cfg.SessionIdle, cfg.SessionLifetime)
 	}
 	h := api.NewServer(s.sched, s.cfg.Location, cfg.Version, s.cfg.Logger, access)
 	h.MaxFutureSkew, h.Logs, h.DefaultOwner = cfg.MaxFutureSkew, s.runLogs, s.cfg.DefaultOwner
@@ -833,6 +833,9 @@ type HandlerConfig struct {
 	// SessionIdle is how long a web UI session lasts without a request;
 	// 0 means auth.DefaultSessionIdle.
 	SessionIdle time.Duration
+	// SessionLifetime is how long a web UI session lasts at most, however
+	// used; 0 means auth.DefaultSessionLifetime.
+	SessionLifetime time.Duration
 	// MetricsPublic lets GET /metrics answer without a token; it needs
 	// one with the read permission otherwise.
 	MetricsPublic bool

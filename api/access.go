@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
 )
@@ -60,16 +61,29 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 	}
 	ui := s.forUI(r)
 	if !s.access.hostAllowed(r.Host, r) {
+		hangUp(w)
 		writeError(w, &Error{Status: http.StatusMisdirectedRequest, Message: fmt.Sprintf(
 			"host %q is not a name of this server; a server reached by another name lists it with --public-name", r.Host)})
 		return nil, false
 	}
 	if o := r.Header.Get("Origin"); o != "" && !s.access.sameOrigin(o, r) {
+		hangUp(w)
 		writeError(w, &Error{Status: http.StatusForbidden, Message: fmt.Sprintf("cross-origin request from %q refused", o)})
 		return nil, false
 	}
 	if ui && s.ui.Public(r) {
 		return r, true
+	}
+	// A source that failed to authenticate too often waits, refused
+	// before its credentials are even read. A session cookie is not
+	// counted: a stale one (the server restarted) is no guess, and
+	// sign-in counts its own failures.
+	source, credentials := Source(r), r.Header.Get("Authorization") != "" || r.TLS != nil && len(r.TLS.VerifiedChains) > 0
+	if wait := s.access.Authority.Failures().Wait(source); credentials && wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		hangUp(w)
+		writeError(w, &Error{Status: http.StatusTooManyRequests, Message: fmt.Sprintf("too many failed authentications from %s: retry in %s", source, wait.Round(time.Millisecond))})
+		return nil, false
 	}
 	id, csrf, err := s.authenticate(r)
 	if err != nil {
@@ -78,11 +92,18 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 			writeError(w, &Error{Status: http.StatusServiceUnavailable, Message: err.Error()})
 			return nil, false
 		}
+		if credentials {
+			if n, report := s.access.Authority.Failures().Fail(source); report {
+				s.log.Warn("authentication failed (logged once a minute for each source)", "source", source, "failures", n, "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+		}
 		if ui && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			hangUp(w)
 			s.ui.SignIn(w, r, err.Error())
 			return nil, false
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gnomon"`)
+		hangUp(w)
 		writeError(w, &Error{Status: http.StatusUnauthorized, Message: err.Error()})
 		return nil, false
 	}
@@ -103,6 +124,21 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 		ctx = context.WithValue(ctx, csrfKey{}, csrf)
 	}
 	return r.WithContext(ctx), true
+}
+
+// hangUp closes the connection after a refusal of a client without a valid
+// identity: it is not kept alive for more requests, so that idle
+// connections of clients that could not authenticate do not pile up.
+func hangUp(w http.ResponseWriter) { w.Header().Set("Connection", "close") }
+
+// Source is the address a request came from, whose failed
+// authentications are counted together: its client's IP address (behind
+// a proxy, the proxy's).
+func Source(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 type csrfKey struct{}
@@ -128,7 +164,8 @@ func (s *Server) forUI(r *http.Request) bool {
 }
 
 // authenticate finds the identity of a request: its bearer token, else the
-// client certificate the TLS handshake verified, named by its common name,
+// client certificate the TLS handshake verified, which names its token's
+// ID (see auth.Authority.Certificate),
 // else its web UI session (whose CSRF token it returns too).
 func (s *Server) authenticate(r *http.Request) (id *auth.Identity, csrf string, err error) {
 	h := r.Header.Get("Authorization")
@@ -137,7 +174,7 @@ func (s *Server) authenticate(r *http.Request) (id *auth.Identity, csrf string, 
 		return id, "", err
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
-		id, err = s.access.Authority.Named(r.TLS.VerifiedChains[0][0].Subject.CommonName)
+		id, err = s.access.Authority.Certificate(r.TLS.VerifiedChains[0][0])
 		return id, "", err
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil && s.access.Sessions != nil {

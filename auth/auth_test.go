@@ -1,7 +1,10 @@
 package auth
 
 import (
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -146,11 +149,39 @@ func TestAuthority(t *testing.T) {
 	if err := id.CanTask(Operate, "finance_eod", nil); err != nil {
 		t.Errorf("in scope: %v", err)
 	}
-	if _, err := a.Named("bob"); err == nil {
-		t.Error("an expired token's name identifies a certificate")
+	aliceID, bobID := ok[len("gnomon_"):len("gnomon_")+16], expired[len("gnomon_"):len("gnomon_")+16]
+	cert := func(cn string, uris ...string) *x509.Certificate {
+		c := &x509.Certificate{Subject: pkix.Name{CommonName: cn}}
+		for _, u := range uris {
+			pu, err := url.Parse(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.URIs = append(c.URIs, pu)
+		}
+		return c
 	}
-	if got, err := a.Named("alice"); err != nil || got.Role != Operator {
-		t.Errorf("Named(alice) = %+v, %v", got, err)
+	for _, c := range []struct {
+		what string
+		cert *x509.Certificate
+		want string // the identity's name, or what the refusal says
+	}{
+		{"the ID as common name", cert(aliceID), "alice"},
+		{"the ID as URI", cert("alice", CertificateURIPrefix+aliceID), "alice"},
+		{"both, the same", cert(aliceID, CertificateURIPrefix+aliceID), "alice"},
+		{"a name only", cert("alice"), "names no token ID"},
+		{"two IDs", cert(bobID, CertificateURIPrefix+aliceID), "more than one"},
+		{"an expired token", cert(bobID), "expired"},
+		{"no such token", cert("0123456789abcdef"), "does not exist"},
+		{"a bad ID", cert("x", CertificateURIPrefix+"ALICE"), "no token ID"},
+	} {
+		id, err := a.Certificate(c.cert)
+		switch {
+		case err == nil && id.Name != c.want:
+			t.Errorf("%s: identifies %s, want %s", c.what, id.Name, c.want)
+		case err != nil && !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s: %v, want %s", c.what, err, c.want)
+		}
 	}
 }
 

@@ -3,9 +3,12 @@ package auth
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -86,6 +89,9 @@ type Authority struct {
 	DefaultRate int
 	now         func() time.Time
 
+	// failures slows down the sources of failed authentication.
+	failures *Failures
+
 	mu      sync.RWMutex
 	loaded  bool // Load was called
 	byID    map[string]*Token
@@ -96,8 +102,12 @@ type Authority struct {
 // expiry and rates are read on: credentials live in real time, even on a
 // server whose scheduling clock is simulated.
 func NewAuthority(now func() time.Time, defaultRate int) *Authority {
-	return &Authority{DefaultRate: defaultRate, now: now, byID: map[string]*Token{}, buckets: map[string]*bucket{}}
+	return &Authority{DefaultRate: defaultRate, now: now, failures: NewFailures(now), byID: map[string]*Token{}, buckets: map[string]*bucket{}}
 }
+
+// Failures returns the record of failed authentication by source, which
+// every check of credentials against a shares (the API's, sign-in's).
+func (a *Authority) Failures() *Failures { return a.failures }
 
 // Now reads the Authority's clock.
 func (a *Authority) Now() time.Time { return a.now() }
@@ -129,18 +139,58 @@ func (a *Authority) Authenticate(header string) (*Identity, error) {
 	return a.check(id, HashSecret(secret))
 }
 
-// Named finds the identity of an active token by name: a client whose
-// certificate the server verified is the token of its common name.
-func (a *Authority) Named(name string) (*Identity, error) {
-	now := a.now()
+// CertificateURIPrefix begins the URI a client certificate names its
+// token by: urn:gnomon:token:ID, a subject alternative name.
+const CertificateURIPrefix = "urn:gnomon:token:"
+
+// Certificate finds the identity of a client certificate the server
+// verified: the active token whose ID it names, as a URI SAN
+// urn:gnomon:token:ID or as its subject's common name. A token's name is
+// no identity: it is reused once the token holding it is revoked, and a
+// certificate made for the old token must not stand for the new one.
+func (a *Authority) Certificate(cert *x509.Certificate) (*Identity, error) {
+	id, err := CertificateTokenID(cert)
+	if err != nil {
+		return nil, &Unauthenticated{Reason: err.Error()}
+	}
 	a.mu.RLock()
-	defer a.mu.RUnlock()
-	for _, t := range a.byID {
-		if t.Name == name && t.Active(now) {
-			return identity(t), nil
+	t, loaded := a.byID[id], a.loaded
+	a.mu.RUnlock()
+	switch {
+	case !loaded:
+		return nil, ErrNotLoaded
+	case t == nil:
+		return nil, &Unauthenticated{Reason: fmt.Sprintf("the client certificate names token %s, which does not exist", id)}
+	case !t.Revoked.IsZero():
+		return nil, &Unauthenticated{Reason: fmt.Sprintf("the client certificate's token %s (%s) was revoked", t.ID, t.Name)}
+	case !t.Active(a.now()):
+		return nil, &Unauthenticated{Reason: fmt.Sprintf("the client certificate's token %s (%s) expired", t.ID, t.Name)}
+	}
+	return identity(t), nil
+}
+
+// CertificateTokenID returns the token ID a client certificate names: its
+// URI SAN urn:gnomon:token:ID, else its common name when that is a token
+// ID. A certificate naming two IDs, or none, names no token.
+func CertificateTokenID(cert *x509.Certificate) (string, error) {
+	var ids []string
+	for _, u := range cert.URIs {
+		if s := u.String(); strings.HasPrefix(s, CertificateURIPrefix) {
+			ids = append(ids, strings.TrimPrefix(s, CertificateURIPrefix))
 		}
 	}
-	return nil, &Unauthenticated{Reason: fmt.Sprintf("no active token named %s for the client certificate", name)}
+	if cn := cert.Subject.CommonName; validID(cn) && !slices.Contains(ids, cn) {
+		ids = append(ids, cn)
+	}
+	switch {
+	case len(ids) == 0:
+		return "", fmt.Errorf("the client certificate names no token ID (its common name is %q): it must name the ID of its token (gnomon token list) as its common name or as the URI %sID", cert.Subject.CommonName, CertificateURIPrefix)
+	case len(ids) > 1:
+		return "", fmt.Errorf("the client certificate names more than one token ID (%s)", strings.Join(ids, ", "))
+	case !validID(ids[0]):
+		return "", fmt.Errorf("the client certificate names %q, which is no token ID (16 hex digits)", ids[0])
+	}
+	return ids[0], nil
 }
 
 // ErrNotLoaded is the error of a request that came before the tokens

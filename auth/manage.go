@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -102,11 +103,17 @@ const AdminTokenFile = "admin.token"
 // Bootstrap makes the first admin token of a store that holds none, and
 // writes it to path with permissions 0600. It reports whether it did: a
 // store with tokens is left as it is, so deleting the file after handing
-// the token over is safe.
+// the token over is safe. A file at path is never overwritten: it holds
+// the token of another store (a server on another database with the same
+// data directory), whose owner it would lock out, so Bootstrap refuses
+// (ErrTokenFileExists) and makes no token.
 func Bootstrap(ctx context.Context, k Keeper, path string, now time.Time) (bool, error) {
 	all, err := k.Tokens(ctx)
 	if err != nil || len(all) > 0 {
 		return false, err
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return false, fmt.Errorf("%w: %s exists, and the store holds no token: it is another store's admin token (another database on the same data directory?); move it away to have a new one made, or make a token on this store with gnomon token create --direct", ErrTokenFileExists, path)
 	}
 	s, _, err := Create(ctx, k, Request{Name: "admin", Role: Admin}, "gnomon", now)
 	if err != nil {
@@ -115,8 +122,13 @@ func Bootstrap(ctx context.Context, k Keeper, path string, now time.Time) (bool,
 	return true, WriteTokenFile(path, s)
 }
 
-// WriteTokenFile writes a token to a file only its owner may read, whole
-// or not at all.
+// ErrTokenFileExists is the error of a token file that would overwrite
+// another.
+var ErrTokenFileExists = errors.New("token file exists")
+
+// WriteTokenFile writes a token to a new file only its owner may read,
+// whole or not at all; a file already at path is left as it is
+// (ErrTokenFileExists).
 func WriteTokenFile(path, token string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -138,7 +150,14 @@ func WriteTokenFile(path, token string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	// A link, unlike a rename, never replaces what is at path.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", ErrTokenFileExists, path)
+		}
+		return err
+	}
+	return nil
 }
 
 // ReadTokenFile reads a token file, which others than its owner must not

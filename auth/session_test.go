@@ -12,7 +12,7 @@ func TestSessions(t *testing.T) {
 	a.Load(nil)
 	tok, tid, hash := NewSecret()
 	a.Add(Token{ID: tid, Name: "alice", Role: Operator, Hash: hash})
-	s := NewSessions(a, time.Hour)
+	s := NewSessions(a, time.Hour, 0)
 
 	if _, _, _, err := s.Open("gnomon_nonsense"); err == nil {
 		t.Fatal("a malformed token opened a session")
@@ -58,13 +58,75 @@ func TestSessions(t *testing.T) {
 	}
 }
 
+// A session used without pause still ends at its lifetime: a cookie kept
+// busy (stolen, say) does not stand for its token for good.
+func TestSessionLifetime(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	a := NewAuthority(func() time.Time { return now }, 0)
+	a.Load(nil)
+	tok, tid, hash := NewSecret()
+	a.Add(Token{ID: tid, Name: "alice", Role: Viewer, Hash: hash})
+	s := NewSessions(a, time.Hour, 0)
+	key, _, _, err := s.Open(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lifetime = 24 * time.Hour // DefaultSessionLifetime
+	opened := now
+	for now.Sub(opened) < lifetime {
+		if _, _, err := s.Identity(key); err != nil {
+			t.Fatalf("a session used every 30 minutes, %s after it was opened: %v", now.Sub(opened), err)
+		}
+		now = now.Add(30 * time.Minute)
+	}
+	if _, _, err := s.Identity(key); err == nil {
+		t.Fatalf("a session used every 30 minutes still works %s after it was opened", now.Sub(opened))
+	}
+	// Signing in again opens a new one.
+	if key, _, _, err = s.Open(tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Identity(key); err != nil {
+		t.Fatalf("a new session: %v", err)
+	}
+}
+
+// Signing in again and again with one token pushes out only that token's
+// own sessions, never another's: a viewer cannot sign every browser out.
+func TestSessionsOfOneToken(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	a := NewAuthority(func() time.Time { return now }, 0)
+	a.Load(nil)
+	mallory, mid, mhash := NewSecret()
+	a.Add(Token{ID: mid, Name: "mallory", Role: Viewer, Hash: mhash})
+	alice, aid, ahash := NewSecret()
+	a.Add(Token{ID: aid, Name: "alice", Role: Admin, Hash: ahash})
+	s := NewSessions(a, time.Hour, 0)
+	key, _, _, err := s.Open(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range maxSessions + 10 {
+		now = now.Add(time.Millisecond)
+		if _, _, _, err := s.Open(mallory); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Identity(key); err != nil {
+		t.Errorf("alice's session after %d sign-ins of mallory: %v", maxSessions+10, err)
+	}
+	if n := s.Len(); n > maxTokenSessions+1 {
+		t.Errorf("%d sessions kept, want mallory's %d and alice's", n, maxTokenSessions)
+	}
+}
+
 func TestSessionsLimit(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	a := NewAuthority(func() time.Time { return now }, 0)
 	a.Load(nil)
 	tok, tid, hash := NewSecret()
 	a.Add(Token{ID: tid, Name: "alice", Role: Viewer, Hash: hash})
-	s := NewSessions(a, time.Hour)
+	s := NewSessions(a, time.Hour, 0)
 	s.limit = 3
 	var keys []string
 	for range 4 {

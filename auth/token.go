@@ -85,10 +85,8 @@ func ParseToken(s string) (id, secret string, err error) {
 		return "", "", ErrMalformed
 	}
 	id, secret = s[len(prefix):len(prefix)+idLen], s[len(prefix)+idLen+1:]
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return "", "", ErrMalformed
-		}
+	if !validID(id) {
+		return "", "", ErrMalformed
 	}
 	for i := 0; i < len(secret); i++ {
 		if c := secret[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
@@ -96,6 +94,19 @@ func ParseToken(s string) (id, secret string, err error) {
 		}
 	}
 	return id, secret, nil
+}
+
+// validID reports whether id is a token ID: 16 lowercase hex digits.
+func validID(id string) bool {
+	if len(id) != idLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseBearer reads the token of an Authorization header: the scheme

@@ -28,6 +28,7 @@ import (
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/internal/connlimit"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/internal/secret"
 	"github.com/gnomon-sched/gnomon/notify"
@@ -86,7 +87,7 @@ type ServerConfig struct {
 	// TLSCert and TLSKey are the server's certificate and key files;
 	// TLSSelfSigned makes (once) and uses a certificate of its own in the
 	// data directory instead. TLSClientCA verifies client certificates,
-	// which identify the token named by their common name.
+	// which identify the token whose ID they name (auth.Authority.Certificate).
 	TLSCert, TLSKey string
 	TLSSelfSigned   bool
 	TLSClientCA     string
@@ -97,6 +98,9 @@ type ServerConfig struct {
 	// Standby makes a director that another director keeps from starting
 	// wait as its standby (gnomon.Standby) instead of failing.
 	Standby bool
+	// MaxConnections caps the client connections open at once; 0 means
+	// the file descriptor limit less a reserve (connlimit.DefaultMax).
+	MaxConnections int
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -106,6 +110,8 @@ type Server struct {
 	sched *gnomon.Scheduler
 	http  *http.Server
 	ln    net.Listener
+	// conns caps the connections under ln (TLS is above it).
+	conns *connlimit.Listener
 	errc  chan error
 	// draining is set while Stop drains: reads are answered, changes are
 	// refused with 503.
@@ -116,12 +122,29 @@ type Server struct {
 	// active delivers the scheduler of a standby that took the cluster
 	// over and is ready.
 	active chan *gnomon.Scheduler
+	// lock holds the data directory's lock.
+	lock *os.File
 }
 
 // StartServer assembles the scheduler (gnomon.New), loads its state,
 // applies the definitions and starts listening. It returns once /healthz
-// would answer.
+// would answer. It holds the data directory's lock (see lockData) until
+// Stop.
 func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	lock, err := lockData(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	s, err := startServer(ctx, cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -216,11 +239,44 @@ func (s *Server) listen() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	s.conns = s.limitConnections(ln)
+	ln = s.conns
 	if tc != nil {
 		ln = tls.NewListener(ln, tc)
 	}
 	s.ln = ln
 	return certHosts, nil
+}
+
+// limitConnections caps the connections of ln below the process's file
+// descriptor limit, raised first to its hard limit: a flood of clients
+// must leave descriptors for the runs and the store (see connlimit).
+func (s *Server) limitConnections(ln net.Listener) *connlimit.Listener {
+	log := s.cfg.Logger
+	limit, err := connlimit.RaiseFileLimit()
+	if err != nil {
+		log.Warn("the limit on open files could not be raised to its hard limit", "limit", limit, "err", err)
+	}
+	max := s.cfg.MaxConnections
+	if max <= 0 {
+		max = connlimit.DefaultMax(limit)
+	} else if uint64(max) > limit {
+		log.Warn("--max-connections is above the limit on open files: a flood of clients can leave runs without descriptors", "max_connections", max, "limit", limit)
+	}
+	l := connlimit.New(ln, max)
+	var every connlimit.Every
+	every.Period = time.Minute
+	l.Full = func(closed bool) {
+		if every.Allow(time.Now()) {
+			what := "every connection is busy: new ones wait"
+			if closed {
+				what = "the longest idle connection is closed for a new one"
+			}
+			log.Warn("connection cap reached: "+what+" (logged once a minute)", "max_connections", max)
+		}
+	}
+	log.Info("connections capped below the limit on open files", "max_connections", max, "open_files_limit", limit)
+	return l
 }
 
 // api is the scheduler's HTTP API.
@@ -232,7 +288,8 @@ func (s *Server) api(certHosts []string) http.Handler {
 
 // serve serves s.http on the listener.
 func (s *Server) serve() {
-	limitClients(s.http)
+	s.http.Handler = hsts(s.http.Handler)
+	s.limitClients(s.http)
 	s.http.ErrorLog = slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 }
@@ -426,8 +483,8 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q,\"node\":%q,\"roles\":%q}\n", Version, lc.Cluster.Node, strings.Join(lc.Cluster.Roles, ","))
 	})
-	s.http = &http.Server{Handler: mux}
-	limitClients(s.http)
+	s.http = &http.Server{Handler: hsts(mux)}
+	s.limitClients(s.http)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	s.cfg.Logger.Info("gnomon node ready", "listen", s.ln.Addr().String(), "node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
 	return s, nil
@@ -444,9 +501,12 @@ const (
 	maxHeaderBytes    = 64 << 10
 )
 
-func limitClients(h *http.Server) {
+func (s *Server) limitClients(h *http.Server) {
 	h.ReadHeaderTimeout, h.ReadTimeout, h.WriteTimeout, h.IdleTimeout = readHeaderTimeout, readTimeout, writeTimeout, idleTimeout
 	h.MaxHeaderBytes = maxHeaderBytes
+	if s.conns != nil {
+		s.conns.Serve(h)
+	}
 }
 
 // Addr returns the address the server listens on.
@@ -522,7 +582,12 @@ func (s *Server) Stop(ctx context.Context) error {
 	}
 	hctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return errors.Join(serr, s.http.Shutdown(hctx))
+	serr = errors.Join(serr, s.http.Shutdown(hctx))
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
+	return serr
 }
 
 func serverCmd(env *Env) *cobra.Command {
@@ -566,6 +631,9 @@ func serverCmd(env *Env) *cobra.Command {
 			}
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
 				return usageErr("--smtp-addr is required to send alerts")
+			}
+			if cfg.MaxConnections < 0 {
+				return usageErr("--max-connections: %d is negative (0: the default)", cfg.MaxConnections)
 			}
 			if heapFloor < 0 || heapFloor > 1<<20 {
 				return usageErr("--heap-floor: %d MiB is not between 0 and 1048576", heapFloor)
@@ -612,9 +680,10 @@ func serverCmd(env *Env) *cobra.Command {
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "the key of --tls-cert (PEM)")
 	f.BoolVar(&cfg.TLSSelfSigned, "tls-self-signed", false, "serve HTTPS with a self-signed certificate made once in DATA/tls (its fingerprint is logged)")
-	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token named by its common name")
+	f.StringVar(&cfg.TLSClientCA, "tls-client-ca", "", "verify client certificates against these CA certificates (PEM); a verified certificate identifies the token whose ID it names, as the URI urn:gnomon:token:ID or as its common name")
 	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
 	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
+	f.IntVar(&cfg.MaxConnections, "max-connections", 0, "most client connections open at once; at the cap the longest idle one is closed for a new one (default: the limit on open files, raised to its hard limit, less a quarter of it and at least 256 kept for runs and the store)")
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string

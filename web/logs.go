@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 
@@ -97,7 +98,12 @@ func (u *UI) sensitiveTask(r *http.Request, name string) (job.Task, error) {
 func (u *UI) fragment(w http.ResponseWriter, name string, v any) error {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return u.pages[name].ExecuteTemplate(w, name, v)
+	var buf bytes.Buffer
+	if err := u.pages[name].ExecuteTemplate(&buf, name, v); err != nil {
+		return err
+	}
+	_, err := w.Write(shown(buf.Bytes()))
+	return err
 }
 
 type runLogsView struct {

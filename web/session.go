@@ -1,12 +1,17 @@
 package web
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
 )
 
 type loginView struct {
@@ -29,10 +34,24 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := safeNext(r.PostForm.Get("next"))
-	key, _, id, err := u.cfg.Sessions.Open(strings.TrimSpace(r.PostForm.Get("token")))
+	source, failures := api.Source(r), u.cfg.Sessions.Failures()
+	if wait := failures.Wait(source); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		u.render(w, r, http.StatusTooManyRequests, "login", &view{Title: "Sign in", Data: loginView{Next: next,
+			Reason: fmt.Sprintf("too many failed sign-ins from %s: retry in %s", source, wait.Round(time.Second))}})
+		return
+	}
+	// Only a token that may read gets a session: the pages need read,
+	// which an ingest token has not.
+	key, _, id, err := u.cfg.Sessions.Open(strings.TrimSpace(r.PostForm.Get("token")), auth.Read)
 	if err != nil {
-		u.cfg.Logger.Info("web sign-in refused", "remote", r.RemoteAddr, "err", err)
-		u.render(w, r, http.StatusUnauthorized, "login", &view{Title: "Sign in", Data: loginView{Next: next, Reason: err.Error()}})
+		status := http.StatusUnauthorized
+		if errors.As(err, new(*auth.Denied)) {
+			status = http.StatusForbidden
+		} else if n, report := failures.Fail(source); report {
+			u.cfg.Logger.Warn("web sign-in failed (logged once a minute for each source)", "source", source, "failures", n, "err", err)
+		}
+		u.render(w, r, status, "login", &view{Title: "Sign in", Data: loginView{Next: next, Reason: err.Error()}})
 		return
 	}
 	u.cfg.Logger.Info("web sign-in", "identity", id.Name, "role", id.Role, "remote", r.RemoteAddr)
@@ -55,9 +74,21 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // safeNext keeps a page to return to after signing in only when it is a
-// path of this server: never another site.
+// path of this server: never another site. Browsers drop tabs and line
+// breaks from a URL and read a backslash as a slash, so /<TAB>/evil.example
+// and /\evil.example are //evil.example to them: a control character, a
+// space or a backslash anywhere refuses it, as do a second leading slash
+// and anything a URL parser reads a scheme or host in.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next

@@ -81,29 +81,59 @@ func New(cfg Config) (*UI, error) {
 	return u, nil
 }
 
+// routes registers every page with the permission it needs, checked as
+// the API checks its own (auth.Identity.Can, one table of roles): the
+// sign-in page and the static files need none (they are Public), signing
+// out needs an identity, every other page, fragment and stream needs read,
+// and the logs read:sensitive over their task (checked by sensitiveTask,
+// which knows the task). A token that may not read, such as an ingest
+// token, gets 403 everywhere, as it does from the API.
 func (u *UI) routes() {
 	u.mux.HandleFunc("GET /static/", u.serveStatic)
 	u.mux.HandleFunc("GET /login", u.loginPage)
 	u.mux.HandleFunc("POST /login", u.login)
 	u.mux.HandleFunc("POST /logout", u.logout)
-	u.mux.HandleFunc("GET /live", u.live)
+	u.route("GET /live", auth.Read, u.live)
 	u.page("GET /{$}", "overview", u.overview)
 	u.page("GET /tasks", "tasks", u.tasks)
 	u.page("GET /tasks/{name}", "task", u.task)
-	u.mux.HandleFunc("GET /tasks/{name}/log/{stream}", u.handle(u.log))
-	u.mux.HandleFunc("GET /tasks/{name}/why", u.handle(u.whyFragment))
-	u.mux.HandleFunc("GET /tasks/{name}/runs/{id}/logs", u.handle(u.runLogs))
+	u.route("GET /tasks/{name}/log/{stream}", auth.Read, u.handle(u.log))
+	u.route("GET /tasks/{name}/why", auth.Read, u.handle(u.whyFragment))
+	u.route("GET /tasks/{name}/runs/{id}/logs", auth.Read, u.handle(u.runLogs))
 	u.page("GET /timeline", "timeline", u.timeline)
 	u.page("GET /graph", "graph", u.graph)
-	u.mux.HandleFunc("GET /graph.json", u.handle(u.graphJSON))
+	u.route("GET /graph.json", auth.Read, u.handle(u.graphJSON))
 	u.page("GET /data", "data", u.data)
 	u.page("GET /trees", "trees", u.trees)
 	u.page("GET /trees/{name}", "tree", u.tree)
 	u.page("GET /alerts", "alerts", u.alerts)
 	u.page("GET /audit", "audit", u.audit)
-	u.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	u.route("/", auth.Read, func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no page at " + r.URL.Path})
 	})
+}
+
+// route registers a handler for the identities whose role grants perm;
+// the others get 403 naming it.
+func (u *UI) route(pattern string, perm auth.Permission, h http.HandlerFunc) {
+	u.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := may(r, perm); err != nil {
+			u.fail(w, r, err)
+			return
+		}
+		h(w, r)
+	})
+}
+
+// may returns a *auth.Denied unless the request's identity has perm. A
+// request without an identity never gets here: the API's guard sends it
+// to sign in.
+func may(r *http.Request, perm auth.Permission) error {
+	id := auth.FromContext(r.Context())
+	if id == nil {
+		return &httpError{status: http.StatusUnauthorized, msg: "no identity: sign in"}
+	}
+	return id.Can(perm)
 }
 
 // ServeHTTP implements http.Handler.
@@ -241,7 +271,7 @@ func (u *UI) page(pattern, tmpl string, fn func(r *http.Request) (title string, 
 	case "tree":
 		section = "trees"
 	}
-	u.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	u.route(pattern, auth.Read, func(w http.ResponseWriter, r *http.Request) {
 		title, data, err := fn(r)
 		if err != nil {
 			u.fail(w, r, err)
@@ -273,7 +303,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(shown(buf.Bytes()))
 }
 
 // fail shows an error page: the error's own status, 503 while the

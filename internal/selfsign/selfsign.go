@@ -31,18 +31,20 @@ const (
 	KeyFile  = "tls/key.pem"
 )
 
-// Validity is how long a certificate made here is valid.
-const Validity = 5 * 365 * 24 * time.Hour
+// Validity is how long a certificate made here is valid: a year, made
+// again 30 days before it ends.
+const Validity = 365 * 24 * time.Hour
 
 // Ensure returns the certificate of the data directory, making it when
-// there is none, or when the one there expires within 30 days or does not
-// name every host in names (host names or IP addresses). It reports
-// whether it made a new one.
+// there is none, or when the one there expires within 30 days, does not
+// name every host in names (host names or IP addresses), or is one this
+// package made before it made leaves only (a CA, or valid longer than
+// Validity). It reports whether it made a new one.
 func Ensure(dataDir string, names []string, now time.Time) (tls.Certificate, bool, error) {
 	certPath, keyPath := filepath.Join(dataDir, CertFile), filepath.Join(dataDir, KeyFile)
 	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
 	switch {
-	case err == nil && covers(cert.Leaf, names) && now.Add(30*24*time.Hour).Before(cert.Leaf.NotAfter):
+	case err == nil && covers(cert.Leaf, names) && now.Add(30*24*time.Hour).Before(cert.Leaf.NotAfter) && leaf(cert.Leaf):
 		return cert, false, nil
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return tls.Certificate{}, false, fmt.Errorf("%s: %w", certPath, err)
@@ -64,6 +66,13 @@ func Ensure(dataDir string, names []string, now time.Time) (tls.Certificate, boo
 	return cert, true, err
 }
 
+// leaf reports whether a certificate is a leaf as Make makes them: not a
+// CA, which could sign certificates for any name with the key of a
+// server, and valid no longer than Validity.
+func leaf(c *x509.Certificate) bool {
+	return !c.IsCA && c.KeyUsage&x509.KeyUsageCertSign == 0 && c.NotAfter.Sub(c.NotBefore) <= Validity+time.Hour
+}
+
 // covers reports whether a certificate names every host.
 func covers(c *x509.Certificate, names []string) bool {
 	for _, n := range names {
@@ -75,7 +84,10 @@ func covers(c *x509.Certificate, names []string) bool {
 }
 
 // Make makes a self-signed certificate (ECDSA P-256) for the hosts, and its
-// key, PEM-encoded.
+// key, PEM-encoded: a leaf, not a CA, valid for Validity. Clients trust it
+// by pinning it: Go and OpenSSL take a self-signed leaf given as the
+// trusted certificate, and browsers refuse a CA certificate that a server
+// presents as its own.
 func Make(names []string, now time.Time) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -90,10 +102,10 @@ func Make(names []string, now time.Time) (certPEM, keyPEM []byte, err error) {
 		Subject:               pkix.Name{CommonName: "gnomon server", Organization: []string{"gnomon"}},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(Validity),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
-		IsCA:                  true, // so that a client can trust it as its own root
+		IsCA:                  false,
 	}
 	for _, n := range names {
 		if ip := net.ParseIP(strings.Trim(n, "[]")); ip != nil {
