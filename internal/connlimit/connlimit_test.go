@@ -51,6 +51,22 @@ func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 	return c, bufio.NewReader(c)
 }
 
+// waitIdle waits until the Listener counts n idle connections.
+func waitIdle(t *testing.T, l *Listener, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		idle := l.idle.Len()
+		l.mu.Unlock()
+		if idle == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections idle, want %d", idle, n)
+		}
+	}
+}
+
 // At the cap, a new connection takes the place of the longest idle one.
 func TestIdleMakesRoom(t *testing.T) {
 	over := make(chan int, 100)
@@ -60,10 +76,15 @@ func TestIdleMakesRoom(t *testing.T) {
 			over <- n
 		}
 	}))
+	// The server marks a connection idle after its answer is written,
+	// which the client may read first: wait for it, so that the first
+	// is idle longest whatever the machine's load.
 	first, br1 := dial(t, addr)
 	get(t, first, br1, "/")
+	waitIdle(t, l, 1)
 	second, br2 := dial(t, addr)
 	get(t, second, br2, "/")
+	waitIdle(t, l, 2)
 	third, br3 := dial(t, addr)
 	if s := get(t, third, br3, "/"); s != http.StatusOK {
 		t.Fatalf("a third client at a cap of two: %d", s)
