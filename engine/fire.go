@@ -271,16 +271,14 @@ func (e *Engine) alone(en *entry) bool {
 // tick in progress to complete, and then are a tick of their own.
 func (e *Engine) fireAlone(budget *int) {
 	f := e.firing
-	allowance := max(2, *budget/4) // the tick in progress goes on too
-	*budget -= allowance
-	defer func() { *budget += allowance }()
-	for allowance > 0 && !e.external && len(e.fires) > 0 {
+	// A quarter of the budget at most: the tick in progress goes on too.
+	for spend := max(2, *budget/4); spend > 0 && !e.external && len(e.fires) > 0; spend-- {
 		en := e.fires[0]
 		at := en.st.NextFire
 		if at == f.at || at.After(e.now) {
 			return
 		}
-		allowance--
+		*budget--
 		if !e.alone(en) {
 			f.later = append(f.later, heap.Pop(&e.fires).(*entry))
 			continue

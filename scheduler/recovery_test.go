@@ -36,7 +36,11 @@ func (c stoppedClock) Now() time.Time { return time.Time(c) }
 // On the virtual clock the start's Tick decides them; on a stopped clock
 // the loop ticks by itself as soon as it has taken in the start's
 // requests.
-func TestOutcomeWhileDownDecidedFirst(t *testing.T) {
+func TestOutcomeWhileDownDecidedFirst(t *testing.T) { onBothClocks(t, testOutcomeWhileDown) }
+
+// onBothClocks runs test on the virtual clock, then on a stopped clock
+// where the loop ticks by itself, in parallel.
+func onBothClocks(t *testing.T, test func(t *testing.T, virtual bool)) {
 	t.Parallel()
 	for _, virtual := range []bool{true, false} {
 		name := "virtual clock"
@@ -45,7 +49,7 @@ func TestOutcomeWhileDownDecidedFirst(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			testOutcomeWhileDown(t, virtual)
+			test(t, virtual)
 		})
 	}
 }
@@ -179,19 +183,7 @@ func (c *commits) restartCommit() *store.Batch {
 // before the forest's first tick and any other request. On the virtual
 // clock the start's Tick decides them; on a stopped clock the loop ticks
 // by itself as soon as it has taken in the start's requests.
-func TestNodeOutcomeWhileDownDecidedFirst(t *testing.T) {
-	t.Parallel()
-	for _, virtual := range []bool{true, false} {
-		name := "virtual clock"
-		if !virtual {
-			name = "loop ticking by itself"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			testNodeOutcomeWhileDown(t, virtual)
-		})
-	}
-}
+func TestNodeOutcomeWhileDownDecidedFirst(t *testing.T) { onBothClocks(t, testNodeOutcomeWhileDown) }
 
 func testNodeOutcomeWhileDown(t *testing.T, virtual bool) {
 	dir := t.TempDir()
