@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/gnomon-sched/gnomon/bench"
 	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 )

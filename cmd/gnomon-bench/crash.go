@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/bench"
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gnomon-sched/gnomon/bench"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 )
 
 // lateness: the delay between each occurrence's due instant and its

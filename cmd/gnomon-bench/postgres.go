@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/gnomon-sched/gnomon/bench"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/bench"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 )
 
 // storm: N tasks due at the same instant (a one-shot start_date), each

@@ -23,7 +23,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/bench"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/bench"
+	"github.com/gnomon-sched/gnomon/internal/bench"
 )
 
 // ui: the event-ingest load of events against one server, with and
