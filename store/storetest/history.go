@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// testHistory checks the history of runs and fires: queries over runs, the
+// fire ledger and backfilled occurrences.
+func testHistory(t *testing.T, open Open) {
+	ctx := context.Background()
+	t.Run("runs query", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		var runs []job.Run
+		for i := 1; i <= 6; i++ {
+			r := job.Run{ID: int64(i), Task: "a", Status: job.Success, Start: t0.Add(time.Duration(i) * 12 * time.Hour), End: t0.Add(time.Duration(i)*12*time.Hour + time.Second)}
+			if i == 6 {
+				r.Status, r.End = job.Running, time.Time{}
+			}
+			if i%2 == 0 {
+				r.BundleRun = 100
+			}
+			runs = append(runs, r)
+		}
+		runs = append(runs, job.Run{ID: 9, Task: "b", Status: job.Failure, Start: t0})
+		if err := s.Commit(ctx, &store.Batch{Runs: runs}); err != nil {
+			t.Fatal(err)
+		}
+		ids := func(q store.RunQuery) []int64 {
+			t.Helper()
+			rs, err := s.Runs(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, r := range rs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		check := func(name string, got, want []int64) {
+			t.Helper()
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", name, diff)
+			}
+		}
+		check("all", ids(store.RunQuery{Task: "a"}), []int64{6, 5, 4, 3, 2, 1})
+		check("done, limit", ids(store.RunQuery{Task: "a", Done: true, Limit: 2}), []int64{5, 4})
+		day := time.Date(2026, 3, 3, 0, 0, 0, 0, time.UTC)
+		check("one day", ids(store.RunQuery{Task: "a", From: day, To: day.AddDate(0, 0, 1)}), []int64{4, 3})
+		check("bundle run", ids(store.RunQuery{Task: "a", BundleRun: 100}), []int64{6, 4, 2})
+		check("before, a page", ids(store.RunQuery{Task: "a", Before: 5, Limit: 2}), []int64{4, 3})
+		check("before, done", ids(store.RunQuery{Task: "a", Before: 7, Done: true}), []int64{5, 4, 3, 2, 1})
+		check("other task", ids(store.RunQuery{Task: "b"}), []int64{9})
+	})
+	t.Run("fires", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		at := func(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
+		b := &store.Batch{
+			Runs: []job.Run{{ID: 1, Task: "a", Status: job.Success, Start: at(1), Scheduled: at(1), Trigger: "schedule"}},
+			Fires: []job.Fire{
+				{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1)},
+				{Task: "a", Scheduled: at(2), Fate: job.FateSkipped, Reason: "the task is frozen", At: at(2)},
+				{Task: "b", Scheduled: at(2), Fate: job.FateMissed, Reason: "down", At: at(5)},
+			},
+		}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		// An occurrence keeps its first fate.
+		again := &store.Batch{Fires: []job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateMissed, At: at(9)}}}
+		if err := s.Commit(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		// An occurrence that waited for a worker: its run starts in a
+		// later batch, and is the one it started, not a run after it nor
+		// the run's end. A skipped occurrence started no run.
+		queued := job.Fire{Task: "a", Scheduled: at(3), Fate: job.FateRan, Reason: "waiting for a worker", At: at(3)}
+		later := []*store.Batch{
+			{Fires: []job.Fire{queued}},
+			{Runs: []job.Run{{ID: 2, Task: "a", Status: job.Running, Start: at(4), Scheduled: at(3), Trigger: "schedule"}}},
+			{Runs: []job.Run{
+				{ID: 2, Task: "a", Status: job.Success, Start: at(4), End: at(5), Scheduled: at(3), Trigger: "schedule"},
+				{ID: 3, Task: "a", Status: job.Success, Start: at(5), End: at(5), Scheduled: at(3), Trigger: "schedule"},
+				{ID: 4, Task: "a", Status: job.Success, Start: at(5), End: at(5), Scheduled: at(2), Trigger: "schedule"},
+			}},
+			// Two runs of one occurrence in one batch, the later first:
+			// the occurrence started the first.
+			{Fires: []job.Fire{{Task: "a", Scheduled: at(6), Fate: job.FateRan, At: at(6)}}, Runs: []job.Run{
+				{ID: 6, Task: "a", Status: job.Running, Start: at(6), Scheduled: at(6), Trigger: "schedule"},
+				{ID: 5, Task: "a", Status: job.Running, Start: at(6), Scheduled: at(6), Trigger: "schedule"},
+			}},
+		}
+		for _, l := range later {
+			if err := s.Commit(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		s = reopen()
+		defer s.Close()
+		got, err := s.Fires(ctx, store.FireQuery{Task: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []job.Fire{{Task: "a", Scheduled: at(6), Fate: job.FateRan, At: at(6), RunID: 5}, queued, b.Fires[1], b.Fires[0]}
+		want[1].RunID, want[3].RunID = 2, 1
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("fires of a (-want +got):\n%s", diff)
+		}
+		all, _ := s.Fires(ctx, store.FireQuery{From: at(2), To: at(3), Limit: 5})
+		if len(all) != 2 || all[0].Task != "a" || all[1].Task != "b" {
+			t.Errorf("fires at 02:00: %+v", all)
+		}
+	})
+	t.Run("backfilled fires", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		at := func(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
+		fire := func(h int, fate job.Fate, reason string, run int64) job.Fire {
+			return job.Fire{Task: "a", Scheduled: at(h), Fate: fate, Reason: reason, At: at(h + 10), RunID: run}
+		}
+		first := &store.Batch{Fires: []job.Fire{
+			fire(1, job.FateRan, "", 0), fire(2, job.FateSkipped, "busy", 0), fire(3, job.FateMissed, "down", 0),
+			fire(4, job.FateBackfilled, "asked", 4),
+		}}
+		if err := s.Commit(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		// A backfill replaces a missed or skipped fate, and nothing else.
+		second := &store.Batch{Fires: []job.Fire{
+			fire(1, job.FateBackfilled, "no", 10), fire(2, job.FateBackfilled, "was skipped", 11), fire(3, job.FateBackfilled, "was missed", 12),
+			fire(4, job.FateBackfilled, "again", 13), fire(2, job.FateMissed, "no", 0),
+		}}
+		if err := s.Commit(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		// In one batch, each fire applies in turn: skipped, then
+		// backfilled, then ran.
+		third := &store.Batch{Fires: []job.Fire{
+			fire(5, job.FateSkipped, "busy", 0), fire(5, job.FateBackfilled, "made up", 15), fire(5, job.FateRan, "no", 0),
+			fire(6, job.FateBackfilled, "new", 16), fire(6, job.FateBackfilled, "twice", 17),
+		}}
+		if err := s.Commit(ctx, third); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		s = reopen()
+		defer s.Close()
+		got, err := s.Fires(ctx, store.FireQuery{Task: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []job.Fire{
+			fire(6, job.FateBackfilled, "new", 16), fire(5, job.FateBackfilled, "made up", 15), fire(4, job.FateBackfilled, "asked", 4),
+			fire(3, job.FateBackfilled, "was missed", 12), fire(2, job.FateBackfilled, "was skipped", 11), fire(1, job.FateRan, "", 0),
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("fires (-want +got):\n%s", diff)
+		}
+	})
+}

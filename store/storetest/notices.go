@@ -1,0 +1,129 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// testNotices checks alerts and audit records.
+func testNotices(t *testing.T, open Open) {
+	ctx := context.Background()
+	t.Run("alerts", func(t *testing.T) {
+		t.Parallel()
+		s, reopen := open(t)
+		run := job.Run{ID: 3, Task: "a", Status: job.Failure, Start: t0, End: t0.Add(time.Second), ExitCode: 1,
+			Result: job.ResultNormal, Message: "disk full", Data: map[string]string{"rows": "12"}}
+		a := job.Alert{Task: "a", Outcome: job.OutcomeFailure, RunID: 3, Created: t0, To: []string{"x@example.com", "y@example.com"},
+			Sources: []string{"a", "g"}, Start: run.Start, End: run.End, ExitCode: 1, Message: "disk full", Data: run.Data, State: job.AlertPending}
+		b := job.Alert{Task: "b", Outcome: job.OutcomeNotStarted, Created: t0, To: []string{"z@example.com"}, Sources: []string{"b"},
+			Template: "/t.tmpl", State: job.AlertPending, NextAt: t0.Add(time.Hour)}
+		batch := &store.Batch{Runs: []job.Run{run}, Alerts: []job.Alert{a, b}}
+		if err := s.Commit(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if batch.Alerts[0].ID == 0 || batch.Alerts[1].ID <= batch.Alerts[0].ID {
+			t.Fatalf("alert ids %d, %d", batch.Alerts[0].ID, batch.Alerts[1].ID)
+		}
+		a.ID, b.ID = batch.Alerts[0].ID, batch.Alerts[1].ID
+		due, err := s.PendingAlerts(ctx, t0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]job.Alert{a}, due); diff != "" {
+			t.Errorf("PendingAlerts at t0 (-want +got):\n%s", diff)
+		}
+		if due, _ := s.PendingAlerts(ctx, t0.Add(time.Hour), 10); len(due) != 2 {
+			t.Errorf("PendingAlerts an hour later = %d alerts, want 2", len(due))
+		}
+		// A failed attempt, then a successful one.
+		a.Attempts, a.LastError, a.NextAt = 1, "dial tcp: connection refused", t0.Add(time.Minute)
+		if err := s.RecordAttempt(ctx, &a, job.Attempt{Alert: a.ID, At: t0, Error: a.LastError}); err != nil {
+			t.Fatal(err)
+		}
+		if due, _ := s.PendingAlerts(ctx, t0, 10); len(due) != 0 {
+			t.Errorf("an alert to retry later is due now: %+v", due)
+		}
+		a.Attempts, a.LastError, a.State, a.SentAt, a.NextAt = 2, "", job.AlertSent, t0.Add(time.Minute), time.Time{}
+		if err := s.RecordAttempt(ctx, &a, job.Attempt{Alert: a.ID, At: t0.Add(time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordAttempt(ctx, &job.Alert{ID: 999}, job.Attempt{Alert: 999, At: t0}); err == nil {
+			t.Error("an attempt at an unknown alert was recorded")
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = reopen()
+		all, err := s.Alerts(ctx, store.AlertQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]job.Alert{b, a}, all); diff != "" {
+			t.Errorf("Alerts after reopen (-want +got):\n%s", diff)
+		}
+		if got, _ := s.Alerts(ctx, store.AlertQuery{Task: "a", Limit: 5}); len(got) != 1 || got[0].ID != a.ID {
+			t.Errorf("Alerts of a = %+v", got)
+		}
+		if got, _ := s.Alerts(ctx, store.AlertQuery{Before: b.ID}); len(got) != 1 || got[0].ID != a.ID {
+			t.Errorf("Alerts before %d = %+v, want alert %d", b.ID, got, a.ID)
+		}
+		att, err := s.Attempts(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []job.Attempt{{Alert: a.ID, At: t0, Error: "dial tcp: connection refused"}, {Alert: a.ID, At: t0.Add(time.Minute)}}
+		if diff := cmp.Diff(want, att); diff != "" {
+			t.Errorf("Attempts (-want +got):\n%s", diff)
+		}
+		rs, _ := s.Runs(ctx, store.RunQuery{Task: "a"})
+		if len(rs) != 1 || rs[0].Data["rows"] != "12" {
+			t.Errorf("run data did not survive: %+v", rs)
+		}
+	})
+	t.Run("audit", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		recs := []job.AuditRecord{
+			{Task: "a", RunID: 1, Launch: t0, Stop: t0.Add(time.Second), Result: job.ResultNormal, Status: job.Success, Data: map[string]string{"rows": "3"}},
+			{Task: "b", RunID: 2, Launch: t0, Stop: t0, Result: job.ResultKilled, Status: job.Aborted, Message: "signal: killed", By: "alice", EndedBy: "bob"},
+		}
+		b := &store.Batch{Audit: recs}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Audit[0].Seq == 0 || b.Audit[1].Seq <= b.Audit[0].Seq {
+			t.Fatalf("audit sequence numbers %d, %d", b.Audit[0].Seq, b.Audit[1].Seq)
+		}
+		got, err := s.Audit(ctx, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(b.Audit, got); diff != "" {
+			t.Errorf("Audit (-want +got):\n%s", diff)
+		}
+		if got, _ := s.Audit(ctx, b.Audit[0].Seq, 10); len(got) != 1 || got[0].Task != "b" {
+			t.Errorf("Audit after the first = %+v", got)
+		}
+		if v, err := s.Cursor(ctx, "audit.log"); err != nil || v != 0 {
+			t.Errorf("unset cursor = %d, %v", v, err)
+		}
+		for _, v := range []int64{5, 9} {
+			if err := s.SetCursors(ctx, map[string]int64{"audit.log": v, "audit.log size": v * 100}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, err := s.Cursor(ctx, "audit.log"); err != nil || v != 9 {
+			t.Errorf("cursor = %d, %v; want 9", v, err)
+		}
+		if v, err := s.Cursor(ctx, "audit.log size"); err != nil || v != 900 {
+			t.Errorf("cursor = %d, %v; want 900", v, err)
+		}
+	})
+
+}
