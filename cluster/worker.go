@@ -13,17 +13,10 @@ import (
 // under supervisors, Go functions in process (executor.Local). It reports
 // each run's outcome, once, to the report function it was given.
 type Executor interface {
-	Start(w job.Launch, report func(job.Exit))
-	// Attach watches a run a previous process of this worker started.
-	Attach(w job.Launch, report func(job.Exit))
-	Kill(run int64)
-	Forget(run int64)
+	job.Runner
 	// Runs returns the runs whose files are on the worker's machine:
 	// started, by this process or an earlier one, and not forgotten.
 	Runs() []int64
-	// Stop ends what cannot outlive the process; commands go on, for the
-	// next process of the worker to attach.
-	Stop(ctx context.Context)
 }
 
 // workerPoll is how often a worker looks for runs when no notice woke it,

@@ -11,31 +11,16 @@ import (
 // goroutine, after the start of a run is durable; the runner reports each
 // run's outcome, once, to the report function it was given, from any
 // goroutine. The scheduler never constructs a runner: executor.Local runs
-// commands and Go functions on this machine.
+// commands and Go functions on this machine. Outcomes Attach reports
+// before it returns are applied before the scheduler decides any
+// occurrence (see Scheduler.Start); one reported later is taken as the
+// run's end at that point.
 type Runner interface {
-	// Start starts a run. A run that cannot start is reported too, with
-	// job.ResultLaunch.
-	Start(w job.Launch, report func(job.Exit))
-	// Attach watches a run that a previous scheduler started and that
-	// had not ended when it stopped, reporting its outcome (job.ResultLost
-	// if it can no longer be known). An outcome already recorded (the run
-	// ended while no scheduler watched it), or a run known lost, is
-	// reported before Attach returns: the scheduler applies those before
-	// it decides any occurrence (see Scheduler.Start). One reported later
-	// is taken as the run's end at that point.
-	Attach(w job.Launch, report func(job.Exit))
-	// Kill aborts a run; its outcome is reported as for any run.
-	Kill(run int64)
-	// Forget releases what a run whose outcome is durable still holds.
-	Forget(run int64)
+	job.Runner
 	// Sweep releases what every run but those in keep still holds.
 	Sweep(keep map[int64]bool)
 	// Running returns the number of runs in flight.
 	Running() int
-	// Stop ends the runs that cannot outlive the process, waiting until
-	// they are reported or ctx is done, and releases the runner; runs
-	// that can outlive it go on, to be attached by the next scheduler.
-	Stop(ctx context.Context)
 }
 
 // Progressor is a Runner that knows a run's running status and message
