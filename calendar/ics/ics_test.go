@@ -476,3 +476,38 @@ func TestEndBeforeStart(t *testing.T) {
 		t.Errorf("warnings:\n got %q\nwant %q", res.Warnings, want)
 	}
 }
+
+// Rules and the days they give, as other readers' test suites state them
+// (rule, DTSTART, expected dates), each worked out from RFC 5545 and
+// docs/definitions.md ("iCalendar files"), not from a run.
+func TestRulesNextN(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct{ rule, start, want string }{
+		// Friday the 13th; DTSTART, not one, is no occurrence.
+		{"FREQ=MONTHLY;BYDAY=FR;BYMONTHDAY=13;COUNT=3", "20260101", "2026-02-13 2026-03-13 2026-11-13"},
+		{"FREQ=YEARLY;BYMONTH=11;BYDAY=TH;BYMONTHDAY=22,23,24,25,26,27,28;COUNT=3", "20261126", "2026-11-26 2027-11-25 2028-11-23"},
+		{"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=3", "20260130", "2026-01-30 2026-02-27 2026-03-31"},
+		{"FREQ=YEARLY;BYYEARDAY=1,-1;COUNT=4", "20260101", "2026-01-01 2026-12-31 2027-01-01 2027-12-31"},
+		{"FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20260201", "20260106", "2026-01-06 2026-01-08 2026-01-20 2026-01-22"},
+		{"FREQ=DAILY;BYMONTH=1;UNTIL=20270105", "20261230", "2027-01-01 2027-01-02 2027-01-03 2027-01-04 2027-01-05"},
+		{"FREQ=MONTHLY;BYMONTHDAY=-3;COUNT=3", "20260129", "2026-01-29 2026-02-26 2026-03-29"},
+		{"FREQ=YEARLY;BYDAY=20MO;COUNT=2", "20260518", "2026-05-18 2027-05-17"},
+		{"FREQ=MONTHLY;BYDAY=3MO,WE,FR;COUNT=4", "20260101", "2026-01-02 2026-01-07 2026-01-09 2026-01-14"},
+		{"FREQ=YEARLY;BYWEEKNO=1;COUNT=2", "20251229", "2025-12-29 2027-01-04"},
+		{"FREQ=WEEKLY;COUNT=3;BYDAY=MO", "20260105T090000", "2026-01-05 2026-01-12 2026-01-19"},
+	} {
+		dt := "DTSTART;VALUE=DATE:" + c.start
+		if len(c.start) > 8 {
+			dt = "DTSTART:" + c.start
+		}
+		ds, err := Dates(ics(vevent(dt, "RRULE:"+c.rule)), calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s from %s: %v", c.rule, c.start, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s from %s:\n got %s\nwant %s", c.rule, c.start, got, c.want)
+		}
+	}
+}
