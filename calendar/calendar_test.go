@@ -294,7 +294,9 @@ func TestIntervalErrors(t *testing.T) {
 func FuzzParseCron(f *testing.F) {
 	for _, s := range []string{"*/15 * * * *", "0 9 * * mon-fri", "5/20 0 1,15 jan-jun *", "@daily", "*/10 * * * * *", "0 0 29 2 *",
 		"0 0 L * ?", "0 0 L-3,15W * *", "0 0 LW * *", "0 0 ? * 5L", "0 0 ? * fri#3,mon#1", "0 0 0 ? * 5#3 2027-2030", "0 0 0 1 1 ? */4",
-		"@every 90m", "0 0 * * fri-mon", "0 22-2/2 * * *", "0 0 1 nov-feb *", "0 9 * * mon 30", "*/61 * * * *"} {
+		"@every 90m", "0 0 * * fri-mon", "0 22-2/2 * * *", "0 0 1 nov-feb *", "0 9 * * mon 30", "*/61 * * * *",
+		"0 0 L-3W * *", "0 0 L-1W,L-1 * ?", "0 0 29-L * *", "35 * 1-L/8 * *", "0 0 * * friday", "0 0 1 january *", "@always",
+		"@everysecond", "@30minutes", "30 15 4 11 * 2024"} {
 		f.Add(s)
 	}
 	at := utc("2026-11-01T05:00:00Z")
@@ -448,6 +450,30 @@ func TestCronDialects(t *testing.T) {
 		{"0 30 2 ? 3 sun#2", "America/New_York", "2026-01-01T00:00:00Z", []string{"2026-03-08T07:00:00Z", "2027-03-14T07:00:00Z"}},
 		{"0 30 2 ? 10 0L", "Europe/Berlin", "2026-01-01T00:00:00Z", []string{"2026-10-25T00:30:00Z", "2027-10-31T00:30:00Z"}},
 		{"0 0 L * *", "Asia/Tokyo", "2026-02-01T00:00:00Z", []string{"2026-02-27T15:00:00Z", "2026-03-30T15:00:00Z"}},
+		// L-nW: the weekday nearest n days before the last. 2026: January
+		// 28th is a Wednesday; 28 March a Saturday, so Friday the 27th;
+		// 26 April (L-4 of 30) a Sunday, so Monday the 27th.
+		{"0 0 L-3W * *", "UTC", "2026-01-01T00:00:00Z", []string{"2026-01-28T00:00:00Z", "2026-02-25T00:00:00Z", "2026-03-27T00:00:00Z"}},
+		{"0 0 L-4W 4 ?", "UTC", "2026-01-01T00:00:00Z", []string{"2026-04-27T00:00:00Z", "2027-04-26T00:00:00Z"}},
+		// With the last day itself: the 29th of a 31-day month is L-2.
+		{"0 0 L-2W,L * *", "UTC", "2026-05-01T00:00:00Z", []string{"2026-05-29T00:00:00Z", "2026-05-31T00:00:00Z", "2026-06-29T00:00:00Z", "2026-06-30T00:00:00Z"}},
+		// a-L: the ath to the last day of the month; 2028 is a leap year.
+		{"0 0 29-L * *", "UTC", "2027-12-31T12:00:00Z", []string{"2028-01-29T00:00:00Z", "2028-01-30T00:00:00Z", "2028-01-31T00:00:00Z", "2028-02-29T00:00:00Z", "2028-03-29T00:00:00Z"}},
+		{"0 0 30-l * *", "UTC", "2027-01-31T12:00:00Z", []string{"2027-03-30T00:00:00Z", "2027-03-31T00:00:00Z", "2027-04-30T00:00:00Z"}},
+		{"35 * 1-L/8 * *", "UTC", "2026-01-25T01:00:00Z", []string{"2026-01-25T01:35:00Z", "2026-01-25T02:35:00Z"}},
+		{"0 12 1-L/8,L * *", "Europe/Paris", "2026-02-01T12:00:00Z", []string{"2026-02-09T11:00:00Z", "2026-02-17T11:00:00Z", "2026-02-25T11:00:00Z", "2026-02-28T11:00:00Z", "2026-03-01T11:00:00Z"}},
+		// Names in full, as cronexpr takes them.
+		{"0 0 * * friday", "UTC", "2026-01-01T00:00:00Z", []string{"2026-01-02T00:00:00Z", "2026-01-09T00:00:00Z"}},
+		{"0 0 1 january,JULY *", "UTC", "2026-01-01T00:00:00Z", []string{"2026-07-01T00:00:00Z", "2027-01-01T00:00:00Z"}},
+		{"0 0 * * monday-wednesday", "UTC", "2026-01-01T00:00:00Z", []string{"2026-01-05T00:00:00Z", "2026-01-06T00:00:00Z", "2026-01-07T00:00:00Z", "2026-01-12T00:00:00Z"}},
+		{"0 0 ? * friday#3", "UTC", "2026-01-01T00:00:00Z", []string{"2026-01-16T00:00:00Z", "2026-02-20T00:00:00Z"}},
+		// gronx's shortcuts.
+		{"@always", "UTC", "2026-01-01T00:00:30Z", []string{"2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z"}},
+		{"@everysecond", "UTC", "2026-01-01T00:00:30Z", []string{"2026-01-01T00:00:31Z", "2026-01-01T00:00:32Z"}},
+		{"@5minutes", "UTC", "2026-01-01T00:03:00Z", []string{"2026-01-01T00:05:00Z", "2026-01-01T00:10:00Z"}},
+		{"@10minutes", "UTC", "2026-01-01T00:03:00Z", []string{"2026-01-01T00:10:00Z", "2026-01-01T00:20:00Z"}},
+		{"@15minutes", "UTC", "2026-01-01T00:03:00Z", []string{"2026-01-01T00:15:00Z", "2026-01-01T00:30:00Z"}},
+		{"@30minutes", "UTC", "2026-01-01T00:03:00Z", []string{"2026-01-01T00:30:00Z", "2026-01-01T01:00:00Z"}},
 	} {
 		loc, err := time.LoadLocation(c.zone)
 		if err != nil {
@@ -479,9 +505,13 @@ func TestCronDialectErrors(t *testing.T) {
 		"0 */25 * * *":          `hour field "*/25": step 25 is larger than the field`,
 		"0 0 * * */8":           `day-of-week field "*/8": step 8 is larger than the field, which has 7 values (0-6)`,
 		"0 0 * * L":             "L alone is ambiguous in the day of week",
-		"0 0 L-31 * *":          "L-n wants n from 1 to 30",
+		"0 0 L-31 * *":          "L-n and L-nW want n from 1 to 30",
+		"0 0 L-31W * *":         "L-n and L-nW want n from 1 to 30",
 		"0 0 32W * *":           "nW wants a day from 1 to 31",
-		"0 0 1-L * *":           "the day of month takes L, L-n, LW and nW",
+		"0 0 L/2 * *":           "the day of month takes L, L-n, LW, L-nW and nW (15W), and L as the end of a range",
+		"0 0 L-5 * *,":          "empty item",
+		"0 0 1-L/40 * *":        `day-of-month field "1-L/40": step 40 is larger than the field`,
+		"@fortnightly":          "unknown shortcut",
 		"0 0 ? * fri#6":         "n#k wants k from 1 to 5",
 		"? 0 * * *":             "? stands for * in a day field",
 		"0 0 0 1 1 ? 2100":      `year field "2100": value 2100 out of range 1970-2099`,
@@ -494,6 +524,9 @@ func TestCronDialectErrors(t *testing.T) {
 		"0 0 0 29 2 ? 2027":     "never fires",
 		// Seconds last (croniter): the refusal says how to write it.
 		"0 9 * * mon 30": `move the last field to the front: "30 0 9 * * mon"`,
+		// A year last after five fields (gronx, cronexpr): the refusal
+		// says how to write it.
+		"30 15 4 11 * 2027": `with a year last, as gronx and cronexpr write them, add a second in front: "0 30 15 4 11 * 2027"`,
 	} {
 		_, err := ParseCron(expr, time.UTC)
 		if err == nil || !strings.Contains(err.Error(), want) {

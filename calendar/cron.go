@@ -1,9 +1,11 @@
 package calendar
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math/bits"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,10 +24,9 @@ type Cron struct {
 	domStar, dowStar bool
 	// The days of month that depend on the month (Quartz): lastDays bit
 	// k is the day k before the last (L is bit 0, L-3 bit 3); nearest bit
-	// n the weekday nearest day n (nW); lastWeekday the last weekday of
-	// the month (LW).
-	lastDays, nearest uint64
-	lastWeekday       bool
+	// n the weekday nearest day n (nW); lastNearest bit k the weekday
+	// nearest the day k before the last (LW is bit 0, L-3W bit 3).
+	lastDays, nearest, lastNearest uint64
 	// The days of week that depend on the month: lastDow bit w is the last
 	// weekday w (5L), nthDow[w] bit k its kth (5#3).
 	lastDow uint64
@@ -41,6 +42,7 @@ type cronField struct {
 	name     string
 	min, max int
 	names    []string // names[i] is the name of value min+i
+	long     []string // long[i] is its name in full (friday, january)
 }
 
 var (
@@ -49,10 +51,12 @@ var (
 	fHour   = cronField{name: "hour", min: 0, max: 23}
 	fDom    = cronField{name: "day-of-month", min: 1, max: 31}
 	fMonth  = cronField{name: "month", min: 1, max: 12,
-		names: []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}}
+		names: []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"},
+		long:  []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}}
 	// Day of week accepts 7 for Sunday, as most crons do.
 	fDow = cronField{name: "day-of-week", min: 0, max: 7,
-		names: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}
+		names: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"},
+		long:  []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}}
 	// Years as Quartz takes them.
 	fYear = cronField{name: "year", min: 1970, max: 2099}
 )
@@ -65,17 +69,25 @@ var shortcuts = map[string]string{
 	"@daily":    "0 0 * * *",
 	"@midnight": "0 0 * * *",
 	"@hourly":   "0 * * * *",
+	// gronx's.
+	"@always":      "* * * * *",
+	"@everysecond": "* * * * * *",
+	"@5minutes":    "*/5 * * * *",
+	"@10minutes":   "*/10 * * * *",
+	"@15minutes":   "*/15 * * * *",
+	"@30minutes":   "0,30 * * * *",
 }
 
 // ParseCron compiles a cron expression in loc: five fields (minute hour
 // day-of-month month day-of-week), six with seconds first, or seven with
 // seconds first and a year last; or one of @yearly, @annually, @monthly,
-// @weekly, @daily, @midnight, @hourly, or @every DURATION. Fields take *,
-// values, names (jan-dec, sun-sat), ranges a-b (wrapping when b is below
-// a: fri-mon, 22-2), lists a,b and steps */n, a-b/n, a/n; the day fields
-// take ? for *, and Quartz's L, L-n, LW, nW (day of month), nL and n#k
-// (day of week). docs/definitions.md, "Cron expressions", gives their
-// meaning.
+// @weekly, @daily, @midnight, @hourly, gronx's @always, @everysecond,
+// @5minutes, @10minutes, @15minutes, @30minutes, or @every DURATION.
+// Fields take *, values, names (jan-dec, sun-sat, also in full), ranges
+// a-b (wrapping when b is below a: fri-mon, 22-2; a-L in the day of
+// month), lists a,b and steps */n, a-b/n, a/n; the day fields take ? for
+// *, and Quartz's L, L-n, LW, L-nW, nW (day of month), nL and n#k (day of
+// week). docs/definitions.md, "Cron expressions", gives their meaning.
 func ParseCron(expr string, loc *time.Location) (*Cron, error) {
 	src := strings.TrimSpace(expr)
 	if f := strings.Fields(src); len(f) > 0 && strings.EqualFold(f[0], "@every") {
@@ -84,7 +96,7 @@ func ParseCron(expr string, loc *time.Location) (*Cron, error) {
 	if strings.HasPrefix(src, "@") {
 		s, ok := shortcuts[strings.ToLower(src)]
 		if !ok {
-			return nil, fmt.Errorf("cron: unknown shortcut %q (want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every DURATION)", src)
+			return nil, fmt.Errorf("cron: unknown shortcut %q (want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @always, @everysecond, @5minutes, @10minutes, @15minutes, @30minutes or @every DURATION)", src)
 		}
 		src = s
 	}
@@ -98,6 +110,14 @@ func ParseCron(expr string, loc *time.Location) (*Cron, error) {
 	}
 	c, err := compileCron(fields)
 	if err != nil {
+		if len(fields) == 6 && len(strings.Fields(src)) == 6 && yearLike.MatchString(fields[5]) {
+			// A year last, as gronx and cronexpr write them after five fields?
+			with := append([]string{"0"}, fields...)
+			if _, yerr := compileCron(with); yerr == nil {
+				return nil, fmt.Errorf("%v (6 fields are read with seconds first, as Quartz and robfig/cron read them; with a year last, as gronx and cronexpr write them, add a second in front: %q)",
+					err, strings.Join(with, " "))
+			}
+		}
 		if len(fields) == 6 && len(strings.Fields(src)) == 6 {
 			// Seconds last, as croniter writes them?
 			rot := append([]string{fields[5]}, fields[:5]...)
@@ -138,7 +158,12 @@ func compileCron(fields []string) (*Cron, error) {
 		var err error
 		switch i {
 		case 3:
-			sets[i], err = specs[i].parse(f, c.domItem)
+			// a-L (croniter): the ath to the last day, which a-31 is in
+			// every month.
+			g := toLastDay(f)
+			if sets[i], err = specs[i].parse(g, c.domItem); err != nil && g != f {
+				err = errors.New(strings.Replace(err.Error(), strconv.Quote(g), strconv.Quote(f), 1))
+			}
 		case 5:
 			sets[i], err = specs[i].parse(f, c.dowItem)
 		case 6:
@@ -159,6 +184,26 @@ func compileCron(fields []string) (*Cron, error) {
 	c.dowStar = strings.HasPrefix(fields[5], "*") || fields[5] == "?"
 	return c, nil
 }
+
+// toLastDay writes the ranges of a day-of-month field that end at the
+// month's last day (29-L, 1-L/8) as ranges to the 31st, which they are in
+// every month.
+func toLastDay(field string) string {
+	items := strings.Split(field, ",")
+	for i, item := range items {
+		if m := rangeToLast.FindStringSubmatch(item); m != nil {
+			items[i] = m[1] + "-31" + m[2]
+		}
+	}
+	return strings.Join(items, ",")
+}
+
+// rangeToLast is a range of days to the last (29-L, 1-L/8); yearLike a
+// field that can only be a year.
+var (
+	rangeToLast = regexp.MustCompile(`^(\d+)-[lL](/\d+)?$`)
+	yearLike    = regexp.MustCompile(`^\d{4}(-\d{4})?(/\d+)?$`)
+)
 
 // parseEvery reads @every DURATION: instants that are whole multiples of
 // the duration since 1970-01-01 00:00:00 UTC, whatever the zone.
@@ -193,7 +238,7 @@ func (c *Cron) possible() bool {
 			continue
 		}
 		limit := daysIn(2000, time.Month(m)) // a leap year: 29 February counts
-		if c.dom&(uint64(1)<<(limit+1)-2) != 0 || c.lastWeekday || c.lastDays&(uint64(1)<<limit-1) != 0 ||
+		if c.dom&(uint64(1)<<(limit+1)-2) != 0 || c.lastNearest&(uint64(1)<<limit-1) != 0 || c.lastDays&(uint64(1)<<limit-1) != 0 ||
 			c.nearest&(uint64(1)<<(limit+1)-2) != 0 {
 			return true
 		}
@@ -214,20 +259,26 @@ func (c *Cron) firesSomeDay() bool {
 	return false
 }
 
-// domItem reads the Quartz items of the day of month: L, L-n, LW, nW.
+// domItem reads the Quartz items of the day of month: L, L-n, LW, L-nW,
+// nW.
 func (c *Cron) domItem(f cronField, item string) (bool, error) {
 	u := strings.ToUpper(item)
 	switch {
 	case u == "L":
 		c.lastDays |= 1
 	case u == "LW" || u == "WL":
-		c.lastWeekday = true
+		c.lastNearest |= 1
 	case strings.HasPrefix(u, "L-"):
-		n, err := strconv.Atoi(u[2:])
-		if err != nil || n < 1 || n > 30 || u[2] == '+' {
-			return true, fmt.Errorf("%q: L-n wants n from 1 to 30 (L-3 is three days before the last of the month)", item)
+		digits, weekday := strings.CutSuffix(u[2:], "W")
+		n, err := strconv.Atoi(digits)
+		if err != nil || n < 1 || n > 30 || digits[0] == '+' {
+			return true, fmt.Errorf("%q: L-n and L-nW want n from 1 to 30 (L-3 is three days before the last of the month, L-3W the weekday nearest it)", item)
 		}
-		c.lastDays |= 1 << uint(n)
+		if weekday {
+			c.lastNearest |= 1 << uint(n)
+		} else {
+			c.lastDays |= 1 << uint(n)
+		}
 	case len(u) > 1 && strings.HasSuffix(u, "W"):
 		n, err := f.value(u[:len(u)-1])
 		if err != nil {
@@ -235,7 +286,7 @@ func (c *Cron) domItem(f cronField, item string) (bool, error) {
 		}
 		c.nearest |= 1 << uint(n)
 	case strings.ContainsAny(u, "LW#"):
-		return true, fmt.Errorf("%q is not a day: the day of month takes L, L-n, LW and nW (15W), not in ranges or steps", item)
+		return true, fmt.Errorf("%q is not a day: the day of month takes L, L-n, LW, L-nW and nW (15W), and L as the end of a range (29-L, 1-L/8), not elsewhere in ranges or steps", item)
 	default:
 		return false, nil
 	}
@@ -375,7 +426,7 @@ func (f cronField) parseInto(s string, special func(cronField, string) (bool, er
 
 func (f cronField) value(s string) (int, error) {
 	for i, n := range f.names {
-		if strings.EqualFold(s, n) {
+		if strings.EqualFold(s, n) || i < len(f.long) && strings.EqualFold(s, f.long[i]) {
 			return f.min + i, nil
 		}
 	}
@@ -395,13 +446,19 @@ func (c *Cron) dayMatches(days int64) bool {
 	wd := weekdayOf(days)
 	domOK := c.dom&(1<<uint(d)) != 0
 	dowOK := c.dow&(1<<uint(wd)) != 0
-	if c.lastDays != 0 || c.nearest != 0 || c.lastWeekday || c.lastDow != 0 || c.nthDow != [7]uint64{} {
+	if c.lastDays != 0 || c.nearest != 0 || c.lastNearest != 0 || c.lastDow != 0 || c.nthDow != [7]uint64{} {
 		last := int64(daysIn(int(y), time.Month(m)))
 		if !domOK && c.lastDays&(1<<uint(last-d)) != 0 {
 			domOK = true
 		}
-		if !domOK && c.lastWeekday {
-			domOK = d == nearestWeekday(last, last, wd, d)
+		if !domOK && c.lastNearest != 0 {
+			// The weekday nearest day last-k is last-k-2 to last-k+2.
+			for k := range setBits(c.lastNearest) {
+				if n := last - int64(k); n >= 1 && n >= d-2 && n <= d+2 && nearestWeekday(n, last, wd, d) == d {
+					domOK = true
+					break
+				}
+			}
 		}
 		if !domOK && c.nearest != 0 {
 			// The weekday nearest day n is n-2 to n+2.

@@ -158,29 +158,25 @@ func cronMatches(c *Cron, w time.Time) bool {
 	if has(c.lastDays, last-d) {
 		dom = true
 	}
-	if c.lastWeekday {
-		lw := last
-		for weekday(lw) == time.Saturday || weekday(lw) == time.Sunday {
-			lw--
-		}
-		dom = dom || d == lw
-	}
-	for n := 1; n <= last; n++ {
-		if !has(c.nearest, n) {
-			continue
-		}
-		near := n
+	nearest := func(n int) int {
 		switch weekday(n) {
 		case time.Saturday:
-			if near = n - 1; n == 1 {
-				near = 3
+			if n == 1 {
+				return 3
 			}
+			return n - 1
 		case time.Sunday:
-			if near = n + 1; n == last {
-				near = n - 2
+			if n == last {
+				return n - 2
 			}
+			return n + 1
 		}
-		dom = dom || d == near
+		return n
+	}
+	for n := 1; n <= last; n++ {
+		if has(c.nearest, n) || has(c.lastNearest, last-n) {
+			dom = dom || d == nearest(n)
+		}
 	}
 	if has(c.lastDow, int(w.Weekday())) && d > last-7 {
 		dow = true
@@ -388,7 +384,7 @@ func TestOracleQuartzDays(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		zn := rapid.SampledFrom(zones).Draw(rt, "zone")
 		loc := mustLoad(rt, zn)
-		dom := rapid.SampledFrom([]string{"*", "?", "L", "L-1", "L-3", "L-27", "LW", "1W", "15W", "30W", "31W", "L,15W", "13", "28-3"}).Draw(rt, "dom")
+		dom := rapid.SampledFrom([]string{"*", "?", "L", "L-1", "L-3", "L-27", "LW", "1W", "15W", "30W", "31W", "L,15W", "13", "28-3", "L-3W", "L-1W,L-1", "29-L", "1-L/8"}).Draw(rt, "dom")
 		dow := rapid.SampledFrom([]string{"*", "?", "5L", "0L", "fri#3", "1#1", "6#5", "sat-mon", "fri-tue", "mon-fri", "3"}).Draw(rt, "dow")
 		mon := rapid.SampledFrom([]string{"*", "2", "nov-feb", "3,10", "*/3"}).Draw(rt, "month")
 		hour := rapid.SampledFrom([]string{"0", "2", "22-1", "*/7", "1-3"}).Draw(rt, "hour")

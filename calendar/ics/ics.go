@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,8 +162,10 @@ type event struct {
 	length time.Duration // from start to end; 0 covers the start's day
 	// zone is the event's own: that of DTSTART's TZID, else the file's.
 	// An EXDATE in UTC is dated there.
-	zone    *time.Location
-	rule    *rrule.ROption
+	zone *time.Location
+	// rules are its RRULEs: RFC 2445 allowed several, whose occurrences
+	// add up, and some programs still write them.
+	rules   []*rrule.ROption
 	exdates map[calendar.Date]bool
 	rdates  []time.Time
 	uid     string
@@ -212,6 +215,10 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 			ev.recurrenceID, _, _ = r.value(ev.ridProp, zones[ev.uid])
 		}
 	}
+	evs, err := r.current(evs)
+	if err != nil {
+		return err
+	}
 	// Occurrences that another VEVENT replaces, by UID; the events that
 	// replace an occurrence and those after it, by UID, in order.
 	replaced := map[string]map[calendar.Date]bool{}
@@ -240,6 +247,45 @@ func (r *reader) calendar(cal *ical.Calendar) error {
 		}
 	}
 	return nil
+}
+
+// current leaves out the VEVENTs that replace an occurrence their
+// recurring event no longer has, when the recurring event is the newer
+// (a higher SEQUENCE): it was changed after them, and its EXDATE, UNTIL,
+// COUNT or rule now says that occurrence does not happen. An older
+// recurring event does not overrule them.
+func (r *reader) current(evs []*event) ([]*event, error) {
+	series := map[string]*event{}
+	for _, ev := range evs {
+		if ev.ridProp == nil && ev.uid != "" && (len(ev.rules) > 0 || len(ev.rdates) > 0) {
+			series[ev.uid] = ev
+		}
+	}
+	has := map[*event]map[calendar.Date]bool{}
+	out := evs[:0]
+	for _, ev := range evs {
+		s := series[ev.uid]
+		if ev.ridProp == nil || s == nil || ev.sequence >= s.sequence || dateOf(ev.recurrenceID) > r.to {
+			out = append(out, ev)
+			continue
+		}
+		if has[s] == nil {
+			times, err := r.occurrences(s)
+			if err != nil {
+				return nil, err
+			}
+			has[s] = map[calendar.Date]bool{}
+			for _, t := range times {
+				if d := dateOf(t); !s.exdates[d] {
+					has[s][d] = true
+				}
+			}
+		}
+		if has[s][dateOf(ev.recurrenceID)] {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
 }
 
 // newest keeps, of the events that share a UID and a RECURRENCE-ID (or
@@ -330,7 +376,9 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		ev.length = 24 * time.Hour
 	}
 	if ev.length < 0 {
-		return nil, bad("it ends before it starts")
+		// Some programs write an event's ends the wrong way round.
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: it ends before it starts: read as from its end to its start", ev))
+		ev.start, ev.length = ev.start.Add(ev.length), -ev.length
 	}
 	if ev.length > MaxDays*24*time.Hour {
 		return nil, bad("it lasts more than %d days", MaxDays)
@@ -342,14 +390,26 @@ func (r *reader) event(index int, c *ical.Component) (*event, error) {
 		ev.ridProp = p
 		ev.future = strings.EqualFold(strings.TrimSpace(p.Params.Get(ical.ParamRange)), "THISANDFUTURE")
 	}
-	if p := c.Props.Get(ical.PropRecurrenceRule); p != nil && strings.TrimSpace(p.Value) == "" {
-		// Published holiday lists write it for events that do not recur.
-		r.warnings = append(r.warnings, fmt.Sprintf("%s: RRULE is empty: read as no recurrence", ev))
-	} else if ev.rule, err = c.Props.RecurrenceRule(); err != nil {
-		return nil, bad("RRULE: %v", strings.TrimPrefix(err.Error(), "ical: "))
-	}
-	if ev.rule != nil && ev.rule.Freq > rrule.DAILY {
-		return nil, bad("RRULE: FREQ=%s is more frequent than daily, which a calendar of days cannot hold", ev.rule.Freq)
+	for _, p := range c.Props.Values(ical.PropRecurrenceRule) {
+		if strings.TrimSpace(p.Value) == "" {
+			// Published holiday lists write it for events that do not recur.
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: RRULE is empty: read as no recurrence", ev))
+			continue
+		}
+		rule, err := rrule.StrToROption(p.Value)
+		if err != nil {
+			return nil, bad("RRULE: %v", err)
+		}
+		if rule.Freq > rrule.DAILY {
+			return nil, bad("RRULE: FREQ=%s is more frequent than daily, which a calendar of days cannot hold", rule.Freq)
+		}
+		if untilUTC.MatchString(p.Value) {
+			// An UNTIL in UTC is an instant: the last occurrence is the
+			// one at or before it on the event's clock.
+			w := rule.Until.In(ev.zone)
+			rule.Until = time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), 0, time.UTC)
+		}
+		ev.rules = append(ev.rules, rule)
 	}
 	for _, p := range c.Props.Values(ical.PropExceptionDates) {
 		for _, v := range strings.Split(p.Value, ",") {
@@ -408,6 +468,9 @@ func (r *reader) value(p *ical.Prop, zone *time.Location) (time.Time, bool, erro
 	return time.Time{}, false, fmt.Errorf("%q is not a date (20261225) or a date and time (20261225T090000, with Z for UTC)", v)
 }
 
+// untilUTC finds an UNTIL in UTC in an RRULE.
+var untilUTC = regexp.MustCompile(`(?i)(^|;)UNTIL=\d{8}T\d{6}Z(;|$)`)
+
 func checkYear(t time.Time) error {
 	if t.Year() < 1900 || t.Year() > 9999 {
 		return fmt.Errorf("%s is out of range: years from 1900 to 9999", t.Format(time.DateOnly))
@@ -424,7 +487,9 @@ func dateOf(t time.Time) calendar.Date { return calendar.MakeDate(t.Date()) }
 // that event's: shifted as it is from the occurrence it names, with its
 // length, or left out if it is cancelled.
 func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event) error {
-	if ev.rule == nil && len(ev.rdates) == 0 {
+	if len(ev.rules) == 0 && len(ev.rdates) == 0 || ev.ridProp != nil {
+		// A VEVENT that replaces an occurrence is that occurrence alone,
+		// whatever RRULE it repeats.
 		return r.cover(ev, ev.start)
 	}
 	if r.recurring++; r.recurring > MaxRecurring {
@@ -450,12 +515,28 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event
 		}
 		return r.cover(by, t)
 	}
-	if ev.rule == nil {
-		if err := occurs(ev.start); err != nil {
+	times, err := r.occurrences(ev)
+	if err != nil {
+		return err
+	}
+	for _, t := range times {
+		if err := occurs(t); err != nil {
 			return err
 		}
-	} else {
-		opt := *ev.rule
+	}
+	return nil
+}
+
+// occurrences returns the starts of a recurring event's occurrences up to
+// the end of the horizon, in order: those of its RRULEs (its DTSTART when
+// it has none) and its RDATEs.
+func (r *reader) occurrences(ev *event) ([]time.Time, error) {
+	var out []time.Time
+	if len(ev.rules) == 0 {
+		out = append(out, ev.start)
+	}
+	for _, rule := range ev.rules {
+		opt := *rule
 		opt.Dtstart = ev.start
 		if opt.Freq == rrule.YEARLY && len(opt.Bymonthday) > 0 && len(opt.Bymonth) == 0 &&
 			len(opt.Byyearday) == 0 && len(opt.Byweekno) == 0 {
@@ -464,27 +545,29 @@ func (r *reader) add(ev *event, replaced map[calendar.Date]bool, future []*event
 			// mean DTSTART's month, once a year.
 			opt.Bymonth = []int{int(ev.start.Month())}
 		}
+		if len(opt.Byweekno) > 0 && len(opt.Byweekday) == 0 && len(opt.Bymonthday) == 0 && len(opt.Byyearday) == 0 {
+			// The day of the week comes from DTSTART, as what a rule
+			// leaves out does (RFC 5545, 3.3.10), not every day of
+			// the week.
+			opt.Byweekday = []rrule.Weekday{weekdays[ev.start.Weekday()]}
+		}
 		end := r.to.Start(time.UTC).Add(24 * time.Hour)
 		if opt.Until.IsZero() || opt.Until.After(end) {
 			opt.Until = end
 		}
 		times, err := expand(opt)
 		if err != nil {
-			return fmt.Errorf("%s: RRULE: %v", ev, err)
+			return nil, fmt.Errorf("%s: RRULE: %v", ev, err)
 		}
-		for _, t := range times {
-			if err := occurs(t); err != nil {
-				return err
-			}
-		}
+		out = append(out, times...)
 	}
-	for _, t := range ev.rdates {
-		if err := occurs(t); err != nil {
-			return err
-		}
-	}
-	return nil
+	out = append(out, ev.rdates...)
+	slices.SortFunc(out, time.Time.Compare)
+	return slices.CompactFunc(out, time.Time.Equal), nil
 }
+
+// weekdays are rrule's days of the week, by time.Weekday.
+var weekdays = [7]rrule.Weekday{rrule.SU, rrule.MO, rrule.TU, rrule.WE, rrule.TH, rrule.FR, rrule.SA}
 
 // expand returns the occurrences of a rule, in order. A BYDAY that mixes
 // days with an ordinal (3MO) and days without (WE) selects the days of

@@ -126,7 +126,6 @@ func TestErrors(t *testing.T) {
 		{"no start", ics(vevent("SUMMARY:Nothing")), `VEVENT 1 ("Nothing"): no DTSTART`},
 		{"bad start", ics(vevent("UID:x1", "DTSTART:2026-12-25")), `VEVENT 1 (UID "x1"): DTSTART: "2026-12-25" is not a date`},
 		{"year out of range", ics(vevent("DTSTART;VALUE=DATE:18991231")), "out of range"},
-		{"ends before", ics(vevent("DTSTART;VALUE=DATE:20261225", "DTEND;VALUE=DATE:20261224")), "ends before it starts"},
 		{"too long", ics(vevent("DTSTART;VALUE=DATE:20260101", "DURATION:P400D")), "more than 366 days"},
 		{"hourly", ics(vevent("DTSTART:20260101T000000", "RRULE:FREQ=HOURLY")), "FREQ=HOURLY is more frequent than daily"},
 		{"bad rrule", ics(vevent("DTSTART:20260101T000000", "RRULE:FREQ=SOMETIMES")), "RRULE:"},
@@ -155,6 +154,11 @@ func FuzzDates(f *testing.F) {
 	f.Add(ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=MONTHLY;BYDAY=3MO,-1FR,WE;COUNT=6")))
 	f.Add(ics(vevent("DTSTART;VALUE=DATE:20270101", "RRULE:"), vevent("DTSTART;VALUE=DATE:20260131", "RRULE:FREQ=YEARLY;BYMONTHDAY=-1")))
 	f.Add(ics(vevent("UID:s1", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105"), vevent("UID:s1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260104")))
+	f.Add(ics(vevent("UID:u1", "DTSTART;TZID=Europe/Berlin:20260318T040000", "RRULE:FREQ=DAILY;UNTIL=20260320T030000Z")))
+	f.Add(ics(vevent("UID:m1", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;UNTIL=20260120"),
+		vevent("UID:m1", "SEQUENCE:1", "RECURRENCE-ID;VALUE=DATE:20260202", "DTSTART;VALUE=DATE:20260203", "RRULE:FREQ=WEEKLY")))
+	f.Add(ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=WEEKLY;BYDAY=TH;COUNT=3", "RRULE:FREQ=MONTHLY;BYDAY=2MO;COUNT=2")))
+	f.Add(ics(vevent("DTSTART:20261218T234500", "DTEND:20261218T233000"), vevent("DTSTART:20260608", "RRULE:FREQ=YEARLY;BYWEEKNO=23,-1")))
 	from, to := Horizon(now2026)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		ds, err := Dates(src, from, to)
@@ -371,6 +375,139 @@ func TestSequence(t *testing.T) {
 		}
 		if got := texts(ds); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// iCalendar as other readers take it: each case names the file's events
+// and the days they cover, over a horizon from 2019.
+func TestReadAsOthersDo(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want string
+	}{
+		// An UNTIL in UTC is an instant: 03:00 UTC is 04:00 in Berlin on
+		// 20 March, the third occurrence.
+		{"UNTIL in UTC of a zoned event", ics(vevent("UID:u1", "DTSTART;TZID=Europe/Berlin:20260318T040000",
+			"DTEND;TZID=Europe/Berlin:20260318T050000", "RRULE:FREQ=DAILY;UNTIL=20260320T030000Z")),
+			"2026-03-18 2026-03-19 2026-03-20"},
+		{"UNTIL in UTC, a second before", ics(vevent("UID:u2", "DTSTART;TZID=Europe/London:20260423T090000",
+			"RRULE:FREQ=DAILY;UNTIL=20260426T075959Z")),
+			"2026-04-23 2026-04-24 2026-04-25"},
+		{"UNTIL in UTC, west of Greenwich", ics(vevent("UID:u3", "DTSTART;TZID=America/Los_Angeles:20260105T180000",
+			"RRULE:FREQ=WEEKLY;UNTIL=20260120T020000Z")),
+			"2026-01-05 2026-01-12 2026-01-19"},
+		// A VEVENT that replaces an occurrence is that occurrence, even
+		// when it repeats its event's RRULE.
+		{"an override carrying the RRULE", ics(
+			vevent("UID:o1", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260105", "DTEND;VALUE=DATE:20260106", "RRULE:FREQ=WEEKLY;INTERVAL=3;COUNT=3"),
+			vevent("UID:o1", "SEQUENCE:1", "RECURRENCE-ID;VALUE=DATE:20260126", "DTSTART;VALUE=DATE:20260126", "DTEND;VALUE=DATE:20260128",
+				"RRULE:FREQ=WEEKLY;INTERVAL=3;COUNT=3")),
+			"2026-01-05 2026-01-26 2026-01-27 2026-02-16"},
+		{"an override moved, carrying the RRULE", ics(
+			vevent("UID:o2", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;UNTIL=20260120"),
+			vevent("UID:o2", "RECURRENCE-ID;VALUE=DATE:20260112", "DTSTART;VALUE=DATE:20260114", "RRULE:FREQ=WEEKLY;UNTIL=20260120")),
+			"2026-01-05 2026-01-14 2026-01-19"},
+		// An override older than its event, of an occurrence the event no
+		// longer has, is left out; one of an occurrence it still has, or
+		// one as new as its event, stays.
+		{"an override of an occurrence past the new UNTIL", ics(
+			vevent("UID:o3", "SEQUENCE:1", "RECURRENCE-ID;VALUE=DATE:20260202", "DTSTART;VALUE=DATE:20260203"),
+			vevent("UID:o3", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;INTERVAL=2;UNTIL=20260125")),
+			"2026-01-05 2026-01-19"},
+		{"an override of an occurrence the new version excludes", ics(
+			vevent("UID:o4", "SEQUENCE:1", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=3"),
+			vevent("UID:o4", "SEQUENCE:1", "RECURRENCE-ID;VALUE=DATE:20260112", "DTSTART;VALUE=DATE:20260113"),
+			vevent("UID:o4", "SEQUENCE:2", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=3", "EXDATE;VALUE=DATE:20260112")),
+			"2026-01-05 2026-01-19"},
+		{"an older override of an occurrence the event still has", ics(
+			vevent("UID:o5", "SEQUENCE:1", "RECURRENCE-ID;VALUE=DATE:20260112", "DTSTART;VALUE=DATE:20260113"),
+			vevent("UID:o5", "SEQUENCE:3", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=3")),
+			"2026-01-05 2026-01-13 2026-01-19"},
+		{"an override as new as its event, of an excluded occurrence", ics(
+			vevent("UID:o6", "DTSTART;VALUE=DATE:20260105", "RRULE:FREQ=WEEKLY;COUNT=3", "EXDATE;VALUE=DATE:20260112"),
+			vevent("UID:o6", "RECURRENCE-ID;VALUE=DATE:20260112", "DTSTART;VALUE=DATE:20260113")),
+			"2026-01-05 2026-01-13 2026-01-19"},
+		// Several RRULEs (RFC 2445): their occurrences add up, each its
+		// own COUNT.
+		{"two RRULEs", ics(vevent("DTSTART;VALUE=DATE:20260101", "RRULE:FREQ=WEEKLY;BYDAY=TH;COUNT=3", "RRULE:FREQ=MONTHLY;BYDAY=2MO;COUNT=2")),
+			"2026-01-01 2026-01-08 2026-01-12 2026-01-15 2026-02-09"},
+		// BYWEEKNO without BYDAY: DTSTART's day of the week, as what a
+		// rule leaves out comes from DTSTART. 8 June 2026 is the Monday of
+		// ISO week 24.
+		{"BYWEEKNO takes DTSTART's weekday", ics(vevent("DTSTART;VALUE=DATE:20260608", "RRULE:FREQ=YEARLY;BYWEEKNO=24;COUNT=3")),
+			"2026-06-08 2027-06-14 2028-06-12"},
+		{"BYWEEKNO with BYDAY, as written", ics(vevent("DTSTART;VALUE=DATE:20260608", "RRULE:FREQ=YEARLY;BYWEEKNO=24;BYDAY=MO,FR;COUNT=3")),
+			"2026-06-08 2026-06-12 2027-06-14"},
+		// An event that ends before it starts is read from its end to its
+		// start (with a warning, TestEndBeforeStart).
+		{"ends before it starts", ics(vevent("DTSTART;VALUE=DATE:20261227", "DTEND;VALUE=DATE:20261224")),
+			"2026-12-24 2026-12-25 2026-12-26"},
+	} {
+		ds, err := Dates(c.src, calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
+
+// An event whose DTEND is before its DTSTART is read the other way round,
+// and the reader says so.
+func TestEndBeforeStart(t *testing.T) {
+	t.Parallel()
+	from, to := Horizon(now2026)
+	res, err := Read(ics(vevent("UID:e1", "SUMMARY:Swapped", "DTSTART:20261218T234500", "DTEND:20261219T001500"),
+		vevent("UID:e2", "SUMMARY:Late", "DTSTART:20261219T001500", "DTEND:20261218T234500")), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(res.Dates); got != "2026-12-18 2026-12-19" {
+		t.Errorf("dates %s", got)
+	}
+	want := []string{`VEVENT 2 ("Late"): it ends before it starts: read as from its end to its start`}
+	if !slices.Equal(res.Warnings, want) {
+		t.Errorf("warnings:\n got %q\nwant %q", res.Warnings, want)
+	}
+}
+
+// Rules and the days they give, as other readers' test suites state them
+// (rule, DTSTART, expected dates), each worked out from RFC 5545 and
+// docs/definitions.md ("iCalendar files"), not from a run.
+func TestRulesNextN(t *testing.T) {
+	t.Parallel()
+	_, to := Horizon(now2026)
+	for _, c := range []struct{ rule, start, want string }{
+		// Friday the 13th; DTSTART, not one, is no occurrence.
+		{"FREQ=MONTHLY;BYDAY=FR;BYMONTHDAY=13;COUNT=3", "20260101", "2026-02-13 2026-03-13 2026-11-13"},
+		{"FREQ=YEARLY;BYMONTH=11;BYDAY=TH;BYMONTHDAY=22,23,24,25,26,27,28;COUNT=3", "20261126", "2026-11-26 2027-11-25 2028-11-23"},
+		{"FREQ=MONTHLY;BYDAY=MO,TU,WE,TH,FR;BYSETPOS=-1;COUNT=3", "20260130", "2026-01-30 2026-02-27 2026-03-31"},
+		{"FREQ=YEARLY;BYYEARDAY=1,-1;COUNT=4", "20260101", "2026-01-01 2026-12-31 2027-01-01 2027-12-31"},
+		{"FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;UNTIL=20260201", "20260106", "2026-01-06 2026-01-08 2026-01-20 2026-01-22"},
+		{"FREQ=DAILY;BYMONTH=1;UNTIL=20270105", "20261230", "2027-01-01 2027-01-02 2027-01-03 2027-01-04 2027-01-05"},
+		{"FREQ=MONTHLY;BYMONTHDAY=-3;COUNT=3", "20260129", "2026-01-29 2026-02-26 2026-03-29"},
+		{"FREQ=YEARLY;BYDAY=20MO;COUNT=2", "20260518", "2026-05-18 2027-05-17"},
+		{"FREQ=MONTHLY;BYDAY=3MO,WE,FR;COUNT=4", "20260101", "2026-01-02 2026-01-07 2026-01-09 2026-01-14"},
+		{"FREQ=YEARLY;BYWEEKNO=1;COUNT=2", "20251229", "2025-12-29 2027-01-04"},
+		{"FREQ=WEEKLY;COUNT=3;BYDAY=MO", "20260105T090000", "2026-01-05 2026-01-12 2026-01-19"},
+	} {
+		dt := "DTSTART;VALUE=DATE:" + c.start
+		if len(c.start) > 8 {
+			dt = "DTSTART:" + c.start
+		}
+		ds, err := Dates(ics(vevent(dt, "RRULE:"+c.rule)), calendar.MakeDate(2019, 1, 1), to)
+		if err != nil {
+			t.Errorf("%s from %s: %v", c.rule, c.start, err)
+			continue
+		}
+		if got := texts(ds); got != c.want {
+			t.Errorf("%s from %s:\n got %s\nwant %s", c.rule, c.start, got, c.want)
 		}
 	}
 }
