@@ -79,6 +79,7 @@ func clocks(args []string) error {
 	paced := fs.Duration("paced", 20*time.Minute, "paced: virtual time run through")
 	hours := fs.Int("burst", 3, "burst: hours of virtual time at once (each schedule fires once an hour)")
 	rounds := fs.Int("rounds", 3, "rounds")
+	nodeCPU := fs.Float64("node-cpu", 0, "hold each clock node to this share of a core, in a CPU cgroup of its own, as nodes on machines of their own would be (0: unconfined; the director and PostgreSQL stay unconfined)")
 	fs.Parse(args)
 	if err := bench.ReachPG(*pg); err != nil {
 		return fmt.Errorf("-pg: %w", err)
@@ -89,8 +90,9 @@ func clocks(args []string) error {
 	fmt.Printf("# %s; machine: %d CPUs, %s\n", pgVersion(*pg), runtime.NumCPU(), runtime.Version())
 	fmt.Printf("# paced: a virtual clock at %gx real time through %s (%d fires, %.0f due a second); burst: %d hour(s) at once (%d fires)\n",
 		*speed, *paced, bench.DueBetween(*n, time.Minute, time.Minute+*paced), float64(*n)/3600**speed, *hours, *hours**n)
+	fmt.Printf("# %s; the director and PostgreSQL unconfined\n", newConfinement(*nodeCPU).describe())
 	fmt.Println("# baseline: Registry.RecordTurn alone, the same fires, one statement per partition, a transaction per 10,000 fires, a connection per node")
-	type figures struct{ paced, burst, raw, p50, p99, pmax spread }
+	type figures struct{ paced, burst, raw, p50, p99, pmax, nodeCPU, pgCPU spread }
 	res := make([]figures, len(ns))
 	var single, multi spread
 	for r := range *rounds {
@@ -98,7 +100,7 @@ func clocks(args []string) error {
 			if busy, waited := waitQuiet(time.Minute); waited > 0 {
 				fmt.Printf("  (waited %s for the machine to quiet down: %.0f%% busy)\n", waited.Round(time.Second), 100*busy)
 			}
-			p, b, err := clockRound(*bin, *pg, *n, k, *speed, *paced, *hours)
+			p, b, err := clockRound(*bin, *pg, *n, k, *speed, *paced, *hours, *nodeCPU)
 			if err != nil {
 				return fmt.Errorf("%d clock nodes: %w", k, err)
 			}
@@ -109,9 +111,12 @@ func clocks(args []string) error {
 			f := &res[i]
 			f.paced, f.burst, f.raw = append(f.paced, p.rate), append(f.burst, b.rate), append(f.raw, raw)
 			f.p50, f.p99, f.pmax = append(f.p50, pct(p.late, 50)), append(f.p99, pct(p.late, 99)), append(f.pmax, pct(p.late, 100))
-			fmt.Printf("  round %d, %d clock node(s): paced %.0f fires/s (p99 %.1f ms); burst %.0f fires/s in %s, CPU: nodes %s, PostgreSQL's sessions %s, machine %s of %s (%s in the second before); baseline %.0f fires/s\n",
+			fires := float64(*hours * *n)
+			f.nodeCPU = append(f.nodeCPU, float64(b.cpu.nodes.Microseconds())/fires)
+			f.pgCPU = append(f.pgCPU, float64(b.cpu.pg.Microseconds())/fires)
+			fmt.Printf("  round %d, %d clock node(s): paced %.0f fires/s (p99 %.1f ms); burst %.0f fires/s in %s, CPU: nodes %s, PostgreSQL's sessions %s, machine %s of %s (%s in the second before); baseline %.0f fires/s; nodes throttled %s\n",
 				r+1, k, p.rate, pct(p.late, 99), b.rate, b.took.Round(time.Millisecond), b.cpu.nodes, b.cpu.pg, b.cpu.machine,
-				time.Duration(runtime.NumCPU())*b.took.Round(10*time.Millisecond), b.before.machine, raw)
+				time.Duration(runtime.NumCPU())*b.took.Round(10*time.Millisecond), b.before.machine, raw, b.throttled.Round(time.Millisecond))
 		}
 		s, m, err := writeRate(*pg)
 		if err != nil {
@@ -127,6 +132,16 @@ func clocks(args []string) error {
 		line("paced lateness p50", "ms", nil, f.p50)
 		line("paced lateness p99", "ms", nil, f.p99)
 		line("paced lateness max", "ms", nil, f.pmax)
+		line("burst: nodes' CPU a fire", "µs", nil, f.nodeCPU)
+		line("burst: PostgreSQL's CPU a fire", "µs", nil, f.pgCPU)
+		// One PostgreSQL core records at most a second's worth of its own
+		// CPU a fire: the bound of a cluster whose nodes have cores of
+		// their own.
+		var ceiling spread
+		for _, c := range f.pgCPU {
+			ceiling = append(ceiling, 1e6/c)
+		}
+		line("projected: fires/s a PostgreSQL core", "/s", nil, ceiling)
 	}
 	// A size against the first: the median of the rounds' own ratios,
 	// each of two runs a few seconds apart, which a shared machine's
@@ -157,6 +172,9 @@ type clockWindow struct {
 	// before is the CPU the machine used over a second before the window
 	// (in a burst), with the cluster idle: the load of others.
 	before cpuUse
+	// throttled is how long the nodes' quotas held them back in the
+	// window (a burst), with -node-cpu.
+	throttled time.Duration
 }
 
 // cpuUse is CPU time used: by the clock nodes' processes, by the
@@ -221,7 +239,7 @@ var clockStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
 // clockRound runs the paced and burst windows on a cluster of k clock
 // nodes and a director, on a fresh database.
-func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, hours int) (p, b clockWindow, err error) {
+func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, hours int, nodeCPU float64) (p, b clockWindow, err error) {
 	db, drop, err := freshDB(pg)
 	if err != nil {
 		return p, b, err
@@ -236,10 +254,12 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 		return p, b, err
 	}
 	var nodes []*process
+	conf := newConfinement(nodeCPU)
 	defer func() {
 		for _, nd := range nodes {
 			nd.stop()
 		}
+		conf.release()
 	}()
 	for i := range k {
 		data := filepath.Join(director.dir, "c"+strconv.Itoa(i+1))
@@ -256,6 +276,7 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 			return p, b, err
 		}
 		nodes = append(nodes, nd)
+		conf.confine(nd.cmd.Process.Pid)
 	}
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, db.URL)
@@ -326,7 +347,7 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 	idle0 := readCPU(ctx, nodes, monitor, db.Name)
 	time.Sleep(time.Second)
 	b.before = readCPU(ctx, nodes, monitor, db.Name).sub(idle0)
-	cpu0 := readCPU(ctx, nodes, monitor, db.Name)
+	cpu0, throttled0 := readCPU(ctx, nodes, monitor, db.Name), conf.throttled()
 	jump := time.Now()
 	if err := move(to.Add(time.Duration(hours) * time.Hour)); err != nil {
 		return p, b, err
@@ -338,6 +359,7 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 		return p, b, fmt.Errorf("burst: %w", err)
 	}
 	b.cpu = readCPU(ctx, nodes, monitor, db.Name).sub(cpu0)
+	b.throttled = conf.throttled() - throttled0
 	b.took = done.Sub(jump)
 	b.rate = float64(hours*n) / b.took.Seconds()
 	return p, b, nil

@@ -11,7 +11,8 @@
 //	gnomon-bench crash       the event-ingest load with the server killed (SIGKILL) and restarted; every 202 must be journaled
 //	gnomon-bench ui          the event-ingest load with and without 10 browsers keeping the web UI's overview open
 //	gnomon-bench storm       10^4 and 10^5 tasks due at one instant: drain rate vs exec.Command("true") at the same concurrency, reads, a freeze, a critical start
-//	gnomon-bench clocks      fires recorded a second by 1 and 2 clock nodes of a cluster, 10^5 schedules over the minute spots, vs PostgreSQL alone
+//	gnomon-bench clocks      fires recorded a second by 1 and 2 clock nodes of a cluster, 10^5 schedules over the minute spots, vs PostgreSQL alone; -node-cpu F holds each node to F of a core
+//	gnomon-bench workers     runs a second of 1, 2, 4 worker nodes of a cluster, each held to a share of a core (-node-cpu), and the director's and PostgreSQL's CPU a run
 //
 //	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
 //
@@ -61,7 +62,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash|ui|clocks|storm [flags] | noop [-db URL] ADDR | peer [flags]")
+		fmt.Fprintln(os.Stderr, "usage: gnomon-bench all|events|commits|chain|shell|lateness|startup|crash|ui|clocks|workers|storm [flags] | noop [-db URL] ADDR | peer [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -88,6 +89,8 @@ func main() {
 		err = ui(os.Args[2:])
 	case "clocks":
 		err = clocks(os.Args[2:])
+	case "workers":
+		err = workers(os.Args[2:])
 	case "storm":
 		err = storm(os.Args[2:])
 	case "all":
