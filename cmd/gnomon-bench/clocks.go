@@ -114,8 +114,8 @@ func clocks(args []string) error {
 			fires := float64(*hours * *n)
 			f.nodeCPU = append(f.nodeCPU, float64(b.cpu.nodes.Microseconds())/fires)
 			f.pgCPU = append(f.pgCPU, float64(b.cpu.pg.Microseconds())/fires)
-			fmt.Printf("  round %d, %d clock node(s): paced %.0f fires/s (p99 %.1f ms); burst %.0f fires/s in %s, CPU: nodes %s, PostgreSQL's sessions %s, machine %s of %s (%s in the second before); baseline %.0f fires/s; nodes throttled %s\n",
-				r+1, k, p.rate, pct(p.late, 99), b.rate, b.took.Round(time.Millisecond), b.cpu.nodes, b.cpu.pg, b.cpu.machine,
+			fmt.Printf("  round %d, %d clock node(s): paced %.0f fires/s (p99 %.1f ms; nodes' CPU %s, throttled %s); burst %.0f fires/s in %s, CPU: nodes %s, PostgreSQL's sessions %s, machine %s of %s (%s in the second before); baseline %.0f fires/s; nodes throttled %s\n",
+				r+1, k, p.rate, pct(p.late, 99), p.cpu.nodes, p.throttled.Round(time.Millisecond), b.rate, b.took.Round(time.Millisecond), b.cpu.nodes, b.cpu.pg, b.cpu.machine,
 				time.Duration(runtime.NumCPU())*b.took.Round(10*time.Millisecond), b.before.machine, raw, b.throttled.Round(time.Millisecond))
 		}
 		s, m, err := writeRate(*pg)
@@ -173,7 +173,7 @@ type clockWindow struct {
 	// (in a burst), with the cluster idle: the load of others.
 	before cpuUse
 	// throttled is how long the nodes' quotas held them back in the
-	// window (a burst), with -node-cpu.
+	// window, with -node-cpu.
 	throttled time.Duration
 }
 
@@ -190,13 +190,19 @@ func (c cpuUse) sub(d cpuUse) cpuUse {
 // database db (through monitor, a session on another database) and the
 // machine.
 func readCPU(ctx context.Context, nodes []*process, monitor *pgx.Conn, db string) cpuUse {
-	var c cpuUse
-	for _, nd := range nodes {
-		c.nodes += bench.ProcessCPU(nd.cmd.Process.Pid)
-	}
+	c := cpuUse{nodes: nodesCPU(nodes)}
 	c.pg, _ = bench.BackendCPU(ctx, monitor, db)
 	c.machine = machineCPU()
 	return c
+}
+
+// nodesCPU reads the CPU time the nodes used so far.
+func nodesCPU(nodes []*process) time.Duration {
+	var d time.Duration
+	for _, nd := range nodes {
+		d += bench.ProcessCPU(nd.cmd.Process.Pid)
+	}
+	return d
 }
 
 // waitQuiet waits, up to limit, for a second in which the machine's cores
@@ -316,6 +322,7 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 	var werr error
 	var wg sync.WaitGroup
 	wg.Go(func() { seen, werr = bench.Watch(wctx, reg, after, 5*time.Millisecond, want) })
+	pacedCPU, pacedThrottled := nodesCPU(nodes), conf.throttled()
 	start := time.Now()
 	passed := func(s time.Time) time.Time { return start.Add(time.Duration(float64(s.Sub(from)) / speed)) }
 	for at := from; at.Before(to); {
@@ -335,6 +342,7 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 	if p, err = window(seen, want, start, passed); err != nil {
 		return p, b, fmt.Errorf("paced: %w", err)
 	}
+	p.cpu.nodes, p.throttled = nodesCPU(nodes)-pacedCPU, conf.throttled()-pacedThrottled
 
 	// Burst: the next hour at once.
 	after = max(after, lastID(seen))

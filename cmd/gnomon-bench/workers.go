@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,12 +32,17 @@ func workers(args []string) error {
 	slots := fs.Int("slots", 10, "runs in flight on each worker (its --workers)")
 	nodeCPU := fs.Float64("node-cpu", 0, "hold each worker node, with its supervisors and commands, to this share of a core in a CPU cgroup of its own (0: unconfined; the director and PostgreSQL stay unconfined)")
 	rounds := fs.Int("rounds", 1, "rounds")
+	kind := fs.String("run", "true", "what each task runs: true (the command, under a supervisor) or func (the built-in Go function log, in the worker's process: the claim path without a process)")
 	fs.Parse(args)
+	if *kind != "true" && *kind != "func" {
+		return fmt.Errorf("-run %q: should be true or func", *kind)
+	}
 	if err := bench.ReachPG(*pg); err != nil {
 		return fmt.Errorf("-pg: %w", err)
 	}
 	ns := counts(*sizes)
-	fmt.Printf("\n## cluster workers: %d tasks running `true` due at one instant, run by 1 to %d worker nodes of %d slots each\n", *n, slices.Max(ns), *slots)
+	what := map[string]string{"true": "running `true`", "func": "calling the built-in function `log`"}[*kind]
+	fmt.Printf("\n## cluster workers: %d tasks %s due at one instant, run by 1 to %d worker nodes of %d slots each\n", *n, what, slices.Max(ns), *slots)
 	fmt.Printf("# %s; machine: %d CPUs, %s\n", pgVersion(*pg), runtime.NumCPU(), runtime.Version())
 	fmt.Printf("# %s (a worker's supervisors and commands in its group); the director and PostgreSQL unconfined\n", newConfinement(*nodeCPU).describe())
 	type figures struct{ rate, director, pgCPU, nodes spread }
@@ -46,7 +52,7 @@ func workers(args []string) error {
 			if busy, waited := waitQuiet(time.Minute); waited > 0 {
 				fmt.Printf("  (waited %s for the machine to quiet down: %.0f%% busy)\n", waited.Round(time.Second), 100*busy)
 			}
-			w, err := workersRound(*bin, *pg, *n, k, *slots, *nodeCPU)
+			w, err := workersRound(*bin, *pg, *n, k, *slots, *nodeCPU, *kind == "func")
 			if err != nil {
 				return fmt.Errorf("%d workers: %w", k, err)
 			}
@@ -94,7 +100,7 @@ type workersWindow struct {
 // workersRound runs n tasks due at one instant on a fresh database, with a
 // director (which is also the clock node: firing one instant costs
 // little) and k workers of slots each.
-func workersRound(bin, pg string, n, k, slots int, nodeCPU float64) (w workersWindow, err error) {
+func workersRound(bin, pg string, n, k, slots int, nodeCPU float64, function bool) (w workersWindow, err error) {
 	db, drop, err := freshDB(pg)
 	if err != nil {
 		return w, err
@@ -110,7 +116,11 @@ func workersRound(bin, pg string, n, k, slots int, nodeCPU float64) (w workersWi
 	logs := filepath.Join(director.dir, "logs")
 	began := time.Now()
 	far := began.Add(24 * time.Hour)
-	if err := director.define(stormTasks(logs, far), n, 10_000); err != nil {
+	tasks := stormTasks(logs, far)
+	if function {
+		tasks = funcTasks(far)
+	}
+	if err := director.define(tasks, n, 10_000); err != nil {
 		return w, fmt.Errorf("define: %w", err)
 	}
 	took := time.Since(began)
@@ -190,5 +200,17 @@ func pgDrained(ctx context.Context, conn *pgx.Conn, n int, deadline time.Time) (
 			return time.Time{}, time.Time{}, fmt.Errorf("only %d of %d runs ended by %s", ended, n, deadline.Format(time.TimeOnly))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// funcTasks is stormTasks with the built-in function log instead of a
+// command: a run that starts no process.
+func funcTasks(at time.Time) func(first, n int) string {
+	return func(first, n int) string {
+		var b strings.Builder
+		for i := first; i < first+n; i++ {
+			fmt.Fprintf(&b, "insert_task: st%06d\ntype: callable\nfunction: log\nstart_date: %s\n\n", i, at.UTC().Format(time.DateTime))
+		}
+		return b.String()
 	}
 }
