@@ -72,6 +72,12 @@ import (
 	"github.com/gnomon-sched/gnomon/web"
 )
 
+// A program that embeds gnomon runs its commands under supervisors that
+// are the program itself, started again with executor.EnvSupervise set.
+// Such a process must supervise its run before the program's own main
+// runs (which may parse flags, open a database or start a server): only
+// an init can do that, and an explicit call would be a step an embedding
+// program could forget. cmd/gnomon's main calls MaybeSupervise first too.
 func init() { executor.MaybeSupervise() }
 
 // Config configures a Scheduler. New assembles a running gnomon from the
