@@ -137,11 +137,14 @@ func (s *Server) inScope(r *http.Request, id *auth.Identity, rule Rule) error {
 // and every task those reach, must be in the scope. The body is read
 // here and given back to the handler.
 func (s *Server) dataInScope(r *http.Request, id *auth.Identity, rule Rule) error {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxEventBody))
-	if err != nil {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Message: "request body larger than 1 MiB"}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxEventBody+1))
+	r.Body = io.NopCloser(bytes.NewReader(body)) // the handler reads it again, and refuses it if it must
+	switch {
+	case err != nil:
+		return badRequest("truncated request body: %v", err)
+	case len(body) > MaxEventBody:
+		return nil // the handler refuses it (413)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	ev, err := eventdep.DecodeEvent(body)
 	if err != nil {
 		return nil // the handler refuses it, saying why

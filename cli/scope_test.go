@@ -165,6 +165,7 @@ func TestScopeHoldsForActions(t *testing.T) {
 		scopeRow{"POST", "/api/v1/tasks/demo_hourly/backfill", `{"from":"2026112400","to":"2026112401"}`, 403, "task fin_hourly, which demo_hourly reaches"},
 		scopeRow{"POST", "/events", `{"eventType":"FILE","eventTimestamp":"2026-01-01 12:00:00","eventResourceId":"/landing/secret"}`, 403, "task secret_feed, which a data event on /landing/secret reaches"},
 		scopeRow{"POST", "/events", `{"eventType":"FILE","eventTimestamp":"2026-01-01 12:00:00","eventResourceId":"/landing/demo"}`, http.StatusAccepted, ""},
+		scopeRow{"POST", "/events", `{"eventType":"FILE"` + strings.Repeat(" ", 1<<20) + `}`, http.StatusRequestEntityTooLarge, ""},
 		scopeRow{"POST", "/api/v1/clock", `{"tick":true}`, 403, "permission clock:advance over every task"},
 	)
 	for _, act := range []string{"skip", "reprocess", "start", "complete"} {
