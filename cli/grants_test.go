@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // gnomon cluster grants makes the four roles on a database, migrated
@@ -54,5 +58,77 @@ func TestClusterGrants(t *testing.T) {
 	}
 	if _, errs, code := runAlone("gnomon", "cluster", "grants", "--print", "--prefix", "x; DROP"); code != 2 || !strings.Contains(errs, "--prefix") {
 		t.Errorf("a prefix that is not a name: exit %d %s", code, errs)
+	}
+}
+
+// A cluster whose director, clock node and worker each connect as a user
+// of the role of its job does its work: the clock node records the fires
+// of an every-second task, the worker runs what they start and a start
+// sent to the director, and no node is refused a statement.
+func TestClusterUnderDatabaseRoles(t *testing.T) {
+	skipOnOtherStores(t)
+	db := pgtest.URL(t)
+	var b [4]byte
+	rand.Read(b[:])
+	prefix := "gnomon_e" + hex.EncodeToString(b[:]) + "_"
+	ctx := context.Background()
+	if out, errs, code := runAlone("gnomon", "cluster", "grants", "--db", db, "--prefix", prefix); code != 0 {
+		t.Fatalf("cluster grants: exit %d\n%s%s", code, out, errs)
+	}
+	conn := registryConn(t, db)
+	logins := map[string]string{}
+	t.Cleanup(func() { // after the nodes are gone: cleanups run last first
+		for _, r := range []string{"director", "clock", "worker", "reader"} {
+			for _, name := range []string{prefix + r + "_login", prefix + r} {
+				conn.Exec(context.Background(), "DROP OWNED BY "+name)
+				conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+name)
+			}
+		}
+	})
+	for _, r := range []string{"director", "clock", "worker"} {
+		login := prefix + r + "_login"
+		if _, err := conn.Exec(ctx, "CREATE ROLE "+login+" LOGIN IN ROLE "+prefix+r); err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(login)
+		logins[r] = u.String()
+	}
+	dir := t.TempDir()
+	c, nodes := startNodesOn(t, db,
+		nodeSpec{name: "dir", roles: "director", flags: []string{"--db", logins["director"]}},
+		nodeSpec{name: "c1", roles: "clock", flags: []string{"--db", logins["clock"]}},
+		nodeSpec{name: "w1", roles: "worker", flags: []string{"--db", logins["worker"]}})
+	if _, err := c.Define(ctx, "tick.def", tickDef+"\ninsert_task: once\ntype: callable\ncommand: touch "+dir+"/once\nout_log_file: /dev/null\nerr_log_file: /dev/null\n", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Event(ctx, "once", "start"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the worker ran once, and tick ran three times", func() bool {
+		st, err := c.Status(ctx, "once")
+		if err != nil || st.Rows[0].Status.String() != "success" {
+			return false
+		}
+		fires, err := c.Fires(ctx, "tick", 50, "")
+		ran := 0
+		for _, f := range fires.Fires {
+			if f.Fate == job.FateRan {
+				ran++
+			}
+		}
+		return err == nil && ran >= 3
+	})
+	if _, err := os.Stat(filepath.Join(dir, "once")); err != nil {
+		t.Errorf("once's command did not run: %v", err)
+	}
+	for name, n := range nodes {
+		log, _ := os.ReadFile(n.log)
+		if strings.Contains(string(log), "permission denied") || strings.Contains(string(log), "42501") {
+			t.Errorf("node %s was refused a statement:\n%s", name, log)
+		}
 	}
 }
