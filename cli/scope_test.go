@@ -20,7 +20,10 @@ import (
 // it waits on (su), a task of the scope that waits on one outside it,
 // and a configuration outside the scope fed by a data event. Each
 // command leaves a mark, so that the test sees what ran.
-const scopeDefs = `insert_task: demo_ok
+const scopeDefs = `insert_calendar: holidays
+dates: 2026-12-25
+
+insert_task: demo_ok
 type: callable
 command: touch @DIR@/ran.demo_ok
 out_log_file: @DIR@/o
@@ -52,6 +55,8 @@ err_log_file: @DIR@/e
 insert_task: secret_job
 type: callable
 command: touch @DIR@/ran.secret_job
+exclude_calendar: holidays
+cron: 0 0 29 2 *
 out_log_file: @DIR@/o
 err_log_file: @DIR@/e
 
@@ -59,6 +64,8 @@ insert_task: demo_after
 type: callable
 command: touch @DIR@/ran.demo_after
 condition: su(secret_job)
+exclude_calendar: holidays
+cron: 0 0 29 2 *
 out_log_file: @DIR@/o
 err_log_file: @DIR@/e
 
@@ -269,17 +276,36 @@ func TestScopeHoldsForReads(t *testing.T) {
 		scopeRow{"GET", "/api/v1/cluster", "", 403, "read over every task"},
 	)
 	tryRows(t, f.client.Base, viewer, rows)
-	req, _ := http.NewRequest("GET", f.client.Base+"/api/v1/tasks", nil)
-	req.Header.Set("Authorization", "Bearer "+viewer)
+	var list api.TasksResponse
+	getJSON(t, f.client.Base, viewer, "/api/v1/tasks", &list)
+	if got := strings.Join(list.Tasks, ","); got != "demo_after,demo_box,demo_feed,demo_ok,demo_up" {
+		t.Errorf("the scoped task list: %s", got)
+	}
+	// A calendar names the tasks of the scope that use it, and no other.
+	var cal api.CalendarView
+	getJSON(t, f.client.Base, viewer, "/api/v1/calendars/holidays", &cal)
+	var cals api.CalendarsResponse
+	getJSON(t, f.client.Base, viewer, "/api/v1/calendars", &cals)
+	if got := strings.Join(cal.UsedBy, ","); got != "demo_after" || len(cals.Calendars) != 1 || strings.Join(cals.Calendars[0].UsedBy, ",") != "demo_after" {
+		t.Errorf("the calendar's users, to a scoped token: %s; in the list: %+v", got, cals.Calendars)
+	}
+}
+
+// getJSON reads an answer of the API with a token.
+func getJSON(t *testing.T, base, token, path string, v any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var list api.TasksResponse
-	json.NewDecoder(resp.Body).Decode(&list)
-	if got := strings.Join(list.Tasks, ","); got != "demo_after,demo_box,demo_feed,demo_ok,demo_up" {
-		t.Errorf("the scoped task list: %s", got)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
 	}
 }
 
