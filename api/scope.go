@@ -38,7 +38,8 @@ const (
 	// Filtered: the handler answers only with the tasks in the scope.
 	Filtered
 	// Shown: the task or process Param names, with the members of a
-	// bundle or group, which a read of it shows.
+	// bundle or group, or the processes of its tree and of the trees
+	// next to it, which a read of it shows.
 	Shown
 	// Explained: Shown, and the tasks its condition names, whose status
 	// an explanation shows.
@@ -123,7 +124,7 @@ func (s *Server) inScope(r *http.Request, id *auth.Identity, rule Rule) error {
 		case rule.Reach == Acted:
 			reached = f.Reached(name)
 		default:
-			reached = []string{name} // a process, or nothing: the handler says which
+			reached = f.Shown(name) // a process, or nothing: the handler says which
 		}
 		groups = groupsOf(e, id, reached)
 	})

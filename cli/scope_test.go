@@ -246,7 +246,7 @@ func TestScopeHoldsForReads(t *testing.T) {
 		{"GET", "/api/v1/alerts?job=demo_ok", "", 200, ""},
 		{"GET", "/api/v1/forecast?task=demo_ok", "", 200, ""},
 		{"GET", "/api/v1/events?configuration=demo_feed", "", 200, ""},
-		{"GET", "/api/v1/nodes?process=demo_hourly", "", 200, ""},
+		{"GET", "/api/v1/nodes?process=demo_solo_hourly", "", 200, ""},
 		{"GET", "/api/v1/clock", "", 200, ""},
 		{"GET", "/api/v1/whoami", "", 200, ""},
 		{"GET", "/api/v1/calendars", "", 200, ""},
@@ -273,6 +273,8 @@ func TestScopeHoldsForReads(t *testing.T) {
 		scopeRow{"GET", "/api/v1/nodes?outstanding=true", "", 403, "?process=NAME"},
 		scopeRow{"GET", "/api/v1/nodes?process=fin_hourly", "", 403, "task fin_hourly required"},
 		scopeRow{"GET", "/api/v1/nodes/fin_hourly/2026112400", "", 403, "task fin_hourly required"},
+		scopeRow{"GET", "/api/v1/nodes?process=demo_hourly", "", 403, "task fin_hourly, which demo_hourly reaches"}, // its nodes' dependants
+		scopeRow{"GET", "/api/v1/nodes/demo_daily/2026112400", "", 403, "task fin_hourly, which demo_daily reaches"},
 		scopeRow{"GET", "/api/v1/cluster", "", 403, "read over every task"},
 	)
 	tryRows(t, f.client.Base, viewer, rows)

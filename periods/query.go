@@ -223,3 +223,22 @@ func (f *Forest) TreeProcesses(name string) ([]string, bool) {
 	}
 	return out, true
 }
+
+// Shown returns the processes a read of a process's nodes shows, sorted:
+// those of its tree (a node's parent and children) and of the trees it
+// depends on or that depend on it (a node's counterparts and
+// dependants). An unknown process shows only itself.
+func (f *Forest) Shown(process string) []string {
+	l, ok := f.procs[process]
+	if !ok {
+		return []string{process}
+	}
+	var out []string
+	for _, t := range slices.Concat([]*tree{l.tree}, l.tree.deps, l.tree.dependants) {
+		for _, l := range t.levels {
+			out = append(out, l.name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
