@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -346,3 +347,49 @@ func TestScopeHoldsForDefinitions(t *testing.T) {
 
 // dirText writes the fixture's directory for @DIR@.
 func (f *fixture) dirText(text string) string { return strings.ReplaceAll(text, "@DIR@", f.dir) }
+
+// gnomon server --live-streams caps the web UI's streams each token
+// holds: with 1, a second page of the same token gets 429 while the first
+// stays open. A negative cap is a usage error naming the flag.
+func TestLiveStreamsFlag(t *testing.T) {
+	if _, errs, code := runAlone("gnomon", "server", "--data", t.TempDir(), "--live-streams", "-1"); code != 2 || !strings.Contains(errs, "--live-streams") {
+		t.Errorf("--live-streams -1: exit %d %s", code, errs)
+	}
+	f := setup(t, func(c *ServerConfig) { c.LiveStreams = 1 })
+	jar := func() *http.Client {
+		return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}()
+	resp, err := jar.PostForm(f.client.Base+"/login", url.Values{"token": {f.client.Token}, "next": {"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == api.SessionCookie {
+			session = c
+		}
+	}
+	if session == nil {
+		t.Fatalf("signing in: %d, no session", resp.StatusCode)
+	}
+	open := func() *http.Response {
+		req, _ := http.NewRequest("GET", f.client.Base+"/live", nil)
+		req.AddCookie(session)
+		resp, err := jar.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	first := open()
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("the first stream: %d", first.StatusCode)
+	}
+	second := open()
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests || second.Header.Get("Retry-After") == "" {
+		t.Errorf("the second stream with --live-streams 1: %d, Retry-After %q", second.StatusCode, second.Header.Get("Retry-After"))
+	}
+}
