@@ -41,8 +41,8 @@ const (
 	// bundle or group, or the processes of its tree and of the trees
 	// next to it, which a read of it shows.
 	Shown
-	// Explained: Shown, and the tasks its condition names, whose status
-	// an explanation shows.
+	// Explained: Shown, and the tasks its condition names, and theirs,
+	// whose status and reasons an explanation shows.
 	Explained
 	// Acted: the task or process Param names and every task or process
 	// an action on it can start, end or settle (engine.Engine.Reached,

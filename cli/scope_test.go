@@ -70,6 +70,13 @@ cron: 0 0 29 2 *
 out_log_file: @DIR@/o
 err_log_file: @DIR@/e
 
+insert_task: demo_later
+type: callable
+command: touch @DIR@/ran.demo_later
+condition: su(demo_after)
+out_log_file: @DIR@/o
+err_log_file: @DIR@/e
+
 insert_task: secret_feed
 type: configuration
 dependencies: [{"type":"FILE","resourceId":"/landing/secret","lifeDuration":3600}]
@@ -259,6 +266,8 @@ func TestScopeHoldsForReads(t *testing.T) {
 	}
 	rows = append(rows,
 		scopeRow{"GET", "/api/v1/tasks/demo_after/why", "", 403, "task secret_job, which demo_after reaches"},
+		scopeRow{"GET", "/api/v1/tasks/demo_later/why", "", 403, "task secret_job, which demo_later reaches"}, // why follows demo_after's reasons
+		scopeRow{"GET", "/api/v1/tasks/demo_later", "", 200, ""},
 		scopeRow{"GET", "/api/v1/definitions", "", 403, "?task=NAME"},
 		scopeRow{"GET", "/api/v1/definitions?task=secret_job", "", 403, "task secret_job required"},
 		scopeRow{"GET", "/api/v1/definitions?tree_file=trees.json", "", 403, "?task=NAME"},
@@ -281,7 +290,7 @@ func TestScopeHoldsForReads(t *testing.T) {
 	tryRows(t, f.client.Base, viewer, rows)
 	var list api.TasksResponse
 	getJSON(t, f.client.Base, viewer, "/api/v1/tasks", &list)
-	if got := strings.Join(list.Tasks, ","); got != "demo_after,demo_box,demo_feed,demo_ok,demo_up" {
+	if got := strings.Join(list.Tasks, ","); got != "demo_after,demo_box,demo_feed,demo_later,demo_ok,demo_up" {
 		t.Errorf("the scoped task list: %s", got)
 	}
 	// A calendar names the tasks of the scope that use it, and no other.

@@ -46,14 +46,25 @@ func (e *Engine) Reached(names []string, acted bool) []string {
 	return sortedSet(seen)
 }
 
-// Upstream returns the tasks a task's condition names, sorted: what an
-// explanation of why it waits shows the status of.
+// Upstream returns the tasks a task's condition names, and those their
+// conditions name, all the way up, sorted: what an explanation of why it
+// waits (Why) shows the status and reasons of.
 func (e *Engine) Upstream(name string) []string {
-	def := e.defs[name]
-	if def == nil {
-		return nil
+	seen := map[string]bool{}
+	work := []string{name}
+	for len(work) > 0 {
+		n := work[len(work)-1]
+		work = work[:len(work)-1]
+		if def := e.defs[n]; def != nil {
+			for _, ref := range refs(def) {
+				if !seen[ref] {
+					seen[ref] = true
+					work = append(work, ref)
+				}
+			}
+		}
 	}
-	return slices.Compact(slices.Sorted(slices.Values(refs(def))))
+	return sortedSet(seen)
 }
 
 // DataReached returns the configurations a data event of that type and

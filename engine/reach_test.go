@@ -8,7 +8,7 @@ import (
 // Reached follows a bundle to its members for a read;
 // an action also goes up to a member's bundle and on to every task whose
 // condition names one reached, transitively. Upstream is what a
-// condition names.
+// condition names, and theirs.
 func TestReached(t *testing.T) {
 	t.Parallel()
 	defs := "insert_task: outer\ntype: bundle\n\n" +
@@ -32,7 +32,7 @@ func TestReached(t *testing.T) {
 			t.Errorf("Reached(%v, %v) = %v, want %v", c.names, c.acted, got, c.want)
 		}
 	}
-	if got := h.e.Upstream("after_after"); !slices.Equal(got, []string{"after_leaf", "x"}) {
+	if got := h.e.Upstream("after_after"); !slices.Equal(got, []string{"after_leaf", "leaf", "x"}) {
 		t.Errorf("Upstream(after_after) = %v", got)
 	}
 }
