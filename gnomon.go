@@ -785,7 +785,8 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 		h.Metrics, h.MetricsPublic = metrics.Handler(s.metrics), cfg.MetricsPublic
 	}
 	if !cfg.NoUI {
-		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logs: s.runLogs, Logger: s.cfg.Logger})
+		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logs: s.runLogs, Logger: s.cfg.Logger,
+			LiveStreams: cfg.LiveStreams})
 		if err != nil {
 			// The UI's templates and files are part of the binary: they
 			// parse, or the build is broken.
@@ -845,4 +846,8 @@ type HandlerConfig struct {
 	// MetricsPublic lets GET /metrics answer without a token; it needs
 	// one with the read permission otherwise.
 	MetricsPublic bool
+	// LiveStreams is the most streams of the web UI's change notices
+	// (/live) a token may hold open at once; 0 means
+	// web.DefaultLiveStreams.
+	LiveStreams int
 }

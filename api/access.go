@@ -119,7 +119,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request) (*http.Request, b
 		writeError(w, &Error{Status: http.StatusTooManyRequests, Message: fmt.Sprintf("token %s is over its rate: retry in %s", id.Name, retry.Round(1e6))})
 		return nil, false
 	}
-	ctx := auth.NewContext(r.Context(), id)
+	ctx := s.withChecker(auth.NewContext(r.Context(), id))
 	if csrf != "" {
 		ctx = context.WithValue(ctx, csrfKey{}, csrf)
 	}

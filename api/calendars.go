@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,8 +61,13 @@ type CalendarRequest struct {
 // maxCalendarDays bounds the days one answer lists.
 const maxCalendarDays = MaxPage
 
-func (s *Server) calendarView(e *engine.Engine, c *job.Calendar) CalendarView {
+// calendarView shows a calendar to id: the tasks that use it are those
+// of its scope.
+func (s *Server) calendarView(e *engine.Engine, c *job.Calendar, id *auth.Identity) CalendarView {
 	v := CalendarView{Calendar: *c.Clone(), UsedBy: e.CalendarUsers(c.Name)}
+	if len(id.Scope) > 0 {
+		v.UsedBy = slices.DeleteFunc(v.UsedBy, func(n string) bool { return !id.Scope.Covers(n, e.Groups(n)) })
+	}
 	if v.UsedBy == nil {
 		v.UsedBy = []string{}
 	}
@@ -82,7 +88,7 @@ func (s *Server) calendars(w http.ResponseWriter, r *http.Request) error {
 	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
 		for _, n := range e.CalendarNames() {
 			c, _ := e.Calendar(n)
-			resp.Calendars = append(resp.Calendars, s.calendarView(e, c))
+			resp.Calendars = append(resp.Calendars, s.calendarView(e, c, identity(r)))
 		}
 	}); err != nil {
 		return err
@@ -122,7 +128,7 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) error {
 		if !ok {
 			return
 		}
-		found, v, set = true, s.calendarView(e, c), e.DaySet(name)
+		found, v, set = true, s.calendarView(e, c, identity(r)), e.DaySet(name)
 	}); err != nil {
 		return err
 	}
@@ -152,9 +158,6 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if err := unscopedDefine(r); err != nil {
-		return err
-	}
 	text, fields, err := calendarText(name, req, s.sched.Now())
 	if err != nil {
 		return err
@@ -166,7 +169,7 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	var v CalendarView
 	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
 		if c, ok := e.Calendar(name); ok {
-			v = s.calendarView(e, c)
+			v = s.calendarView(e, c, identity(r))
 		}
 	}); err != nil {
 		return err
@@ -178,9 +181,6 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 // another calendar names it.
 func (s *Server) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	if err := unscopedDefine(r); err != nil {
-		return err
-	}
 	found := false
 	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { _, found = e.Calendar(name) }); err != nil {
 		return err
@@ -194,15 +194,6 @@ func (s *Server) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 		return jsonFields(err, []string{""})
 	}
 	return writeJSON(w, http.StatusOK, DefineResponse{Message: "Successfully processed"})
-}
-
-// unscopedDefine refuses an identity with a scope: a calendar concerns
-// every task that names it, now or later.
-func unscopedDefine(r *http.Request) error {
-	if id := identity(r); id != nil && len(id.Scope) > 0 {
-		return unscoped(r, auth.Define)
-	}
-	return nil
 }
 
 // calendarText writes a CalendarRequest as an insert_calendar action, one

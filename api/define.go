@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
@@ -457,8 +458,10 @@ func (s *Server) defaultOwner() string {
 
 // mayDefine returns a *auth.Denied when the request's identity has a scope
 // and the file touches a task outside it: each task or configuration it
-// inserts, updates or deletes, and the children of a bundle it deletes,
-// must be in the scope. Groups, tree files and the sync mode (which
+// inserts, updates or deletes, everything an action on it reaches (the
+// members of a bundle, its bundle, the tasks whose condition names it),
+// the bundle it joins and the tasks its condition names must be in the
+// scope. Groups, tree files and the sync mode (which
 // deletes what the file does not name) concern every task: they are for
 // identities without a scope.
 func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
@@ -488,20 +491,25 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 				denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: "calendar " + a.Name}
 				return
 			}
-			names := []string{a.Name}
-			if a.Kind == defs.Delete {
-				names = append(names, e.Children(a.Name)...)
-			}
+			// What changes with the task: what its runs and status reach
+			// now (a change of its command can fail or succeed for the
+			// tasks whose condition names it), the members of a bundle it
+			// deletes, the bundle it joins, and the tasks its condition
+			// names, whose status it would show and wait on.
+			names := e.Reached([]string{a.Name}, true)
 			for _, f := range a.Fields {
-				if f.Key == "parent" || f.Key == "box_name" {
-					names = append(names, f.Value) // joining a bundle changes its runs
+				switch f.Key {
+				case "parent", "box_name":
+					names = append(names, e.Reached([]string{f.Value}, true)...) // joining a bundle changes its runs
+				case "condition":
+					if c, err := cond.Parse(f.Value); err == nil {
+						names = append(names, c.Names()...)
+					}
 				}
 			}
-			for _, n := range names {
-				if !id.Scope.Covers(n, e.Groups(n)) {
-					denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: n}
-					return
-				}
+			if err := covered(id, auth.Define, a.Name, names, groupsOf(e, id, names)); err != nil {
+				denied = err
+				return
 			}
 		}
 	})

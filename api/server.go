@@ -64,67 +64,70 @@ func (s *Server) Mount(ui UI) { s.ui = ui }
 // NewServer returns the API handler. Times in answers are given in loc,
 // the server's time zone. Every request but GET /healthz (and GET
 // /metrics when MetricsPublic is set) needs an identity access knows, with
-// the permission its endpoint needs.
+// the permission its endpoint needs. The routes below are the permission
+// table: each names the permission its requests need and how far a token
+// with a scope may go (Rule, Reach); docs/security.md gives the same
+// table, and Check applies it before any handler runs.
 func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *slog.Logger, access Access) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	srv := &Server{sched: s, loc: loc, version: version, log: log, mux: http.NewServeMux(), access: access}
-	srv.handle("GET /healthz", "", func(w http.ResponseWriter, r *http.Request) error {
+	srv.handle("GET /healthz", Rule{}, func(w http.ResponseWriter, r *http.Request) error {
 		if err := s.Unavailable(); err != nil {
 			w.Header().Set("Retry-After", "1")
 			return writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable", "error": err.Error()})
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": srv.version})
 	})
-	srv.handle("GET /api/v1/whoami", "", srv.whoami)
-	srv.handle("GET /api/v1/tokens", auth.ManageTokens, srv.tokens)
-	srv.handle("POST /api/v1/tokens", auth.ManageTokens, srv.createToken)
-	srv.handle("POST /api/v1/tokens/{token}/revoke", auth.ManageTokens, srv.revokeToken)
-	srv.handle("GET /api/v1/info", auth.Read, func(w http.ResponseWriter, r *http.Request) error {
+	srv.handle("GET /api/v1/whoami", Rule{}, srv.whoami)
+	srv.handle("GET /api/v1/tokens", whole(auth.ManageTokens), srv.tokens)
+	srv.handle("POST /api/v1/tokens", whole(auth.ManageTokens), srv.createToken)
+	srv.handle("POST /api/v1/tokens/{token}/revoke", whole(auth.ManageTokens), srv.revokeToken)
+	srv.handle("GET /api/v1/info", need(auth.Read), func(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, Info{Timezone: loc.String(), Version: version, Runtime: readRuntime()})
 	})
-	srv.handle("GET /api/v1/cluster", auth.Read, srv.clusterStatus)
-	srv.handle("GET /metrics", auth.Read, func(w http.ResponseWriter, r *http.Request) error {
+	srv.handle("GET /api/v1/cluster", whole(auth.Read), srv.clusterStatus)
+	srv.handle("GET /metrics", need(auth.Read), func(w http.ResponseWriter, r *http.Request) error {
 		if srv.Metrics == nil {
 			return &Error{Status: http.StatusNotFound, Message: "no metrics: the program serving this API registers gnomon's metrics elsewhere"}
 		}
 		srv.Metrics.ServeHTTP(w, r)
 		return nil
 	})
-	srv.handle("POST /api/v1/cluster/nodes/{node}/drain", auth.ManageCluster, srv.clusterDrain)
-	srv.handle("POST /events", auth.PostData, srv.events)
-	srv.handle("GET /api/v1/events", auth.Read, srv.received)
-	srv.handle("POST /api/v1/definitions", auth.Define, srv.define)
-	srv.handle("GET /api/v1/definitions", auth.Read, srv.export)
-	srv.handle("GET /api/v1/tasks", auth.Read, srv.list)
-	srv.handle("GET /api/v1/tasks/{name}", auth.Read, srv.task)
-	srv.handle("POST /api/v1/tasks/{name}/events", auth.Operate, srv.event)
-	srv.handle("GET /api/v1/tasks/{name}/status", auth.Read, srv.status)
-	srv.handle("GET /api/v1/tasks/{name}/runs", auth.Read, srv.runs)
-	srv.handle("GET /api/v1/tasks/{name}/runs/{id}", auth.Read, srv.run)
-	srv.handle("GET /api/v1/tasks/{name}/fires", auth.Read, srv.fires)
-	srv.handle("GET /api/v1/tasks/{name}/why", auth.Read, srv.why)
-	srv.handle("POST /api/v1/tasks/{name}/backfill", auth.Operate, srv.backfill)
-	srv.handle("POST /api/v1/tasks/{name}/backfill/cancel", auth.Operate, srv.cancelBackfill)
-	srv.handle("GET /api/v1/tasks/{name}/backfill", auth.Read, srv.backfillStatus)
-	srv.handle("GET /api/v1/forecast", auth.Read, srv.forecast)
-	srv.handle("GET /api/v1/calendars", auth.Read, srv.calendars)
-	srv.handle("GET /api/v1/calendars/{name}", auth.Read, srv.calendar)
-	srv.handle("PUT /api/v1/calendars/{name}", auth.Define, srv.putCalendar)
-	srv.handle("DELETE /api/v1/calendars/{name}", auth.Define, srv.deleteCalendar)
-	srv.handle("GET /api/v1/alerts", auth.Read, srv.alerts)
-	srv.handle("GET /api/v1/audit", auth.Read, srv.audit)
-	srv.handle("GET /api/v1/clock", auth.Read, srv.clock)
-	srv.handle("POST /api/v1/clock", auth.Clock, srv.advance)
-	srv.handle("GET /api/v1/trees", auth.Read, srv.trees)
-	srv.handle("GET /api/v1/trees/{name}", auth.Read, srv.tree)
-	srv.handle("GET /api/v1/nodes", auth.Read, srv.nodes)
-	srv.handle("GET /api/v1/nodes/{process}/{timeperiod}", auth.Read, srv.node)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/complete", auth.Operate, srv.complete)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/start", auth.Operate, srv.start)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/skip", auth.Operate, srv.skip)
-	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/reprocess", auth.Operate, srv.reprocess)
+	srv.handle("POST /api/v1/cluster/nodes/{node}/drain", whole(auth.ManageCluster), srv.clusterDrain)
+	srv.handle("POST /events", over(auth.PostData, DataEvent, ""), srv.events)
+	srv.handle("GET /api/v1/events", over(auth.Read, Shown, "configuration"), srv.received)
+	srv.handle("POST /api/v1/definitions", over(auth.Define, Defined, ""), srv.define)
+	srv.handle("GET /api/v1/definitions", over(auth.Read, Shown, "task"), srv.export)
+	srv.handle("GET /api/v1/tasks", over(auth.Read, Filtered, ""), srv.list)
+	srv.handle("GET /api/v1/tasks/{name}", over(auth.Read, Shown, "name"), srv.task)
+	srv.handle("POST /api/v1/tasks/{name}/events", over(auth.Operate, Acted, "name"), srv.event)
+	srv.handle("GET /api/v1/tasks/{name}/status", over(auth.Read, Shown, "name"), srv.status)
+	srv.handle("GET /api/v1/tasks/{name}/runs", over(auth.Read, Shown, "name"), srv.runs)
+	srv.handle("GET /api/v1/tasks/{name}/runs/{id}", over(auth.Read, Shown, "name"), srv.run)
+	srv.handle("GET /api/v1/tasks/{name}/fires", over(auth.Read, Shown, "name"), srv.fires)
+	srv.handle("GET /api/v1/tasks/{name}/why", over(auth.Read, Explained, "name"), srv.why)
+	srv.handle("POST /api/v1/tasks/{name}/backfill", over(auth.Operate, Acted, "name"), srv.backfill)
+	srv.handle("POST /api/v1/tasks/{name}/backfill/cancel", over(auth.Operate, Acted, "name"), srv.cancelBackfill)
+	srv.handle("GET /api/v1/tasks/{name}/backfill", over(auth.Read, Shown, "name"), srv.backfillStatus)
+	srv.handle("GET /api/v1/forecast", over(auth.Read, Shown, "task"), srv.forecast)
+	srv.handle("GET /api/v1/calendars", over(auth.Read, Filtered, ""), srv.calendars)
+	srv.handle("GET /api/v1/calendars/{name}", over(auth.Read, Filtered, ""), srv.calendar)
+	srv.handle("PUT /api/v1/calendars/{name}", whole(auth.Define), srv.putCalendar)
+	srv.handle("DELETE /api/v1/calendars/{name}", whole(auth.Define), srv.deleteCalendar)
+	srv.handle("GET /api/v1/alerts", over(auth.Read, Shown, "job"), srv.alerts)
+	srv.handle("GET /api/v1/audit", whole(auth.Read), srv.audit)
+	srv.handle("GET /api/v1/clock", need(auth.Read), srv.clock)
+	srv.handle("POST /api/v1/clock", whole(auth.Clock), srv.advance)
+	srv.handle("GET /api/v1/trees", whole(auth.Read), srv.trees)
+	srv.handle("GET /api/v1/trees/{name}", whole(auth.Read), srv.tree)
+	srv.handle("GET /api/v1/nodes", over(auth.Read, Shown, "process"), srv.nodes)
+	srv.handle("GET /api/v1/nodes/{process}/{timeperiod}", over(auth.Read, Shown, "process"), srv.node)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/complete", over(auth.Operate, Acted, "process"), srv.complete)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/start", over(auth.Operate, Acted, "process"), srv.start)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/skip", over(auth.Operate, Acted, "process"), srv.skip)
+	srv.handle("POST /api/v1/nodes/{process}/{timeperiod}/reprocess", over(auth.Operate, Acted, "process"), srv.reprocess)
 	srv.mux.HandleFunc("/", srv.unrouted)
 	return srv
 }
@@ -161,14 +164,14 @@ func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) {
 
 type handlerFunc func(http.ResponseWriter, *http.Request) error
 
-// handle registers a handler for the identities whose role grants perm
-// (any identity when perm is empty); the handler's error, if any, becomes
-// the answer.
-func (s *Server) handle(pattern string, perm auth.Permission, h handlerFunc) {
+// handle registers a handler for the identities rule lets through (any
+// identity when its permission is empty); the handler's error, if any,
+// becomes the answer.
+func (s *Server) handle(pattern string, rule Rule, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		err := func() error {
-			if id := identity(r); id != nil && perm != "" {
-				if err := id.Can(perm); err != nil {
+			if identity(r) != nil && rule.Perm != "" {
+				if err := Check(r, rule); err != nil {
 					return err
 				}
 			}
@@ -404,7 +407,11 @@ func namedCalendars(e *engine.Engine, tasks []*job.Task) []*job.Calendar {
 
 // list lists task names, sorted: all of them, or with ?count= a page.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
-	names := s.sched.View().Names()
+	v := s.sched.View()
+	names := v.Names()
+	if id := identity(r); len(id.Scope) > 0 {
+		names = slices.DeleteFunc(names, func(n string) bool { return !id.Scope.Covers(n, v.Groups(n)) })
+	}
 	c, hasCursor, err := readCursor(r, "tasks")
 	if err != nil {
 		return err
@@ -499,9 +506,6 @@ func (s *Server) event(w http.ResponseWriter, r *http.Request) error {
 	a, ok := job.ParseAction(req.Event)
 	if !ok {
 		return badRequest("invalid send event %q (want start, abort, freeze, reset, green or red)", req.Event)
-	}
-	if err := s.mayTask(r, auth.Operate, r.PathValue("name")); err != nil {
-		return err
 	}
 	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a, By: auth.NameOf(r.Context())}); err != nil {
 		return err

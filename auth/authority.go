@@ -28,6 +28,10 @@ type Denied struct {
 	Identity   *Identity
 	Permission Permission
 	Task       string // the task outside the identity's scope, if that is why; "*" when every task is concerned
+	// Via is what the request named, when Task is outside the scope only
+	// because an action on Via, or a read of it, reaches Task (a bundle's
+	// member, a task whose condition names it, a dependent tree).
+	Via string
 	// Owner is the OS user a command would run as that the identity may
 	// not define commands for, if that is why (see MayRunAs).
 	Owner string
@@ -47,6 +51,9 @@ func (d *Denied) Error() string {
 	}
 	if d.Task == "*" {
 		return fmt.Sprintf("permission %s over every task required: %s's scope is %v", d.Permission, d.Identity.Name, []string(d.Identity.Scope))
+	}
+	if d.Via != "" {
+		return fmt.Sprintf("permission %s on task %s, which %s reaches, required: %s's scope is %v", d.Permission, d.Task, d.Via, d.Identity.Name, []string(d.Identity.Scope))
 	}
 	if d.Task != "" {
 		return fmt.Sprintf("permission %s on task %s required: %s's scope is %v", d.Permission, d.Task, d.Identity.Name, []string(d.Identity.Scope))

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
+	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 
 func clusterCmd(env *Env, client func() *api.Client) *cobra.Command {
@@ -51,7 +53,65 @@ owner, then the latest moves of partitions between nodes and why.`,
 			return nil
 		},
 	}
-	c.AddCommand(drain)
+	c.AddCommand(drain, grantsCmd(env))
+	return c
+}
+
+// grantsCmd makes the database roles of a cluster's nodes.
+func grantsCmd(env *Env) *cobra.Command {
+	var db, prefix string
+	var printSQL bool
+	c := &cobra.Command{
+		Use:   "grants --db postgres://OWNER@HOST:PORT/DB [--prefix gnomon_] [--print]",
+		Short: "make the database roles of a cluster's nodes (director, clock, worker, reader) and grant each its job",
+		Long: `grants applies the migrations the database lacks, then makes the group roles
+PREFIXdirector, PREFIXclock, PREFIXworker and PREFIXreader (NOLOGIN) and
+gives each exactly the privileges its job takes, taking back any other
+(docs/security.md, "The database roles of a cluster"). Run it as the owner
+of the tables (the user that first started a server on the database), and
+again after each upgrade, before the nodes. Then give each node a login in
+the group of its job, for example:
+
+  CREATE ROLE w1 LOGIN PASSWORD '...' IN ROLE gnomon_worker;
+
+--print writes the SQL instead, without a database.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printSQL {
+				sql, err := postgres.Grants(prefix)
+				if err != nil {
+					return usageErr("--prefix: %v", err)
+				}
+				_, err = io.WriteString(env.Stdout, sql)
+				return err
+			}
+			if db == "" {
+				db = env.Getenv("GNOMON_DB")
+			}
+			if !strings.HasPrefix(db, "postgres://") && !strings.HasPrefix(db, "postgresql://") {
+				return usageErr("--db: %q is not a PostgreSQL URL (postgres://OWNER@HOST:PORT/DB): the roles are those of a cluster's database", db)
+			}
+			if _, err := postgres.Grants(prefix); err != nil {
+				return usageErr("--prefix: %v", err)
+			}
+			st, err := postgres.Open(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Grant(cmd.Context(), prefix); err != nil {
+				return err
+			}
+			for _, r := range postgres.GrantRoles {
+				fmt.Fprintf(env.Stdout, "role %s%s granted\n", prefix, r)
+			}
+			fmt.Fprintf(env.Stdout, "give each node a login in the role of its job: CREATE ROLE NAME LOGIN PASSWORD '...' IN ROLE %sworker;\n", prefix)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&db, "db", "", "the cluster's database, as the owner of its tables (default $GNOMON_DB)")
+	c.Flags().StringVar(&prefix, "prefix", "gnomon_", "the start of the roles' names")
+	c.Flags().BoolVar(&printSQL, "print", false, "write the SQL instead of applying it")
 	return c
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/internal/secret"
 	"github.com/gnomon-sched/gnomon/notify"
+	"github.com/gnomon-sched/gnomon/web"
 )
 
 // Version is gnomon's version.
@@ -101,6 +102,9 @@ type ServerConfig struct {
 	// MaxConnections caps the client connections open at once; 0 means
 	// the file descriptor limit less a reserve (connlimit.DefaultMax).
 	MaxConnections int
+	// LiveStreams caps the web UI's streams of change notices each token
+	// holds at once; 0 means web.DefaultLiveStreams.
+	LiveStreams int
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -283,7 +287,8 @@ func (s *Server) limitConnections(ln net.Listener) *connlimit.Listener {
 func (s *Server) api(certHosts []string) http.Handler {
 	cfg := s.cfg
 	return s.sched.Handler(gnomon.HandlerConfig{Version: Version, MaxFutureSkew: cfg.MaxFutureSkew,
-		Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate, MetricsPublic: cfg.MetricsPublic})
+		Hosts: append(slices.Clone(cfg.PublicNames), certHosts...), TokenRate: cfg.TokenRate, MetricsPublic: cfg.MetricsPublic,
+		LiveStreams: cfg.LiveStreams})
 }
 
 // serve serves s.http on the listener.
@@ -635,6 +640,9 @@ func serverCmd(env *Env) *cobra.Command {
 			if cfg.MaxConnections < 0 {
 				return usageErr("--max-connections: %d is negative (0: the default)", cfg.MaxConnections)
 			}
+			if cfg.LiveStreams < 0 {
+				return usageErr("--live-streams: %d is negative (0: the default, %d)", cfg.LiveStreams, web.DefaultLiveStreams)
+			}
 			if heapFloor < 0 || heapFloor > 1<<20 {
 				return usageErr("--heap-floor: %d MiB is not between 0 and 1048576", heapFloor)
 			}
@@ -684,6 +692,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
 	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
 	f.IntVar(&cfg.MaxConnections, "max-connections", 0, "most client connections open at once; at the cap the longest idle one is closed for a new one (default: the limit on open files, raised to its hard limit, less a quarter of it and at least 256 kept for runs and the store)")
+	f.IntVar(&cfg.LiveStreams, "live-streams", 0, "most streams of the web UI's change notices (one per open page) a token holds at once; the next gets 429 (default 16)")
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string

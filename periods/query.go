@@ -180,3 +180,65 @@ func (f *Forest) Node(process, timeperiod string) (NodeDetail, error) {
 	}
 	return d, nil
 }
+
+// Reached returns the processes an operator's action on a process can
+// change, sorted: those of its tree (skips and reprocesses cascade up
+// and down its levels, an outcome lets the next level run) and those of
+// every tree that depends on it, directly or not. An unknown process
+// reaches only itself.
+func (f *Forest) Reached(process string) []string {
+	l, ok := f.procs[process]
+	if !ok {
+		return []string{process}
+	}
+	var out []string
+	seen := map[*tree]bool{}
+	work := []*tree{l.tree}
+	for len(work) > 0 {
+		t := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		for _, l := range t.levels {
+			out = append(out, l.name)
+		}
+		work = append(work, t.dependants...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TreeProcesses returns the processes of a tree's levels, coarsest
+// first, and whether the tree exists.
+func (f *Forest) TreeProcesses(name string) ([]string, bool) {
+	t, ok := f.trees[name]
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, len(t.levels))
+	for i, l := range t.levels {
+		out[i] = l.name
+	}
+	return out, true
+}
+
+// Shown returns the processes a read of a process's nodes shows, sorted:
+// those of its tree (a node's parent and children) and of the trees it
+// depends on or that depend on it (a node's counterparts and
+// dependants). An unknown process shows only itself.
+func (f *Forest) Shown(process string) []string {
+	l, ok := f.procs[process]
+	if !ok {
+		return []string{process}
+	}
+	var out []string
+	for _, t := range slices.Concat([]*tree{l.tree}, l.tree.deps, l.tree.dependants) {
+		for _, l := range t.levels {
+			out = append(out, l.name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

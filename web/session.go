@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/api"
@@ -108,6 +109,17 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming not supported", http.StatusInternalServerError)
 		return
 	}
+	// Each stream holds a connection for minutes: a token holds at most
+	// LiveStreams of them, so that no client can take the server's
+	// connections by opening streams.
+	id := auth.FromContext(r.Context())
+	if !u.streams.take(id.TokenID, u.cfg.LiveStreams) {
+		w.Header().Set("Retry-After", "30")
+		http.Error(w, fmt.Sprintf("token %s holds %d streams of change notices already, the most a token may: close a page of this server, or retry in 30 s",
+			id.Name, u.cfg.LiveStreams), http.StatusTooManyRequests)
+		return
+	}
+	defer u.streams.give(id.TokenID)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -148,5 +160,34 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+}
+
+// streamCount counts the long-lived streams each token holds.
+type streamCount struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// take counts a new stream of token, unless it holds max already.
+func (c *streamCount) take(token string, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[token] >= max {
+		return false
+	}
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[token]++
+	return true
+}
+
+// give uncounts a stream of token that ended.
+func (c *streamCount) give(token string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[token]--; c.n[token] <= 0 {
+		delete(c.n, token)
 	}
 }

@@ -42,7 +42,15 @@ type Config struct {
 	// Logs are where runs write their logs: the task page shows their end.
 	Logs   *executor.LogFiles
 	Logger *slog.Logger
+	// LiveStreams is the most streams of change notices (/live) one
+	// token may hold open at once, over all its sessions; 0 means
+	// DefaultLiveStreams. Each holds a connection for minutes.
+	LiveStreams int
 }
+
+// DefaultLiveStreams is the most /live streams a token holds by default:
+// a browser opens one for each page of the server it shows.
+const DefaultLiveStreams = 16
 
 // UI serves the web interface. It is mounted on the API server
 // (api.Server.Mount), whose guard authenticates its requests.
@@ -58,6 +66,8 @@ type UI struct {
 	// list among the requests for them (see shared.go).
 	overviews sharedRead[struct{}, overviewData]
 	lists     sharedRead[taskFilter, tasksData]
+	// streams counts the /live streams each token holds open.
+	streams streamCount
 }
 
 // New returns the UI.
@@ -67,6 +77,9 @@ func New(cfg Config) (*UI, error) {
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.Local
+	}
+	if cfg.LiveStreams <= 0 {
+		cfg.LiveStreams = DefaultLiveStreams
 	}
 	u := &UI{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}, assets: map[string]string{}}
 	if err := u.digestAssets(); err != nil {
@@ -81,59 +94,59 @@ func New(cfg Config) (*UI, error) {
 	return u, nil
 }
 
-// routes registers every page with the permission it needs, checked as
-// the API checks its own (auth.Identity.Can, one table of roles): the
-// sign-in page and the static files need none (they are Public), signing
-// out needs an identity, every other page, fragment and stream needs read,
-// and the logs read:sensitive over their task (checked by sensitiveTask,
-// which knows the task). A token that may not read, such as an ingest
-// token, gets 403 everywhere, as it does from the API.
+// routes registers every page with the rule it needs, checked as the
+// API checks its own routes (api.Check, one table of roles and scopes):
+// the sign-in page and the static files need none (they are Public),
+// signing out needs an identity, every other page, fragment and stream
+// needs read, and the logs read:sensitive over their task (checked by
+// sensitiveTask, which knows the task). A token that may not read, such as
+// an ingest token, gets 403 everywhere, as it does from the API. A token
+// with a scope reads the pages of the tasks in it, whole: a task's page
+// shows its bundle's members and the tasks its condition names, which
+// must be in the scope too; the pages that show every task (the overview,
+// the lists, the timeline, the graph, data events, trees, alerts, the
+// audit) are for tokens without a scope.
 func (u *UI) routes() {
 	u.mux.HandleFunc("GET /static/", u.serveStatic)
 	u.mux.HandleFunc("GET /login", u.loginPage)
 	u.mux.HandleFunc("POST /login", u.login)
 	u.mux.HandleFunc("POST /logout", u.logout)
-	u.route("GET /live", auth.Read, u.live)
-	u.page("GET /{$}", "overview", u.overview)
-	u.page("GET /tasks", "tasks", u.tasks)
-	u.page("GET /tasks/{name}", "task", u.task)
-	u.route("GET /tasks/{name}/log/{stream}", auth.Read, u.handle(u.log))
-	u.route("GET /tasks/{name}/why", auth.Read, u.handle(u.whyFragment))
-	u.route("GET /tasks/{name}/runs/{id}/logs", auth.Read, u.handle(u.runLogs))
-	u.page("GET /timeline", "timeline", u.timeline)
-	u.page("GET /graph", "graph", u.graph)
-	u.route("GET /graph.json", auth.Read, u.handle(u.graphJSON))
-	u.page("GET /data", "data", u.data)
-	u.page("GET /trees", "trees", u.trees)
-	u.page("GET /trees/{name}", "tree", u.tree)
-	u.page("GET /alerts", "alerts", u.alerts)
-	u.page("GET /audit", "audit", u.audit)
-	u.route("/", auth.Read, func(w http.ResponseWriter, r *http.Request) {
+	var (
+		read     = api.Rule{Perm: auth.Read}
+		every    = api.Rule{Perm: auth.Read, Reach: api.Unscoped}
+		task     = api.Rule{Perm: auth.Read, Reach: api.Shown, Param: "name"}
+		taskPage = api.Rule{Perm: auth.Read, Reach: api.Explained, Param: "name"}
+	)
+	u.route("GET /live", read, u.live)
+	u.page("GET /{$}", "overview", every, u.overview)
+	u.page("GET /tasks", "tasks", every, u.tasks)
+	u.page("GET /tasks/{name}", "task", taskPage, u.task)
+	u.route("GET /tasks/{name}/log/{stream}", task, u.handle(u.log))
+	u.route("GET /tasks/{name}/why", taskPage, u.handle(u.whyFragment))
+	u.route("GET /tasks/{name}/runs/{id}/logs", task, u.handle(u.runLogs))
+	u.page("GET /timeline", "timeline", every, u.timeline)
+	u.page("GET /graph", "graph", every, u.graph)
+	u.route("GET /graph.json", every, u.handle(u.graphJSON))
+	u.page("GET /data", "data", every, u.data)
+	u.page("GET /trees", "trees", every, u.trees)
+	u.page("GET /trees/{name}", "tree", every, u.tree)
+	u.page("GET /alerts", "alerts", every, u.alerts)
+	u.page("GET /audit", "audit", every, u.audit)
+	u.route("/", read, func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no page at " + r.URL.Path})
 	})
 }
 
-// route registers a handler for the identities whose role grants perm;
-// the others get 403 naming it.
-func (u *UI) route(pattern string, perm auth.Permission, h http.HandlerFunc) {
+// route registers a handler for the identities rule lets through; the
+// others get 403 naming what they lack.
+func (u *UI) route(pattern string, rule api.Rule, h http.HandlerFunc) {
 	u.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := may(r, perm); err != nil {
+		if err := api.Check(r, rule); err != nil {
 			u.fail(w, r, err)
 			return
 		}
 		h(w, r)
 	})
-}
-
-// may returns a *auth.Denied unless the request's identity has perm. A
-// request without an identity never gets here: the API's guard sends it
-// to sign in.
-func may(r *http.Request, perm auth.Permission) error {
-	id := auth.FromContext(r.Context())
-	if id == nil {
-		return &httpError{status: http.StatusUnauthorized, msg: "no identity: sign in"}
-	}
-	return id.Can(perm)
 }
 
 // ServeHTTP implements http.Handler.
@@ -263,7 +276,7 @@ func badRequest(format string, args ...any) error {
 
 // page registers a page: fn reads what it shows, the template named tmpl
 // shows it.
-func (u *UI) page(pattern, tmpl string, fn func(r *http.Request) (title string, data any, err error)) {
+func (u *UI) page(pattern, tmpl string, rule api.Rule, fn func(r *http.Request) (title string, data any, err error)) {
 	section := tmpl
 	switch tmpl {
 	case "task":
@@ -271,7 +284,7 @@ func (u *UI) page(pattern, tmpl string, fn func(r *http.Request) (title string, 
 	case "tree":
 		section = "trees"
 	}
-	u.route(pattern, auth.Read, func(w http.ResponseWriter, r *http.Request) {
+	u.route(pattern, rule, func(w http.ResponseWriter, r *http.Request) {
 		title, data, err := fn(r)
 		if err != nil {
 			u.fail(w, r, err)
@@ -310,12 +323,17 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 // database is unavailable, 500 for the unexpected.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
-	var he *httpError
+	var (
+		he *httpError
+		ae *api.Error
+	)
 	switch {
 	case errors.As(err, &he):
 		status = he.status
 	case errors.As(err, new(*auth.Denied)):
 		status = http.StatusForbidden
+	case errors.As(err, &ae):
+		status = ae.Status
 	case errors.Is(err, scheduler.ErrStopped):
 		status = http.StatusServiceUnavailable
 	default:

@@ -1,0 +1,192 @@
+package web
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/auth"
+)
+
+// scopedServer serves the API with the UI mounted for the tokens given,
+// and returns the server's URL.
+func scopedServer(t *testing.T, text string, cfg Config, tokens ...auth.Token) string {
+	t.Helper()
+	s, _ := startScheduler(t, text)
+	a := auth.NewAuthority(time.Now, 0)
+	a.Load(tokens)
+	sessions := auth.NewSessions(a, 0, 0)
+	cfg.Scheduler, cfg.Location, cfg.Sessions = s, time.UTC, sessions
+	u, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := api.NewServer(s, time.UTC, "test", nil, api.Access{Authority: a, Sessions: sessions})
+	h.Mount(u)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// token makes a token and its secret.
+func token(name string, role auth.Role, scope ...string) (auth.Token, string) {
+	tok, id, hash := auth.NewSecret()
+	return auth.Token{ID: id, Name: name, Role: role, Scope: scope, Hash: hash, Created: time.Now()}, tok
+}
+
+const scopeDefs = `insert_task: secret_job
+type: callable
+command: echo the-command-of-secret-job
+out_log_file: x.out
+err_log_file: x.err
+
+insert_task: demo_ok
+type: callable
+command: echo demo
+out_log_file: x.out
+err_log_file: x.err
+
+insert_task: demo_box
+type: bundle
+
+insert_task: secret_member
+type: callable
+command: echo the-command-of-secret-member
+out_log_file: x.out
+err_log_file: x.err
+parent: demo_box
+
+insert_task: demo_after
+type: callable
+command: echo after
+out_log_file: x.out
+err_log_file: x.err
+condition: su(secret_job)
+`
+
+// A token with a scope reads the pages of its tasks, and nothing of the
+// others: not their pages, not a bundle of its scope whose member is
+// outside it, not a task whose condition shows the status of one outside
+// it, and none of the pages that show every task.
+func TestScopedPages(t *testing.T) {
+	t.Parallel()
+	demo, secret := token("demo-viewer", auth.Viewer, "demo_*")
+	base := scopedServer(t, scopeDefs, Config{}, demo)
+	_, cookie, _ := postLogin(t, base, secret, "/tasks/demo_ok")
+	if cookie == nil {
+		t.Fatal("a scoped viewer could not sign in")
+	}
+	for path, want := range map[string]int{
+		"/tasks/demo_ok":                http.StatusOK,
+		"/tasks/demo_ok/why":            http.StatusOK,
+		"/live":                         http.StatusOK,
+		"/tasks/secret_job":             http.StatusForbidden,
+		"/tasks/secret_job/why":         http.StatusForbidden,
+		"/tasks/demo_box":               http.StatusForbidden, // shows secret_member
+		"/tasks/demo_after":             http.StatusForbidden, // explains secret_job's status
+		"/tasks/demo_after/why":         http.StatusForbidden,
+		"/tasks/secret_member":          http.StatusForbidden,
+		"/":                             http.StatusForbidden,
+		"/tasks":                        http.StatusForbidden,
+		"/timeline":                     http.StatusForbidden,
+		"/graph":                        http.StatusForbidden,
+		"/graph.json":                   http.StatusForbidden,
+		"/data":                         http.StatusForbidden,
+		"/trees":                        http.StatusForbidden,
+		"/alerts":                       http.StatusForbidden,
+		"/audit":                        http.StatusForbidden,
+		"/tasks/secret_job/runs/1/logs": http.StatusForbidden,
+	} {
+		status, body := getWith(t, base, cookie, path)
+		if status != want {
+			t.Errorf("scoped viewer GET %s: %d, want %d\n%s", path, status, want, body)
+		}
+		if strings.Contains(body, "the-command-of-secret") {
+			t.Errorf("scoped viewer GET %s shows a command outside its scope:\n%s", path, body)
+		}
+		if status == http.StatusForbidden && !strings.Contains(body, "scope is [demo_*]") {
+			t.Errorf("scoped viewer GET %s: the refusal does not say why:\n%s", path, body)
+		}
+	}
+}
+
+// openStream opens /live through a session and returns the answer, whose
+// body the caller closes; cancel ends the stream.
+func openStream(t *testing.T, base string, cookie *http.Cookie) (*http.Response, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/live", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return resp, cancel
+}
+
+// A token holds at most LiveStreams streams of change notices at once,
+// whatever its sessions: the next gets 429 with Retry-After and a message
+// that says what to do, another token is not held back, and a stream that
+// ends makes room.
+func TestLiveStreamsPerToken(t *testing.T) {
+	t.Parallel()
+	const max = 3
+	alice, aliceSecret := token("alice", auth.Viewer)
+	bob, bobSecret := token("bob", auth.Viewer)
+	base := scopedServer(t, scopeDefs, Config{LiveStreams: max}, alice, bob)
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	for i := range max {
+		_, cookie, _ := postLogin(t, base, aliceSecret, "/") // a session each: the limit is the token's
+		resp, cancel := openStream(t, base, cookie)
+		cancels = append(cancels, cancel)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d of %d: %d", i+1, max, resp.StatusCode)
+		}
+		defer resp.Body.Close()
+	}
+	_, cookie, _ := postLogin(t, base, aliceSecret, "/")
+	resp, cancel := openStream(t, base, cookie)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cancel()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), "alice holds 3 streams") {
+		t.Errorf("stream %d: %d, Retry-After %q, %s; want 429 naming the limit", max+1, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	_, bobCookie, _ := postLogin(t, base, bobSecret, "/")
+	resp, cancel = openStream(t, base, bobCookie)
+	cancels = append(cancels, cancel)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("another token's stream: %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+	// Ending a stream makes room, once the server has seen it end.
+	cancels[0]()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, cancel := openStream(t, base, cookie)
+		resp.Body.Close()
+		cancels = append(cancels, cancel)
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stream after one ended: %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
