@@ -359,7 +359,13 @@ func (a *applier) action(act *Action) bool {
 		bad[f.Key] = true
 		a.errorf(act, f.Line, format, args...)
 	}
+	// The lines of a repeatable attribute add up to its new value.
+	restarted := map[string]bool{}
 	for _, f := range act.Fields {
+		if repeatableTask[f.Key] && !restarted[f.Key] {
+			restarted[f.Key] = true
+			clear(t, f.Key)
+		}
 		if t.Type == job.Group && !groupAttrs[f.Key] {
 			fieldErr(f, "%s: field is not allowed for a group (a group has jobs, label and alert_* fields)", f.Key)
 			continue
@@ -502,6 +508,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	}
 	a.checkTimeTrigger(act, t, at, ok)
 	a.checkPolicy(act, t, at, ok)
+	a.checkEnv(act, t, at, ok)
 }
 
 func field(act *Action, key string) (Field, bool) {
@@ -516,7 +523,7 @@ func field(act *Action, key string) (Field, bool) {
 var bundleForbidden = map[string]bool{
 	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "owner": true, "parent": true,
 	"start_delay": true, "n_retrys": true, "retries": true, "retry_delay": true, "retry_backoff": true, "retry_max_delay": true,
-	"term_run_time": true,
+	"term_run_time": true, "envvars": true, "working_dir": true, "std_in_file": true, "umask": true, "params": true,
 }
 
 var configurationForbidden = map[string]bool{
@@ -651,6 +658,9 @@ func clear(t *job.Task, key string) {
 		if policyAttrs[key] {
 			clearPolicy(t, key)
 		}
+		if envAttrs[key] {
+			clearEnv(t, key)
+		}
 	}
 }
 
@@ -757,6 +767,9 @@ func set(t *job.Task, key, v string) error {
 	default:
 		if policyAttrs[key] {
 			err = setPolicy(t, key, v)
+		}
+		if envAttrs[key] {
+			err = setEnv(t, key, v)
 		}
 	}
 	return err

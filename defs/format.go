@@ -62,6 +62,7 @@ func Attrs(t *job.Task) [][2]string {
 		add("dependencies", DepsJSON(x.Deps))
 	}
 	addPolicy(add, t)
+	addEnv(add, t)
 	addAlerts(add, t)
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out

@@ -162,11 +162,15 @@ var attributes = map[string]bool{
 }
 
 // isAttribute reports whether key names an attribute of the language.
-func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] }
+func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] || envAttrs[key] }
 
 // repeatable are the attributes of a calendar that may be given more
 // than once: the lines add up.
 var repeatable = map[string]bool{"dates": true, "rule": true, "ics_file": true}
+
+// repeatableTask are the attributes of a task that may be given more than
+// once, as AutoSys allows: the lines add up.
+var repeatableTask = map[string]bool{"envvars": true}
 
 // Bounds on a definition file. A file beyond MaxFileSize or MaxActions is
 // refused as a whole, before any action is checked: split it. The largest
@@ -312,7 +316,7 @@ func Parse(file, src string) ([]Action, error) {
 		case !isAttribute(key):
 			report(line, "invalid field %q", key)
 		default:
-			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) {
+			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) && !(repeatableTask[key] && !acts[cur].Kind.IsCalendar()) {
 				report(line, "attribute %s given more than once (first on line %d)", key, prev)
 				continue
 			}

@@ -143,6 +143,9 @@ type Extra struct {
 	// Policy holds retries, the time limit and the alarms, nil when the
 	// task sets none of them.
 	Policy *Policy
+	// Environment holds the command's variables, working directory,
+	// standard input, umask and parameters, nil when the task sets none.
+	Environment *Environment
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -190,6 +193,9 @@ func (t *Task) Compact() {
 	if t.Extra != nil && t.Extra.Policy.IsZero() {
 		t.Extra.Policy = nil
 	}
+	if t.Extra != nil && t.Extra.Environment.IsZero() {
+		t.Extra.Environment = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -198,7 +204,7 @@ func (t *Task) Compact() {
 func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
-		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero()
+		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero()
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -245,12 +251,19 @@ type TaskJSON struct {
 	MinRunAlarm    Duration `json:"min_run_alarm,omitempty"`
 	MustStartBy    Deadline `json:"must_start_by,omitzero"`
 	MustCompleteBy Deadline `json:"must_complete_by,omitzero"`
+	// The environment (see Environment).
+	Envvars    []Var  `json:"envvars,omitempty"`
+	WorkingDir string `json:"working_dir,omitempty"`
+	StdIn      string `json:"std_in_file,omitempty"`
+	Umask      string `json:"umask,omitempty"`
+	Params     []Var  `json:"params,omitempty"`
 }
 
 // JSON returns the task's JSON form.
 func (t *Task) JSON() TaskJSON {
 	x := t.Extras()
 	p := x.RunPolicy()
+	e := x.Env()
 	return TaskJSON{
 		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
 		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, Owner: x.Owner, RunDays: t.RunDays,
@@ -261,6 +274,7 @@ func (t *Task) JSON() TaskJSON {
 		Retries: p.Retries, RetryDelay: p.RetryDelay, RetryBackoff: p.RetryBackoff, RetryMaxDelay: p.RetryMaxDelay,
 		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
+		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
 	}
 }
 
@@ -279,6 +293,9 @@ func (j *TaskJSON) Into(t *Task) {
 		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}
 	if !p.IsZero() {
 		x.Policy = &p
+	}
+	if e := (Environment{Vars: j.Envvars, WorkingDir: j.WorkingDir, StdIn: j.StdIn, Umask: j.Umask, Params: j.Params}); !e.IsZero() {
+		x.Environment = &e
 	}
 	if !x.empty() {
 		t.Extra = new(x)
@@ -421,6 +438,7 @@ func (t *Task) Clone() *Task {
 		if p.x.Policy != nil {
 			p.x.Policy = new(*p.x.Policy)
 		}
+		p.x.Environment = p.x.Environment.Clone()
 		p.t.Extra = &p.x
 		c = &p.t
 	} else {
