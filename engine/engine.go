@@ -634,7 +634,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		en.st.ReadySeq = 0
 	}
 	if !s.Active() || s == job.Running {
-		en.st.Trigger, en.st.By = "", "" // the run took them
+		en.st.Trigger, en.st.By, en.st.Params = "", "", nil // the run took them
 	}
 	if !s.Active() {
 		en.st.Scheduled = 0
@@ -827,6 +827,7 @@ func (e *Engine) startRun(name, trigger string) {
 		Trigger:   trigger,
 		Scheduled: en.st.Scheduled.Time(),
 		By:        en.st.By,
+		Params:    en.st.Params,
 		Attempt:   en.st.Attempt,
 		RetryOf:   en.st.RetryOf,
 	}
@@ -924,10 +925,13 @@ func (e *Engine) act(ev Act) error {
 	}
 	s := en.st.Status
 	name := ev.Task
+	if err := checkParams(en.def, ev.Action, ev.Params); err != nil {
+		return err
+	}
 	switch ev.Action {
 	case job.ActStart:
 		if s.Active() && en.def.Type != job.Bundle {
-			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start", By: ev.By}); queued {
+			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start", By: ev.By, Params: ev.Params}); queued {
 				return nil
 			}
 		}
@@ -948,7 +952,7 @@ func (e *Engine) act(ev Act) error {
 		}
 		// A start bypasses the condition; a child of a running bundle that
 		// was waiting stays a member of that bundle run.
-		en.st.Trigger, en.st.By = "start", ev.By
+		en.st.Trigger, en.st.By, en.st.Params = "start", ev.By, ev.Params
 		e.setStatus(name, job.Ready, false)
 	case job.ActAbort:
 		if s.Settled() && !e.backfillUnderWay(en) {

@@ -63,7 +63,7 @@ func (e *Engine) startPending() {
 			p := en.st.Pending[0]
 			en.st.Pending = slices.Delete(en.st.Pending, 0, 1)
 			e.touch(name)
-			en.st.Trigger, en.st.Scheduled, en.st.By = p.Trigger, job.At(p.Scheduled), p.By
+			en.st.Trigger, en.st.Scheduled, en.st.By, en.st.Params = p.Trigger, job.At(p.Scheduled), p.By, p.Params
 			if p.Due.After(e.now) || (p.Due.IsZero() && en.def.Extras().StartDelay > 0) {
 				e.trigger(name, true) // waits for its start delay
 			} else {
@@ -93,7 +93,7 @@ func (e *Engine) startExtra(en *entry, p job.Pending) {
 		return
 	}
 	e.lastRun++
-	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: p.Trigger, Scheduled: p.Scheduled, By: p.By}
+	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: p.Trigger, Scheduled: p.Scheduled, By: p.By, Params: p.Params}
 	e.runs[r.ID] = r
 	e.running++
 	en.active++
