@@ -288,3 +288,28 @@ func DecodeLogSpan(s string) (*job.LogSpan, error) {
 	}
 	return span, nil
 }
+
+// EncodeParams returns a run's parameters as a column holds them: a JSON
+// array of {"name","value"} objects, ” when none.
+func EncodeParams(ps []job.Var) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ps)
+	if err != nil {
+		panic("store: parameters: " + err.Error()) // strings always encode
+	}
+	return string(b)
+}
+
+// DecodeParams reads a parameters column written by EncodeParams.
+func DecodeParams(s string) ([]job.Var, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []job.Var
+	if err := json.Unmarshal([]byte(s), &ps); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	return ps, nil
+}
