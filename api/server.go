@@ -503,7 +503,7 @@ func (s *Server) event(w http.ResponseWriter, r *http.Request) error {
 	if err := s.mayTask(r, auth.Operate, r.PathValue("name")); err != nil {
 		return err
 	}
-	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a, By: auth.NameOf(r.Context())}); err != nil {
+	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a, By: auth.NameOf(r.Context()), Params: Params(req.Params)}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"message": "event " + req.Event + " sent to " + r.PathValue("name")})

@@ -86,6 +86,9 @@ type FieldChange struct {
 // EventRequest sends an action to a task.
 type EventRequest struct {
 	Event string `json:"event"`
+	// Params are parameter values for a start's run, by name: each one
+	// the task declares (its params); the others take their defaults.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // ErrorResponse is the body of every error answer.
