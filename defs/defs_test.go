@@ -414,6 +414,8 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: x\n" + callable + "cron: 0 9 * * *\nrun_calendar: c\nexclude_calendar: c\ninsert_calendar c\nrule: 5th friday of jan,jul\n")
 	f.Add("insert_task: x\n" + callable + "envvars: A=1, B=\"x, y\"\nenvvars: C=${A}$$\nworking_dir: $HOME/w\nstd_in_file: /in\numask: 027\nparams: p=1, q\n")
 	f.Add("insert_task: x\n" + callable + "envvars: T=@file:/etc/s, 9=1\nupdate_task: x\nenvvars: A=${\numask: 8\n")
+	f.Add(resourceDefs)
+	f.Add("insert_resource: r\namount: 3\ninsert_task: x\n" + callable + "resources: r=2, s\nupdate_resource: r\namount: 1\ndelete_resource: r\nupdate_task: r\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1

@@ -37,7 +37,16 @@ const (
 	InsertCalendar Kind = "insert_calendar"
 	UpdateCalendar Kind = "update_calendar"
 	DeleteCalendar Kind = "delete_calendar"
+	// Resources shared between tasks.
+	InsertResource Kind = "insert_resource"
+	UpdateResource Kind = "update_resource"
+	DeleteResource Kind = "delete_resource"
 )
+
+// IsResource reports whether the action is on a resource.
+func (k Kind) IsResource() bool {
+	return k == InsertResource || k == UpdateResource || k == DeleteResource
+}
 
 // IsGroup reports whether the action is on a job group.
 func (k Kind) IsGroup() bool { return k == InsertGroup || k == UpdateGroup || k == DeleteGroup }
@@ -50,11 +59,11 @@ func (k Kind) IsCalendar() bool {
 // base returns the task action the kind corresponds to.
 func (k Kind) base() Kind {
 	switch k {
-	case InsertGroup, InsertCalendar:
+	case InsertGroup, InsertCalendar, InsertResource:
 		return Insert
-	case UpdateGroup, UpdateCalendar:
+	case UpdateGroup, UpdateCalendar, UpdateResource:
 		return Update
-	case DeleteGroup, DeleteCalendar:
+	case DeleteGroup, DeleteCalendar, DeleteResource:
 		return Delete
 	}
 	return k
@@ -157,6 +166,7 @@ var attributes = map[string]bool{
 	"alert_on": true, "alert_to": true, "alert_template": true,
 	"dependencies": true, "jobs": true,
 	"run_calendar": true, "exclude_calendar": true,
+	"resources": true, "amount": true,
 	// Named calendars.
 	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,
 }
@@ -361,7 +371,7 @@ func notUTF8(file, src string) *Error {
 
 // valid reports whether k is an action keyword.
 func (k Kind) valid() bool {
-	return k == Insert || k == Update || k == Delete || k.IsGroup() || k.IsCalendar()
+	return k == Insert || k == Update || k == Delete || k.IsGroup() || k.IsCalendar() || k.IsResource()
 }
 
 // actionLike reports whether a key that is not a known action looks like a
@@ -372,7 +382,8 @@ func actionLike(key string) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group") || strings.HasSuffix(key, "_calendar") && !attributes[key]
+	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group") || strings.HasSuffix(key, "_resource") ||
+		strings.HasSuffix(key, "_calendar") && !attributes[key]
 }
 
 // parseJSON turns configurations in the seed-000 JSON shape into

@@ -146,6 +146,11 @@ type Extra struct {
 	// Environment holds the command's variables, working directory,
 	// standard input, umask and parameters, nil when the task sets none.
 	Environment *Environment
+	// Amount is a resource's number of units (see Resource).
+	Amount int
+	// Claims are what each run of the task takes of shared resources
+	// while it runs, in definition order, one per resource.
+	Claims []Claim
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -204,7 +209,8 @@ func (t *Task) Compact() {
 func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
-		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero()
+		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
+		x.Amount == 0 && len(x.Claims) == 0
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -257,6 +263,9 @@ type TaskJSON struct {
 	StdIn      string `json:"std_in_file,omitempty"`
 	Umask      string `json:"umask,omitempty"`
 	Params     []Var  `json:"params,omitempty"`
+	// A resource's units, and the resources a task's runs take.
+	Amount    int     `json:"amount,omitempty"`
+	Resources []Claim `json:"resources,omitempty"`
 }
 
 // JSON returns the task's JSON form.
@@ -275,6 +284,7 @@ func (t *Task) JSON() TaskJSON {
 		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
 		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
+		Amount: x.Amount, Resources: x.Claims,
 	}
 }
 
@@ -287,7 +297,7 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, Owner: j.Owner, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs,
-		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar}
+		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources}
 	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,
 		TermRunTime: j.TermRunTime, MaxRunAlarm: j.MaxRunAlarm, MinRunAlarm: j.MinRunAlarm,
 		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}
@@ -439,6 +449,7 @@ func (t *Task) Clone() *Task {
 			p.x.Policy = new(*p.x.Policy)
 		}
 		p.x.Environment = p.x.Environment.Clone()
+		p.x.Claims = slices.Clone(p.x.Claims)
 		p.t.Extra = &p.x
 		c = &p.t
 	} else {

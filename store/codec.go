@@ -156,7 +156,7 @@ func (in interner) str(p *string) {
 }
 
 func (in interner) task(t *job.Task) {
-	for _, c := range [...]job.Type{job.Callable, job.Bundle, job.Configuration, job.Group} {
+	for _, c := range [...]job.Type{job.Callable, job.Bundle, job.Configuration, job.Group, job.Resource} {
 		if t.Type == c {
 			t.Type = c // the constant's bytes, not a copy
 			break
