@@ -162,6 +162,8 @@ func (e *Engine) planBackfill(ev Backfill, now time.Time) (*entry, *BackfillResu
 	switch {
 	case def.Type == job.Group:
 		return nil, nil, nil, refused("%s is a group: backfill its jobs", ev.Task)
+	case def.Type == job.Resource:
+		return nil, nil, nil, refused("%s is a resource: backfill the tasks that take it", ev.Task)
 	case def.Type == job.Bundle:
 		return nil, nil, nil, refused("%s is a bundle: a backfill runs callables and configurations, not bundle runs", ev.Task)
 	case def.Type == job.Configuration && !def.Executes():
@@ -415,7 +417,7 @@ func (e *Engine) startBackfills() {
 			continue
 		}
 		bf := en.st.Backfill
-		for en.backfilling < max(1, bf.MaxParallel) && e.running < e.workers && e.backfillTotal < e.backfillSlots() {
+		for en.backfilling < max(1, bf.MaxParallel) && e.running < e.workers && e.backfillTotal < e.backfillSlots() && e.fitsAll(en) {
 			i := slices.IndexFunc(bf.Queue, func(it job.BackfillItem) bool { return !it.Due.After(e.now) })
 			if i < 0 {
 				break // what is left are retries still waiting
@@ -442,6 +444,7 @@ func (e *Engine) startBackfillRun(en *entry, it job.BackfillItem) {
 		Attempt: it.Attempt, RetryOf: it.RetryOf, Params: it.Params}
 	e.runs[r.ID] = r
 	e.running++
+	e.take(r.ID, en.def)
 	e.backfillTotal++
 	en.backfilling++
 	e.touchRun(r)

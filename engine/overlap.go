@@ -71,7 +71,7 @@ func (e *Engine) startPending() {
 				e.release(name)
 			}
 		case en.def.Extras().Overlap == job.OverlapAllow && en.st.Status == job.Running:
-			for len(en.st.Pending) > 0 && !en.st.Pending[0].Due.After(e.now) && e.running < e.workers && !e.draining {
+			for len(en.st.Pending) > 0 && !en.st.Pending[0].Due.After(e.now) && e.running < e.workers && !e.draining && e.fitsAll(en) {
 				p := en.st.Pending[0]
 				en.st.Pending = slices.Delete(en.st.Pending, 0, 1)
 				e.touch(name)
@@ -96,6 +96,7 @@ func (e *Engine) startExtra(en *entry, p job.Pending) {
 	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: p.Trigger, Scheduled: p.Scheduled, By: p.By, Params: p.Params}
 	e.runs[r.ID] = r
 	e.running++
+	e.take(r.ID, en.def)
 	en.active++
 	e.touchRun(r)
 	e.touch(name)

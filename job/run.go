@@ -108,6 +108,9 @@ type State struct {
 	// Params are the parameter values the start that made the task active
 	// gave (see Run.Params), kept as By is.
 	Params []Var `json:"params,omitempty"`
+	// WaitsFor names the resource a ready task waits for (see
+	// Extra.Claims), empty when it waits for none.
+	WaitsFor string `json:"waits_for,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt Instant `json:"due_at,omitzero"`
 	// Scheduled is the occurrence of the time trigger that made the task
