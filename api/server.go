@@ -453,7 +453,7 @@ func (s *Server) localState(st job.State) StateView {
 		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
 		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, By: st.By, DueAt: s.local(st.DueAt.Time()),
 		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,
-		Attempt: st.Attempt, RetryOf: st.RetryOf, Alarms: s.localAlarms(st.Alarms),
+		Attempt: st.Attempt, RetryOf: st.RetryOf, Alarms: s.localAlarms(st.Alarms), Params: st.Params, WaitsFor: st.WaitsFor,
 	}
 }
 
@@ -526,6 +526,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		sr.Alarms = v.State.Alarms
+		if v.State.Status == job.Ready {
+			sr.WaitsFor = v.State.WaitsFor
+		}
 		return sr
 	}
 	resp := StatusResponse{Rows: []StatusRow{row(v, 0)}}
