@@ -140,7 +140,7 @@ func ParseVars(key, v string, bare bool) ([]job.Var, error) {
 	rest := v
 	for {
 		rest = strings.TrimLeft(rest, " \t")
-		n := identLen(rest)
+		n := job.NameLen(rest)
 		if n == 0 {
 			return nil, fmt.Errorf("%s: expected NAME=value at %q (a name is letters, digits and underscores, not starting with a digit)", key, clip(rest))
 		}
@@ -205,26 +205,13 @@ func readValue(s string, bare bool) (value, rest string, err error) {
 			continue
 		}
 		next := strings.TrimLeft(s[i+1:], " \t")
-		n := identLen(next)
+		n := job.NameLen(next)
 		after := strings.TrimLeft(next[n:], " \t")
 		if n > 0 && (strings.HasPrefix(after, "=") || bare && (after == "" || after[0] == ',')) || next == "" {
 			return strings.TrimRight(s[:i], " \t"), s[i:], nil
 		}
 	}
 	return strings.TrimRight(s, " \t"), "", nil
-}
-
-// identLen returns the length of the variable name s starts with, 0 if
-// none.
-func identLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return i
-	}
-	return len(s)
 }
 
 // clip shortens a piece of a value quoted in an error.
@@ -268,7 +255,7 @@ func checkRefs(s string) error {
 				return fmt.Errorf("${ at %q is not closed by }", clip(s[i:]))
 			}
 			name := s[i+2 : i+end]
-			if n := identLen(name); n == 0 || n != len(name) {
+			if n := job.NameLen(name); n == 0 || n != len(name) {
 				return fmt.Errorf("${%s} does not name a variable (letters, digits and underscores; write $$ for a dollar)", name)
 			}
 			i += end

@@ -106,7 +106,7 @@ func expand(s string, vals map[string]string) string {
 			b.WriteString(vals[rest[1:end]])
 			i += end + 1
 		default:
-			n := nameLen(rest)
+			n := job.NameLen(rest)
 			if n == 0 {
 				b.WriteByte('$')
 				continue
@@ -116,18 +116,6 @@ func expand(s string, vals map[string]string) string {
 		}
 	}
 	return b.String()
-}
-
-// nameLen returns the length of the variable name s starts with.
-func nameLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return i
-	}
-	return len(s)
 }
 
 // maxSecret bounds the file of a secret.

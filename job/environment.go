@@ -41,6 +41,19 @@ type Var struct {
 // path, never its content.
 const SecretPrefix = "@file:"
 
+// NameLen returns the length of the variable name s starts with (letters,
+// digits and underscores, not starting with a digit), 0 if none.
+func NameLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return i
+	}
+	return len(s)
+}
+
 // IsSecret reports whether the variable's value is read from a file.
 func (v Var) IsSecret() bool { return strings.HasPrefix(v.Value, SecretPrefix) }
 
