@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
