@@ -511,10 +511,15 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	if t.Type == job.Group && len(t.Extras().Jobs) == 0 && ok("jobs") {
 		a.errorf(act, at("jobs"), "jobs: a group should contain at least one job")
 	}
-	if (len(t.Extras().AlertOn) > 0) != (len(t.Extras().AlertTo) > 0) && ok("alert_on", "alert_to") {
+	x := t.Extras()
+	switch {
+	case len(x.Notify) > 0 && len(x.AlertOn) == 0 && ok("alert_on", "notify"):
+		a.errorf(act, at("notify"), "notify needs alert_on: the outcomes that notify (success, failure, not_started, retry, alarm)")
+	case len(x.Notify) > 0:
+	case (len(x.AlertOn) > 0) != (len(x.AlertTo) > 0) && ok("alert_on", "alert_to"):
 		a.errorf(act, at("alert_on", "alert_to"), "alerts need both alert_on and alert_to")
 	}
-	if t.Extras().AlertTemplate != "" && len(t.Extras().AlertTo) == 0 && ok("alert_on", "alert_to") {
+	if x.AlertTemplate != "" && len(x.AlertTo) == 0 && len(x.Notify) == 0 && ok("alert_on", "alert_to") {
 		a.errorf(act, at("alert_template"), "alert_template needs alert_on and alert_to")
 	}
 	if len(t.StartTimes) > 0 && (t.Window != nil || len(t.StartMins) > 0) {
@@ -590,7 +595,7 @@ func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string
 var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
 
 // groupAttrs are the attributes of a group.
-var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true}
+var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true}
 
 // checkRunner applies the rules on what a run executes: a command or a
 // registered function, not both; log files go with a command (a function
@@ -677,6 +682,8 @@ func clear(t *job.Task, key string) {
 		t.Edit().AlertTo = nil
 	case "alert_template":
 		t.Edit().AlertTemplate = ""
+	case "notify":
+		t.Edit().Notify = nil
 	case "jobs":
 		t.Edit().Jobs = nil
 	case "run_calendar":
@@ -786,6 +793,8 @@ func set(t *job.Task, key, v string) error {
 		t.Edit().AlertTo, err = ParseAddresses(v)
 	case "alert_template":
 		t.Edit().AlertTemplate = v
+	case "notify":
+		t.Edit().Notify, err = ParseNotify(v)
 	case "jobs":
 		t.Edit().Jobs, err = ParseJobs(v)
 	case "amount":

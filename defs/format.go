@@ -82,6 +82,7 @@ func addAlerts(add func(k, v string), t *job.Task) {
 	add("alert_on", strings.Join(on, ","))
 	add("alert_to", strings.Join(x.AlertTo, ","))
 	add("alert_template", x.AlertTemplate)
+	add("notify", strings.Join(x.Notify, ", "))
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.

@@ -132,6 +132,9 @@ type Extra struct {
 	AlertOn       []Outcome
 	AlertTo       []string
 	AlertTemplate string
+	// Notify are the webhooks alerted on the same outcomes, KIND:URL (see
+	// HookTarget), in definition order.
+	Notify []string
 	// Jobs are a group's members, sorted.
 	Jobs []string
 	// RunCalendar and ExcludeCalendar name calendars (see Calendar): the
@@ -210,7 +213,7 @@ func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
 		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
-		x.Amount == 0 && len(x.Claims) == 0
+		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -266,6 +269,8 @@ type TaskJSON struct {
 	// A resource's units, and the resources a task's runs take.
 	Amount    int     `json:"amount,omitempty"`
 	Resources []Claim `json:"resources,omitempty"`
+	// Notify: see Extra.Notify.
+	Notify []string `json:"notify,omitempty"`
 }
 
 // JSON returns the task's JSON form.
@@ -284,7 +289,7 @@ func (t *Task) JSON() TaskJSON {
 		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
 		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
-		Amount: x.Amount, Resources: x.Claims,
+		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify,
 	}
 }
 
@@ -297,7 +302,7 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, Owner: j.Owner, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs,
-		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources}
+		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources, Notify: j.Notify}
 	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,
 		TermRunTime: j.TermRunTime, MaxRunAlarm: j.MaxRunAlarm, MinRunAlarm: j.MinRunAlarm,
 		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}
@@ -344,7 +349,7 @@ const (
 // Alerts reports whether the task (or group) alerts on outcome o.
 func (t *Task) Alerts(o Outcome) bool {
 	x := t.Extras()
-	return len(x.AlertTo) > 0 && slices.Contains(x.AlertOn, o)
+	return (len(x.AlertTo) > 0 || len(x.Notify) > 0) && slices.Contains(x.AlertOn, o)
 }
 
 // DataDep is one dependency of a configuration: an event of this type and
@@ -450,6 +455,7 @@ func (t *Task) Clone() *Task {
 		}
 		p.x.Environment = p.x.Environment.Clone()
 		p.x.Claims = slices.Clone(p.x.Claims)
+		p.x.Notify = slices.Clone(p.x.Notify)
 		p.t.Extra = &p.x
 		c = &p.t
 	} else {
