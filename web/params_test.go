@@ -18,8 +18,8 @@ func TestStartDialogParameters(t *testing.T) {
 	if err := d.s.Apply(context.Background(), "params.def", `insert_task: load_region
 type: callable
 command: echo "loading $REGION for $DAY"
-out_log_file: /tmp/gnomon-web-params.out
-err_log_file: /tmp/gnomon-web-params.err
+out_log_file: load_region.out
+err_log_file: load_region.err
 params: REGION=eu, DAY=today
 `); err != nil {
 		t.Fatal(err)
