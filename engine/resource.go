@@ -36,17 +36,13 @@ type resource struct {
 
 // fits reports whether claim c can be taken now.
 func (r *resource) fits(c job.Claim) bool {
-	return r.fitsIn(c, r.units, r.shared, r.exclusive)
-}
-
-func (r *resource) fitsIn(c job.Claim, units, shared, exclusive int) bool {
 	switch c.Mode {
 	case job.ClaimExclusive:
-		return exclusive == 0 && units == 0 && shared == 0
+		return r.exclusive == 0 && r.units == 0 && r.shared == 0
 	case job.ClaimShared:
-		return exclusive == 0
+		return r.exclusive == 0
 	}
-	return exclusive == 0 && units+c.Units <= r.amount
+	return r.exclusive == 0 && r.units+c.Units <= r.amount
 }
 
 // add takes (n = 1) or gives back (n = -1) claim c.
@@ -243,12 +239,13 @@ func (e *Engine) wake(r *resource) {
 	if len(r.waiters) == 0 {
 		return
 	}
-	type free struct{ units, shared, exclusive int }
-	scratch := map[*resource]*free{}
-	avail := func(q *resource) *free {
+	// What the resources would hold once the tasks moved take their
+	// claims: copies, counted on.
+	scratch := map[*resource]*resource{}
+	avail := func(q *resource) *resource {
 		f := scratch[q]
 		if f == nil {
-			f = &free{q.units, q.shared, q.exclusive}
+			f = &resource{amount: q.amount, units: q.units, shared: q.shared, exclusive: q.exclusive}
 			scratch[q] = f
 		}
 		return f
@@ -262,8 +259,7 @@ func (e *Engine) wake(r *resource) {
 			ok := true
 			for _, w := range e.parked[en] {
 				c, _ := claimOn(en.def, w.r.name)
-				f := avail(w.r)
-				if w.r.waiters[0] != w || !w.r.fitsIn(c, f.units, f.shared, f.exclusive) {
+				if w.r.waiters[0] != w || !avail(w.r).fits(c) {
 					ok = false
 					break
 				}
@@ -273,15 +269,7 @@ func (e *Engine) wake(r *resource) {
 			}
 			for _, w := range e.parked[en] {
 				c, _ := claimOn(en.def, w.r.name)
-				f := avail(w.r)
-				switch c.Mode {
-				case job.ClaimExclusive:
-					f.exclusive++
-				case job.ClaimShared:
-					f.shared++
-				default:
-					f.units += c.Units
-				}
+				avail(w.r).add(c, 1)
 				if w.r != q {
 					todo = append(todo, w.r) // its next waiter may go too
 				}
