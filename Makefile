@@ -46,6 +46,8 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./calendar/ics -run '^$$' -fuzz '^FuzzDates$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseTimestamp$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./store -run '^$$' -fuzz '^FuzzDecodeLogSpan$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./store -run '^$$' -fuzz '^FuzzDecodeParams$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./defs -run '^$$' -fuzz '^FuzzVars$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzDecodeEvent$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./auth -run '^$$' -fuzz '^FuzzParseBearer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./eventdep -run '^$$' -fuzz '^FuzzParseConfigs$$' -fuzztime $(FUZZTIME)

@@ -122,6 +122,10 @@ type Config struct {
 	// Mailer sends alerts; nil means SMTP when SMTP is set, else every
 	// alert is recorded as not sent.
 	Mailer Mailer
+	// WebhookSecret keys the HMAC-SHA256 signature of the alerts posted
+	// to generic webhooks (notify: webhook:URL); empty sends them
+	// unsigned. Webhook alerts are sent whether or not SMTP is set.
+	WebhookSecret []byte
 	// Location is the time zone of calendars, cron expressions and
 	// interval dates of jobs that name none, and of the times in the
 	// audit log and alerts. Nil means time.Local.
@@ -407,6 +411,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
+		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location}),
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 		Owner:    owner,

@@ -28,6 +28,9 @@ type BackfillRequest struct {
 	MaxParallel int `json:"max_parallel,omitempty"`
 	// DryRun says what the backfill would do, and changes nothing.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Params are parameter values for every run of the backfill, as a
+	// start's (see EventRequest.Params). Not for a process.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // BackfillResponse says what a backfill did (or, for a dry run, would do)
@@ -81,6 +84,9 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if process {
+		if len(req.Params) > 0 {
+			return badRequest("params: %s is a timeperiod process, which takes no parameters", name)
+		}
 		return s.backfillProcess(w, r, name, req)
 	}
 	from, err := calendar.ParseInstant(req.From, s.loc)
@@ -94,7 +100,7 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) error {
 	if to.Before(from) {
 		return badRequest("to: %s is before from %s", to.Format(time.RFC3339), from.Format(time.RFC3339))
 	}
-	ev := engine.Backfill{Task: name, From: from, To: to, MaxParallel: req.MaxParallel, By: caller(r)}
+	ev := engine.Backfill{Task: name, From: from, To: to, MaxParallel: req.MaxParallel, By: caller(r), Params: Params(req.Params)}
 	res, err := s.sched.Backfill(r.Context(), ev, req.DryRun)
 	if err != nil {
 		return err

@@ -97,7 +97,13 @@ func (c *Client) DefineFile(ctx context.Context, req DefineRequest) (*DefineResp
 
 // Event sends an action to a task.
 func (c *Client) Event(ctx context.Context, task, event string) error {
-	return c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/events", EventRequest{Event: event}, nil)
+	return c.EventParams(ctx, task, event, nil)
+}
+
+// EventParams sends an action to a task with parameter values, for a
+// start (see EventRequest.Params).
+func (c *Client) EventParams(ctx context.Context, task, event string, params map[string]string) error {
+	return c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(task)+"/events", EventRequest{Event: event, Params: params}, nil)
 }
 
 // Tasks returns the names of every task, sorted.

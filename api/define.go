@@ -171,8 +171,11 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 				continue
 			}
 			kind := defs.Delete
-			if t.Type == job.Group {
+			switch t.Type {
+			case job.Group:
 				kind = defs.DeleteGroup
+			case job.Resource:
+				kind = defs.DeleteResource
 			}
 			gone = append(gone, defs.Action{Kind: kind, Name: name})
 		}

@@ -460,7 +460,7 @@ func (s *Server) localState(st job.State) StateView {
 		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
 		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, By: st.By, DueAt: s.local(st.DueAt.Time()),
 		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,
-		Attempt: st.Attempt, RetryOf: st.RetryOf, Alarms: s.localAlarms(st.Alarms),
+		Attempt: st.Attempt, RetryOf: st.RetryOf, Alarms: s.localAlarms(st.Alarms), Params: st.Params, WaitsFor: st.WaitsFor,
 	}
 }
 
@@ -507,7 +507,7 @@ func (s *Server) event(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return badRequest("invalid send event %q (want start, abort, freeze, reset, green or red)", req.Event)
 	}
-	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a, By: auth.NameOf(r.Context())}); err != nil {
+	if err := s.sched.Submit(r.Context(), engine.Act{Task: r.PathValue("name"), Action: a, By: auth.NameOf(r.Context()), Params: Params(req.Params)}); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"message": "event " + req.Event + " sent to " + r.PathValue("name")})
@@ -530,6 +530,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 		sr.Alarms = v.State.Alarms
+		if v.State.Status == job.Ready {
+			sr.WaitsFor = v.State.WaitsFor
+		}
 		return sr
 	}
 	resp := StatusResponse{Rows: []StatusRow{row(v, 0)}}

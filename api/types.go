@@ -86,6 +86,9 @@ type FieldChange struct {
 // EventRequest sends an action to a task.
 type EventRequest struct {
 	Event string `json:"event"`
+	// Params are parameter values for a start's run, by name: each one
+	// the task declares (its params); the others take their defaults.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // ErrorResponse is the body of every error answer.
@@ -117,6 +120,9 @@ type StateView struct {
 	Attempt int         `json:"attempt,omitempty"`
 	RetryOf int64       `json:"retry_of,omitempty"`
 	Alarms  []job.Alarm `json:"alarms,omitempty"`
+	// Params and WaitsFor: see job.State.
+	Params   []job.Var `json:"params,omitempty"`
+	WaitsFor string    `json:"waits_for,omitempty"`
 }
 
 // Retrying reports whether the task waits to retry a failed run.
@@ -150,6 +156,9 @@ type StatusRow struct {
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	// Alarms are those raised since the task was last triggered.
 	Alarms []job.Alarm `json:"alarms,omitempty"`
+	// WaitsFor names the resource a ready task waits for (its why says
+	// who holds it).
+	WaitsFor string `json:"waits_for,omitempty"`
 }
 
 // AlertView is an alert and every attempt at sending it.

@@ -25,9 +25,10 @@ func backfillCmd(env *Env, client func() *api.Client) *cobra.Command {
 		dry, cancel, status  bool
 		asJSON               bool
 		parallel             int
+		params               []string
 	)
 	c := &cobra.Command{
-		Use:   "backfill -j TASK --from TIME --to TIME [--dry-run] [--max-parallel N] [--timezone ZONE] [--json] | -j TASK --cancel | -j TASK --status",
+		Use:   "backfill -j TASK --from TIME --to TIME [--dry-run] [--max-parallel N] [-p NAME=VALUE]... [--timezone ZONE] [--json] | -j TASK --cancel | -j TASK --status",
 		Short: "run the past occurrences of a task over a range, each once (or reprocess the periods of a timeperiod process); --cancel, --status",
 		Long: `backfill runs the occurrences the time trigger of a task yields from --from to
 --to, both included, each as that occurrence: the run's scheduled time (and
@@ -69,8 +70,8 @@ the server's.`,
 			switch {
 			case cancel && status:
 				return usageErr("--cancel and --status exclude each other")
-			case (cancel || status) && (from != "" || to != "" || dry || cmd.Flags().Changed("max-parallel")):
-				return usageErr("--cancel and --status take no range, --dry-run or --max-parallel")
+			case (cancel || status) && (from != "" || to != "" || dry || cmd.Flags().Changed("max-parallel") || len(params) > 0):
+				return usageErr("--cancel and --status take no range, --dry-run, --max-parallel or --param")
 			case cancel:
 				resp, err := client().CancelBackfill(ctx, name)
 				if err != nil {
@@ -96,7 +97,11 @@ the server's.`,
 			case parallel < 1:
 				return usageErr("--max-parallel must be at least 1, got %d", parallel)
 			}
-			req := api.BackfillRequest{From: from, To: to, MaxParallel: parallel, DryRun: dry}
+			values, err := paramValues(params)
+			if err != nil {
+				return err
+			}
+			req := api.BackfillRequest{From: from, To: to, MaxParallel: parallel, DryRun: dry, Params: values}
 			if zone != "" {
 				loc, err := zoneFlag(zone, nil)
 				if err != nil {
@@ -133,6 +138,7 @@ the server's.`,
 	f.BoolVar(&status, "status", false, "list what remains of the task's backfill")
 	f.StringVar(&zone, "timezone", "", "time zone local times are read and occurrences shown in (default: the task's, else the server's)")
 	f.BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	paramFlag(c, &params)
 	return c
 }
 

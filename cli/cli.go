@@ -231,6 +231,7 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 		migrateCmd(env),
 		defCmd(env, client),
 		eventCmd(env, client),
+		startCmd(env, client),
 		taskCmd(env, client),
 		statusCmd(env, client),
 		whyCmd(env, client),
@@ -547,9 +548,12 @@ func notUTF8(file string, b []byte) error {
 var eventNames = []string{"start", "abort", "freeze", "reset", "green", "red"}
 
 func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name, event string
+	var (
+		name, event string
+		params      []string
+	)
 	c := &cobra.Command{
-		Use:   "event -j TASK -e EVENT",
+		Use:   "event -j TASK -e EVENT [-p NAME=VALUE]...",
 		Short: "send an event to a task: start, abort, freeze, reset, green, red",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -566,11 +570,16 @@ func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 				}
 				return usageErr("invalid send event %q%s (want start, abort, freeze, reset, green or red)", event, hint)
 			}
-			return client().Event(cmd.Context(), name, event)
+			values, err := paramValues(params)
+			if err != nil {
+				return err
+			}
+			return client().EventParams(cmd.Context(), name, event, values)
 		},
 	}
 	c.Flags().StringVarP(&name, "job", "j", "", "task name")
 	c.Flags().StringVarP(&event, "event", "e", "", "event name")
+	paramFlag(c, &params)
 	return c
 }
 

@@ -80,9 +80,12 @@ var taskLabels = map[string]string{
 }
 
 func taskLines(w io.Writer, t *job.Task, indent string) {
-	if t.Type == job.Group {
+	switch t.Type {
+	case job.Group:
 		fmt.Fprintf(w, "%sGroup Name: %s\n", indent, termsafe.String(t.Name))
-	} else {
+	case job.Resource:
+		fmt.Fprintf(w, "%sResource Name: %s\n", indent, termsafe.String(t.Name))
+	default:
 		fmt.Fprintf(w, "%sTask Name: %s\n", indent, termsafe.String(t.Name))
 	}
 	for _, kv := range defs.Attrs(t) {
@@ -151,6 +154,9 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 		}
 		for _, a := range r.Alarms {
 			fmt.Fprintf(w, "%s: ALARM %s at %s: %s\n", termsafe.String(r.Name), a.Kind, stamp(a.At), termsafe.String(a.Message))
+		}
+		if r.WaitsFor != "" {
+			fmt.Fprintf(w, "%s: waits for resource %s (gnomon why -j %[1]s says who holds it)\n", termsafe.String(r.Name), termsafe.String(r.WaitsFor))
 		}
 	}
 }

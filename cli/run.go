@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -80,6 +81,9 @@ func writeRun(w io.Writer, v *api.RunResponse, indent string) {
 		started += fmt.Sprintf(", retry %d of run %d", r.Attempt, r.RetryOf)
 	}
 	line("%s", started)
+	if len(r.Params) > 0 {
+		line("parameters: %s", defs.FormatVars(r.Params))
+	}
 	if !r.End.IsZero() {
 		ended := fmt.Sprintf("ended %s after %s", r.End.Format(time.RFC3339), r.End.Sub(r.Start).Round(time.Millisecond))
 		if r.EndedBy != "" {
@@ -128,14 +132,30 @@ func runOutcome(r *job.Run) string {
 // ended; a bundle run's children follow it, indented.
 func writeWideRuns(w io.Writer, runs []api.RunView) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTask Name\tStart Time\tEnd Time\tStatus\tExit\tResult\tMessage")
+	// A column for the parameters when a run has some.
+	params := false
+	for i := range runs {
+		params = params || len(runs[i].Params) > 0
+		for j := range runs[i].Children {
+			params = params || len(runs[i].Children[j].Params) > 0
+		}
+	}
+	head := "ID\tTask Name\tStart Time\tEnd Time\tStatus\tExit\tResult\tMessage"
+	if params {
+		head += "\tParameters"
+	}
+	fmt.Fprintln(tw, head)
 	row := func(r *job.Run, indent string) {
 		exit, end := "", ""
 		if r.Done() {
 			exit, end = strconv.Itoa(r.ExitCode), stamp(r.End)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, indent+termsafe.String(r.Task), stamp(r.Start), end, r.Status,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", r.ID, indent+termsafe.String(r.Task), stamp(r.Start), end, r.Status,
 			exit, r.Result, termsafe.String(r.Message))
+		if params {
+			fmt.Fprintf(tw, "\t%s", termsafe.String(defs.FormatVars(r.Params)))
+		}
+		fmt.Fprintln(tw)
 	}
 	for i := range runs {
 		row(&runs[i].Run, "")

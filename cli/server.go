@@ -70,7 +70,10 @@ type ServerConfig struct {
 	SMTP notify.Config
 	// RetryAlertsFor bounds how long an alert is retried; zero means 24h.
 	RetryAlertsFor time.Duration
-	Logger         *slog.Logger
+	// WebhookSecret keys the signature of generic webhook alerts; read
+	// from --webhook-secret-file or $GNOMON_WEBHOOK_SECRET_FILE.
+	WebhookSecret []byte
+	Logger        *slog.Logger
 	// SupervisorCommand overrides how run supervisors are started (tests).
 	SupervisorCommand []string
 	// TuneGC collects less often while the state loads, and returns the
@@ -159,7 +162,7 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
 		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger, LogRoots: cfg.LogRoots,
-		DefaultOwner: cfg.DefaultOwner,
+		DefaultOwner: cfg.DefaultOwner, WebhookSecret: cfg.WebhookSecret,
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
@@ -597,7 +600,7 @@ func (s *Server) Stop(ctx context.Context) error {
 
 func serverCmd(env *Env) *cobra.Command {
 	var heapFloor int
-	var smtpPasswordFile string
+	var smtpPasswordFile, webhookSecretFile string
 	var cfg ServerConfig
 	c := &cobra.Command{
 		Use:   "server",
@@ -633,6 +636,9 @@ func serverCmd(env *Env) *cobra.Command {
 					return usageErr("--smtp-password-file: %v", err)
 				}
 				cfg.SMTP.Password = pw
+			}
+			if err := webhookSecret(&cfg, env, webhookSecretFile); err != nil {
+				return err
 			}
 			if cfg.SMTP.Addr == "" && (cfg.SMTP.From != "" || cfg.SMTP.Username != "") {
 				return usageErr("--smtp-addr is required to send alerts")
@@ -677,6 +683,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
 	f.StringVar(&cfg.SMTP.Addr, "smtp-addr", "", "SMTP server (host:port) that email alerts go through (default: alerts are recorded, not sent)")
 	f.StringVar(&cfg.SMTP.From, "smtp-from", "", "sender address of email alerts")
+	f.StringVar(&webhookSecretFile, "webhook-secret-file", "", "file holding the secret that signs generic webhook alerts (X-Gnomon-Signature), readable by its owner only (default $GNOMON_WEBHOOK_SECRET_FILE)")
 	f.StringVar(&smtpPasswordFile, "smtp-password-file", "", "file holding the SMTP password, readable by its owner only (default $GNOMON_SMTP_PASSWORD_FILE; or the password in $GNOMON_SMTP_PASSWORD, the user in $GNOMON_SMTP_USERNAME)")
 	f.StringVar(&cfg.SMTP.Subject, "smtp-subject", notify.DefaultSubject, "subject of email alerts (a Go text/template with the alert's fields)")
 	f.StringVar(&cfg.SMTP.TLS, "smtp-tls", notify.TLSOpportunistic, "STARTTLS policy: opportunistic (when the server offers it), mandatory or none")

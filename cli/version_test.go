@@ -38,7 +38,7 @@ func TestVersionAndUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"gnomon"}, "ERROR a command is needed: gnomon COMMAND (gnomon help lists them)"},
-		{[]string{"gnomon", "stauts"}, `ERROR unknown command "stauts" for "gnomon": did you mean status?`},
+		{[]string{"gnomon", "stauts"}, `ERROR unknown command "stauts" for "gnomon": did you mean status or start?`},
 		{[]string{"gnomon", "frobnicate"}, `ERROR unknown command "frobnicate" for "gnomon" (gnomon help lists them)`},
 	} {
 		out, errs, code := runAlone(c.args...)

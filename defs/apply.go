@@ -275,6 +275,9 @@ func (a *applier) action(act *Action) bool {
 	switch {
 	case !usable:
 		// Reported by Parse.
+	case kind == Insert && exists && act.Kind.IsResource() != (old.Type == job.Resource):
+		a.errorf(act, act.Line, "name %s is already taken by a %s", act.Name, noun(old))
+		usable = false
 	case kind == Insert && exists && act.Kind.IsGroup() != (old.Type == job.Group):
 		a.errorf(act, act.Line, "name %s is already taken by a %s", act.Name, noun(old))
 		usable = false
@@ -286,6 +289,13 @@ func (a *applier) action(act *Action) bool {
 		usable = false
 	case kind != Insert && !exists && act.Kind.IsGroup():
 		a.errorf(act, act.Line, "group not exist")
+		usable = false
+	case kind != Insert && !exists && act.Kind.IsResource():
+		a.errorf(act, act.Line, "resource %s does not exist", act.Name)
+		usable = false
+	case kind != Insert && exists && act.Kind.IsResource() != (old.Type == job.Resource):
+		verb, what, _ := strings.Cut(string(act.Kind), "_")
+		a.errorf(act, act.Line, "%s is a %s, not a %s (use %s_%s)", act.Name, noun(old), what, verb, noun(old))
 		usable = false
 	case kind != Insert && !exists:
 		a.errorf(act, act.Line, "task not exist")
@@ -328,6 +338,8 @@ func (a *applier) action(act *Action) bool {
 	switch {
 	case act.Kind == InsertGroup:
 		t = &job.Task{Name: act.Name, Type: job.Group}
+	case act.Kind == InsertResource:
+		t = &job.Task{Name: act.Name, Type: job.Resource}
 	case kind == Insert:
 		// A missing or unknown type leaves Type empty: the task is
 		// defined, of a type unknown, and no rule that depends on the
@@ -348,7 +360,7 @@ func (a *applier) action(act *Action) bool {
 		t = old.Clone()
 	}
 	lines := map[string]origin{"": {act.Line, act.Kind}}
-	if act.Kind == InsertGroup {
+	if act.Kind == InsertGroup || act.Kind == InsertResource {
 		lines["type"] = origin{act.Line, act.Kind}
 	}
 	// bad holds the attributes whose line had an error: the rules on the
@@ -359,7 +371,21 @@ func (a *applier) action(act *Action) bool {
 		bad[f.Key] = true
 		a.errorf(act, f.Line, format, args...)
 	}
+	// The lines of a repeatable attribute add up to its new value.
+	restarted := map[string]bool{}
 	for _, f := range act.Fields {
+		if repeatableTask[f.Key] && !restarted[f.Key] {
+			restarted[f.Key] = true
+			clear(t, f.Key)
+		}
+		if t.Type == job.Resource && !resourceAttrs[f.Key] {
+			fieldErr(f, "%s: field is not allowed for a resource (a resource has amount and label)", f.Key)
+			continue
+		}
+		if t.Type != job.Resource && f.Key == "amount" {
+			fieldErr(f, "amount: field is only allowed for a resource (insert_resource)")
+			continue
+		}
 		if t.Type == job.Group && !groupAttrs[f.Key] {
 			fieldErr(f, "%s: field is not allowed for a group (a group has jobs, label and alert_* fields)", f.Key)
 			continue
@@ -479,13 +505,21 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	if (t.Extras().Overlap == job.OverlapAllow || t.Extras().Overlap == job.OverlapQueue) && (t.Type == job.Bundle || t.Parent != "") && ok("parent") {
 		a.errorf(act, at("overlap", "parent"), "overlap: %s is not allowed for a bundle or a task inside one (a bundle run starts each child once)", t.Extras().Overlap)
 	}
+	if t.Type == job.Resource && t.Extras().Amount == 0 && ok("amount") {
+		a.errorf(act, at("amount"), "amount: field is required (the resource's number of units)")
+	}
 	if t.Type == job.Group && len(t.Extras().Jobs) == 0 && ok("jobs") {
 		a.errorf(act, at("jobs"), "jobs: a group should contain at least one job")
 	}
-	if (len(t.Extras().AlertOn) > 0) != (len(t.Extras().AlertTo) > 0) && ok("alert_on", "alert_to") {
+	x := t.Extras()
+	switch {
+	case len(x.Notify) > 0 && len(x.AlertOn) == 0 && ok("alert_on", "notify"):
+		a.errorf(act, at("notify"), "notify needs alert_on: the outcomes that notify (success, failure, not_started, retry, alarm)")
+	case len(x.Notify) > 0:
+	case (len(x.AlertOn) > 0) != (len(x.AlertTo) > 0) && ok("alert_on", "alert_to"):
 		a.errorf(act, at("alert_on", "alert_to"), "alerts need both alert_on and alert_to")
 	}
-	if t.Extras().AlertTemplate != "" && len(t.Extras().AlertTo) == 0 && ok("alert_on", "alert_to") {
+	if x.AlertTemplate != "" && len(x.AlertTo) == 0 && len(x.Notify) == 0 && ok("alert_on", "alert_to") {
 		a.errorf(act, at("alert_template"), "alert_template needs alert_on and alert_to")
 	}
 	if len(t.StartTimes) > 0 && (t.Window != nil || len(t.StartMins) > 0) {
@@ -502,6 +536,10 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	}
 	a.checkTimeTrigger(act, t, at, ok)
 	a.checkPolicy(act, t, at, ok)
+	a.checkEnv(act, t, at, ok)
+	if len(t.Extras().Claims) > 0 && !t.Executes() && t.Type != "" && ok("command", "function") {
+		a.errorf(act, at("resources"), "resources: a task takes resources for its runs: it needs a command or a function")
+	}
 }
 
 func field(act *Action, key string) (Field, bool) {
@@ -516,7 +554,7 @@ func field(act *Action, key string) (Field, bool) {
 var bundleForbidden = map[string]bool{
 	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "owner": true, "parent": true,
 	"start_delay": true, "n_retrys": true, "retries": true, "retry_delay": true, "retry_backoff": true, "retry_max_delay": true,
-	"term_run_time": true,
+	"term_run_time": true, "resources": true, "envvars": true, "working_dir": true, "std_in_file": true, "umask": true, "params": true,
 }
 
 var configurationForbidden = map[string]bool{
@@ -557,7 +595,7 @@ func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string
 var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
 
 // groupAttrs are the attributes of a group.
-var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true}
+var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true}
 
 // checkRunner applies the rules on what a run executes: a command or a
 // registered function, not both; log files go with a command (a function
@@ -580,8 +618,11 @@ func (a *applier) checkRunner(act *Action, t *job.Task, at func(...string) int) 
 
 // noun names what a definition is.
 func noun(t *job.Task) string {
-	if t.Type == job.Group {
+	switch t.Type {
+	case job.Group:
 		return "group"
+	case job.Resource:
+		return "resource"
 	}
 	return "task"
 }
@@ -641,15 +682,24 @@ func clear(t *job.Task, key string) {
 		t.Edit().AlertTo = nil
 	case "alert_template":
 		t.Edit().AlertTemplate = ""
+	case "notify":
+		t.Edit().Notify = nil
 	case "jobs":
 		t.Edit().Jobs = nil
 	case "run_calendar":
 		t.Edit().RunCalendar = ""
 	case "exclude_calendar":
 		t.Edit().ExcludeCalendar = ""
+	case "amount":
+		t.Edit().Amount = 0
+	case "resources":
+		t.Edit().Claims = nil
 	default:
 		if policyAttrs[key] {
 			clearPolicy(t, key)
+		}
+		if envAttrs[key] {
+			clearEnv(t, key)
 		}
 	}
 }
@@ -743,8 +793,14 @@ func set(t *job.Task, key, v string) error {
 		t.Edit().AlertTo, err = ParseAddresses(v)
 	case "alert_template":
 		t.Edit().AlertTemplate = v
+	case "notify":
+		t.Edit().Notify, err = ParseNotify(v)
 	case "jobs":
 		t.Edit().Jobs, err = ParseJobs(v)
+	case "amount":
+		t.Edit().Amount, err = ParseAmount(v)
+	case "resources":
+		t.Edit().Claims, err = ParseClaims(v)
 	case "run_calendar", "exclude_calendar":
 		if msg := checkName(v); msg != "" {
 			err = fmt.Errorf("%s: %q is not a calendar name: %s", key, v, strings.Replace(msg, "task name", "a calendar name", 1))
@@ -757,6 +813,9 @@ func set(t *job.Task, key, v string) error {
 	default:
 		if policyAttrs[key] {
 			err = setPolicy(t, key, v)
+		}
+		if envAttrs[key] {
+			err = setEnv(t, key, v)
 		}
 	}
 	return err

@@ -412,6 +412,11 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_calendar: c\ndates: 2026-01-01,2026-02-30\nrule: every 2nd tuesday\nrule: last business day of quarter\nholidays: d, 2026-12-25\n" +
 		"workdays: su,mo,tu,we,th\ninsert_calendar: d\nholidays: c\nics_file: x.ics\nupdate_calendar: c\ndescription: x\ndelete_calendar: d\n")
 	f.Add("insert_task: x\n" + callable + "cron: 0 9 * * *\nrun_calendar: c\nexclude_calendar: c\ninsert_calendar c\nrule: 5th friday of jan,jul\n")
+	f.Add("insert_task: x\n" + callable + "envvars: A=1, B=\"x, y\"\nenvvars: C=${A}$$\nworking_dir: $HOME/w\nstd_in_file: /in\numask: 027\nparams: p=1, q\n")
+	f.Add("insert_task: x\n" + callable + "envvars: T=@file:/etc/s, 9=1\nupdate_task: x\nenvvars: A=${\numask: 8\n")
+	f.Add(resourceDefs)
+	f.Add("insert_task: x\n" + callable + "alert_on: failure\nnotify: slack:https://h/T/B, webhook:http://x:1/a?b=1,2\ninsert_group: g\njobs: x\nalert_on: retry\nnotify: teams:https://t/w\n")
+	f.Add("insert_resource: r\namount: 3\ninsert_task: x\n" + callable + "resources: r=2, s\nupdate_resource: r\namount: 1\ndelete_resource: r\nupdate_task: r\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1
@@ -479,6 +484,13 @@ func FuzzParse(f *testing.F) {
 		}
 		if err != nil && len(list)+len(cals) > 0 {
 			t.Fatalf("formatted definitions do not apply: %v\n%s", err, b.String())
+		}
+		if err == nil {
+			for name, t1 := range res.Tasks {
+				if t2 := res2.Tasks[name]; t2 != nil && !cmp.Equal(t1.Extras().Environment, t2.Extras().Environment) {
+					t.Fatalf("environment of %s changed by the round trip: %s", name, cmp.Diff(t1.Extras().Environment, t2.Extras().Environment))
+				}
+			}
 		}
 		if err == nil && !cmp.Equal(res.Calendars, res2.Calendars, cmpopts.EquateEmpty()) {
 			t.Fatalf("calendars changed by the round trip: %s", cmp.Diff(res.Calendars, res2.Calendars))

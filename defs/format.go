@@ -24,6 +24,10 @@ func Attrs(t *job.Task) [][2]string {
 			out = append(out, [2]string{k, v})
 		}
 	}
+	if t.Type == job.Resource {
+		addResource(add, t)
+		return out
+	}
 	if t.Type == job.Group {
 		add("jobs", strings.Join(x.Jobs, ","))
 		add("label", x.Label)
@@ -62,6 +66,8 @@ func Attrs(t *job.Task) [][2]string {
 		add("dependencies", DepsJSON(x.Deps))
 	}
 	addPolicy(add, t)
+	add("resources", job.FormatClaims(x.Claims))
+	addEnv(add, t)
 	addAlerts(add, t)
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out
@@ -76,6 +82,7 @@ func addAlerts(add func(k, v string), t *job.Task) {
 	add("alert_on", strings.Join(on, ","))
 	add("alert_to", strings.Join(x.AlertTo, ","))
 	add("alert_template", x.AlertTemplate)
+	add("notify", strings.Join(x.Notify, ", "))
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.
@@ -103,6 +110,8 @@ func Format(w io.Writer, tasks []*job.Task) error {
 	sorted := slices.Clone(tasks)
 	rank := func(t *job.Task) int {
 		switch t.Type {
+		case job.Resource:
+			return -1
 		case job.Bundle:
 			return 0
 		case job.Group:
@@ -122,8 +131,11 @@ func Format(w io.Writer, tasks []*job.Task) error {
 			b.WriteByte('\n')
 		}
 		kind := Insert
-		if t.Type == job.Group {
+		switch t.Type {
+		case job.Group:
 			kind = InsertGroup
+		case job.Resource:
+			kind = InsertResource
 		}
 		fmt.Fprintf(&b, "%s: %s\n", kind, t.Name)
 		for _, kv := range Attrs(t) {

@@ -42,8 +42,13 @@ func (a *applier) global(deleted map[string]bool) {
 		}
 		d := a.deletes[name]
 		act := &Action{Kind: d.kind, Name: name, Line: d.line}
-		var users, kids, groups []string
+		var users, kids, groups, takers []string
 		a.tasks.each(func(other string, t *job.Task) {
+			for _, c := range t.Extras().Claims {
+				if c.Resource == name {
+					takers = append(takers, other)
+				}
+			}
 			if t.Parent == name {
 				kids = append(kids, other)
 			}
@@ -57,6 +62,10 @@ func (a *applier) global(deleted map[string]bool) {
 		slices.Sort(users)
 		slices.Sort(kids)
 		slices.Sort(groups)
+		slices.Sort(takers)
+		if len(takers) > 0 {
+			a.errorf(act, act.Line, "resource %s is taken by %s (remove it from their resources first)", name, strings.Join(takers, ", "))
+		}
 		for _, u := range users {
 			a.errorf(act, act.Line, "task %s is referenced in condition of %s", name, u)
 		}
@@ -82,6 +91,8 @@ func (a *applier) global(deleted map[string]bool) {
 				a.errorAt(name, "jobs", "jobs: task %s does not exist", j)
 			case m.Type == job.Group:
 				a.errorAt(name, "jobs", "jobs: %s is a group (groups do not nest)", j)
+			case m.Type == job.Resource:
+				a.errorAt(name, "jobs", "jobs: %s is a resource, not a task", j)
 			}
 		}
 		if t.Parent != "" {
@@ -104,6 +115,8 @@ func (a *applier) global(deleted map[string]bool) {
 			switch rt, ok := a.tasks.get(ref); {
 			case ok && rt.Type == job.Group:
 				a.errorAt(name, "condition", "condition refers to %s, which is a group, not a task", ref)
+			case ok && rt.Type == job.Resource:
+				a.errorAt(name, "condition", "condition refers to %s, which is a resource, not a task", ref)
 			case ref == name:
 				a.errorAt(name, "condition", "self reference is not allowed")
 			case !ok && !gone(ref):
@@ -115,6 +128,7 @@ func (a *applier) global(deleted map[string]bool) {
 	}
 	a.cycles(touched)
 	a.calendarsGlobal(touched)
+	a.resourcesGlobal(touched, gone)
 }
 
 // cycles reports dependency cycles (rule G6) through su/fa clauses and

@@ -37,7 +37,16 @@ const (
 	InsertCalendar Kind = "insert_calendar"
 	UpdateCalendar Kind = "update_calendar"
 	DeleteCalendar Kind = "delete_calendar"
+	// Resources shared between tasks.
+	InsertResource Kind = "insert_resource"
+	UpdateResource Kind = "update_resource"
+	DeleteResource Kind = "delete_resource"
 )
+
+// IsResource reports whether the action is on a resource.
+func (k Kind) IsResource() bool {
+	return k == InsertResource || k == UpdateResource || k == DeleteResource
+}
 
 // IsGroup reports whether the action is on a job group.
 func (k Kind) IsGroup() bool { return k == InsertGroup || k == UpdateGroup || k == DeleteGroup }
@@ -50,11 +59,11 @@ func (k Kind) IsCalendar() bool {
 // base returns the task action the kind corresponds to.
 func (k Kind) base() Kind {
 	switch k {
-	case InsertGroup, InsertCalendar:
+	case InsertGroup, InsertCalendar, InsertResource:
 		return Insert
-	case UpdateGroup, UpdateCalendar:
+	case UpdateGroup, UpdateCalendar, UpdateResource:
 		return Update
-	case DeleteGroup, DeleteCalendar:
+	case DeleteGroup, DeleteCalendar, DeleteResource:
 		return Delete
 	}
 	return k
@@ -157,16 +166,21 @@ var attributes = map[string]bool{
 	"alert_on": true, "alert_to": true, "alert_template": true,
 	"dependencies": true, "jobs": true,
 	"run_calendar": true, "exclude_calendar": true,
+	"resources": true, "amount": true, "notify": true,
 	// Named calendars.
 	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,
 }
 
 // isAttribute reports whether key names an attribute of the language.
-func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] }
+func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] || envAttrs[key] }
 
 // repeatable are the attributes of a calendar that may be given more
 // than once: the lines add up.
 var repeatable = map[string]bool{"dates": true, "rule": true, "ics_file": true}
+
+// repeatableTask are the attributes of a task that may be given more than
+// once, as AutoSys allows: the lines add up.
+var repeatableTask = map[string]bool{"envvars": true}
 
 // Bounds on a definition file. A file beyond MaxFileSize or MaxActions is
 // refused as a whole, before any action is checked: split it. The largest
@@ -312,7 +326,7 @@ func Parse(file, src string) ([]Action, error) {
 		case !isAttribute(key):
 			report(line, "invalid field %q", key)
 		default:
-			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) {
+			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) && !(repeatableTask[key] && !acts[cur].Kind.IsCalendar()) {
 				report(line, "attribute %s given more than once (first on line %d)", key, prev)
 				continue
 			}
@@ -357,7 +371,7 @@ func notUTF8(file, src string) *Error {
 
 // valid reports whether k is an action keyword.
 func (k Kind) valid() bool {
-	return k == Insert || k == Update || k == Delete || k.IsGroup() || k.IsCalendar()
+	return k == Insert || k == Update || k == Delete || k.IsGroup() || k.IsCalendar() || k.IsResource()
 }
 
 // actionLike reports whether a key that is not a known action looks like a
@@ -368,7 +382,8 @@ func actionLike(key string) bool {
 			return true
 		}
 	}
-	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group") || strings.HasSuffix(key, "_calendar") && !attributes[key]
+	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group") || strings.HasSuffix(key, "_resource") ||
+		strings.HasSuffix(key, "_calendar") && !attributes[key]
 }
 
 // parseJSON turns configurations in the seed-000 JSON shape into

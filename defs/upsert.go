@@ -17,10 +17,13 @@ func Declarative(file string, cur map[string]*job.Task, acts []Action) []Action 
 	for _, a := range acts {
 		old, ok := cur[a.Name]
 		typ, _ := field(&a, "type")
-		if a.Kind == InsertGroup {
+		switch a.Kind {
+		case InsertGroup:
 			typ.Value = string(job.Group)
+		case InsertResource:
+			typ.Value = string(job.Resource)
 		}
-		if (a.Kind != Insert && a.Kind != InsertGroup) || !ok || string(old.Type) != typ.Value {
+		if (a.Kind != Insert && a.Kind != InsertGroup && a.Kind != InsertResource) || !ok || string(old.Type) != typ.Value {
 			out = append(out, a)
 			continue
 		}
@@ -30,8 +33,11 @@ func Declarative(file string, cur map[string]*job.Task, acts []Action) []Action 
 			continue
 		}
 		up := Action{Kind: Update, Name: a.Name, Line: a.Line, Syntax: a.Syntax}
-		if a.Kind == InsertGroup {
+		switch a.Kind {
+		case InsertGroup:
 			up.Kind = UpdateGroup
+		case InsertResource:
+			up.Kind = UpdateResource
 		}
 		given := map[string]bool{}
 		for _, f := range a.Fields {

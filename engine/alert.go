@@ -17,7 +17,7 @@ func outcome(s job.Status) job.Outcome {
 
 // alert records the alerts that an outcome of task en asks for.
 func (e *Engine) alert(en *entry, o job.Outcome, r *job.Run, reason string) {
-	if len(en.def.Extras().AlertTo) == 0 && len(e.memberOf[en.def.Name]) == 0 {
+	if len(en.def.Extras().AlertTo) == 0 && len(en.def.Extras().Notify) == 0 && len(e.memberOf[en.def.Name]) == 0 {
 		return // nothing to ask: the common case, on the path of every run's end
 	}
 	e.out.Alerts = append(e.out.Alerts, e.Alerts(en.def, o, r, reason, e.now)...)
@@ -60,6 +60,19 @@ func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string,
 			if !slices.Contains(out[i].Sources, src.Name) {
 				out[i].Sources = append(out[i].Sources, src.Name)
 			}
+		}
+		// A webhook is an alert of its own: its delivery is its own.
+		for _, to := range src.Extras().Notify {
+			if seen[to] {
+				continue
+			}
+			seen[to] = true
+			a := job.Alert{Task: name, Outcome: o, Created: now, Template: src.Extras().AlertTemplate, State: job.AlertPending, Message: reason,
+				To: []string{to}, Sources: []string{src.Name}}
+			if r != nil {
+				a.RunID, a.Start, a.End, a.ExitCode, a.Message, a.Data = r.ID, r.Start, r.End, r.ExitCode, r.Message, r.Data
+			}
+			out = append(out, a)
 		}
 	}
 	return out

@@ -67,6 +67,9 @@ type Backfill struct {
 	MaxParallel int `json:"max_parallel,omitempty"`
 	// By names the identity that asked (see job.Run.By).
 	By string `json:"by,omitempty"`
+	// Params are parameter values for every run of the backfill, as a
+	// start's (see Act.Params).
+	Params []job.Var `json:"params,omitempty"`
 	// Occurrences are, for a configuration, the instants in [From, To]
 	// at which its stored data events would have triggered it; the
 	// scheduler replays them from the journal. Unused for other tasks,
@@ -159,6 +162,8 @@ func (e *Engine) planBackfill(ev Backfill, now time.Time) (*entry, *BackfillResu
 	switch {
 	case def.Type == job.Group:
 		return nil, nil, nil, refused("%s is a group: backfill its jobs", ev.Task)
+	case def.Type == job.Resource:
+		return nil, nil, nil, refused("%s is a resource: backfill the tasks that take it", ev.Task)
 	case def.Type == job.Bundle:
 		return nil, nil, nil, refused("%s is a bundle: a backfill runs callables and configurations, not bundle runs", ev.Task)
 	case def.Type == job.Configuration && !def.Executes():
@@ -171,6 +176,9 @@ func (e *Engine) planBackfill(ev Backfill, now time.Time) (*entry, *BackfillResu
 		return nil, nil, nil, refused("to %s is before from %s", ev.To.UTC().Format(time.RFC3339), ev.From.UTC().Format(time.RFC3339))
 	case ev.MaxParallel < 0:
 		return nil, nil, nil, refused("max_parallel must be at least 1, got %d", ev.MaxParallel)
+	}
+	if err := checkParams(def, job.ActStart, ev.Params); err != nil {
+		return nil, nil, nil, err
 	}
 	var occ []time.Time
 	if def.Type == job.Configuration {
@@ -234,7 +242,7 @@ func (e *Engine) planBackfill(ev Backfill, now time.Time) (*entry, *BackfillResu
 				until.UTC().Format(time.RFC3339))
 		default:
 			o.Action = BackfillQueued
-			it := job.BackfillItem{Scheduled: t, By: ev.By}
+			it := job.BackfillItem{Scheduled: t, By: ev.By, Params: ev.Params}
 			if f != nil {
 				it.Was = string(f.Fate)
 				if f.Reason != "" {
@@ -409,7 +417,7 @@ func (e *Engine) startBackfills() {
 			continue
 		}
 		bf := en.st.Backfill
-		for en.backfilling < max(1, bf.MaxParallel) && e.running < e.workers && e.backfillTotal < e.backfillSlots() {
+		for en.backfilling < max(1, bf.MaxParallel) && e.running < e.workers && e.backfillTotal < e.backfillSlots() && e.fitsAll(en) {
 			i := slices.IndexFunc(bf.Queue, func(it job.BackfillItem) bool { return !it.Due.After(e.now) })
 			if i < 0 {
 				break // what is left are retries still waiting
@@ -433,9 +441,10 @@ func (e *Engine) startBackfillRun(en *entry, it job.BackfillItem) {
 	name := en.def.Name
 	e.lastRun++
 	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: job.TriggerBackfill, Scheduled: it.Scheduled, By: it.By,
-		Attempt: it.Attempt, RetryOf: it.RetryOf}
+		Attempt: it.Attempt, RetryOf: it.RetryOf, Params: it.Params}
 	e.runs[r.ID] = r
 	e.running++
+	e.take(r.ID, en.def)
 	e.backfillTotal++
 	en.backfilling++
 	e.touchRun(r)
@@ -533,7 +542,7 @@ func (e *Engine) retryBackfill(en *entry, r *job.Run) bool {
 		bf = &job.Backfill{MaxParallel: 1}
 		en.st.Backfill = bf
 	}
-	it := job.BackfillItem{Scheduled: r.Scheduled, By: r.By, Attempt: n, RetryOf: first}
+	it := job.BackfillItem{Scheduled: r.Scheduled, By: r.By, Params: r.Params, Attempt: n, RetryOf: first}
 	if due.After(e.now) {
 		it.Due = due
 	}

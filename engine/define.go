@@ -44,6 +44,7 @@ func (e *Engine) define(ev Define) error {
 		e.indexData(e.tasks[name], e.defs[name], nil)
 		e.arm(e.tasks[name], time.Time{}, false)
 		e.unready(e.tasks[name])
+		delete(e.res, name)
 		delete(e.tasks, name)
 		delete(e.defs, name)
 		delete(e.staged, name)
@@ -74,6 +75,16 @@ func (e *Engine) define(ev Define) error {
 		e.indexData(en, old, def)
 		en.def, en.cond = def, nil
 		e.reorderReady(en) // its priority may have changed
+		if e.held(en) {
+			// Its claims may have changed: dispatch looks at them again.
+			for _, r := range e.unhold(en) {
+				e.wake(r)
+			}
+			e.markReady(en)
+		}
+		if def.Type == job.Resource {
+			e.defineResource(def)
+		}
 		if def.Condition != "" {
 			en.cond = cond.MustParse(def.Condition)
 		}

@@ -109,7 +109,15 @@ type Engine struct {
 	owner     func(string) error // why a command may not run as an owner
 	fires     fireHeap           // tasks with a next occurrence, earliest first
 	fireBatch int                // see Config.FireBatch
-	firing    *firing            // the tick in progress, nil between ticks
+	// res are the resources shared between tasks, by name; holds the
+	// claims each run in flight holds (see resource).
+	res   map[string]*resource
+	holds map[int64][]hold
+	// parked holds the ready tasks that wait for resources, and their
+	// places among the waiters of each (kept beside the entries: a
+	// million configurations have none).
+	parked map[*entry][]*waiter
+	firing *firing // the tick in progress, nil between ticks
 	// unplanned tasks get their next occurrence at the next Tick: restored
 	// without one, or with one their trigger no longer yields.
 	unplanned []*entry
@@ -386,6 +394,7 @@ func (e *Engine) Restore(tasks []Prepared, active []*job.Run, lastRun int64, val
 	e.restoreWindows(vals)
 	e.lastRun = lastRun
 	e.restoreBackfills(active)
+	e.restoreResources(active)
 }
 
 // Task returns a task's definition and state.
@@ -631,10 +640,10 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 		en.st.DueAt = 0
 	}
 	if s != job.Ready {
-		en.st.ReadySeq = 0
+		en.st.ReadySeq, en.st.WaitsFor = 0, ""
 	}
 	if !s.Active() || s == job.Running {
-		en.st.Trigger, en.st.By = "", "" // the run took them
+		en.st.Trigger, en.st.By, en.st.Params = "", "", nil // the run took them
 	}
 	if !s.Active() {
 		en.st.Scheduled = 0
@@ -799,6 +808,13 @@ func (e *Engine) dispatch() {
 			held = append(held, heap.Pop(&e.ready).(*entry))
 			continue
 		}
+		if len(en.def.Extras().Claims) > 0 {
+			if r := e.blocking(en); r != nil {
+				heap.Pop(&e.ready)
+				e.holdBack(en, r)
+				continue
+			}
+		}
 		e.startRun(en.def.Name, en.st.Trigger) // takes it out of the queue
 		started++
 	}
@@ -827,11 +843,13 @@ func (e *Engine) startRun(name, trigger string) {
 		Trigger:   trigger,
 		Scheduled: en.st.Scheduled.Time(),
 		By:        en.st.By,
+		Params:    en.st.Params,
 		Attempt:   en.st.Attempt,
 		RetryOf:   en.st.RetryOf,
 	}
 	e.runs[r.ID] = r
 	e.running++
+	e.take(r.ID, en.def)
 	en.st.Start, en.st.End, en.st.RunID = job.At(e.now), 0, r.ID
 	e.setStatus(name, job.Running, false)
 	e.touchRun(r)
@@ -845,6 +863,7 @@ func (e *Engine) exited(ev RunExited) {
 	}
 	delete(e.runs, ev.RunID)
 	delete(e.killedAtLimit, ev.RunID)
+	e.releaseHolds(ev.RunID)
 	if r.Trigger == job.TriggerBackfill {
 		e.backfillExited(r, ev)
 		return
@@ -922,12 +941,18 @@ func (e *Engine) act(ev Act) error {
 	if en.def.Type == job.Group {
 		return refused("%s is a group: events go to its jobs", ev.Task)
 	}
+	if en.def.Type == job.Resource {
+		return refused("%s is a resource: events go to the tasks that take it", ev.Task)
+	}
 	s := en.st.Status
 	name := ev.Task
+	if err := checkParams(en.def, ev.Action, ev.Params); err != nil {
+		return err
+	}
 	switch ev.Action {
 	case job.ActStart:
 		if s.Active() && en.def.Type != job.Bundle {
-			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start", By: ev.By}); queued {
+			if queued, _ := e.admit(en, "task", job.Pending{Trigger: "start", By: ev.By, Params: ev.Params}); queued {
 				return nil
 			}
 		}
@@ -948,7 +973,7 @@ func (e *Engine) act(ev Act) error {
 		}
 		// A start bypasses the condition; a child of a running bundle that
 		// was waiting stays a member of that bundle run.
-		en.st.Trigger, en.st.By = "start", ev.By
+		en.st.Trigger, en.st.By, en.st.Params = "start", ev.By, ev.Params
 		e.setStatus(name, job.Ready, false)
 	case job.ActAbort:
 		if s.Settled() && !e.backfillUnderWay(en) {

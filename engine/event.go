@@ -27,6 +27,9 @@ type Act struct {
 	Task   string     `json:"task"`
 	Action job.Action `json:"action"`
 	By     string     `json:"by,omitempty"` // the identity that sent it
+	// Params are parameter values for a start's run: each must be one the
+	// task declares (see job.Environment.Params).
+	Params []job.Var `json:"params,omitempty"`
 }
 
 // RunExited reports that a run's process ended (or never started, or was

@@ -417,7 +417,7 @@ func (e *Engine) startGroup(group []*entry, at time.Time) {
 // enqueue queues a task whose occurrence at instant at fired: the
 // occurrence is its trigger, and a callable is queued until released.
 func (e *Engine) enqueue(en *entry, at time.Time) {
-	en.st.Trigger, en.st.Scheduled, en.st.By = "schedule", job.At(at), "" // the clock is no one
+	en.st.Trigger, en.st.Scheduled, en.st.By, en.st.Params = "schedule", job.At(at), "", nil // the clock is no one
 	e.touch(en.def.Name)
 	if en.def.Type == job.Callable {
 		e.setStatus(en.def.Name, job.Queued, false)

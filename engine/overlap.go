@@ -63,7 +63,7 @@ func (e *Engine) startPending() {
 			p := en.st.Pending[0]
 			en.st.Pending = slices.Delete(en.st.Pending, 0, 1)
 			e.touch(name)
-			en.st.Trigger, en.st.Scheduled, en.st.By = p.Trigger, job.At(p.Scheduled), p.By
+			en.st.Trigger, en.st.Scheduled, en.st.By, en.st.Params = p.Trigger, job.At(p.Scheduled), p.By, p.Params
 			if p.Due.After(e.now) || (p.Due.IsZero() && en.def.Extras().StartDelay > 0) {
 				e.trigger(name, true) // waits for its start delay
 			} else {
@@ -71,7 +71,7 @@ func (e *Engine) startPending() {
 				e.release(name)
 			}
 		case en.def.Extras().Overlap == job.OverlapAllow && en.st.Status == job.Running:
-			for len(en.st.Pending) > 0 && !en.st.Pending[0].Due.After(e.now) && e.running < e.workers && !e.draining {
+			for len(en.st.Pending) > 0 && !en.st.Pending[0].Due.After(e.now) && e.running < e.workers && !e.draining && e.fitsAll(en) {
 				p := en.st.Pending[0]
 				en.st.Pending = slices.Delete(en.st.Pending, 0, 1)
 				e.touch(name)
@@ -93,9 +93,10 @@ func (e *Engine) startExtra(en *entry, p job.Pending) {
 		return
 	}
 	e.lastRun++
-	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: p.Trigger, Scheduled: p.Scheduled, By: p.By}
+	r := &job.Run{ID: e.lastRun, Task: name, Status: job.Running, Start: e.now, Trigger: p.Trigger, Scheduled: p.Scheduled, By: p.By, Params: p.Params}
 	e.runs[r.ID] = r
 	e.running++
+	e.take(r.ID, en.def)
 	en.active++
 	e.touchRun(r)
 	e.touch(name)

@@ -54,7 +54,7 @@ func (e *Engine) retry(en *entry, r *job.Run) bool {
 		en.st.RetryOf = r.ID
 	}
 	en.st.RunID = 0
-	en.st.Trigger, en.st.By = "retry", r.By
+	en.st.Trigger, en.st.By, en.st.Params = "retry", r.By, r.Params
 	due := e.now.Add(p.RetryWait(n))
 	reason := fmt.Sprintf("run %d failed; retry %d of %d at %s", r.ID, n, p.Retries, due.UTC().Format(time.RFC3339))
 	e.alert(en, job.OutcomeRetry, r, reason)

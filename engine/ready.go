@@ -46,6 +46,10 @@ func (q *readyQueue) Pop() any {
 // markReady enters a task in the ready queue, or moves it to its place if
 // it is there already.
 func (e *Engine) markReady(en *entry) {
+	if e.held(en) {
+		e.fixHeld(en)
+		return
+	}
 	if en.ridx >= 0 {
 		heap.Fix(&e.ready, en.ridx)
 		return
@@ -55,14 +59,31 @@ func (e *Engine) markReady(en *entry) {
 
 // unready takes a task out of the ready queue, if it is there.
 func (e *Engine) unready(en *entry) {
-	if en != nil && en.ridx >= 0 {
+	if en == nil {
+		return
+	}
+	switch {
+	case e.held(en):
+		for _, r := range e.unhold(en) {
+			e.wake(r) // those it held back
+		}
+	case en.ridx >= 0:
 		heap.Remove(&e.ready, en.ridx)
+		// Dispatch may have counted on what it claims, waking others
+		// (see wake); a run that starts has taken it already.
+		if len(en.def.Extras().Claims) > 0 && len(e.parked) > 0 {
+			e.wakeClaimed(en.def)
+		}
 	}
 }
 
 // reorderReady puts a ready task back in its place after its priority
 // changed.
 func (e *Engine) reorderReady(en *entry) {
+	if e.held(en) {
+		e.fixHeld(en)
+		return
+	}
 	if en.ridx >= 0 {
 		heap.Fix(&e.ready, en.ridx)
 	}

@@ -42,6 +42,9 @@ const (
 	// day of its run_calendar.
 	WhyCalendar ReasonKind = "calendar"
 	WhyBackfill ReasonKind = "backfill" // a backfill under way, and what holds it
+	// WhyResource: ready, and waits for a resource it claims, held by
+	// other runs or wanted first by tasks before it in dispatch order.
+	WhyResource ReasonKind = "resource"
 )
 
 // maxWhyDepth bounds how far the reasons follow condition clauses.
@@ -87,6 +90,8 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 	case job.Ready:
 		if e.heldByBackfill(name) {
 			add(WhyBackfill, "%s is ready and waits for its %d backfill run(s) to end: its runs do not overlap (overlap %s)", name, en.backfilling, overlapName(en.def))
+		} else if e.held(en) {
+			add(WhyResource, "%s", e.whyResource(en))
 		} else if e.draining {
 			add(WhyWorker, "%s is ready, but the scheduler is draining: it starts no run", name)
 		} else {

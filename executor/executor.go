@@ -88,6 +88,9 @@ type Spec struct {
 	Period *job.Period `json:"period,omitempty"`
 	// Logs says where OutLog and ErrLog may be; nil confines nothing.
 	Logs *LogFiles `json:"logs,omitempty"`
+	// Env is the task's environment (variables, working directory,
+	// standard input, umask) with its run's parameters; nil: none.
+	Env *job.Environment `json:"env,omitempty"`
 }
 
 // Exit is the outcome a supervisor records.

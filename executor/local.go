@@ -151,7 +151,7 @@ func (l *Local) Start(w job.Launch, report func(Exit)) {
 		owner = l.cfg.DefaultOwner
 	}
 	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, Owner: owner, OutLog: w.OutLog, ErrLog: w.ErrLog,
-		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs}
+		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs, Env: w.Env}
 	if w.Function != "" {
 		l.fx.Start(spec, w.Function, l.cfg.Functions(w.Function))
 		return

@@ -90,6 +90,13 @@ const script = `if [ -n "$GNOMON_PROFILE" ]; then
 fi
 eval "$GNOMON_COMMAND"`
 
+// stdinScript opens the standard input file as the command's owner
+// would, before script: the supervisor, which may run as another user,
+// does not open it for the owner. ("command" keeps a failed redirection
+// from ending the shell before it says why.)
+const stdinScript = `command exec <"$GNOMON_STD_IN_FILE" || { echo "gnomon: std_in_file $GNOMON_STD_IN_FILE cannot be read" >&2; exit 126; }
+`
+
 // plainCommand returns the words of a command that the shell would run as
 // one program with those arguments, its first word found on PATH, and nil
 // for any other: a command with quotes, expansions, globs, redirections,
@@ -224,7 +231,7 @@ func supervise(base string, lock int, specJSON []byte) int {
 		}
 	}
 	cmd.Stdout, cmd.Stderr = out, errf
-	cmd.Env = append(taskEnv(os.Environ()),
+	env := append(taskEnv(os.Environ()),
 		"GNOMON_TASK="+spec.Task,
 		"GNOMON_RUN_ID="+strconv.FormatInt(spec.RunID, 10),
 		"GNOMON_SCHEDULED_TIME="+scheduled.UTC().Format(time.RFC3339),
@@ -233,7 +240,7 @@ func supervise(base string, lock int, specJSON []byte) int {
 		"GNOMON_PROFILE="+spec.Profile,
 	)
 	if p := spec.Period; p != nil {
-		cmd.Env = append(cmd.Env,
+		env = append(env,
 			"GNOMON_PROCESS="+spec.Task,
 			"GNOMON_TIMEPERIOD="+p.Key,
 			"GNOMON_PERIOD_START="+p.Start.UTC().Format(time.RFC3339),
@@ -242,9 +249,40 @@ func supervise(base string, lock int, specJSON []byte) int {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if owner != nil {
-		cmd.Env = owner.env(cmd.Env)
+		env = owner.env(env)
 		if !owner.Self() {
 			cmd.SysProcAttr.Credential = owner.credential()
+		}
+	}
+	re, err := resolveEnv(env, spec.Env)
+	if err != nil {
+		return launchFailed("%v", err)
+	}
+	cmd.Env, cmd.Dir = re.env, re.dir
+	if re.dir != "" {
+		if fi, err := os.Stat(re.dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = fmt.Errorf("%s is not a directory", re.dir)
+			}
+			return launchFailed("working_dir: %v", err)
+		}
+	}
+	if re.stdin != "" {
+		if owner == nil || owner.Self() {
+			// Without waiting: a FIFO must not hold the launch.
+			in, err := os.OpenFile(re.stdin, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return launchFailed("std_in_file: %v", err)
+			}
+			defer in.Close()
+			if err := syscall.SetNonblock(int(in.Fd()), false); err != nil {
+				return launchFailed("std_in_file: %v", err)
+			}
+			cmd.Stdin = in
+		} else {
+			cmd = exec.Command("/bin/sh", "-c", stdinScript+script)
+			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential()}
+			cmd.Env = append(re.env, "GNOMON_STD_IN_FILE="+re.stdin)
 		}
 	}
 	// An abort that came while the run was being prepared ends it before
@@ -254,7 +292,16 @@ func supervise(base string, lock int, specJSON []byte) int {
 		return record(Exit{Code: -1, Result: job.ResultKilled, Message: "aborted before its command started"})
 	default:
 	}
-	if err := cmd.Start(); err != nil {
+	if re.umask >= 0 {
+		// The supervisor runs one command at a time: its own mask
+		// matters only while the command's process is created.
+		old := syscall.Umask(re.umask)
+		err = cmd.Start()
+		syscall.Umask(old)
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
 		return launchFailed("start %s: %v", cmd.Path, err)
 	}
 	pgid := cmd.Process.Pid

@@ -1,6 +1,9 @@
 package job
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Alert is one email alert: a task's outcome, the recipients that asked
 // for it through one template, and what became of the sending.
@@ -47,4 +50,55 @@ type Attempt struct {
 	Alert int64     `json:"alert"`
 	At    time.Time `json:"at"`
 	Error string    `json:"error,omitempty"` // empty when the server accepted the message
+}
+
+// Hook kinds: the webhooks a notify target names, beside email.
+const (
+	HookWebhook = "webhook" // any HTTP endpoint: a JSON body of the alert, signed
+	HookSlack   = "slack"   // a Slack incoming webhook: {"text": ...}
+	HookTeams   = "teams"   // a Microsoft Teams incoming webhook: {"text": ...}
+)
+
+// HookTarget reads an alert recipient that is a webhook, KIND:URL with
+// KIND webhook, slack or teams and an http or https URL; ok is false for
+// anything else (an email address).
+func HookTarget(to string) (kind, url string, ok bool) {
+	kind, url, ok = strings.Cut(to, ":")
+	switch {
+	case !ok:
+		return "", "", false
+	case kind != HookWebhook && kind != HookSlack && kind != HookTeams:
+		return "", "", false
+	case !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://"):
+		return "", "", false
+	}
+	return kind, url, true
+}
+
+// Redact returns a recipient as logs and error messages may show it: a
+// webhook's URL without its path and query, which often hold its secret
+// (a Slack URL does); an email address as it is.
+func Redact(to string) string {
+	kind, url, ok := HookTarget(to)
+	if !ok {
+		return to
+	}
+	scheme, rest, _ := strings.Cut(url, "://")
+	host, _, hasPath := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:] // user:password@
+	}
+	if hasPath {
+		return kind + ":" + scheme + "://" + host + "/…"
+	}
+	return kind + ":" + scheme + "://" + host
+}
+
+// RedactAll returns recipients as Redact shows them.
+func RedactAll(to []string) []string {
+	out := make([]string, len(to))
+	for i, t := range to {
+		out[i] = Redact(t)
+	}
+	return out
 }

@@ -39,6 +39,8 @@ type BackfillItem struct {
 	Scheduled time.Time `json:"scheduled"`
 	// By names the identity that asked for the backfill (see Run.By).
 	By string `json:"by,omitempty"`
+	// Params are the parameter values the backfill gave (see Run.Params).
+	Params []Var `json:"params,omitempty"`
 	// Was is what the fire ledger recorded of the occurrence before, if
 	// anything: its fate and reason ("missed: ..."), kept in the reason
 	// of its backfilled fire.

@@ -132,6 +132,9 @@ type Extra struct {
 	AlertOn       []Outcome
 	AlertTo       []string
 	AlertTemplate string
+	// Notify are the webhooks alerted on the same outcomes, KIND:URL (see
+	// HookTarget), in definition order.
+	Notify []string
 	// Jobs are a group's members, sorted.
 	Jobs []string
 	// RunCalendar and ExcludeCalendar name calendars (see Calendar): the
@@ -143,6 +146,14 @@ type Extra struct {
 	// Policy holds retries, the time limit and the alarms, nil when the
 	// task sets none of them.
 	Policy *Policy
+	// Environment holds the command's variables, working directory,
+	// standard input, umask and parameters, nil when the task sets none.
+	Environment *Environment
+	// Amount is a resource's number of units (see Resource).
+	Amount int
+	// Claims are what each run of the task takes of shared resources
+	// while it runs, in definition order, one per resource.
+	Claims []Claim
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -190,6 +201,9 @@ func (t *Task) Compact() {
 	if t.Extra != nil && t.Extra.Policy.IsZero() {
 		t.Extra.Policy = nil
 	}
+	if t.Extra != nil && t.Extra.Environment.IsZero() {
+		t.Extra.Environment = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -198,7 +212,8 @@ func (t *Task) Compact() {
 func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
-		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero()
+		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
+		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -245,12 +260,24 @@ type TaskJSON struct {
 	MinRunAlarm    Duration `json:"min_run_alarm,omitempty"`
 	MustStartBy    Deadline `json:"must_start_by,omitzero"`
 	MustCompleteBy Deadline `json:"must_complete_by,omitzero"`
+	// The environment (see Environment).
+	Envvars    []Var  `json:"envvars,omitempty"`
+	WorkingDir string `json:"working_dir,omitempty"`
+	StdIn      string `json:"std_in_file,omitempty"`
+	Umask      string `json:"umask,omitempty"`
+	Params     []Var  `json:"params,omitempty"`
+	// A resource's units, and the resources a task's runs take.
+	Amount    int     `json:"amount,omitempty"`
+	Resources []Claim `json:"resources,omitempty"`
+	// Notify: see Extra.Notify.
+	Notify []string `json:"notify,omitempty"`
 }
 
 // JSON returns the task's JSON form.
 func (t *Task) JSON() TaskJSON {
 	x := t.Extras()
 	p := x.RunPolicy()
+	e := x.Env()
 	return TaskJSON{
 		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
 		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, Owner: x.Owner, RunDays: t.RunDays,
@@ -261,6 +288,8 @@ func (t *Task) JSON() TaskJSON {
 		Retries: p.Retries, RetryDelay: p.RetryDelay, RetryBackoff: p.RetryBackoff, RetryMaxDelay: p.RetryMaxDelay,
 		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
+		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
+		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify,
 	}
 }
 
@@ -273,12 +302,15 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, Owner: j.Owner, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs,
-		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar}
+		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources, Notify: j.Notify}
 	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,
 		TermRunTime: j.TermRunTime, MaxRunAlarm: j.MaxRunAlarm, MinRunAlarm: j.MinRunAlarm,
 		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}
 	if !p.IsZero() {
 		x.Policy = &p
+	}
+	if e := (Environment{Vars: j.Envvars, WorkingDir: j.WorkingDir, StdIn: j.StdIn, Umask: j.Umask, Params: j.Params}); !e.IsZero() {
+		x.Environment = &e
 	}
 	if !x.empty() {
 		t.Extra = new(x)
@@ -317,7 +349,7 @@ const (
 // Alerts reports whether the task (or group) alerts on outcome o.
 func (t *Task) Alerts(o Outcome) bool {
 	x := t.Extras()
-	return len(x.AlertTo) > 0 && slices.Contains(x.AlertOn, o)
+	return (len(x.AlertTo) > 0 || len(x.Notify) > 0) && slices.Contains(x.AlertOn, o)
 }
 
 // DataDep is one dependency of a configuration: an event of this type and
@@ -421,6 +453,9 @@ func (t *Task) Clone() *Task {
 		if p.x.Policy != nil {
 			p.x.Policy = new(*p.x.Policy)
 		}
+		p.x.Environment = p.x.Environment.Clone()
+		p.x.Claims = slices.Clone(p.x.Claims)
+		p.x.Notify = slices.Clone(p.x.Notify)
 		p.t.Extra = &p.x
 		c = &p.t
 	} else {

@@ -29,6 +29,9 @@ type Launch struct {
 	// waiting for a worker.
 	Machine  string
 	Priority Priority
+	// Env is the task's environment with the run's parameters resolved
+	// (see Environment.Resolve); nil when it has none.
+	Env *Environment `json:",omitempty"`
 }
 
 // Exit is how a run ended, as its runner reports it.

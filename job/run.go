@@ -56,6 +56,10 @@ type Run struct {
 	// Log says where the run's output is in its task's log files, nil
 	// when that is not known.
 	Log *LogSpan `json:"log,omitempty"`
+	// Params are the parameter values the start or backfill that made
+	// the run gave (the task's defaults fill the others), in the order
+	// given; nil when none were.
+	Params []Var `json:"params,omitempty"`
 }
 
 // LogSpan is the output of one run in its task's log files, which every
@@ -101,6 +105,12 @@ type State struct {
 	// call did (see Run.By); its run records it. Like Trigger, it is kept
 	// while the task waits for its condition, its start delay or a worker.
 	By string `json:"by,omitempty"`
+	// Params are the parameter values the start that made the task active
+	// gave (see Run.Params), kept as By is.
+	Params []Var `json:"params,omitempty"`
+	// WaitsFor names the resource a ready task waits for (see
+	// Extra.Claims), empty when it waits for none.
+	WaitsFor string `json:"waits_for,omitempty"`
 	// DueAt is when a staged task (start_delay) becomes ready.
 	DueAt Instant `json:"due_at,omitzero"`
 	// Scheduled is the occurrence of the time trigger that made the task
@@ -141,6 +151,8 @@ type Pending struct {
 	Due time.Time `json:"due,omitzero"`
 	// By names the identity whose call made the trigger (see Run.By).
 	By string `json:"by,omitempty"`
+	// Params are the parameter values the trigger gave (see Run.Params).
+	Params []Var `json:"params,omitempty"`
 }
 
 // Fate is what became of one planned occurrence of a time trigger.

@@ -253,11 +253,18 @@ var (
 		"Entries in the journal, which is never pruned (consecutive data events of one commit share an entry).", nil, nil)
 	descUnavailable = prometheus.NewDesc("gnomon_store_unavailable",
 		"1 while the database cannot take a commit (changes are refused and the commit is retried), else 0.", nil, nil)
+	descResUnits = prometheus.NewDesc("gnomon_resource_units",
+		"Units of a resource shared between tasks (its amount).", []string{"resource"}, nil)
+	descResHeld = prometheus.NewDesc("gnomon_resource_units_held",
+		"Units of a resource held by runs in flight (an exclusive holder holds them all).", []string{"resource"}, nil)
+	descResWaiting = prometheus.NewDesc("gnomon_resource_waiting",
+		"Ready tasks that wait for a resource they claim.", []string{"resource"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (g gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRunning, descReady, descSlots, descBusy, descSupervisors, descJournal, descUnavailable} {
+	for _, d := range []*prometheus.Desc{descRunning, descReady, descSlots, descBusy, descSupervisors, descJournal, descUnavailable,
+		descResUnits, descResHeld, descResWaiting} {
 		ch <- d
 	}
 }
@@ -285,5 +292,15 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	if r.Supervisors {
 		gauge(descSupervisors, int64(r.SupervisorsRunning), "running")
 		gauge(descSupervisors, int64(r.SupervisorsSpare), "spare")
+	}
+	// A label per resource: resources are defined by hand, a few.
+	for _, res := range r.Scheduler.Resources {
+		held := res.Held
+		if res.Exclusive > 0 {
+			held = res.Amount
+		}
+		gauge(descResUnits, int64(res.Amount), res.Name)
+		gauge(descResHeld, int64(held), res.Name)
+		gauge(descResWaiting, int64(res.Waiting), res.Name)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
@@ -105,6 +106,19 @@ func TestGauges(t *testing.T) {
 	}
 	if n, _ := testutil.GatherAndCount(reg, "gnomon_supervisors"); n != 2 {
 		t.Errorf("supervisors: %d series, want running and spare", n)
+	}
+	if n, _ := testutil.GatherAndCount(reg, "gnomon_resource_units"); n != 0 {
+		t.Errorf("resources of a scheduler without any: %d series", n)
+	}
+	reading.Scheduler.Resources = []engine.Resource{{Name: "warehouse", Amount: 2, Held: 2, Waiting: 18}}
+	for name, want := range map[string]float64{"gnomon_resource_units": 2, "gnomon_resource_units_held": 2, "gnomon_resource_waiting": 18} {
+		if got := gathered(t, reg, name); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	reading.Scheduler.Resources = []engine.Resource{{Name: "ledger", Amount: 1, Exclusive: 1}}
+	if got := gathered(t, reg, "gnomon_resource_units_held"); got != 1 {
+		t.Errorf("an exclusive holder holds every unit: %v", got)
 	}
 }
 

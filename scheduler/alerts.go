@@ -80,9 +80,15 @@ func (s *Scheduler) sendDue(ctx context.Context) time.Time {
 func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	now := s.cfg.Clock.Now().UTC()
 	var err error
-	if s.cfg.Mailer == nil {
+	hook := len(a.To) == 1 && isHook(a.To[0])
+	switch {
+	case hook && s.cfg.Hooks == nil:
+		err = errNoHooks
+	case hook:
+		err = s.cfg.Hooks.Send(ctx, a)
+	case s.cfg.Mailer == nil:
 		err = errNoMailer
-	} else {
+	default:
 		err = s.cfg.Mailer.Send(ctx, a)
 	}
 	if ctx.Err() != nil {
@@ -97,12 +103,12 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 	switch {
 	case err == nil:
 		a.State, a.SentAt, a.NextAt, a.LastError = job.AlertSent, now, time.Time{}, ""
-		s.log.Info("alert sent", "alert", a.ID, "task", a.Task, "outcome", a.Outcome, "to", a.To)
-	case errors.Is(err, errNoMailer) || IsPermanent(err):
+		s.log.Info("alert sent", "alert", a.ID, "task", a.Task, "outcome", a.Outcome, "to", job.RedactAll(a.To))
+	case errors.Is(err, errNoMailer) || errors.Is(err, errNoHooks) || IsPermanent(err):
 		at.Error, a.LastError = err.Error(), err.Error()
 		a.State, a.NextAt = job.AlertFailed, time.Time{}
 		result = AlertRefused
-		if s.cfg.Mailer == nil {
+		if errors.Is(err, errNoMailer) {
 			result = AlertNotConfigured
 			s.log.Info("alert recorded, not sent: no SMTP server is configured", "alert", a.ID, "task", a.Task, "outcome", a.Outcome)
 		} else {
@@ -127,5 +133,14 @@ func (s *Scheduler) attempt(ctx context.Context, a *job.Alert) {
 }
 
 // errNoMailer is the outcome of every alert of a scheduler without a
-// Mailer.
-var errNoMailer = errors.New("no SMTP server is configured")
+// Mailer, errNoHooks of every webhook alert of one without Hooks.
+var (
+	errNoMailer = errors.New("no SMTP server is configured")
+	errNoHooks  = errors.New("no webhook sender is configured")
+)
+
+// isHook reports whether an alert's recipient is a webhook.
+func isHook(to string) bool {
+	_, _, ok := job.HookTarget(to)
+	return ok
+}

@@ -84,7 +84,19 @@ func (ef logFire) perform(s *Scheduler) {
 func launchOf(r *job.Run, t *job.Task) job.Launch {
 	x := t.Extras()
 	return job.Launch{RunID: r.ID, Task: r.Task, Command: t.Command, Function: x.Function, Profile: x.Profile, Owner: x.Owner,
-		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled, Attempt: r.Attempt, Machine: x.Machine, Priority: t.Priority}
+		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled, Attempt: r.Attempt, Machine: x.Machine, Priority: t.Priority,
+		Env: envOf(x.Environment, r.Params)}
+}
+
+// envOf returns the environment a run of a task starts with: the task's,
+// its parameters given the values the run records; nil when it has none.
+func envOf(e *job.Environment, given []job.Var) *job.Environment {
+	if e.IsZero() {
+		return nil
+	}
+	c := *e
+	c.Params = e.Resolve(given)
+	return &c
 }
 
 // report hands a run's outcome to the loop (or drops it once the

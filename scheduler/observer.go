@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -85,6 +86,9 @@ type Gauges struct {
 	// pruned and its sequence numbers have no gaps, so it is the last
 	// entry's. Consecutive data events of one commit share an entry.
 	Journal int64
+	// Resources are the resources shared between tasks and their use, by
+	// name (none when no resource is defined).
+	Resources []engine.Resource
 }
 
 // gauges are the readings Gauges returns, which the loop stores after each
@@ -95,13 +99,19 @@ type gauges struct {
 	ready, busy, journal atomic.Int64
 	// held counts the runs the checkpointer holds back (see flush).
 	held atomic.Int64
+	// resources is the engine's Resources as of the last commit.
+	resources atomic.Pointer[[]engine.Resource]
 }
 
 // Gauges returns readings of the scheduler as of its last commit. It is
 // safe to call from any goroutine and never waits for the loop.
 func (s *Scheduler) Gauges() Gauges {
-	return Gauges{Ready: int(s.gauges.ready.Load()), Workers: s.eng.Workers(), Busy: int(s.gauges.busy.Load()),
+	g := Gauges{Ready: int(s.gauges.ready.Load()), Workers: s.eng.Workers(), Busy: int(s.gauges.busy.Load()),
 		Journal: s.gauges.journal.Load()}
+	if rs := s.gauges.resources.Load(); rs != nil {
+		g.Resources = *rs
+	}
+	return g
 }
 
 // publish stores the loop's readings for Gauges, and a View of the tasks
@@ -117,4 +127,7 @@ func (s *Scheduler) publish(bt *batch) {
 	s.gauges.busy.Store(int64(s.eng.Running()))
 	s.gauges.journal.Store(s.ckpt.seq)
 	s.gauges.held.Store(int64(len(s.ckpt.held)))
+	if rs := s.eng.Resources(); len(rs) > 0 || s.gauges.resources.Load() != nil {
+		s.gauges.resources.Store(&rs)
+	}
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// Mailer sends alerts; nil records each alert as failed ("no SMTP
 	// server is configured").
 	Mailer Mailer
+	// Hooks sends the alerts of webhooks (job.HookTarget); nil records
+	// each as failed.
+	Hooks Mailer
 	// RetryAlertsFor is how long an alert that cannot be sent is retried
 	// after its first attempt; zero means 24h.
 	RetryAlertsFor time.Duration

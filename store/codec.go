@@ -156,7 +156,7 @@ func (in interner) str(p *string) {
 }
 
 func (in interner) task(t *job.Task) {
-	for _, c := range [...]job.Type{job.Callable, job.Bundle, job.Configuration, job.Group} {
+	for _, c := range [...]job.Type{job.Callable, job.Bundle, job.Configuration, job.Group, job.Resource} {
 		if t.Type == c {
 			t.Type = c // the constant's bytes, not a copy
 			break
@@ -287,4 +287,29 @@ func DecodeLogSpan(s string) (*job.LogSpan, error) {
 		span.Node = parts[len(v)]
 	}
 	return span, nil
+}
+
+// EncodeParams returns a run's parameters as a column holds them: a JSON
+// array of {"name","value"} objects, ” when none.
+func EncodeParams(ps []job.Var) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(ps)
+	if err != nil {
+		panic("store: parameters: " + err.Error()) // strings always encode
+	}
+	return string(b)
+}
+
+// DecodeParams reads a parameters column written by EncodeParams.
+func DecodeParams(s string) ([]job.Var, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []job.Var
+	if err := json.Unmarshal([]byte(s), &ps); err != nil {
+		return nil, fmt.Errorf("params: %w", err)
+	}
+	return ps, nil
 }

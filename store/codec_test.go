@@ -150,3 +150,26 @@ func TestLogSpanNode(t *testing.T) {
 		}
 	}
 }
+
+// A parameters column reads back as written, and anything else is
+// refused with an error, never a panic.
+func FuzzDecodeParams(f *testing.F) {
+	for _, s := range []string{"", `[{"name":"a","value":"1"}]`, `[{"name":"a","value":"x, \"y\""},{"name":"b","value":""}]`, `[`, `{}`, `[1]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := DecodeParams(s)
+		if err != nil {
+			return
+		}
+		back, err := DecodeParams(EncodeParams(ps))
+		if err != nil || len(back) != len(ps) {
+			t.Fatalf("%q read back as %+v, %v; want %+v", s, back, err, ps)
+		}
+		for i := range ps {
+			if back[i] != ps[i] {
+				t.Fatalf("%q read back as %+v; want %+v", s, back, ps)
+			}
+		}
+	})
+}

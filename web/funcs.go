@@ -1,17 +1,31 @@
 package web
 
 import (
+	"encoding/json"
 	"html/template"
 	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
 func (u *UI) funcs() template.FuncMap {
 	return template.FuncMap{
 		"asset": func(name string) string { return u.assets[name] },
+		// params shows a run's parameter values as the definition writes
+		// them; declaredParams is the JSON of the parameters a task
+		// declares, with their defaults, for the start dialog ("" for none).
+		"params": defs.FormatVars,
+		"declaredParams": func(t job.Task) string {
+			ps := t.Extras().Env().Params
+			if len(ps) == 0 {
+				return ""
+			}
+			b, _ := json.Marshal(ps)
+			return string(b)
+		},
 		// ts shows an instant in the server's zone; the zero time as a dash.
 		"ts": func(t time.Time) string {
 			if t.IsZero() {

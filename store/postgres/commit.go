@@ -50,10 +50,10 @@ const (
 		ON CONFLICT (task, scheduled) DO UPDATE SET fate = excluded.fate, reason = excluded.reason, at = excluded.at, run = excluded.run
 		WHERE excluded.fate = 'backfilled' AND fires.fate IN ('missed', 'skipped')`
 	upsRuns = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
-			timeperiod, outcome, started_by, ended_by, attempt, retry_of, log_span)
+			timeperiod, outcome, started_by, ended_by, attempt, retry_of, log_span, params)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::text[],
 			$9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::integer[],
-			$18::bigint[], $19::text[])
+			$18::bigint[], $19::text[], $20::text[])
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
 			outcome = excluded.outcome, ended_by = excluded.ended_by, log_span = excluded.log_span`
@@ -277,7 +277,7 @@ func queueRuns(q *pgx.Batch, runs []job.Run) error {
 	var (
 		id, start, end, exit, bundle, scheduled                           = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
 		task, status, result, message, trigger, data, timeperiod, outcome = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		by, endedBy, span                                                 = make([]string, n), make([]string, n), make([]string, n)
+		by, endedBy, span, params                                         = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		attempt, retryOf                                                  = make([]int32, n), make([]int64, n)
 	)
 	for i, r := range merged {
@@ -288,10 +288,10 @@ func queueRuns(q *pgx.Batch, runs []job.Run) error {
 		id[i], task[i], status[i], start[i], end[i], exit[i] = r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), int64(r.ExitCode)
 		result[i], message[i], bundle[i], trigger[i], scheduled[i], data[i] = string(r.Result), text(r.Message), r.BundleRun, r.Trigger, nanos(r.Scheduled), d
 		timeperiod[i], outcome[i], by[i], endedBy[i] = r.Timeperiod, r.Outcome, r.By, r.EndedBy
-		attempt[i], retryOf[i], span[i] = int32(r.Attempt), r.RetryOf, store.EncodeLogSpan(r.Log)
+		attempt[i], retryOf[i], span[i], params[i] = int32(r.Attempt), r.RetryOf, store.EncodeLogSpan(r.Log), store.EncodeParams(r.Params)
 	}
 	q.Queue(upsRuns, id, task, status, start, end, exit, result, message, bundle, trigger, scheduled, data, timeperiod, outcome, by, endedBy,
-		attempt, retryOf, span)
+		attempt, retryOf, span, params)
 	if len(linkID) > 0 {
 		q.Queue(linkFires, linkID, linkTask, linkScheduled)
 	}

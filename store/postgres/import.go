@@ -72,14 +72,14 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 			return err
 		}
 		if err := copyRows("runs", []string{"id", "task", "status", "start_at", "end_at", "exit_code", "result", "message", "bundle_run",
-			"trigger", "scheduled", "data", "timeperiod", "outcome", "started_by", "ended_by", "attempt", "retry_of", "log_span"}, len(d.Runs), func(i int) ([]any, error) {
+			"trigger", "scheduled", "data", "timeperiod", "outcome", "started_by", "ended_by", "attempt", "retry_of", "log_span", "params"}, len(d.Runs), func(i int) ([]any, error) {
 			r := d.Runs[i]
 			data, err := dataJSON(r.Data)
 			if err != nil {
 				return nil, err
 			}
 			return []any{r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), int64(r.ExitCode), string(r.Result), text(r.Message),
-				r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy, int32(r.Attempt), r.RetryOf, store.EncodeLogSpan(r.Log)}, nil
+				r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy, int32(r.Attempt), r.RetryOf, store.EncodeLogSpan(r.Log), store.EncodeParams(r.Params)}, nil
 		}); err != nil {
 			return err
 		}

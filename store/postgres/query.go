@@ -20,7 +20,7 @@ type querier interface {
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
-	started_by, ended_by, attempt, retry_of, log_span`
+	started_by, ended_by, attempt, retry_of, log_span, params`
 
 func queryRuns(ctx context.Context, db querier, query string, args ...any) ([]job.Run, error) {
 	rows, err := db.Query(ctx, query, args...)
@@ -30,15 +30,18 @@ func queryRuns(ctx context.Context, db querier, query string, args ...any) ([]jo
 	return collect(rows, func(row pgx.CollectableRow, r *job.Run) error {
 		var (
 			status, result, data  string
-			span                  string
+			span, params          string
 			start, end, scheduled int64
 			exit                  int64
 		)
 		if err := row.Scan(&r.ID, &r.Task, &status, &start, &end, &exit, &result, &r.Message, &r.BundleRun, &r.Trigger,
-			&scheduled, &data, &r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf, &span); err != nil {
+			&scheduled, &data, &r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf, &span, &params); err != nil {
 			return err
 		}
 		var err error
+		if r.Params, err = store.DecodeParams(params); err != nil {
+			return fmt.Errorf("run %d: %w", r.ID, err)
+		}
 		if r.Log, err = store.DecodeLogSpan(span); err != nil {
 			return fmt.Errorf("run %d: %w", r.ID, err)
 		}

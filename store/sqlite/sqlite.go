@@ -168,8 +168,8 @@ const (
 			def = excluded.def, state = excluded.state`
 	updState = `UPDATE tasks SET status = ?, state = ? WHERE name = ?`
 	upsRun   = `INSERT INTO runs (id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data,
-			timeperiod, outcome, started_by, ended_by, attempt, retry_of, log_span)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			timeperiod, outcome, started_by, ended_by, attempt, retry_of, log_span, params)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET status = excluded.status, end_at = excluded.end_at, exit_code = excluded.exit_code,
 			result = excluded.result, message = excluded.message, bundle_run = excluded.bundle_run, data = excluded.data,
 			outcome = excluded.outcome, ended_by = excluded.ended_by, log_span = excluded.log_span`
@@ -342,7 +342,7 @@ func (s *Store) Commit(ctx context.Context, b *store.Batch) (err error) {
 			}
 			if _, err := st.ExecContext(ctx, r.ID, r.Task, r.Status.String(), nanos(r.Start), nanos(r.End), r.ExitCode,
 				string(r.Result), r.Message, r.BundleRun, r.Trigger, nanos(r.Scheduled), data, r.Timeperiod, r.Outcome, r.By, r.EndedBy,
-				r.Attempt, r.RetryOf, store.EncodeLogSpan(r.Log)); err != nil {
+				r.Attempt, r.RetryOf, store.EncodeLogSpan(r.Log), store.EncodeParams(r.Params)); err != nil {
 				return err
 			}
 			if !r.Scheduled.IsZero() {
@@ -498,7 +498,7 @@ func (s *Store) loadTasks(ctx context.Context) ([]job.Record, error) {
 }
 
 const runColumns = `id, task, status, start_at, end_at, exit_code, result, message, bundle_run, trigger, scheduled, data, timeperiod, outcome,
-	started_by, ended_by, attempt, retry_of, log_span`
+	started_by, ended_by, attempt, retry_of, log_span, params`
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -516,11 +516,14 @@ func (s *Store) queryRuns(ctx context.Context, db querier, query string, args ..
 			r                     job.Run
 			status, result        string
 			start, end, scheduled int64
-			data, span            string
+			data, span, params    string
 		)
 		if err := rows.Scan(&r.ID, &r.Task, &status, &start, &end, &r.ExitCode, &result, &r.Message, &r.BundleRun, &r.Trigger, &scheduled, &data,
-			&r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf, &span); err != nil {
+			&r.Timeperiod, &r.Outcome, &r.By, &r.EndedBy, &r.Attempt, &r.RetryOf, &span, &params); err != nil {
 			return nil, err
+		}
+		if r.Params, err = store.DecodeParams(params); err != nil {
+			return nil, fmt.Errorf("run %d: %w", r.ID, err)
 		}
 		if r.Log, err = store.DecodeLogSpan(span); err != nil {
 			return nil, fmt.Errorf("run %d: %w", r.ID, err)

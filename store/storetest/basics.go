@@ -198,10 +198,12 @@ func testBasics(t *testing.T, open Open) {
 			Fires: []job.Fire{{Task: "a", Scheduled: at(1), Fate: job.FateRan, At: at(1)}, {Task: "a", Scheduled: at(1), Fate: job.FateSkipped, Reason: "busy", At: at(2)}},
 			// Started and ended in one group commit.
 			Runs: []job.Run{
-				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "retry", By: "alice", Attempt: 2, RetryOf: 7},
+				{ID: 1, Task: "a", Status: job.Running, Start: at(1), Scheduled: at(1), Trigger: "retry", By: "alice", Attempt: 2, RetryOf: 7,
+					Params: []job.Var{{Name: "region", Value: "eu, \"west\""}, {Name: "day", Value: ""}}},
 				{ID: 1, Task: "a", Status: job.Success, Start: at(1), End: at(2), Result: job.ResultNormal, Message: "done", Scheduled: at(1),
 					Trigger: "retry", Data: map[string]string{"k": "v"}, By: "alice", EndedBy: "bob", Attempt: 2, RetryOf: 7,
-					Log: &job.LogSpan{OutFrom: -1, OutTo: 120, ErrFrom: 7, ErrTo: 7, Node: "w1"}},
+					Log:    &job.LogSpan{OutFrom: -1, OutTo: 120, ErrFrom: 7, ErrTo: 7, Node: "w1"},
+					Params: []job.Var{{Name: "region", Value: "eu, \"west\""}, {Name: "day", Value: ""}}},
 			},
 			Trees: &store.Trees{
 				Files: []store.TreeFile{{Name: "f", Text: "1"}, {Name: "f", Text: "2"}},

@@ -117,8 +117,12 @@
     }
     if (btn.dataset.action) {
       var task = btn.dataset.task, act = btn.dataset.action;
-      ask(verbs[act] + " " + task + "?", "This sends the event " + act + " to " + task + ", as the command line's event command would.", function () {
-        post("/api/v1/tasks/" + encodeURIComponent(task) + "/events", { event: act })
+      var text = "This sends the event " + act + " to " + task + ", as the command line's event command would.";
+      var form = btn.dataset.params ? paramsForm(text, JSON.parse(btn.dataset.params)) : null;
+      ask(verbs[act] + " " + task + "?", form ? form.box : text, function () {
+        var req = { event: act };
+        if (form) { req.params = form.values(); }
+        post("/api/v1/tasks/" + encodeURIComponent(task) + "/events", req)
           .then(function (v) { toast(v.message || "sent"); refresh(); })
           .catch(function (err) { toast(err.message, true); });
       });
@@ -128,6 +132,38 @@
       nodeActions(btn.dataset.process, btn.dataset.timeperiod, btn.dataset.state);
     }
   });
+
+  // paramsForm is the start dialog's body for a task with parameters: a
+  // field for each, holding its default; values() reads them.
+  function paramsForm(text, params) {
+    var box = document.createElement("div");
+    var p = document.createElement("p");
+    p.textContent = text + " Its run gets these parameters:";
+    box.appendChild(p);
+    var inputs = [];
+    params.forEach(function (param) {
+      var label = document.createElement("label");
+      label.textContent = param.name + " ";
+      var input = document.createElement("input");
+      input.type = "text";
+      input.name = param.name;
+      input.value = param.value;
+      input.setAttribute("data-param", param.name);
+      label.appendChild(input);
+      var div = document.createElement("div");
+      div.appendChild(label);
+      box.appendChild(div);
+      inputs.push(input);
+    });
+    return {
+      box: box,
+      values: function () {
+        var v = {};
+        inputs.forEach(function (input) { v[input.name] = input.value; });
+        return v;
+      }
+    };
+  }
 
   // nodeActions offers to skip or reprocess a period, showing what the
   // cascade would change before it is applied.

@@ -1,0 +1,39 @@
+package defs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+func TestNotify(t *testing.T) {
+	t.Parallel()
+	cur := load(t, "insert_task: x\n"+callable+"alert_on: failure\nnotify: slack:https://hooks.slack.com/services/T/B/X, webhook:https://ops.example.com/h?a=1,2, teams:https://t.example.com/w\n"+
+		"\ninsert_group: g\njobs: x\nalert_on: success\nnotify: webhook:http://127.0.0.1:9000/g\n")
+	want := []string{"slack:https://hooks.slack.com/services/T/B/X", "webhook:https://ops.example.com/h?a=1,2", "teams:https://t.example.com/w"}
+	if diff := cmp.Diff(want, cur["x"].Extras().Notify); diff != "" {
+		t.Errorf("notify (-want +got):\n%s", diff)
+	}
+	var b strings.Builder
+	if err := Format(&b, []*job.Task{cur["x"], cur["g"]}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cur, load(t, b.String())); diff != "" {
+		t.Errorf("round trip through\n%s(-want +got):\n%s", b.String(), diff)
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"insert_task: y\n" + callable + "notify: webhook:https://a.example.com/h\n", "notify needs alert_on"},
+		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: ops@example.com\n", `notify: "ops@example.com" is not webhook:URL, slack:URL or teams:URL`},
+		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: slack:ftp://x/y\n", "is not webhook:URL, slack:URL or teams:URL with an http or https URL"},
+		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: slack:https:///T0K3N\n", "notify: slack:https:///…: not a URL with a host"},
+		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: slack:https://h/T0K3N, slack:https://h/T0K3N\n", "notify: slack:https://h/… given more than once"},
+	} {
+		_, err := run(nil, tt.text)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "T0K3N") {
+			t.Errorf("%q: got %v, want %q (and no URL path)", tt.text, err, tt.want)
+		}
+	}
+}

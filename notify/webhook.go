@@ -1,0 +1,166 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// SignatureHeader carries the HMAC-SHA256 of a generic webhook's body,
+// keyed with the server's webhook secret, as "sha256=" and the hex digest.
+const SignatureHeader = "X-Gnomon-Signature"
+
+// DeliveryHeader carries the alert's ID: the same for every attempt at one
+// alert, so that a receiver can drop what it took already (delivery is at
+// least once).
+const DeliveryHeader = "X-Gnomon-Delivery"
+
+// HookConfig is how webhook alerts are sent.
+type HookConfig struct {
+	// Secret keys the signature of generic webhooks (SignatureHeader);
+	// empty sends them unsigned.
+	Secret []byte
+	// Client sends the requests; nil means one with Timeout.
+	Client *http.Client
+	// Timeout bounds one request; zero means 30s.
+	Timeout time.Duration
+	// Location is the zone of the times a Slack or Teams text shows; nil
+	// means UTC.
+	Location *time.Location
+}
+
+// Hooks sends alerts to webhooks (job.HookTarget). It is safe for
+// concurrent use.
+type Hooks struct {
+	cfg  HookConfig
+	text *template.Template
+}
+
+// NewHooks returns a sender of webhook alerts.
+func NewHooks(cfg HookConfig) *Hooks {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: cfg.Timeout}
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.UTC
+	}
+	return &Hooks{cfg: cfg, text: template.Must(template.New("hook").Option("missingkey=zero").Parse(DefaultTemplate))}
+}
+
+// Payload is the JSON body a generic webhook receives.
+type Payload struct {
+	AlertID  int64             `json:"alert_id"`
+	Task     string            `json:"task"`
+	Outcome  job.Outcome       `json:"outcome"`
+	RunID    int64             `json:"run_id,omitempty"`
+	Start    time.Time         `json:"start,omitzero"`
+	End      time.Time         `json:"end,omitzero"`
+	ExitCode int               `json:"exit_code"`
+	Message  string            `json:"message,omitempty"`
+	Data     map[string]string `json:"data,omitempty"`
+	// Sources are the task or groups whose settings named the webhook.
+	Sources []string  `json:"sources"`
+	Created time.Time `json:"created"`
+}
+
+// Send posts one alert to the webhook it is for (its one recipient). An
+// answer 2xx is a delivery; 408, 429 and 5xx, or no answer, an error to
+// retry; any other answer a permanent refusal. Errors name the webhook by
+// its host only (job.Redact): its URL is often its secret.
+func (h *Hooks) Send(ctx context.Context, a *job.Alert) error {
+	if len(a.To) != 1 {
+		return permanent{fmt.Errorf("a webhook alert has one recipient, not %d", len(a.To))}
+	}
+	kind, url, ok := job.HookTarget(a.To[0])
+	if !ok {
+		return permanent{fmt.Errorf("%s is not a webhook", job.Redact(a.To[0]))}
+	}
+	body, err := h.body(kind, a)
+	if err != nil {
+		return permanent{fmt.Errorf("%s: %w", job.Redact(a.To[0]), err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return permanent{fmt.Errorf("%s: %v", job.Redact(a.To[0]), redactErr(err, url))}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "gnomon")
+	req.Header.Set(DeliveryHeader, strconv.FormatInt(a.ID, 10))
+	if kind == job.HookWebhook && len(h.cfg.Secret) > 0 {
+		mac := hmac.New(sha256.New, h.cfg.Secret)
+		mac.Write(body)
+		req.Header.Set(SignatureHeader, "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	}
+	resp, err := h.cfg.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %v", job.Redact(a.To[0]), redactErr(err, url))
+	}
+	defer resp.Body.Close()
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	if resp.StatusCode/100 == 2 {
+		return nil
+	}
+	err = fmt.Errorf("%s answered %s", job.Redact(a.To[0]), resp.Status)
+	if s := strings.TrimSpace(string(snippet)); s != "" && !strings.Contains(s, url) {
+		err = fmt.Errorf("%w: %q", err, s)
+	}
+	switch c := resp.StatusCode; {
+	case c == http.StatusRequestTimeout, c == http.StatusTooManyRequests, c >= 500:
+		return err
+	}
+	return permanent{err}
+}
+
+// body renders the alert for a webhook of a kind.
+func (h *Hooks) body(kind string, a *job.Alert) ([]byte, error) {
+	if kind == job.HookWebhook {
+		return json.Marshal(Payload{AlertID: a.ID, Task: a.Task, Outcome: a.Outcome, RunID: a.RunID, Start: a.Start, End: a.End,
+			ExitCode: a.ExitCode, Message: a.Message, Data: a.Data, Sources: a.Sources, Created: a.Created})
+	}
+	// Slack and Teams take a text: the mail's default body.
+	var b strings.Builder
+	fields := map[string]any{"JobName": a.Task, "JobStatus": string(a.Outcome), "RunID": a.RunID,
+		"Start": a.Start.In(h.cfg.Location), "End": a.End.In(h.cfg.Location), "ExitCode": a.ExitCode, "Message": a.Message}
+	if len(a.Data) > 0 {
+		fields["Data"] = a.Data
+	}
+	if err := h.text.Execute(&b, fields); err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]string{"text": strings.TrimSpace(b.String())})
+}
+
+// permanent is an error not worth retrying.
+type permanent struct{ error }
+
+// Permanent reports true: see scheduler.IsPermanent.
+func (permanent) Permanent() bool { return true }
+
+func (p permanent) Unwrap() error { return p.error }
+
+// redactErr returns err without the URL in it (net/http writes it in its
+// errors).
+func redactErr(err error, url string) error {
+	var ue interface{ Unwrap() error }
+	msg := err.Error()
+	if errors.As(err, &ue) && ue.Unwrap() != nil {
+		msg = ue.Unwrap().Error()
+	}
+	return errors.New(strings.ReplaceAll(msg, url, "…"))
+}
