@@ -103,6 +103,7 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/tasks/{name}/status", auth.Read, srv.status)
 	srv.handle("GET /api/v1/tasks/{name}/runs", auth.Read, srv.runs)
 	srv.handle("GET /api/v1/tasks/{name}/runs/{id}", auth.Read, srv.run)
+	srv.handle("GET /api/v1/runs/{id}", auth.Read, srv.runByID)
 	srv.handle("GET /api/v1/tasks/{name}/fires", auth.Read, srv.fires)
 	srv.handle("GET /api/v1/tasks/{name}/why", auth.Read, srv.why)
 	srv.handle("POST /api/v1/tasks/{name}/backfill", auth.Operate, srv.backfill)
