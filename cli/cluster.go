@@ -16,9 +16,9 @@ import (
 )
 
 func clusterCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var asJSON bool
+	var out *outputFormat
 	c := &cobra.Command{
-		Use:   "cluster [--json]",
+		Use:   "cluster [-o json|yaml]",
 		Short: "show the nodes of the cluster, their partitions, the load of each and the recent moves",
 		Long: `cluster shows the nodes of the cluster the server directs: roles, state,
 last heartbeat, partitions owned and fires recorded in the last hour, the
@@ -31,14 +31,14 @@ owner, then the latest moves of partitions between nodes and why.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, st)
+			if out.structured() {
+				return out.write(env.Stdout, st)
 			}
 			writeCluster(env.Stdout, st)
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(c, "the server's answer (GET /api/v1/cluster, docs/api.md)")
 	drain := &cobra.Command{
 		Use:   "drain NODE",
 		Short: "make a node hand its partitions to the others and leave the cluster",

@@ -10,6 +10,7 @@ import (
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -41,12 +42,19 @@ func TestWritersEscape(t *testing.T) {
 				Children: []api.TaskView{{Task: *task}}})
 		},
 		"status": func(w *bytes.Buffer) {
-			writeStatus(w, &api.StatusResponse{Rows: []api.StatusRow{{Name: h, RunningStatus: h, Data: map[string]string{h: h}}}})
+			writeStatus(w, &api.StatusResponse{Rows: []api.StatusRow{{Name: h, RunningStatus: h, Data: map[string]string{h: h}}}}, stamp)
 		},
 		"runs": func(w *bytes.Buffer) {
 			writeRunRows(w, []api.RunView{{Run: job.Run{Task: h}, Children: []job.Run{{Task: h}}}, {Run: job.Run{Task: h, Timeperiod: h, Outcome: h}}})
 		},
-		"fires": func(w *bytes.Buffer) { writeFireRows(w, []job.Fire{{Task: h, Fate: job.Fate(h), Reason: h}}) },
+		"runs table": func(w *bytes.Buffer) {
+			runs := []api.RunView{{Run: job.Run{Task: h, Message: h, Trigger: h, By: h, EndedBy: h}, Children: []job.Run{{Task: h}}}, {Run: job.Run{Task: h, Timeperiod: h, Outcome: h}}}
+			writeRunsTable(w, runs, true, timeFormat{time.UTC})
+		},
+		"run": func(w *bytes.Buffer) {
+			writeRun(w, &api.RunResponse{Run: job.Run{Task: h, Message: h, Status: job.Failure, Trigger: h, By: h, EndedBy: h, End: at},
+				Logs: []executor.RunStream{{Name: h, Path: h, Text: h}}}, "", timeFormat{time.UTC})
+		},
 		"forecast": func(w *bytes.Buffer) {
 			writeForecast(w, &api.ForecastResponse{Fires: []calendar.Planned{{At: at, Task: h}}}, "", time.UTC)
 		},
@@ -74,7 +82,7 @@ func TestWritersEscape(t *testing.T) {
 		},
 		"alerts": func(w *bytes.Buffer) {
 			writeAlerts(w, &api.AlertsResponse{Alerts: []api.AlertView{{Alert: job.Alert{Task: h, Outcome: job.Outcome(h), To: []string{h, h},
-				State: job.AlertState(h), LastError: h}}}}, "none")
+				State: job.AlertState(h), LastError: h}}}}, "none", timeFormat{time.UTC})
 		},
 		"cluster": func(w *bytes.Buffer) {
 			writeCluster(w, &cluster.Status{Space: cluster.DefaultSpace,

@@ -38,7 +38,7 @@ func TestMigrateToPostgres(t *testing.T) {
 	}
 
 	f.start(func(c *ServerConfig) { c.DB = pg }, simulateFrom("2026-03-08T06:00:00Z"))
-	if out := f.mustRun("gnomon", "runs", "-j", "m"); !strings.Contains(out, "success    admin") { // and who started it
+	if out := squeeze(f.mustRun("gnomon", "runs", "m", "-o", "wide")); !strings.Contains(out, "success 0 normal start admin") { // and who started it
 		t.Fatalf("runs of m on PostgreSQL:\n%s", out)
 	}
 	if out := f.mustRun("gnomon", "status", "-j", "m"); !strings.Contains(out, "success") {
