@@ -355,6 +355,9 @@ func (a *applier) action(act *Action) bool {
 	// resulting definition that involve one of them are not applied, as
 	// they would only repeat it.
 	bad := map[string]bool{}
+	for _, k := range act.Meant {
+		bad[k] = true
+	}
 	fieldErr := func(f Field, format string, args ...any) {
 		bad[f.Key] = true
 		a.errorf(act, f.Line, format, args...)
@@ -465,7 +468,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	}
 	if t.Type == job.Callable && act.Kind == Insert && t.Extras().Function == "" && ok("function") {
 		for _, k := range []string{"command", "out_log_file", "err_log_file"} {
-			if f, ok := field(act, k); !ok || f.Value == "" {
+			if f, ok := field(act, k); (!ok || f.Value == "") && !bad[k] {
 				a.errorf(act, act.Line, "%s: field is required", k)
 			}
 		}
@@ -711,14 +714,13 @@ func set(t *job.Task, key, v string) error {
 		}
 	case "interval":
 		var e calendar.Every
-		if e, err = calendar.ParseEvery(v); err == nil {
+		if e, err = parseInterval(v); err == nil {
 			t.Interval = e.String()
 		}
 	case "start_delay":
 		var d time.Duration
-		d, err = time.ParseDuration(v)
-		if err != nil || d < 0 {
-			err = fmt.Errorf("start_delay: %q is not a duration such as 10s, 1500ms or 2m", v)
+		if d, err = ParseDuration(key, v); err == nil && d < 0 {
+			err = fmt.Errorf("start_delay: %q is negative; a delay is 0 or more", v)
 		}
 		t.Edit().StartDelay = job.Duration(d)
 	case "overlap":
@@ -820,7 +822,7 @@ func ParsePriority(v string) (job.Priority, error) {
 			return job.Priority(i), nil
 		}
 	}
-	return 0, fmt.Errorf("priority should be either (low=0, normal=1, important=2, critical=3)")
+	return 0, fmt.Errorf("priority should be either (low=0, normal=1, important=2, critical=3), got %q", v)
 }
 
 // ParseRunDays reads "all" or a comma list of su,mo,tu,we,th,fr,sa.
