@@ -117,7 +117,11 @@ the server's.`,
 					*v.val = t.UTC().Format(time.RFC3339Nano)
 				}
 			}
-			resp, err := client().Backfill(ctx, name, req)
+			var resp *api.BackfillResponse
+			err = withProgress(ctx, env, "backfill of "+termsafe.String(name), nil, func() (err error) {
+				resp, err = client().Backfill(ctx, name, req)
+				return err
+			})
 			if err != nil {
 				return err
 			}

@@ -41,6 +41,9 @@ const (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// IsTerminal reports whether a writer is a terminal, where long
+	// commands show their progress (default: a character device).
+	IsTerminal func(io.Writer) bool
 }
 
 // exitError carries an exit code out of a command.
@@ -474,7 +477,11 @@ with each attribute that changes, and those deleted.`,
 				return err
 			}
 			if !apply && !sync {
-				resp, err := client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Check: check, Files: files})
+				var resp *api.DefineResponse
+				err = withProgress(cmd.Context(), env, "def: the server checks "+file, nil, func() (err error) {
+					resp, err = client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Check: check, Files: files})
+					return err
+				})
 				if err != nil {
 					return err
 				}
@@ -488,7 +495,11 @@ with each attribute that changes, and those deleted.`,
 			if sync {
 				req.Mode = api.ModeSync
 			}
-			resp, err := client().DefineFile(cmd.Context(), req)
+			var resp *api.DefineResponse
+			err = withProgress(cmd.Context(), env, "def: the server checks and applies "+file, nil, func() (err error) {
+				resp, err = client().DefineFile(cmd.Context(), req)
+				return err
+			})
 			if err != nil {
 				return err
 			}

@@ -77,7 +77,11 @@ with --db TARGET.`,
 				return fmt.Errorf("--to: %w", err)
 			}
 			defer dst.Close()
-			counts, err := store.Migrate(ctx, src, dst)
+			var counts store.Counts
+			err = withProgress(ctx, env, "migrate: copying "+from+" and reading the copy back", nil, func() (err error) {
+				counts, err = store.Migrate(ctx, src, dst)
+				return err
+			})
 			if errors.Is(err, store.ErrNotEmpty) {
 				return &exitError{code: ExitRejected, msg: fmt.Sprintf("--to: %v: migrate copies into an empty database only. Give it a new database "+
 					"(createdb -h HOST -U USER NEWDB, then --to postgres://USER@HOST:PORT/NEWDB), or empty this one, which deletes all it holds: "+

@@ -327,7 +327,17 @@ continuous timeperiod level then runs a tick at TIME.`,
 				}
 				return printClock(cmd, env, r, *advOut)
 			}
-			r, err := client().Advance(cmd.Context(), to)
+			var r *api.ClockResponse
+			err := withProgress(cmd.Context(), env, "clock advance", func(ctx context.Context) string {
+				c, err := client().Clock(ctx)
+				if err != nil {
+					return ""
+				}
+				return fmt.Sprintf("the virtual clock reads %s, on its way to %s", timesOf(cmd, env).at(c.Now), to)
+			}, func() (err error) {
+				r, err = client().Advance(cmd.Context(), to)
+				return err
+			})
 			var ae *api.Error
 			if errors.As(err, &ae) && ae.Status == http.StatusConflict && strings.Contains(ae.Message, "virtual clock") {
 				return errors.New("the clock can only be moved on a server started with --simulate-from")
