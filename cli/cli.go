@@ -260,10 +260,11 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 		versionCmd(env),
 		loginCmd(env, &fl),
 		contextCmd(env, &fl),
+		devCmd(env),
 	)
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "server", "migrate", "links", "completion", "version", "login", "context":
+		case "server", "migrate", "links", "completion", "version", "login", "context", "dev":
 			if c.Annotations == nil {
 				c.Annotations = map[string]string{}
 			}
