@@ -73,7 +73,7 @@ func TestWritersEscape(t *testing.T) {
 		"empty grid": func(w *bytes.Buffer) { writeGrid(w, &grid{tree: h}, time.UTC) },
 		"node": func(w *bytes.Buffer) {
 			writeNode(w, &api.NodeDetailView{NodeView: node, Tree: h, Parent: &node, Children: []api.NodeView{node}, Counterparts: []api.NodeView{node},
-				Log: []periods.LogEntry{{At: at, Cause: periods.Cause(h), By: h, Origin: &periods.Ref{Process: h}, Message: h}}})
+				Log: []periods.LogEntry{{At: at, Cause: periods.Cause(h), By: h, Origin: &periods.Ref{Process: h}, Message: h}}}, timeFormat{time.UTC})
 		},
 		"nodes":        func(w *bytes.Buffer) { writeNodes(w, []api.NodeView{node}, "none") },
 		"node changes": func(w *bytes.Buffer) { writeNodeChanges(w, []api.NodeChange{{Process: h}}, false) },
@@ -89,7 +89,7 @@ func TestWritersEscape(t *testing.T) {
 				Nodes:      []cluster.Node{{ID: h, Roles: []string{h}, State: h, Version: h, Address: h}},
 				Partitions: []cluster.Load{{Name: h, Node: h, Fires: 1}},
 				Moves:      []cluster.MoveRecord{{Move: cluster.Move{From: h, To: h}, At: at, Reason: h}},
-				Runs:       cluster.Runs{Held: map[string]int{h: 1}, Waiting: []cluster.Waiting{{Task: h, Machine: h}}}})
+				Runs:       cluster.Runs{Held: map[string]int{h: 1}, Waiting: []cluster.Waiting{{Task: h, Machine: h}}}}, timeFormat{time.UTC})
 		},
 		"error": func(w *bytes.Buffer) { w.WriteString(errorLine(h) + "\n") },
 	}
@@ -131,7 +131,7 @@ func TestEscapedOutput(t *testing.T) {
 
 	// A worker's message, in the node's log and the audit trail.
 	f.mustRun("gnomon", "node", "complete", "live_daily", "2026112400", "--outcome", "processed", "--message", "done\x1b[2J\r\nok")
-	f.golden("escaped_node_show", f.mustRun("gnomon", "node", "show", "live_daily", "2026112400"))
+	f.goldenAt("escaped_node_show", f.mustRun("gnomon", "node", "show", "live_daily", "2026112400"))
 	f.golden("escaped_audit", f.mustRun("gnomon", "audit"))
 	// Export writes the resource id's characters as JSON escapes, which
 	// apply again as the same id.

@@ -469,9 +469,9 @@ func nodeLine(n api.NodeView) string {
 
 // writeNode prints a node: its period, state, run, its neighbours in the
 // trees, and its event log, newest first.
-func writeNode(w io.Writer, d *api.NodeDetailView) {
+func writeNode(w io.Writer, d *api.NodeDetailView, tf timeFormat) {
 	fmt.Fprintf(w, "Node: %s %s (%s, tree %s)\n", termsafe.String(d.Process), d.Timeperiod, d.Qualifier, termsafe.String(d.Tree))
-	fmt.Fprintf(w, "Period: %s to %s\n", d.Start.Format(time.RFC3339), d.End.Format(time.RFC3339))
+	fmt.Fprintf(w, "Period: %s to %s\n", tf.at(d.Start), tf.at(d.End))
 	fmt.Fprintf(w, "State: %s\n", stateName(d.State))
 	fmt.Fprintf(w, "Failures: %d\n", d.Failures)
 	switch {
@@ -523,7 +523,7 @@ func writeNode(w io.Writer, d *api.NodeDetailView) {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, e := range d.Log {
-		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", e.At.Format(time.RFC3339), stateName(e.From), stateName(e.To), termsafe.String(string(e.Cause)), e.Rule)
+		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", tf.at(e.At), stateName(e.From), stateName(e.To), termsafe.String(string(e.Cause)), e.Rule)
 		if e.RunID != 0 {
 			line += fmt.Sprintf(", run %d", e.RunID)
 		}

@@ -137,7 +137,7 @@ second. See docs/security.md.`,
 			if listOut.structured() {
 				return listOut.write(env.Stdout, resp)
 			}
-			writeTokens(env.Stdout, resp.Tokens)
+			writeTokens(env.Stdout, resp.Tokens, timesOf(cmd, env))
 			return nil
 		},
 	}
@@ -197,7 +197,7 @@ second. See docs/security.md.`,
 	return c
 }
 
-func writeTokens(w io.Writer, tokens []api.TokenView) {
+func writeTokens(w io.Writer, tokens []api.TokenView, tf timeFormat) {
 	if len(tokens) == 0 {
 		fmt.Fprintln(w, "no tokens")
 		return
@@ -213,7 +213,7 @@ func writeTokens(w io.Writer, tokens []api.TokenView) {
 			scope += " owners=" + strings.Join(t.Owners, ",")
 		}
 		if !t.Expires.IsZero() {
-			expires = t.Expires.UTC().Format(time.RFC3339)
+			expires = tf.at(t.Expires)
 		}
 		switch {
 		case t.Rate == auth.Unlimited:
@@ -222,7 +222,7 @@ func writeTokens(w io.Writer, tokens []api.TokenView) {
 			rate = strconv.Itoa(t.Rate) + "/s"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, termsafe.String(t.Name), t.Role, termsafe.String(scope), t.State,
-			t.Created.UTC().Format(time.RFC3339), expires, rate, termsafe.String(t.CreatedBy))
+			tf.at(t.Created), expires, rate, termsafe.String(t.CreatedBy))
 	}
 	tw.Flush()
 }

@@ -273,7 +273,7 @@ func nodeShowCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if out.structured() {
 				return out.write(env.Stdout, d)
 			}
-			writeNode(env.Stdout, d)
+			writeNode(env.Stdout, d, timesOf(cmd, env))
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),

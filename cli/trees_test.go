@@ -254,7 +254,7 @@ site_hourly    2026112402  in_progress  0         6 requested
 		strings.Join(kids, ",") != "2026112400 in_progress,2026112401 noop,2026112402 skipped,2026112403 in_progress,2026112404 embryo" {
 		t.Errorf("node site_daily 2026112414: %+v", d)
 	}
-	f.golden("node_show_reprocessed", f.mustRun("gnomon", "node", "show", "site_hourly", "2026112400"))
+	f.goldenAt("node_show_reprocessed", f.mustRun("gnomon", "node", "show", "site_hourly", "2026112400"))
 	// A failed run is retried (maxFailures is 1), and the grid shows the
 	// failure.
 	f.expect("POST", "/api/v1/nodes/site_hourly/2026112403/complete", `{"outcome":"failed","message":"exit status 3"}`, 200,
