@@ -338,7 +338,7 @@ func (a *applier) action(act *Action) bool {
 		case !ok || typ.Value == "":
 			a.errorf(act, act.Line, "type: field is required")
 		case typ.Value != string(job.Callable) && typ.Value != string(job.Bundle) && typ.Value != string(job.Configuration):
-			a.errorf(act, typ.Line, "type attribute should be either bundle/callable/configuration")
+			a.errorf(act, typ.Line, "type attribute should be either bundle/callable/configuration, got %q", typ.Value)
 		case typ.Value == string(job.Configuration):
 			t = job.NewWithExtra(act.Name, job.Configuration)
 		default:
@@ -827,7 +827,6 @@ func ParsePriority(v string) (job.Priority, error) {
 
 // ParseRunDays reads "all" or a comma list of su,mo,tu,we,th,fr,sa.
 func ParseRunDays(v string) (job.Days, error) {
-	bad := fmt.Errorf("run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa")
 	if strings.EqualFold(strings.TrimSpace(v), "all") {
 		return job.AllDays, nil
 	}
@@ -835,10 +834,10 @@ func ParseRunDays(v string) (job.Days, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		i := slices.Index(job.DayNames[:], strings.ToLower(strings.TrimSpace(item)))
 		if i < 0 {
-			return 0, bad
+			return 0, fmt.Errorf("run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa, got %q in %q", item, v)
 		}
 		if d&(1<<uint(i)) != 0 {
-			return 0, fmt.Errorf("run_days attribute contains repeated days")
+			return 0, fmt.Errorf("run_days attribute contains repeated days: %q in %q", strings.TrimSpace(item), v)
 		}
 		d |= 1 << uint(i)
 	}
@@ -863,10 +862,10 @@ func ParseStartTimes(v string) ([]job.Clock, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		c, ok := parseClock(item)
 		if !ok {
-			return nil, fmt.Errorf("start_times attribute should be comma separated values of time in format hh:mm")
+			return nil, fmt.Errorf("start_times attribute should be comma separated values of time in format hh:mm, got %q in %q", item, v)
 		}
 		if slices.Contains(out, c) {
-			return nil, fmt.Errorf("start_times attribute contains repeated times")
+			return nil, fmt.Errorf("start_times attribute contains repeated times: %q in %q", strings.TrimSpace(item), v)
 		}
 		out = append(out, c)
 	}
@@ -876,7 +875,7 @@ func ParseStartTimes(v string) ([]job.Clock, error) {
 
 // ParseWindow reads "H:MM-H:MM"; a start after the end is an overnight window.
 func ParseWindow(v string) (*job.Window, error) {
-	bad := fmt.Errorf("run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm)")
+	bad := fmt.Errorf("run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm), got %q", v)
 	s, e, ok := strings.Cut(v, "-")
 	if !ok {
 		return nil, bad
@@ -887,7 +886,7 @@ func ParseWindow(v string) (*job.Window, error) {
 		return nil, bad
 	}
 	if start == end {
-		return nil, fmt.Errorf("run_window attribute should only have start and end time separated by '-': start and end are equal")
+		return nil, fmt.Errorf("run_window attribute should only have start and end time separated by '-': start and end are equal in %q", v)
 	}
 	return &job.Window{Start: start, End: end}, nil
 }
@@ -900,11 +899,11 @@ func ParseStartMins(v string) ([]int, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		item = strings.TrimSpace(item)
 		if !minuteRE.MatchString(item) {
-			return nil, fmt.Errorf("start_min attribute should be comma separated values of minutes (0-59)")
+			return nil, fmt.Errorf("start_min attribute should be comma separated values of minutes (0-59), got %q in %q", item, v)
 		}
 		m, _ := strconv.Atoi(item)
 		if slices.Contains(out, m) {
-			return nil, fmt.Errorf("start_mins attribute contains repeated minutes")
+			return nil, fmt.Errorf("start_mins attribute contains repeated minutes: %q in %q", item, v)
 		}
 		out = append(out, m)
 	}

@@ -532,8 +532,8 @@ run_days: mo,mo
 start_times: 25:00
 `, nil, []string{
 		"f.def:6: insert_task x: condition refers to task ghost which does not exist",
-		"f.def:7: insert_task x: run_days attribute contains repeated days",
-		"f.def:8: insert_task x: start_times attribute should be comma separated values of time in format hh:mm",
+		"f.def:7: insert_task x: run_days attribute contains repeated days: \"mo\" in \"mo,mo\"",
+		"f.def:8: insert_task x: start_times attribute should be comma separated values of time in format hh:mm, got \"25:00\" in \"25:00\"",
 	}},
 	{"an action line without its colon", `update_task: ghost
 label: x
@@ -601,7 +601,7 @@ out_log_file: o
 err_log_file: e
 start_times: 10:00
 `, nil, []string{
-		"f.def:2: insert_task nb: type attribute should be either bundle/callable/configuration",
+		"f.def:2: insert_task nb: type attribute should be either bundle/callable/configuration, got \"bundel\"",
 		"f.def:10: insert_task c2: scheduling attributes are not allowed on a task inside a bundle",
 	}},
 	{"unusable targets still have their values checked", `insert_task:
@@ -620,7 +620,7 @@ label: x
 		"f.def:1: insert_task: target name is empty",
 		"f.def:6: insert_task: priority should be either (low=0, normal=1, important=2, critical=3), got \"7\"",
 		"f.def:8: update_task zz: task not exist",
-		"f.def:9: update_task zz: run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa",
+		"f.def:9: update_task zz: run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa, got \"xx\" in \"xx\"",
 		"f.def:11: delete_task yy: task not exist",
 		"f.def:12: delete_task yy: delete task should not have other attributes",
 	}},
@@ -636,7 +636,7 @@ start_mins: 10
 `, nil, []string{
 		"f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3), got \"9\"",
 		"f.def:3: update_task a: task should not have both batch run and window run",
-		"f.def:8: update_task b: run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm)",
+		"f.def:8: update_task b: run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm), got \"25:00-26:00\"",
 	}},
 	{"grammar and meaning together", `type: callable
 command: x
