@@ -726,14 +726,12 @@ and -d DD/MM/YYYY).`,
 			if date != "" {
 				none = fmt.Sprintf("no runs of %s started on %s", name, date)
 			}
-			all := []api.RunView{}
-			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+			all, _, more, err := collect(count, func(n int, cursor string) ([]api.RunView, string, error) {
 				rs, err := client().ListRuns(cmd.Context(), api.RunsQuery{Task: name, Count: n, Day: day, Cursor: cursor})
 				if err != nil {
-					return 0, "", err
+					return nil, "", err
 				}
-				all = append(all, rs.Runs...)
-				return len(rs.Runs), rs.Next, nil
+				return rs.Runs, rs.Next, nil
 			})
 			switch {
 			case err != nil:
@@ -773,14 +771,12 @@ and -d DD/MM/YYYY).`,
 
 // listFires prints what became of a task's planned occurrences.
 func listFires(cmd *cobra.Command, env *Env, c *api.Client, name, day string, count int, out outputFormat) error {
-	all := []job.Fire{}
-	more, err := follow(count, func(n int, cursor string) (int, string, error) {
+	all, _, more, err := collect(count, func(n int, cursor string) ([]job.Fire, string, error) {
 		fs, err := c.ListFires(cmd.Context(), name, n, day, cursor)
 		if err != nil {
-			return 0, "", err
+			return nil, "", err
 		}
-		all = append(all, fs.Fires...)
-		return len(fs.Fires), fs.Next, nil
+		return fs.Fires, fs.Next, nil
 	})
 	switch {
 	case err != nil:

@@ -91,18 +91,17 @@ func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if count < 1 {
 				return usageErr("-n must be at least 1, got %d", count)
 			}
-			all := &api.ReceivedResponse{Events: []scheduler.Received{}}
-			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+			events, next, more, err := collect(count, func(n int, cursor string) ([]scheduler.Received, string, error) {
 				res, err := client().ListReceived(cmd.Context(), name, n, cursor)
 				if err != nil {
-					return 0, "", err
+					return nil, "", err
 				}
-				all.Events, all.Next = append(all.Events, res.Events...), res.Next
-				return len(res.Events), res.Next, nil
+				return res.Events, res.Next, nil
 			})
 			if err != nil {
 				return err
 			}
+			all := &api.ReceivedResponse{Events: events, Next: next}
 			if out.structured() {
 				return out.write(env.Stdout, all)
 			}

@@ -28,18 +28,17 @@ func alertsCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if count < 1 {
 				return usageErr("-n must be at least 1, got %d", count)
 			}
-			all := &api.AlertsResponse{Alerts: []api.AlertView{}}
-			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+			alerts, next, more, err := collect(count, func(n int, cursor string) ([]api.AlertView, string, error) {
 				res, err := client().ListAlerts(cmd.Context(), name, n, cursor)
 				if err != nil {
-					return 0, "", err
+					return nil, "", err
 				}
-				all.Alerts, all.Next = append(all.Alerts, res.Alerts...), res.Next
-				return len(res.Alerts), res.Next, nil
+				return res.Alerts, res.Next, nil
 			})
 			if err != nil {
 				return err
 			}
+			all := &api.AlertsResponse{Alerts: alerts, Next: next}
 			if out.structured() {
 				return out.write(env.Stdout, all)
 			}
