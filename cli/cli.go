@@ -703,8 +703,8 @@ and -d DD/MM/YYYY).`,
 				return err
 			}
 			changed := cmd.Flags().Changed("count") || cmd.Flags().Changed("seed-count")
-			if !changed && !isSeed(cmd) {
-				count = 20
+			if !changed && isSeed(cmd) {
+				count = 1 // the seed's default
 			}
 			if count < 1 {
 				flag := "-n"
@@ -759,9 +759,9 @@ and -d DD/MM/YYYY).`,
 		},
 	}
 	jobFlag(c, "the task")
-	addCount(c, &count, 1, "number of runs (default 20; called as schd_runs, 1)")
+	addCount(c, &count, 20, "number of runs (called as schd_runs: 1 unless -c N)")
 	// The seed's -c N, which schd_runs takes.
-	c.Flags().IntVarP(&count, "seed-count", "c", 1, "the seed's spelling of -n")
+	c.Flags().IntVarP(&count, "seed-count", "c", 20, "the seed's spelling of -n")
 	c.Flags().MarkHidden("seed-count")
 	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (YYYY-MM-DD; DD/MM/YYYY is read too), in the server's time zone")
 	out = addOutput(c, "the runs as the API answers them (GET /api/v1/tasks/{name}/runs), a list")
