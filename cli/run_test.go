@@ -103,6 +103,7 @@ func TestRunShowsHowItFailed(t *testing.T) {
 // err| before each; the command ends when the run ends, with how it ended.
 func TestRunFollow(t *testing.T) {
 	t.Parallel()
+	singleServer(t, "a cluster's director knows where a worker's run writes once it has ended: its lines come then")
 	f := setup(t)
 	f.mustRun("gnomon", "def", "-f", f.file("w.def", "insert_task: waiter\ntype: callable\n"+
 		"command: echo one; while [ ! -f @DIR@/go ]; do sleep 0.02; done; echo two; echo three; echo bad >&2; printf tail; exit 4\n"+
