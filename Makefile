@@ -8,14 +8,17 @@ help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 build: ## build bin/gnomon
+	@test -x $(BIN) || echo "building $(BIN): the first build fetches and compiles the dependencies, a minute or two"
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/gnomon
 
 demo: build ## run the server on ./gnomon-data with examples/ loaded and start the demo flow
-	@./$(BIN) server --data gnomon-data --definitions examples & pid=$$!; \
+	@echo "starting the server on ./gnomon-data with examples/ loaded; its log goes to demo.log"; \
+	./$(BIN) server --data gnomon-data --definitions examples > demo.log 2>&1 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid' INT TERM; \
-	until ./$(BIN) status -j demo_flow >/dev/null 2>&1; do \
-		kill -0 $$pid 2>/dev/null || exit 1; sleep 0.2; done; \
-	./$(BIN) event -j demo_flow -e start && echo "demo_flow started: try ./$(BIN) status -j demo_flow"; \
+	until ./$(BIN) status demo_flow >/dev/null 2>&1; do \
+		kill -0 $$pid 2>/dev/null || { cat demo.log; exit 1; }; sleep 0.2; done; \
+	./$(BIN) event demo_flow -e start && \
+	echo "demo_flow started. In another terminal, try: ./$(BIN) status demo_flow, ./$(BIN) runs demo_flow, or open http://127.0.0.1:8080/ (token in gnomon-data/admin.token). Ctrl-C stops the server."; \
 	wait $$pid
 
 # make test: three stages (15 to 30 minutes on 2 cores), each run
@@ -56,6 +59,8 @@ fuzz: ## fuzz every parser for FUZZTIME each
 	$(GO) test ./api -run '^$$' -fuzz '^FuzzEventsResponse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./periods -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./periods -run '^$$' -fuzz '^FuzzSimulation$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./defs -run '^$$' -fuzz '^FuzzParseDuration$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./cli -run '^$$' -fuzz '^FuzzYAML$$' -fuzztime $(FUZZTIME)
 
 # make bench: every benchmark against its same-run baseline (about 24 minutes
 # on 2 cores), the Go benchmarks with them (among which the API with and
@@ -71,5 +76,5 @@ bench: build ## run the benchmark suite against real servers (see BENCHMARKS.md)
 quick:
 	@:
 
-clean: ## remove build output and the demo's data
-	rm -rf bin gnomon-data
+clean: ## remove build output, the demo's data and log, and what the README's tours make
+	rm -rf bin gnomon-data demo.log backup.def all.def seed004-data seed004-data.log seed004-mail.log trees-data trees-data.log rehearsal-data rehearsal-data.log

@@ -33,22 +33,51 @@ const logBytes = 64 << 10
 
 // run answers one run of a task: GET /api/v1/tasks/{name}/runs/{id}.
 func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
-	name := r.PathValue("name")
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return badRequest("run: want a run number (gnomon runs lists them), got %q", r.PathValue("id"))
+	id, tail, err := runParams(r)
+	if err != nil {
+		return err
 	}
-	tail := DefaultTail
-	if v := r.URL.Query().Get("tail"); v != "" {
-		if tail, err = strconv.Atoi(v); err != nil || tail < 0 {
-			return badRequest("tail: want a number of lines, 0 or more, got %q", v)
-		}
-	}
-	resp, err := s.runOf(r, name, id, tail)
+	resp, err := s.runOf(r, r.PathValue("name"), id, tail)
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, resp)
+}
+
+// runByID answers a run by its number alone, as run does:
+// GET /api/v1/runs/{id}.
+func (s *Server) runByID(w http.ResponseWriter, r *http.Request) error {
+	id, tail, err := runParams(r)
+	if err != nil {
+		return err
+	}
+	runs, err := s.sched.Store().Runs(r.Context(), store.RunQuery{Before: id + 1, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 || runs[0].ID != id {
+		return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("no run %d (gnomon runs NAME lists the runs of a task)", id)}
+	}
+	resp, err := s.runOf(r, runs[0].Task, id, tail)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+// runParams reads the run number of a run's path and its ?tail=.
+func runParams(r *http.Request) (id int64, tail int, err error) {
+	id, err = strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, 0, badRequest("run: want a run number (gnomon runs lists them), got %q", r.PathValue("id"))
+	}
+	tail = DefaultTail
+	if v := r.URL.Query().Get("tail"); v != "" {
+		if tail, err = strconv.Atoi(v); err != nil || tail < 0 {
+			return 0, 0, badRequest("tail: want a number of lines, 0 or more, got %q", v)
+		}
+	}
+	return id, tail, nil
 }
 
 // runOf reads run id of task name and, with tail > 0, the last tail
@@ -110,6 +139,17 @@ func lastLines(text string, n int) (string, bool) {
 // (negative: DefaultTail; 0: none).
 func (c *Client) Run(ctx context.Context, name string, id int64, tail int) (*RunResponse, error) {
 	path := fmt.Sprintf("/api/v1/tasks/%s/runs/%d", url.PathEscape(name), id)
+	if tail >= 0 {
+		path += "?tail=" + strconv.Itoa(tail)
+	}
+	var v RunResponse
+	return &v, c.do(ctx, http.MethodGet, path, nil, &v)
+}
+
+// RunByID returns a run by its number alone, with the last tail lines of
+// its output (negative: DefaultTail; 0: none).
+func (c *Client) RunByID(ctx context.Context, id int64, tail int) (*RunResponse, error) {
+	path := fmt.Sprintf("/api/v1/runs/%d", id)
 	if tail >= 0 {
 		path += "?tail=" + strconv.Itoa(tail)
 	}

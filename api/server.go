@@ -106,6 +106,8 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("GET /api/v1/tasks/{name}/status", over(auth.Read, Shown, "name"), srv.status)
 	srv.handle("GET /api/v1/tasks/{name}/runs", over(auth.Read, Shown, "name"), srv.runs)
 	srv.handle("GET /api/v1/tasks/{name}/runs/{id}", over(auth.Read, Shown, "name"), srv.run)
+	// The run names its task only once read: for tokens without a scope.
+	srv.handle("GET /api/v1/runs/{id}", whole(auth.Read), srv.runByID)
 	srv.handle("GET /api/v1/tasks/{name}/fires", over(auth.Read, Shown, "name"), srv.fires)
 	srv.handle("GET /api/v1/tasks/{name}/why", over(auth.Read, Explained, "name"), srv.why)
 	srv.handle("POST /api/v1/tasks/{name}/backfill", over(auth.Operate, Acted, "name"), srv.backfill)

@@ -21,14 +21,14 @@ import (
 // backfill, or says what remains of it.
 func backfillCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		name, from, to, zone string
-		dry, cancel, status  bool
-		asJSON               bool
-		parallel             int
-		params               []string
+		from, to, zone      string
+		dry, cancel, status bool
+		out                 *outputFormat
+		parallel            int
+		params              []string
 	)
 	c := &cobra.Command{
-		Use:   "backfill -j TASK --from TIME --to TIME [--dry-run] [--max-parallel N] [-p NAME=VALUE]... [--timezone ZONE] [--json] | -j TASK --cancel | -j TASK --status",
+		Use:   "backfill NAME --from TIME --to TIME [--dry-run] [--max-parallel N] [-p NAME=VALUE]... [--timezone ZONE] [-o json|yaml] | NAME --cancel | NAME --status",
 		Short: "run the past occurrences of a task over a range, each once (or reprocess the periods of a timeperiod process); --cancel, --status",
 		Long: `backfill runs the occurrences the time trigger of a task yields from --from to
 --to, both included, each as that occurrence: the run's scheduled time (and
@@ -61,9 +61,10 @@ TIME is an RFC 3339 instant (2026-03-08T02:00:00Z) or a local date and time
 in the server's zone; for a process also a timeperiod key (YYYYMMDDHH, UTC).
 Occurrences are shown in --timezone, else in the task's own zone, else in
 the server's.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -77,14 +78,14 @@ the server's.`,
 				if err != nil {
 					return err
 				}
-				return printBackfill(ctx, env, client(), resp, zone, asJSON)
+				return printBackfill(ctx, env, client(), resp, zone, *out)
 			case status:
 				st, err := client().BackfillStatus(ctx, name)
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return writeJSONOut(env.Stdout, st)
+				if out.structured() {
+					return out.write(env.Stdout, st)
 				}
 				show, err := showZone(ctx, client(), name, zone)
 				if err != nil {
@@ -121,15 +122,19 @@ the server's.`,
 					*v.val = t.UTC().Format(time.RFC3339Nano)
 				}
 			}
-			resp, err := client().Backfill(ctx, name, req)
+			var resp *api.BackfillResponse
+			err = withProgress(ctx, env, "backfill of "+termsafe.String(name), nil, func() (err error) {
+				resp, err = client().Backfill(ctx, name, req)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			return printBackfill(ctx, env, client(), resp, zone, asJSON)
+			return printBackfill(ctx, env, client(), resp, zone, *out)
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&name, "job", "j", "", "task (or timeperiod process) name")
+	jobFlag(c, "the task (or timeperiod process)")
 	f.StringVar(&from, "from", "", "first instant of the range")
 	f.StringVar(&to, "to", "", "last instant of the range, included")
 	f.BoolVar(&dry, "dry-run", false, "list what the backfill would run, and change nothing")
@@ -137,7 +142,7 @@ the server's.`,
 	f.BoolVar(&cancel, "cancel", false, "cancel the task's backfill: drop what has not started, kill its runs in flight")
 	f.BoolVar(&status, "status", false, "list what remains of the task's backfill")
 	f.StringVar(&zone, "timezone", "", "time zone local times are read and occurrences shown in (default: the task's, else the server's)")
-	f.BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(c, "the server's answer (POST /api/v1/tasks/{name}/backfill, docs/api.md)")
 	paramFlag(c, &params)
 	return c
 }
@@ -165,9 +170,9 @@ func showZone(ctx context.Context, c *api.Client, name, zone string) (*time.Loca
 }
 
 // printBackfill prints what a backfill, its dry run or its cancel did.
-func printBackfill(ctx context.Context, env *Env, c *api.Client, resp *api.BackfillResponse, zone string, asJSON bool) error {
-	if asJSON {
-		return writeJSONOut(env.Stdout, resp)
+func printBackfill(ctx context.Context, env *Env, c *api.Client, resp *api.BackfillResponse, zone string, out outputFormat) error {
+	if out.structured() {
+		return out.write(env.Stdout, resp)
 	}
 	if resp.Process {
 		writeBackfillPeriods(env.Stdout, resp)

@@ -85,7 +85,7 @@ func TestBackfill(t *testing.T) {
 			t.Errorf("run %+v", r)
 		}
 	}
-	if out := squeeze(f.mustRun("gnomon", "runs", "-j", "nightly", "-c", "3")); !strings.Contains(out, "\nnightly [backfill of 20260329 03:00:00] 20260331 12:00:") {
+	if out := squeeze(f.mustRun("gnomon", "runs", "-j", "nightly", "-n", "3")); !strings.Contains(out, " nightly [backfill of 20260329 03:00:00] 20260331 12:00:") {
 		t.Errorf("runs:\n%s", out)
 	}
 	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "nightly", "--fires"))

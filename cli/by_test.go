@@ -54,7 +54,10 @@ err_log_file: @DIR@/t.err
 	f.waitStatus("tick", "success") // the clock started it
 
 	for task, by := range map[string]string{"x": "alice", "load": "feed", "after_x": "", "tick": ""} {
-		out := f.mustRun("gnomon", "runs", "-j", task)
+		if wide := squeeze(f.mustRun("gnomon", "runs", task, "-o", "wide")); !strings.Contains(wide, " "+dash(by)+" - ") {
+			t.Errorf("gnomon runs %s -o wide does not name %q as who started it:\n%s", task, by, wide)
+		}
+		out := f.mustRun("schd_runs", "-j", task)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		header, row := lines[0], lines[len(lines)-1]
 		if by == "" {
@@ -148,11 +151,14 @@ err_log_file: @DIR@/s.err
 		"long":  {" Status     By               Ended by", " aborted    bob              alice"},
 		"short": {" Status     By", " success    bob"},
 	} {
-		out := f.mustRun("gnomon", "runs", "-j", task)
+		out := f.mustRun("schd_runs", "-j", task)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if header, row := lines[0], lines[len(lines)-1]; !strings.HasSuffix(header, want[0]) || !strings.HasSuffix(row, want[1]) {
 			t.Errorf("runs of %s:\n%s\nwant the header to end with %q and the row with %q", task, out, want[0], want[1])
 		}
+	}
+	if wide := squeeze(f.mustRun("gnomon", "runs", "long", "-o", "wide")); !strings.Contains(wide, " aborted 143 killed start bob alice killed by signal terminated") {
+		t.Errorf("gnomon runs long -o wide:\n%s", wide)
 	}
 	rs, err := f.client.Runs(t.Context(), "long", 1, "")
 	if err != nil || len(rs.Runs) != 1 || rs.Runs[0].By != "bob" || rs.Runs[0].EndedBy != "alice" {

@@ -28,9 +28,9 @@ file; see docs/definitions.md): list prints them with the tasks that name
 them, show prints one and the days it holds in a range, delete deletes one
 that no task and no other calendar names.`,
 	}
-	var asJSON bool
+	var listOut, showOut *outputFormat
 	list := &cobra.Command{
-		Use:   "list [--json]",
+		Use:   "list [-o json|yaml]",
 		Short: "list the named calendars and the tasks that name them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -38,17 +38,17 @@ that no task and no other calendar names.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, resp)
+			if listOut.structured() {
+				return listOut.write(env.Stdout, resp)
 			}
 			writeCalendars(env.Stdout, resp.Calendars)
 			return nil
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print JSON, as the API answers")
+	listOut = addOutput(list, "the calendars as the API answers (GET /api/v1/calendars, docs/api.md)")
 	var from, to, file string
 	show := &cobra.Command{
-		Use:   "show NAME [--from DATE] [--to DATE] [-f FILE] [--json]",
+		Use:   "show NAME [--from DATE] [--to DATE] [-f FILE] [-o json|yaml]",
 		Short: "print a named calendar and the days it holds",
 		Long: `show prints a named calendar's definition, the tasks that name it and the
 days it holds from --from to --to (YYYY-MM-DD, both included; default from
@@ -68,8 +68,8 @@ offline, with the .ics files that file names.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, v)
+			if showOut.structured() {
+				return showOut.write(env.Stdout, v)
 			}
 			writeCalendar(env.Stdout, v)
 			return nil
@@ -78,7 +78,7 @@ offline, with the .ics files that file names.`,
 	show.Flags().StringVar(&from, "from", "", "first date, YYYY-MM-DD (default today)")
 	show.Flags().StringVar(&to, "to", "", "last date, YYYY-MM-DD (default a year after --from, less a day)")
 	show.Flags().StringVarP(&file, "file", "f", "", "read the calendar from this definition file, offline")
-	show.Flags().BoolVar(&asJSON, "json", false, "print JSON, as the API answers")
+	showOut = addOutput(show, "the calendar and its days as the API answers (GET /api/v1/calendars/{name}, docs/api.md)")
 	del := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "delete a named calendar that nothing names",

@@ -107,12 +107,12 @@ func TestCalendarsOnTheVirtualClock(t *testing.T) {
 	}
 
 	f.mustRun("gnomon", "clock", "advance", "--to", "2027-01-02T00:00:00Z")
-	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "daily", "--fires", "-c", "20"))
+	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "daily", "--fires", "-n", "20"))
 	for _, want := range []string{
-		"20270101 09:00:00 skipped 2027-01-01 is a day of calendar public (exclude_calendar)",
+		"20270101 09:00:00 skipped - 2027-01-01 is a day of calendar public (exclude_calendar)",
 		"20261231 09:00:00 ran",
-		"20261225 09:00:00 skipped 2026-12-25 is a day of calendar public (exclude_calendar)",
-		"20261224 09:00:00 skipped 2026-12-24 is a day of calendar public (exclude_calendar)",
+		"20261225 09:00:00 skipped - 2026-12-25 is a day of calendar public (exclude_calendar)",
+		"20261224 09:00:00 skipped - 2026-12-24 is a day of calendar public (exclude_calendar)",
 		"20261223 09:00:00 ran",
 	} {
 		if !strings.Contains(fires, want) {
@@ -123,8 +123,8 @@ func TestCalendarsOnTheVirtualClock(t *testing.T) {
 		t.Errorf("close ran for:\n%s", out)
 	}
 	// pulse runs every 6 hours but on the month end, 31 December.
-	pulse := squeeze(f.mustRun("gnomon", "runs", "-j", "pulse", "--fires", "-c", "12"))
-	if !strings.Contains(pulse, "20261231 18:00:00 skipped 2026-12-31 is a day of calendar month_end (exclude_calendar)") ||
+	pulse := squeeze(f.mustRun("gnomon", "runs", "-j", "pulse", "--fires", "-n", "12"))
+	if !strings.Contains(pulse, "20261231 18:00:00 skipped - 2026-12-31 is a day of calendar month_end (exclude_calendar)") ||
 		!strings.Contains(pulse, "20270101 00:00:00 ran") {
 		t.Errorf("fires of pulse:\n%s", pulse)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/internal/suggest"
+	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -40,6 +41,9 @@ const (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// IsTerminal reports whether a writer is a terminal, where long
+	// commands show their progress (default: a character device).
+	IsTerminal func(io.Writer) bool
 }
 
 // exitError carries an exit code out of a command.
@@ -64,6 +68,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	name := filepath.Base(args[0])
 	rest := args[1:]
 	if sub, ok := seedNames[name]; ok {
+		root.Annotations = map[string]string{seedName: name}
 		if len(rest) > 0 && (rest[0] == cobra.ShellCompRequestCmd || rest[0] == cobra.ShellCompNoDescRequestCmd) {
 			// A completion script asks "schd_def __complete ARGS".
 			rest = append([]string{rest[0], sub}, rest[1:]...)
@@ -182,6 +187,7 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 	// The token is found before a command runs, so that a token file
 	// others can read stops every command with the same clear error.
 	pf.StringVar(&fl.caFile, "ca-cert", "", "CA certificate (PEM) an https server's certificate is checked against (default $GNOMON_CA_CERT, else the context's, else the self-signed certificate in the data directory, else the system's)")
+	pf.Bool("utc", false, "print times in UTC (default: in this machine's zone, $TZ)")
 	pf.StringVar(&fl.context, "context", "", "the context of the client configuration to use (default $GNOMON_CONTEXT, else the current one; see gnomon context)")
 	resolveAll := func(ctx context.Context) error {
 		s, err := resolve(ctx, env, fl)
@@ -255,10 +261,11 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 		versionCmd(env),
 		loginCmd(env, &fl),
 		contextCmd(env, &fl),
+		devCmd(env),
 	)
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "server", "migrate", "links", "completion", "version", "login", "context":
+		case "server", "migrate", "links", "completion", "version", "login", "context", "dev":
 			if c.Annotations == nil {
 				c.Annotations = map[string]string{}
 			}
@@ -355,6 +362,9 @@ func flagError(c *cobra.Command, err error) error {
 	switch {
 	case strings.HasPrefix(msg, "unknown flag: "):
 		word = strings.TrimPrefix(msg, "unknown flag: ")
+	case strings.HasPrefix(msg, "unknown shorthand flag: 'c'") && c.Flags().Lookup("count") != nil:
+		// -c was the count of the listings; -n is.
+		return usageErr("%s; did you mean -n (--count)?", msg)
 	case strings.HasPrefix(msg, "unknown shorthand flag: "):
 		// "unknown shorthand flag: 'x' in -xyz": perhaps a long flag
 		// written with one dash.
@@ -427,17 +437,11 @@ func unknownSubcommand(cmd *cobra.Command, word string) error {
 // arguments given one: unknown command "WORD" for "PATH".
 var unknownCommandRE = regexp.MustCompile(`^unknown command ("(?:[^"\\]|\\.)*") for "[^"]*"$`)
 
-func requireJob(name string) error {
-	if name == "" {
-		return usageErr("-j TASK is required")
-	}
-	return nil
-}
-
 func defCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
 		file               string
 		check, apply, sync bool
+		out                *outputFormat
 	)
 	c := &cobra.Command{
 		Use:   "def [-c] [--apply | --sync] -f FILE",
@@ -475,9 +479,16 @@ with each attribute that changes, and those deleted.`,
 				return err
 			}
 			if !apply && !sync {
-				resp, err := client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Check: check, Files: files})
+				var resp *api.DefineResponse
+				err = withProgress(cmd.Context(), env, "def: the server checks "+file, nil, func() (err error) {
+					resp, err = client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Check: check, Files: files})
+					return err
+				})
 				if err != nil {
 					return err
+				}
+				if out.structured() {
+					return out.write(env.Stdout, resp)
 				}
 				fmt.Fprintln(env.Stdout, resp.Message)
 				return nil
@@ -486,9 +497,16 @@ with each attribute that changes, and those deleted.`,
 			if sync {
 				req.Mode = api.ModeSync
 			}
-			resp, err := client().DefineFile(cmd.Context(), req)
+			var resp *api.DefineResponse
+			err = withProgress(cmd.Context(), env, "def: the server checks and applies "+file, nil, func() (err error) {
+				resp, err = client().DefineFile(cmd.Context(), req)
+				return err
+			})
 			if err != nil {
 				return err
+			}
+			if out.structured() {
+				return out.write(env.Stdout, resp)
 			}
 			writeChanges(env.Stdout, resp.Changes, sync)
 			fmt.Fprintln(env.Stdout, resp.Message)
@@ -499,6 +517,7 @@ with each attribute that changes, and those deleted.`,
 	c.Flags().BoolVarP(&check, "check", "c", false, "validate only; change nothing (with --apply or --sync: print what would change)")
 	c.Flags().BoolVar(&apply, "apply", false, "apply declaratively: an insert of an existing task replaces it")
 	c.Flags().BoolVar(&sync, "sync", false, "apply declaratively and delete what the file does not define")
+	out = addOutput(c, "the server's answer: its message and, with --apply or --sync, the changes (POST /api/v1/definitions, docs/api.md)")
 	return c
 }
 
@@ -549,15 +568,16 @@ var eventNames = []string{"start", "abort", "freeze", "reset", "green", "red"}
 
 func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		name, event string
-		params      []string
+		event  string
+		params []string
 	)
 	c := &cobra.Command{
-		Use:   "event -j TASK -e EVENT [-p NAME=VALUE]...",
+		Use:   "event NAME -e EVENT [-p NAME=VALUE]...",
 		Short: "send an event to a task: start, abort, freeze, reset, green, red",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
 			if event == "" {
@@ -577,192 +597,227 @@ func eventCmd(env *Env, client func() *api.Client) *cobra.Command {
 			return client().EventParams(cmd.Context(), name, event, values)
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	jobFlag(c, "the task")
 	c.Flags().StringVarP(&event, "event", "e", "", "event name")
 	paramFlag(c, &params)
 	return c
 }
 
-// checkOutput checks an -o that takes json only.
-func checkOutput(output string) error {
-	if output != "" && output != "json" {
-		return usageErr("-o must be json, got %q", output)
-	}
-	return nil
+// jobFlag gives a command -j NAME, the task it works on, which may also be
+// given as a positional NAME (see oneTask).
+func jobFlag(c *cobra.Command, what string) {
+	c.Flags().StringP("job", "j", "", what+" (or give it as NAME)")
 }
 
 func taskCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name, output string
+	var out *outputFormat
 	c := &cobra.Command{
-		Use:   "task -j TASK [-o json]",
+		Use:   "task NAME [-o json|yaml]",
 		Short: "print a task definition",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
 			v, err := client().Task(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return writeJSONOut(env.Stdout, v)
+			if out.structured() {
+				return out.write(env.Stdout, v)
 			}
 			writeTask(env.Stdout, v)
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "task name")
-	c.Flags().StringVarP(&output, "output", "o", "", "json: the task's definition and state as the API answers them (GET /api/v1/tasks/{name}, docs/api.md)")
+	jobFlag(c, "the task")
+	out = addOutput(c, "the task's definition and state as the API answers them (GET /api/v1/tasks/{name}, docs/api.md)")
 	return c
 }
 
 func statusCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var name, output string
+	var out *outputFormat
 	c := &cobra.Command{
-		Use:   "status -j TASK [-o json]",
+		Use:   "status NAME [-o json|yaml|wide]",
 		Short: "print the latest status of a task (a bundle with its children)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
 			s, err := client().Status(cmd.Context(), name)
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return writeJSONOut(env.Stdout, s)
+			if out.structured() {
+				return out.write(env.Stdout, s)
 			}
-			writeStatus(env.Stdout, s)
+			if isSeed(cmd) {
+				writeStatus(env.Stdout, s, stamp)
+				return nil
+			}
+			tf := timesOf(cmd, env)
+			t := newTable(env.Stdout, "task", "start", "end", "status")
+			for _, r := range s.Rows {
+				t.row(strings.Repeat(" ", r.Level)+termsafe.String(r.Name), tf.at(r.Start), tf.at(r.End), r.Status.String())
+			}
+			t.flush()
+			writeStatusNotes(env.Stdout, s, tf.at)
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "task name")
-	c.Flags().StringVarP(&output, "output", "o", "", "json: the rows as the API answers them (GET /api/v1/tasks/{name}/status, docs/api.md)")
+	jobFlag(c, "the task")
+	out = addOutput(c, "the rows as the API answers them (GET /api/v1/tasks/{name}/status, docs/api.md)")
 	return c
+}
+
+// parseDay reads a day: YYYY-MM-DD, or the seed's DD/MM/YYYY.
+func parseDay(flag, s string) (string, error) {
+	for _, layout := range []string{time.DateOnly, "02/01/2006"} {
+		if d, err := time.Parse(layout, s); err == nil {
+			return d.Format(time.DateOnly), nil
+		}
+	}
+	return "", usageErr("%s must be a date as YYYY-MM-DD (or the seed's DD/MM/YYYY), got %q", flag, s)
+}
+
+// addCount gives a command -n/--count N, with its default.
+func addCount(c *cobra.Command, count *int, def int, what string) {
+	c.Flags().IntVarP(count, "count", "n", def, what)
 }
 
 func runsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		name, date string
-		count      int
-		fires      bool
-		output     string
+		date  string
+		count int
+		fires bool
+		out   *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "runs -j TASK [-c N] [-d DD/MM/YYYY] [--fires] [-o wide|json]",
-		Short: "print past runs, most recent first (--fires: what became of each planned occurrence)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
+		Use:   "runs NAME [-n N] [-d YYYY-MM-DD] [--fires] [-o json|yaml|wide]",
+		Short: "print past runs, most recent first, with how each ended (--fires: what became of each planned occurrence)",
+		Long: `runs prints the runs of a task, most recent first: each run's number (for
+gnomon run ID), its start and end, its status, exit code and message; a
+bundle run is followed by its children's runs, indented. -o wide adds who
+started and ended each run, what started it and its result.
+
+Called as schd_runs it prints the seed's table (and takes the seed's -c N
+and -d DD/MM/YYYY).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
+			changed := cmd.Flags().Changed("count") || cmd.Flags().Changed("seed-count")
+			if !changed && isSeed(cmd) {
+				count = 1 // the seed's default
+			}
 			if count < 1 {
-				return usageErr("-c must be at least 1, got %d", count)
-			}
-			if output != "" && output != "wide" && output != "json" {
-				return usageErr("-o must be wide or json, got %q", output)
-			}
-			if output != "" && fires {
-				return usageErr("-o is for runs, not --fires")
+				flag := "-n"
+				if cmd.Flags().Changed("seed-count") {
+					flag = "-c"
+				}
+				return usageErr("%s must be at least 1, got %d", flag, count)
 			}
 			day := ""
 			if date != "" {
-				d, err := time.Parse("02/01/2006", date)
-				if err != nil {
-					return usageErr("-d must be a date as DD/MM/YYYY, got %q", date)
-				}
-				day = d.Format(time.DateOnly)
-			}
-			if fires {
-				if !cmd.Flags().Changed("count") {
-					count = 20
-				}
-				none := "no fires recorded yet for " + name
-				if date != "" {
-					none = fmt.Sprintf("no fires recorded for %s on %s", name, date)
-				}
-				total := 0
-				more, err := follow(count, func(n int, cursor string) (int, string, error) {
-					fs, err := client().ListFires(cmd.Context(), name, n, day, cursor)
-					if err != nil {
-						return 0, "", err
-					}
-					if cursor == "" { // the header once the task is known
-						fireHeader(env.Stdout)
-					}
-					writeFireRows(env.Stdout, fs.Fires)
-					total += len(fs.Fires)
-					return len(fs.Fires), fs.Next, nil
-				})
-				if err != nil {
+				if day, err = parseDay("-d", date); err != nil {
 					return err
 				}
-				if total == 0 {
-					fmt.Fprintln(env.Stdout, none)
-				}
-				if more {
-					fmt.Fprintf(env.Stderr, "more fires are recorded than the %d shown: raise -c to see them\n", count)
-				}
-				return nil
+			}
+			if fires {
+				return listFires(cmd, env, client(), name, day, count, *out)
 			}
 			none := "no runs recorded yet for " + name
 			if date != "" {
 				none = fmt.Sprintf("no runs of %s started on %s", name, date)
 			}
-			// The seed's table: the runs asked for, without a word on those
-			// left out (-c 1 by default).
-			total := 0
-			all := []api.RunView{}
-			_, err := follow(count, func(n int, cursor string) (int, string, error) {
+			all, _, more, err := collect(count, func(n int, cursor string) ([]api.RunView, string, error) {
 				rs, err := client().ListRuns(cmd.Context(), api.RunsQuery{Task: name, Count: n, Day: day, Cursor: cursor})
 				if err != nil {
-					return 0, "", err
+					return nil, "", err
 				}
-				switch {
-				case output != "":
-					all = append(all, rs.Runs...)
-				case cursor == "": // the header once the task is known
-					runsHeader(env.Stdout, rs.Runs)
-					fallthrough
-				default:
-					writeRunRows(env.Stdout, rs.Runs)
-				}
-				total += len(rs.Runs)
-				return len(rs.Runs), rs.Next, nil
+				return rs.Runs, rs.Next, nil
 			})
 			switch {
 			case err != nil:
 				return err
-			case output == "json":
-				return writeJSONOut(env.Stdout, all)
-			case total == 0:
-				fmt.Fprintln(env.Stdout, none)
-			case output == "wide":
-				writeWideRuns(env.Stdout, all)
+			case out.structured():
+				return out.write(env.Stdout, all)
+			case len(all) == 0 && isSeed(cmd):
+				runsHeader(env.Stdout, all)
+				fmt.Fprintln(env.Stdout, termsafe.String(none))
+			case len(all) == 0:
+				fmt.Fprintln(env.Stdout, termsafe.String(none))
+			case isSeed(cmd):
+				// The seed's table: the runs asked for, without a word on
+				// those left out (-c 1 by default).
+				runsHeader(env.Stdout, all)
+				writeRunRows(env.Stdout, all)
+				return nil
+			default:
+				writeRunsTable(env.Stdout, all, *out == "wide", timesOf(cmd, env))
+			}
+			if more {
+				fmt.Fprintf(env.Stderr, "more runs are recorded than the %d shown: raise -n to see them\n", count)
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "task name")
-	c.Flags().IntVarP(&count, "count", "c", 1, "number of runs")
-	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (DD/MM/YYYY, server time zone)")
-	c.Flags().StringVarP(&output, "output", "o", "", "wide: a table with each run's number (for gnomon run), exit code, result and message; json: the runs as the API answers them")
-	c.Flags().BoolVar(&fires, "fires", false, "list the planned occurrences of the task's time trigger (or a configuration's triggers, at their events' instants) and their fate: ran, skipped (and why) or missed (default count 20)")
+	jobFlag(c, "the task")
+	addCount(c, &count, 20, "number of runs (called as schd_runs: 1 unless -c N)")
+	// The seed's -c N, which schd_runs takes.
+	c.Flags().IntVarP(&count, "seed-count", "c", 20, "the seed's spelling of -n")
+	c.Flags().MarkHidden("seed-count")
+	c.Flags().StringVarP(&date, "date", "d", "", "only runs started on this day (YYYY-MM-DD; DD/MM/YYYY is read too), in the server's time zone")
+	out = addOutput(c, "the runs as the API answers them (GET /api/v1/tasks/{name}/runs), a list")
+	c.Flags().BoolVar(&fires, "fires", false, "list the planned occurrences of the task's time trigger (or a configuration's triggers, at their events' instants) and their fate: ran, skipped (and why) or missed")
 	return c
+}
+
+// listFires prints what became of a task's planned occurrences.
+func listFires(cmd *cobra.Command, env *Env, c *api.Client, name, day string, count int, out outputFormat) error {
+	all, _, more, err := collect(count, func(n int, cursor string) ([]job.Fire, string, error) {
+		fs, err := c.ListFires(cmd.Context(), name, n, day, cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		return fs.Fires, fs.Next, nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case out.structured():
+		return out.write(env.Stdout, all)
+	case len(all) == 0 && day != "":
+		fmt.Fprintf(env.Stdout, "no fires recorded for %s on %s\n", termsafe.String(name), day)
+	case len(all) == 0:
+		fmt.Fprintln(env.Stdout, "no fires recorded yet for "+termsafe.String(name))
+	default:
+		tf := timesOf(cmd, env)
+		t := newTable(env.Stdout, "scheduled", "fate", "run", "reason")
+		for _, f := range all {
+			run := "-"
+			if f.RunID != 0 {
+				run = fmt.Sprint(f.RunID)
+			}
+			t.row(tf.at(f.Scheduled), termsafe.String(string(f.Fate)), run, termsafe.String(f.Reason))
+		}
+		t.flush()
+	}
+	if more {
+		fmt.Fprintf(env.Stderr, "more fires are recorded than the %d shown: raise -n to see them\n", count)
+	}
+	return nil
 }
 
 func exportCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var name, treeFile, cal string
 	c := &cobra.Command{
-		Use:   "export [-j TASK | --calendar NAME | --tree-file NAME]",
+		Use:   "export [NAME | --calendar NAME | --tree-file NAME]",
 		Short: "print definitions in the definition language, or a tree file as JSON",
 		Long: `export prints the definitions in the definition language: all of them
 (the named calendars first), or one task (a bundle with its children) with
@@ -770,8 +825,11 @@ the calendars it names, or one calendar (--calendar). With --tree-file it prints
 file as the server holds it, in JSON: NAME is the file's name as it was
 defined (the path given to gnomon def -f, or to --definitions; gnomon tree
 list shows it). Defined again under that name, the output changes nothing.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := oneTask(cmd, args, false); err != nil {
+				return err
+			}
 			if treeFile != "" {
 				if name != "" || cal != "" {
 					return usageErr("-j, --calendar and --tree-file exclude each other")
@@ -787,7 +845,7 @@ list shows it). Defined again under that name, the output changes nothing.`,
 			return client().Export(cmd.Context(), name, env.Stdout)
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "only this task (a bundle with its children) and the calendars it names")
+	c.Flags().StringVarP(&name, "job", "j", "", "only this task (a bundle with its children) and the calendars it names (or give it as NAME)")
 	c.Flags().StringVar(&cal, "calendar", "", "only this named calendar")
 	c.Flags().StringVar(&treeFile, "tree-file", "", "print this tree file, as JSON")
 	return c

@@ -72,7 +72,9 @@ func TestTour(t *testing.T) {
 	f.golden("task_nightly", f.mustRun("schd_task", "-j", "nightly"))
 	f.golden("task_extract", f.mustRun("schd_task", "-j", "extract"))
 	f.golden("status_nightly", f.mustRun("schd_status", "-j", "nightly"))
-	f.golden("status_load", f.mustRun("gnomon", "status", "-j", "load"))
+	f.golden("status_load", f.mustRun("gnomon", "status", "load"))
+	f.golden("status_nightly_gnomon", f.mustRun("gnomon", "status", "nightly"))
+	f.golden("runs_nightly_gnomon", f.mustRun("gnomon", "runs", "nightly", "-n", "5"))
 	f.golden("runs_nightly", f.mustRun("schd_runs", "-j", "nightly", "-c", "5"))
 
 	if got, _ := readFile(f.dir, "extract.out"); got != "extract extract\n" {
@@ -127,7 +129,15 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"schd_status", "-j", "zz"}, 1, "task zz not found"},
 		{[]string{"schd_runs", "-j", "zz"}, 1, "task zz not found"},
 		{[]string{"schd_runs", "-j", "a", "-c", "0"}, 2, "-c must be at least 1"},
-		{[]string{"schd_runs", "-j", "a", "-d", "2026-01-01"}, 2, "DD/MM/YYYY"},
+		{[]string{"schd_runs", "-j", "a", "-d", "31/02/2026"}, 2, "DD/MM/YYYY"},
+		{[]string{"gnomon", "runs", "a", "-d", "2026-02-31"}, 2, `-d must be a date as YYYY-MM-DD (or the seed's DD/MM/YYYY), got "2026-02-31"`},
+		{[]string{"gnomon", "runs", "a", "-n", "0"}, 2, "-n must be at least 1, got 0"},
+		{[]string{"gnomon", "events", "-c", "3"}, 2, "unknown shorthand flag: 'c' in -c; did you mean -n (--count)?"},
+		{[]string{"gnomon", "status", "a", "-o", "xml"}, 2, `invalid argument "xml" for "-o, --output" flag: want json, yaml or wide`},
+		{[]string{"gnomon", "status", "a", "b"}, 2, "one task at most: gnomon status NAME (or -j NAME), got a b"},
+		{[]string{"gnomon", "status", "a", "-j", "b"}, 2, "two tasks given, -j b and a: give one"},
+		{[]string{"gnomon", "status"}, 2, "a task is needed: gnomon status NAME (or -j NAME)"},
+		{[]string{"gnomon", "status", "zz"}, 1, "task zz not found"},
 		{[]string{"schd_task"}, 2, "-j TASK is required"},
 		{[]string{"schd_task", "-j", "a", "--bogus"}, 2, "unknown flag"},
 		{[]string{"gnomon", "frobnicate"}, 2, "unknown command"},

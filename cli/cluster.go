@@ -18,9 +18,9 @@ import (
 )
 
 func clusterCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var asJSON bool
+	var out *outputFormat
 	c := &cobra.Command{
-		Use:   "cluster [--json]",
+		Use:   "cluster [-o json|yaml]",
 		Short: "show the nodes of the cluster, their partitions, the load of each and the recent moves",
 		Long: `cluster shows the nodes of the cluster the server directs: roles, state,
 last heartbeat, partitions owned and fires recorded in the last hour, the
@@ -33,14 +33,14 @@ owner, then the latest moves of partitions between nodes and why.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, st)
+			if out.structured() {
+				return out.write(env.Stdout, st)
 			}
-			writeCluster(env.Stdout, st)
+			writeCluster(env.Stdout, st, timesOf(cmd, env))
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(c, "the server's answer (GET /api/v1/cluster, docs/api.md)")
 	drain := &cobra.Command{
 		Use:   "drain NODE",
 		Short: "make a node hand its partitions to the others and leave the cluster",
@@ -116,11 +116,11 @@ the group of its job, for example:
 }
 
 // writeCluster prints a cluster's status as three tables.
-func writeCluster(w io.Writer, st *cluster.Status) {
+func writeCluster(w io.Writer, st *cluster.Status, tf timeFormat) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Node\tRoles\tState\tHeartbeat\tPartitions\tFires/h\tVersion\tAddress\n")
+	fmt.Fprintf(tw, "NODE\tROLES\tSTATE\tHEARTBEAT\tPARTITIONS\tFIRES/H\tVERSION\tADDRESS\n")
 	for _, n := range st.Nodes {
-		beat := n.Heartbeat.UTC().Format(time.RFC3339)
+		beat := tf.at(n.Heartbeat)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", termsafe.String(n.ID), safeList(n.Roles, ","), termsafe.String(n.State), beat,
 			len(n.Partitions), st.FiresByNode[n.ID], orDash(n.Version), orDash(n.Address))
 	}
@@ -142,7 +142,7 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 	fmt.Fprintf(w, "\nspace %d minute spots in %d partitions, %s; node timeout %s\n\n",
 		st.Space.Size, st.Space.Partitions, steps, time.Duration(st.Timeout))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Partition\tOwner\tEpoch\tFires/h\n")
+	fmt.Fprintf(tw, "PARTITION\tOWNER\tEPOCH\tFIRES/H\n")
 	loads := slices.Clone(st.Partitions)
 	slices.SortStableFunc(loads, func(a, b cluster.Load) int { return b.Fires - a.Fires })
 	for _, l := range loads {
@@ -155,7 +155,7 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 	if len(st.Moves) > 0 {
 		fmt.Fprintln(w)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "Moved\tPartitions\tFrom\tTo\tWhy\n")
+		fmt.Fprintf(tw, "MOVED\tPARTITIONS\tFROM\tTO\tWHY\n")
 		// One line per rebalance and pair of nodes.
 		for i := 0; i < len(st.Moves); {
 			m, names := st.Moves[i], []string{}
@@ -166,16 +166,16 @@ func writeCluster(w io.Writer, st *cluster.Status) {
 			if len(names) > 3 {
 				parts = fmt.Sprintf("%d (%s, ...)", len(names), safeList(names[:3], ","))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.At.UTC().Format(time.RFC3339), parts, orDash(m.From), orDash(m.To), termsafe.String(m.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tf.at(m.At), parts, orDash(m.From), orDash(m.To), termsafe.String(m.Reason))
 		}
 		tw.Flush()
 	}
-	writeRuns(w, &st.Runs)
+	writeRuns(w, &st.Runs, tf)
 }
 
 // writeRuns prints the target channel: runs queued, held by each worker,
 // and those waiting for a machine no live worker serves.
-func writeRuns(w io.Writer, rs *cluster.Runs) {
+func writeRuns(w io.Writer, rs *cluster.Runs, tf timeFormat) {
 	held := 0
 	for _, n := range rs.Held {
 		held += n
@@ -190,9 +190,9 @@ func writeRuns(w io.Writer, rs *cluster.Runs) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Waiting\tTask\tMachine\tSince\n")
+	fmt.Fprintf(tw, "WAITING\tTASK\tMACHINE\tSINCE\n")
 	for _, r := range rs.Waiting {
-		fmt.Fprintf(tw, "%d\t%s\t%s (no live worker serves it)\t%s\n", r.Run, termsafe.String(r.Task), termsafe.String(r.Machine), r.Since.UTC().Format(time.RFC3339))
+		fmt.Fprintf(tw, "%d\t%s\t%s (no live worker serves it)\t%s\n", r.Run, termsafe.String(r.Task), termsafe.String(r.Machine), tf.at(r.Since))
 	}
 	tw.Flush()
 }

@@ -248,6 +248,19 @@ func registerCompletions(root *cobra.Command, client func() *api.Client) {
 		case c.Flags().Lookup("job") != nil:
 			c.RegisterFlagCompletionFunc("job", completeTasks(client))
 		}
+		// The task given as a positional NAME.
+		if c.Flags().Lookup("job") != nil && c.ValidArgsFunction == nil && c.Name() != "run" {
+			complete := completeTasks(client)
+			if c.Name() == "runs" || c.Name() == "alerts" || c.Name() == "backfill" {
+				complete = completeHistory(client)
+			}
+			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+				if len(args) > 0 || cmd.Flags().Changed("job") {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				return complete(cmd, args, toComplete)
+			}
+		}
 		if c.Name() == "export" {
 			c.RegisterFlagCompletionFunc("tree-file", completeTreeFiles(client))
 		}

@@ -24,6 +24,23 @@ func lockData(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
+	f, err := takeLock(dir)
+	var held *heldError
+	if errors.As(err, &held) {
+		return nil, fmt.Errorf("data directory %s is in use by another gnomon server (PID %s, which holds %s): stop it, or give this one a --data of its own", dir, held.pid, held.path)
+	}
+	return f, err
+}
+
+// heldError is the lock of a data directory held by a running server.
+type heldError struct{ path, pid string }
+
+func (e *heldError) Error() string { return e.path + " is held by PID " + e.pid }
+
+// takeLock takes the exclusive lock of the data directory dir, which
+// exists, and writes the process's PID in it; a *heldError when a running
+// server holds it.
+func takeLock(dir string) (*os.File, error) {
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -36,7 +53,7 @@ func lockData(dir string) (*os.File, error) {
 			if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
 				holder = strings.TrimSpace(string(b))
 			}
-			return nil, fmt.Errorf("data directory %s is in use by another gnomon server (PID %s, which holds %s): stop it, or give this one a --data of its own", dir, holder, path)
+			return nil, &heldError{path, holder}
 		}
 		return nil, fmt.Errorf("data directory lock %s: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -41,12 +42,19 @@ func TestWritersEscape(t *testing.T) {
 				Children: []api.TaskView{{Task: *task}}})
 		},
 		"status": func(w *bytes.Buffer) {
-			writeStatus(w, &api.StatusResponse{Rows: []api.StatusRow{{Name: h, RunningStatus: h, Data: map[string]string{h: h}}}})
+			writeStatus(w, &api.StatusResponse{Rows: []api.StatusRow{{Name: h, RunningStatus: h, Data: map[string]string{h: h}}}}, stamp)
 		},
 		"runs": func(w *bytes.Buffer) {
 			writeRunRows(w, []api.RunView{{Run: job.Run{Task: h}, Children: []job.Run{{Task: h}}}, {Run: job.Run{Task: h, Timeperiod: h, Outcome: h}}})
 		},
-		"fires": func(w *bytes.Buffer) { writeFireRows(w, []job.Fire{{Task: h, Fate: job.Fate(h), Reason: h}}) },
+		"runs table": func(w *bytes.Buffer) {
+			runs := []api.RunView{{Run: job.Run{Task: h, Message: h, Trigger: h, By: h, EndedBy: h}, Children: []job.Run{{Task: h}}}, {Run: job.Run{Task: h, Timeperiod: h, Outcome: h}}}
+			writeRunsTable(w, runs, true, timeFormat{time.UTC})
+		},
+		"run": func(w *bytes.Buffer) {
+			writeRun(w, &api.RunResponse{Run: job.Run{Task: h, Message: h, Status: job.Failure, Trigger: h, By: h, EndedBy: h, End: at},
+				Logs: []executor.RunStream{{Name: h, Path: h, Text: h}}}, "", timeFormat{time.UTC})
+		},
 		"forecast": func(w *bytes.Buffer) {
 			writeForecast(w, &api.ForecastResponse{Fires: []calendar.Planned{{At: at, Task: h}}}, "", time.UTC)
 		},
@@ -65,7 +73,7 @@ func TestWritersEscape(t *testing.T) {
 		"empty grid": func(w *bytes.Buffer) { writeGrid(w, &grid{tree: h}, time.UTC) },
 		"node": func(w *bytes.Buffer) {
 			writeNode(w, &api.NodeDetailView{NodeView: node, Tree: h, Parent: &node, Children: []api.NodeView{node}, Counterparts: []api.NodeView{node},
-				Log: []periods.LogEntry{{At: at, Cause: periods.Cause(h), By: h, Origin: &periods.Ref{Process: h}, Message: h}}})
+				Log: []periods.LogEntry{{At: at, Cause: periods.Cause(h), By: h, Origin: &periods.Ref{Process: h}, Message: h}}}, timeFormat{time.UTC})
 		},
 		"nodes":        func(w *bytes.Buffer) { writeNodes(w, []api.NodeView{node}, "none") },
 		"node changes": func(w *bytes.Buffer) { writeNodeChanges(w, []api.NodeChange{{Process: h}}, false) },
@@ -74,14 +82,14 @@ func TestWritersEscape(t *testing.T) {
 		},
 		"alerts": func(w *bytes.Buffer) {
 			writeAlerts(w, &api.AlertsResponse{Alerts: []api.AlertView{{Alert: job.Alert{Task: h, Outcome: job.Outcome(h), To: []string{h, h},
-				State: job.AlertState(h), LastError: h}}}}, "none")
+				State: job.AlertState(h), LastError: h}}}}, "none", timeFormat{time.UTC})
 		},
 		"cluster": func(w *bytes.Buffer) {
 			writeCluster(w, &cluster.Status{Space: cluster.DefaultSpace,
 				Nodes:      []cluster.Node{{ID: h, Roles: []string{h}, State: h, Version: h, Address: h}},
 				Partitions: []cluster.Load{{Name: h, Node: h, Fires: 1}},
 				Moves:      []cluster.MoveRecord{{Move: cluster.Move{From: h, To: h}, At: at, Reason: h}},
-				Runs:       cluster.Runs{Held: map[string]int{h: 1}, Waiting: []cluster.Waiting{{Task: h, Machine: h}}}})
+				Runs:       cluster.Runs{Held: map[string]int{h: 1}, Waiting: []cluster.Waiting{{Task: h, Machine: h}}}}, timeFormat{time.UTC})
 		},
 		"error": func(w *bytes.Buffer) { w.WriteString(errorLine(h) + "\n") },
 	}
@@ -123,7 +131,7 @@ func TestEscapedOutput(t *testing.T) {
 
 	// A worker's message, in the node's log and the audit trail.
 	f.mustRun("gnomon", "node", "complete", "live_daily", "2026112400", "--outcome", "processed", "--message", "done\x1b[2J\r\nok")
-	f.golden("escaped_node_show", f.mustRun("gnomon", "node", "show", "live_daily", "2026112400"))
+	f.goldenAt("escaped_node_show", f.mustRun("gnomon", "node", "show", "live_daily", "2026112400"))
 	f.golden("escaped_audit", f.mustRun("gnomon", "audit"))
 	// Export writes the resource id's characters as JSON escapes, which
 	// apply again as the same id.

@@ -16,7 +16,7 @@ import (
 func postEventCmd(env *Env, client func() *api.Client, now func() time.Time) *cobra.Command {
 	var (
 		typ, resource, ts string
-		asJSON            bool
+		out               *outputFormat
 	)
 	c := &cobra.Command{
 		Use:   "post-event --type T --resource R [--timestamp TS]",
@@ -45,8 +45,8 @@ replace the T; without a zone it is UTC). It defaults to now.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, res)
+			if out.structured() {
+				return out.write(env.Stdout, res)
 			}
 			writePosted(env.Stdout, res)
 			return nil
@@ -55,7 +55,7 @@ replace the T; without a zone it is UTC). It defaults to now.`,
 	c.Flags().StringVar(&typ, "type", "", "event type: FILE, TABLE, TIME_BASED (or TIME_BASED_CRON)")
 	c.Flags().StringVar(&resource, "resource", "", "resource id: a file path, a table name, a cron name")
 	c.Flags().StringVar(&ts, "timestamp", "", "event timestamp (default now)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(c, "the server's answer (POST /events, docs/api.md)")
 	return c
 }
 
@@ -76,64 +76,60 @@ func writePosted(w io.Writer, res *api.EventsResponse) {
 
 func eventsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		name   string
-		count  int
-		asJSON bool
+		count int
+		out   *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "events [-j CONFIGURATION] [-c N]",
+		Use:   "events [NAME] [-n N] [-o json|yaml|wide]",
 		Short: "list the data events the server accepted, newest first, and the configurations that stored them",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if count < 1 {
-				return usageErr("-c must be at least 1, got %d", count)
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, false)
+			if err != nil {
+				return err
 			}
-			// Pages are printed as they come; --json gathers them in one
-			// answer, whose next goes on where it stops.
-			all := &api.ReceivedResponse{Events: []scheduler.Received{}}
-			total := 0
-			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+			if count < 1 {
+				return usageErr("-n must be at least 1, got %d", count)
+			}
+			events, next, more, err := collect(count, func(n int, cursor string) ([]scheduler.Received, string, error) {
 				res, err := client().ListReceived(cmd.Context(), name, n, cursor)
 				if err != nil {
-					return 0, "", err
+					return nil, "", err
 				}
-				total += len(res.Events)
-				if asJSON {
-					all.Events, all.Next = append(all.Events, res.Events...), res.Next
-					return len(res.Events), res.Next, nil
-				}
-				if cursor == "" {
-					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s\n", "Received", "Timestamp", "Type", "Resource -> stored by")
-				}
-				for _, e := range res.Events {
-					by := safeList(e.Accepted, ", ")
-					if by == "" {
-						by = "nothing"
-					}
-					fmt.Fprintf(env.Stdout, "%-17s %-30s %-10s %s -> %s\n", stamp(e.At), e.TS.UTC().Format(time.RFC3339Nano),
-						termsafe.String(string(e.Type)), termsafe.String(e.Resource), by)
-				}
-				return len(res.Events), res.Next, nil
+				return res.Events, res.Next, nil
 			})
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, all)
+			all := &api.ReceivedResponse{Events: events, Next: next}
+			if out.structured() {
+				return out.write(env.Stdout, all)
 			}
-			if total == 0 && name != "" {
+			switch {
+			case len(all.Events) == 0 && name != "":
 				fmt.Fprintf(env.Stdout, "no data events stored by %s yet\n", termsafe.String(name))
-			} else if total == 0 {
+			case len(all.Events) == 0:
 				fmt.Fprintln(env.Stdout, "no data events received yet")
+			default:
+				tf := timesOf(cmd, env)
+				t := newTable(env.Stdout, "received", "timestamp", "type", "resource", "stored by")
+				for _, e := range all.Events {
+					by := safeList(e.Accepted, ", ")
+					if by == "" {
+						by = "nothing"
+					}
+					t.row(tf.at(e.At), tf.at(e.TS), termsafe.String(string(e.Type)), termsafe.String(e.Resource), by)
+				}
+				t.flush()
 			}
 			if more {
-				fmt.Fprintf(env.Stderr, "more events were received than the %d shown: raise -c to see them\n", count)
+				fmt.Fprintf(env.Stderr, "more events were received than the %d shown: raise -n to see them\n", count)
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "only the events this configuration stored")
-	c.Flags().IntVarP(&count, "count", "c", 20, "number of events")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	jobFlag(c, "only the events this configuration stored")
+	addCount(c, &count, 20, "number of events")
+	out = addOutput(c, "the server's answer (GET /api/v1/events, docs/api.md)")
 	return c
 }

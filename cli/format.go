@@ -132,13 +132,19 @@ func stamp(t time.Time) string {
 	return t.Format("20060102 15:04:05")
 }
 
-// writeStatus prints schd_status: header, underline, one row per task.
-func writeStatus(w io.Writer, s *api.StatusResponse) {
+// writeStatus prints schd_status: header, underline, one row per task,
+// then the notes of writeStatusNotes with times as at prints them.
+func writeStatus(w io.Writer, s *api.StatusResponse, at func(time.Time) string) {
 	tableHeader(w)
 	for _, r := range s.Rows {
 		tableRow(w, r.Name, r.Level, r.Start, r.End, r.Status)
 	}
-	// What running function runs report, below the table.
+	writeStatusNotes(w, s, at)
+}
+
+// writeStatusNotes prints what the rows of a status do not hold, below
+// its table: what running function runs report, retries, alarms.
+func writeStatusNotes(w io.Writer, s *api.StatusResponse, at func(time.Time) string) {
 	for _, r := range s.Rows {
 		if r.RunningStatus != "" {
 			fmt.Fprintf(w, "%s: %s\n", termsafe.String(r.Name), termsafe.String(r.RunningStatus))
@@ -148,12 +154,12 @@ func writeStatus(w io.Writer, s *api.StatusResponse) {
 		}
 		switch {
 		case !r.RetryAt.IsZero():
-			fmt.Fprintf(w, "%s: failed, retry %d of %d at %s\n", termsafe.String(r.Name), r.Attempt, r.Retries, stamp(r.RetryAt))
+			fmt.Fprintf(w, "%s: failed, retry %d of %d at %s\n", termsafe.String(r.Name), r.Attempt, r.Retries, at(r.RetryAt))
 		case r.Attempt > 0:
 			fmt.Fprintf(w, "%s: retry %d of %d\n", termsafe.String(r.Name), r.Attempt, r.Retries)
 		}
 		for _, a := range r.Alarms {
-			fmt.Fprintf(w, "%s: ALARM %s at %s: %s\n", termsafe.String(r.Name), a.Kind, stamp(a.At), termsafe.String(a.Message))
+			fmt.Fprintf(w, "%s: ALARM %s at %s: %s\n", termsafe.String(r.Name), a.Kind, at(a.At), termsafe.String(a.Message))
 		}
 		if r.WaitsFor != "" {
 			fmt.Fprintf(w, "%s: waits for resource %s (gnomon why -j %[1]s says who holds it)\n", termsafe.String(r.Name), termsafe.String(r.WaitsFor))
@@ -268,30 +274,6 @@ func runRow(w io.Writer, r *job.Run, level int) {
 func runLine(w io.Writer, name, start, end, status, names string) {
 	line := fmt.Sprintf("%-*s %-*s %-*s %-*s %s", wName, name, wTime, start, wTime, end, wStatus, status, names)
 	fmt.Fprintln(w, strings.TrimRight(line, " "))
-}
-
-// fireLine writes one line of the table of fires.
-func fireLine(w io.Writer, sched, fate, run, reason string) {
-	fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s %-10s %-8s %s", wTime, sched, fate, run, reason), " "))
-}
-
-// fireHeader writes the header of the table of fires.
-func fireHeader(w io.Writer) {
-	u := strings.Repeat
-	fireLine(w, "Scheduled", "Fate", "Run", "Reason")
-	fireLine(w, u("_", wTime), u("_", 10), u("_", 8), u("_", 6))
-}
-
-// writeFireRows prints what became of planned occurrences, below
-// fireHeader.
-func writeFireRows(w io.Writer, fires []job.Fire) {
-	for _, f := range fires {
-		run := ""
-		if f.RunID != 0 {
-			run = fmt.Sprint(f.RunID)
-		}
-		fireLine(w, stamp(f.Scheduled), termsafe.String(string(f.Fate)), run, termsafe.String(f.Reason))
-	}
 }
 
 // writeJSONOut prints v as indented JSON (the --json outputs).
@@ -493,9 +475,9 @@ func nodeLine(n api.NodeView) string {
 
 // writeNode prints a node: its period, state, run, its neighbours in the
 // trees, and its event log, newest first.
-func writeNode(w io.Writer, d *api.NodeDetailView) {
+func writeNode(w io.Writer, d *api.NodeDetailView, tf timeFormat) {
 	fmt.Fprintf(w, "Node: %s %s (%s, tree %s)\n", termsafe.String(d.Process), d.Timeperiod, d.Qualifier, termsafe.String(d.Tree))
-	fmt.Fprintf(w, "Period: %s to %s\n", d.Start.Format(time.RFC3339), d.End.Format(time.RFC3339))
+	fmt.Fprintf(w, "Period: %s to %s\n", tf.at(d.Start), tf.at(d.End))
 	fmt.Fprintf(w, "State: %s\n", stateName(d.State))
 	fmt.Fprintf(w, "Failures: %d\n", d.Failures)
 	switch {
@@ -547,7 +529,7 @@ func writeNode(w io.Writer, d *api.NodeDetailView) {
 		fmt.Fprintln(w, "  none")
 	}
 	for _, e := range d.Log {
-		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", e.At.Format(time.RFC3339), stateName(e.From), stateName(e.To), termsafe.String(string(e.Cause)), e.Rule)
+		line := fmt.Sprintf("  %s %s -> %s: %s, rule %d", tf.at(e.At), stateName(e.From), stateName(e.To), termsafe.String(string(e.Cause)), e.Rule)
 		if e.RunID != 0 {
 			line += fmt.Sprintf(", run %d", e.RunID)
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ err_log_file: @DIR@/k1.err
 		t.Fatalf("runs of box while k1 runs: %+v", bs.Runs)
 	}
 	out = f.mustRun("gnomon", "runs", "-j", "box")
-	if !strings.Contains(out, "\nbox ") || !strings.Contains(out, "\n k1 ") {
+	if !regexp.MustCompile(`\n\d+ +box +[^\n]*\n\d+ +  k1 `).MatchString(out) {
 		t.Errorf("gnomon runs of box while k1 runs:\n%s", out)
 	}
 
@@ -89,9 +90,9 @@ dependencies: [{"type":"FILE","resourceId":"/landing/","lifeDuration":60}]
 		args   []string
 	}{
 		{"empty_runs", []string{"schd_runs", "-j", "demo_heartbeat"}},
-		{"empty_runs_day", []string{"gnomon", "runs", "-j", "demo_heartbeat", "-d", "01/01/2001"}},
+		{"empty_runs_day", []string{"gnomon", "runs", "demo_heartbeat", "-d", "2001-01-01"}},
 		{"empty_fires", []string{"gnomon", "runs", "-j", "demo_heartbeat", "--fires"}},
-		{"empty_fires_day", []string{"gnomon", "runs", "-j", "demo_heartbeat", "--fires", "-d", "01/01/2001"}},
+		{"empty_fires_day", []string{"gnomon", "runs", "demo_heartbeat", "--fires", "-d", "2001-01-01"}},
 		{"empty_events", []string{"gnomon", "events"}},
 		{"empty_events_configuration", []string{"gnomon", "events", "-j", "landing"}},
 		{"empty_alerts", []string{"gnomon", "alerts"}},

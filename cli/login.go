@@ -145,6 +145,7 @@ when no flag or environment variable names the server or the token
 			return usageErr("a subcommand is needed: gnomon context list|show|use NAME|delete NAME")
 		},
 	}
+	var listOut, showOut *outputFormat
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "list the contexts; * marks the current one",
@@ -157,6 +158,12 @@ when no flag or environment variable names the server or the token
 			cfg, exists, err := loadConfig(path)
 			if err != nil {
 				return err
+			}
+			if listOut.structured() {
+				if cfg.Contexts == nil {
+					cfg.Contexts = map[string]*clientContext{}
+				}
+				return listOut.write(env.Stdout, cfg)
 			}
 			if !exists || len(cfg.Contexts) == 0 {
 				fmt.Fprintf(env.Stdout, "no contexts in %s (gnomon login --server URL --token-file FILE adds one)\n", path)
@@ -223,6 +230,9 @@ when no flag or environment variable names the server or the token
 			if err != nil {
 				return err
 			}
+			if showOut.structured() {
+				return showOut.write(env.Stdout, s.view())
+			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			cur := s.context
 			if cur == "" {
@@ -249,6 +259,8 @@ when no flag or environment variable names the server or the token
 			return tw.Flush()
 		},
 	}
+	listOut = addOutput(list, "the client configuration: current and contexts, as the file holds them")
+	showOut = addOutput(show, "context, configuration, server, server_from, token_from, ca_cert, ca_from, data, data_from")
 	c.AddCommand(list, use, show, del)
 	return c
 }
@@ -273,4 +285,24 @@ func editConfig(env *Env, edit func(*clientConfig) (string, error)) error {
 	}
 	fmt.Fprintln(env.Stdout, msg)
 	return nil
+}
+
+// settingsView is what gnomon context show -o json prints: the settings a
+// command would use and where each comes from (the token itself never).
+type settingsView struct {
+	Context       string `json:"context,omitempty"`
+	Configuration string `json:"configuration,omitempty"`
+	Server        string `json:"server"`
+	ServerFrom    string `json:"server_from"`
+	TokenFrom     string `json:"token_from,omitempty"`
+	CACert        string `json:"ca_cert,omitempty"`
+	CAFrom        string `json:"ca_from,omitempty"`
+	Data          string `json:"data"`
+	DataFrom      string `json:"data_from"`
+}
+
+// view is s as gnomon context show -o json prints it.
+func (s *settings) view() settingsView {
+	return settingsView{Context: s.context, Configuration: s.config, Server: s.server, ServerFrom: s.serverFrom, TokenFrom: s.tokenFrom,
+		CACert: s.caFile, CAFrom: s.caFrom, Data: s.data, DataFrom: s.dataFrom}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,9 +25,11 @@ func migrateCmd(env *Env) *cobra.Command {
 runs, fires, the journal, the windows of data configurations, alerts and
 their attempts, the audit trail, timeperiod trees) from one database to an
 empty one, keeping every ID and sequence number, then reads the copy back
-and compares the counts. It refuses a target that holds anything. The
-source is a data directory (its gnomon.db) or a SQLite file; stop the
-server first. Then start it with --db TARGET.`,
+and compares the counts. The source is a data directory (its gnomon.db) or
+a SQLite file; it is refused while a server runs on it (migrate takes the
+data directory's lock, as a server does): stop the server first. A target
+that holds anything is refused, with how to empty it. Then start the server
+with --db TARGET.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from == "" || to == "" {
@@ -36,13 +39,32 @@ server first. Then start it with --db TARGET.`,
 			if !ok {
 				return usageErr("--from: %q should be sqlite:DIR or sqlite:FILE", from)
 			}
-			if fi, err := os.Stat(path); err != nil {
+			fi, err := os.Stat(path)
+			if err != nil {
 				return usageErr("--from: %v", err)
-			} else if fi.IsDir() {
-				path = filepath.Join(path, "gnomon.db")
+			}
+			dir := filepath.Dir(path)
+			if fi.IsDir() {
+				dir, path = path, filepath.Join(path, "gnomon.db")
 				if _, err := os.Stat(path); err != nil {
-					return usageErr("--from: %s holds no gnomon.db", filepath.Dir(path))
+					return usageErr("--from: %s holds no gnomon.db", dir)
 				}
+			}
+			// The source's data directory is locked for the copy, as a
+			// server locks it: a server running on it is refused here, and
+			// none starts on it until the copy is done. A file outside a
+			// data directory (no server.lock beside it) is taken as is.
+			if _, err := os.Stat(filepath.Join(dir, LockFile)); fi.IsDir() || err == nil {
+				lock, err := takeLock(dir)
+				var held *heldError
+				if errors.As(err, &held) {
+					return &exitError{code: ExitRejected, msg: fmt.Sprintf("--from: %s is in use by a running gnomon server (PID %s holds %s): stop it first, "+
+						"so that the copy is of a state no one changes, then migrate", dir, held.pid, held.path)}
+				}
+				if err != nil {
+					return err
+				}
+				defer lock.Close()
 			}
 			ctx := cmd.Context()
 			src, err := gnomon.OpenStore(ctx, "sqlite:"+path, "")
@@ -55,9 +77,15 @@ server first. Then start it with --db TARGET.`,
 				return fmt.Errorf("--to: %w", err)
 			}
 			defer dst.Close()
-			counts, err := store.Migrate(ctx, src, dst)
+			var counts store.Counts
+			err = withProgress(ctx, env, "migrate: copying "+from+" and reading the copy back", nil, func() (err error) {
+				counts, err = store.Migrate(ctx, src, dst)
+				return err
+			})
 			if errors.Is(err, store.ErrNotEmpty) {
-				return usageErr("--to: %v: migrate copies into an empty database only", err)
+				return &exitError{code: ExitRejected, msg: fmt.Sprintf("--to: %v: migrate copies into an empty database only. Give it a new database "+
+					"(createdb -h HOST -U USER NEWDB, then --to postgres://USER@HOST:PORT/NEWDB), or empty this one, which deletes all it holds: "+
+					"psql %s -c 'DROP SCHEMA public CASCADE; CREATE SCHEMA public'", err, shellQuote(redacted(to)))}
 			}
 			if err != nil {
 				return err
@@ -72,4 +100,16 @@ server first. Then start it with --db TARGET.`,
 	c.Flags().StringVar(&from, "from", "", "the source: sqlite:DIR (a data directory) or sqlite:FILE")
 	c.Flags().StringVar(&to, "to", "", "the target database: postgres://USER@HOST:PORT/DB (empty)")
 	return c
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// redacted is a database URL without its password, for a message.
+func redacted(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	return u.Redacted()
 }

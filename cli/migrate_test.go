@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,12 +35,13 @@ func TestMigrateToPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "copied and verified: 2 tasks, 2 runs") || !strings.Contains(out, ", 1 calendars\n") {
 		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
 	}
-	if _, errOut, code := f.run("gnomon", "migrate", "--from", "sqlite:"+data, "--to", pg); code == 0 || !strings.Contains(errOut, "not empty") {
+	if _, errOut, code := f.run("gnomon", "migrate", "--from", "sqlite:"+data, "--to", pg); code != ExitRejected || !strings.Contains(errOut, "not empty") ||
+		!strings.Contains(errOut, "DROP SCHEMA public CASCADE; CREATE SCHEMA public") || !strings.Contains(errOut, "createdb") {
 		t.Fatalf("a second migrate into the same database: exit %d, %s", code, errOut)
 	}
 
 	f.start(func(c *ServerConfig) { c.DB = pg }, simulateFrom("2026-03-08T06:00:00Z"))
-	if out := f.mustRun("gnomon", "runs", "-j", "m"); !strings.Contains(out, "success    admin") { // and who started it
+	if out := squeeze(f.mustRun("gnomon", "runs", "m", "-o", "wide")); !strings.Contains(out, "success 0 normal start admin") { // and who started it
 		t.Fatalf("runs of m on PostgreSQL:\n%s", out)
 	}
 	if out := f.mustRun("gnomon", "status", "-j", "m"); !strings.Contains(out, "success") {
@@ -49,5 +52,22 @@ func TestMigrateToPostgres(t *testing.T) {
 	}
 	if out := f.mustRun("gnomon", "forecast", "-j", "close", "--to", "2026-04-01 00:00"); out != "2026-03-31T18:00:00+02:00 close\n" {
 		t.Fatalf("calendars on PostgreSQL: forecast\n%s", out)
+	}
+}
+
+// TestMigrateRefusesALiveSource: the data directory of a running server is
+// locked, and migrate takes the same lock: it refuses to copy a state the
+// server is changing, naming the server's PID, and copies nothing.
+func TestMigrateRefusesALiveSource(t *testing.T) {
+	t.Parallel()
+	singleServer(t, "it migrates one server's SQLite store")
+	f := setup(t, func(c *ServerConfig) { c.DB = "" })
+	data := filepath.Join(f.dir, "data")
+	for _, from := range []string{"sqlite:" + data, "sqlite:" + filepath.Join(data, "gnomon.db")} {
+		_, errOut, code := f.run("gnomon", "migrate", "--from", from, "--to", "postgres://nobody@127.0.0.1:1/none")
+		want := fmt.Sprintf("--from: %s is in use by a running gnomon server (PID %d holds %s): stop it first", data, os.Getpid(), filepath.Join(data, LockFile))
+		if code != ExitRejected || !strings.Contains(errOut, want) {
+			t.Errorf("migrate --from %s of a running server: exit %d, %q; want %q", from, code, errOut, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -12,84 +13,83 @@ import (
 
 func alertsCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		name   string
-		count  int
-		asJSON bool
+		count int
+		out   *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "alerts [-j TASK] [-c N]",
+		Use:   "alerts [NAME] [-n N] [-o json|yaml|wide]",
 		Short: "list email alerts, newest first, and what became of each (sent, pending retry, failed)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if count < 1 {
-				return usageErr("-c must be at least 1, got %d", count)
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, false)
+			if err != nil {
+				return err
 			}
-			all := &api.AlertsResponse{Alerts: []api.AlertView{}}
-			more, err := follow(count, func(n int, cursor string) (int, string, error) {
+			if count < 1 {
+				return usageErr("-n must be at least 1, got %d", count)
+			}
+			alerts, next, more, err := collect(count, func(n int, cursor string) ([]api.AlertView, string, error) {
 				res, err := client().ListAlerts(cmd.Context(), name, n, cursor)
 				if err != nil {
-					return 0, "", err
+					return nil, "", err
 				}
-				all.Alerts, all.Next = append(all.Alerts, res.Alerts...), res.Next
-				return len(res.Alerts), res.Next, nil
+				return res.Alerts, res.Next, nil
 			})
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, all)
+			all := &api.AlertsResponse{Alerts: alerts, Next: next}
+			if out.structured() {
+				return out.write(env.Stdout, all)
 			}
 			none := "no alerts yet"
 			if name != "" {
-				none += " for " + name
+				none += " for " + termsafe.String(name)
 			}
-			writeAlerts(env.Stdout, all, none)
+			writeAlerts(env.Stdout, all, none, timesOf(cmd, env))
 			if more {
-				fmt.Fprintf(env.Stderr, "more alerts were sent than the %d shown: raise -c to see them\n", count)
+				fmt.Fprintf(env.Stderr, "more alerts were sent than the %d shown: raise -n to see them\n", count)
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "only this task's alerts")
-	c.Flags().IntVarP(&count, "count", "c", 20, "number of alerts")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON, with every attempt")
+	jobFlag(c, "only this task's alerts")
+	addCount(c, &count, 20, "number of alerts")
+	out = addOutput(c, "the server's answer, with every attempt (GET /api/v1/alerts, docs/api.md)")
 	return c
 }
 
-// writeAlerts prints alerts under a header, and the line none when there
-// are none.
-func writeAlerts(w io.Writer, res *api.AlertsResponse, none string) {
-	fmt.Fprintf(w, "%-6s %-17s %-20s %-11s %-8s %-8s %s\n", "Id", "Created", "Task", "Outcome", "State", "Attempts", "To")
+// writeAlerts prints alerts as a table, or the line none when there are
+// none.
+func writeAlerts(w io.Writer, res *api.AlertsResponse, none string, tf timeFormat) {
 	if len(res.Alerts) == 0 {
 		fmt.Fprintln(w, none)
+		return
 	}
+	t := newTable(w, "id", "created", "task", "outcome", "state", "attempts", "to", "next attempt", "last error")
 	for _, a := range res.Alerts {
-		fmt.Fprintf(w, "%-6d %-17s %-20s %-11s %-8s %-8d %s\n", a.ID, stamp(a.Created), termsafe.String(a.Task), termsafe.String(string(a.Outcome)),
-			termsafe.String(string(a.State)), a.Attempts, safeList(a.To, ","))
-		if a.LastError != "" {
-			fmt.Fprintf(w, "       last error: %s\n", termsafe.String(a.LastError))
-		}
-		if !a.NextAt.IsZero() {
-			fmt.Fprintf(w, "       next attempt: %s\n", stamp(a.NextAt))
-		}
+		t.row(strconv.FormatInt(a.ID, 10), tf.at(a.Created), termsafe.String(a.Task), termsafe.String(string(a.Outcome)),
+			termsafe.String(string(a.State)), strconv.Itoa(a.Attempts), safeList(a.To, ","), tf.at(a.NextAt), dash(termsafe.String(a.LastError)))
 	}
+	t.flush()
 }
 
 func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		after  int64
-		count  int
-		asJSON bool
+		after int64
+		count int
+		out   *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "audit [--after SEQ] [-c N]",
+		Use:   "audit [--after SEQ] [-n N] [-o json|yaml]",
 		Short: "print audit records (NAME : LAUNCH : STOP : RESULT : STATUS[ : by IDENTITY][ : ended by IDENTITY]), oldest first, as audit.log holds them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if count < 1 {
-				return usageErr("-c must be at least 1, got %d", count)
+				return usageErr("-n must be at least 1, got %d", count)
 			}
-			// Pages are printed as they come; --json gathers them in one
+			asJSON := out.structured()
+			// Pages are printed as they come; -o json or yaml gathers them in one
 			// answer, whose next goes on where it stops.
 			all := &api.AuditResponse{Records: []api.AuditView{}}
 			total, last := 0, after
@@ -114,7 +114,7 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSONOut(env.Stdout, all)
+				return out.write(env.Stdout, all)
 			}
 			if total == 0 && after > 0 {
 				fmt.Fprintf(env.Stdout, "no audit records after %d\n", after)
@@ -128,7 +128,7 @@ func auditCmd(env *Env, client func() *api.Client) *cobra.Command {
 		},
 	}
 	c.Flags().Int64Var(&after, "after", 0, "only records after this sequence number")
-	c.Flags().IntVarP(&count, "count", "c", 100, "number of records")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	addCount(c, &count, 100, "number of records")
+	out = addOutput(c, "the server's answer (GET /api/v1/audit, docs/api.md)")
 	return c
 }

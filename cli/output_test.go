@@ -39,9 +39,15 @@ err_log_file: @DIR@/s.err
 	if tv.Task.Name != "flow" || tv.State.Status != job.Idle || len(tv.Children) != 1 || tv.Children[0].Task.Name != "step" || tv.Children[0].Task.Command != "true" {
 		t.Errorf("task -o json: %+v", tv)
 	}
+	if y := f.mustRun("gnomon", "status", "flow", "-o", "yaml"); y != "rows:\n- name: flow\n  level: 0\n  status: idle\n- name: step\n  level: 1\n  status: idle\n" {
+		t.Errorf("status -o yaml:\n%s", y)
+	}
+	if y := f.mustRun("gnomon", "task", "flow", "-o", "yaml"); !strings.HasPrefix(y, "task:\n  name: flow\n  type: bundle\n") || !strings.Contains(y, "\nchildren:\n- task:\n    name: step\n") {
+		t.Errorf("task -o yaml:\n%s", y)
+	}
 	for _, cmd := range []string{"status", "task"} {
-		if _, errs, code := f.run("gnomon", cmd, "-j", "flow", "-o", "yaml"); code != ExitUsage || !strings.Contains(errs, `-o must be json, got "yaml"`) {
-			t.Errorf("%s -o yaml: exit %d, %q", cmd, code, errs)
+		if _, errs, code := f.run("gnomon", cmd, "-j", "flow", "-o", "xml"); code != ExitUsage || !strings.Contains(errs, `invalid argument "xml" for "-o, --output" flag: want json, yaml or wide`) {
+			t.Errorf("%s -o xml: exit %d, %q", cmd, code, errs)
 		}
 	}
 }

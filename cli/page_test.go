@@ -136,9 +136,9 @@ cron: * * * * *
 	if len(want) != 17 || !slices.Equal(audit, want) || all.Next != "" {
 		t.Errorf("audit paged as %v, in one answer %v (next %q)", audit, want, all.Next)
 	}
-	out, errs, code := f.run("gnomon", "audit", "-c", "3")
+	out, errs, code := f.run("gnomon", "audit", "-n", "3")
 	if code != 0 || strings.Count(out, "\n") != 3 || errs != fmt.Sprintf("more audit records follow: gnomon audit --after %d\n", want[2]) {
-		t.Errorf("audit -c 3: exit %d\n%s%s", code, out, errs)
+		t.Errorf("audit -n 3: exit %d\n%s%s", code, out, errs)
 	}
 
 	// Task names, two at a time; all of them without a count.
@@ -260,9 +260,9 @@ func TestEventsBeyondOnePage(t *testing.T) {
 		t.Errorf("%d distinct events in the pages, want %d", len(seen), n)
 	}
 
-	out := f.mustRun("gnomon", "events", "-c", "10000000")
+	out := f.mustRun("gnomon", "events", "-n", "10000000")
 	if lines := strings.Count(out, "\n"); lines != n+1 {
-		t.Errorf("gnomon events -c 10000000 printed %d lines, want %d events and the header", lines, n)
+		t.Errorf("gnomon events -n 10000000 printed %d lines, want %d events and the header", lines, n)
 	}
 	// Small pages of the events a configuration stored.
 	var stored []string
@@ -290,8 +290,8 @@ func TestEventsBeyondOnePage(t *testing.T) {
 	if len(whole) < 8 || !slices.Equal(stored, whole) {
 		t.Errorf("events of landing in pages of 7:\n%v\nin one answer:\n%v", stored, whole)
 	}
-	_, stderr, _ := f.run("gnomon", "events", "-j", "landing", "-c", "5")
-	if stderr != "more events were received than the 5 shown: raise -c to see them\n" {
-		t.Errorf("events -c 5: stderr %q", stderr)
+	_, stderr, _ := f.run("gnomon", "events", "-j", "landing", "-n", "5")
+	if stderr != "more events were received than the 5 shown: raise -n to see them\n" {
+		t.Errorf("events -n 5: stderr %q", stderr)
 	}
 }

@@ -38,21 +38,19 @@ func paramValues(flags []string) (map[string]string, error) {
 // startCmd starts a task, as gnomon event -e start does, with parameter
 // values.
 func startCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var (
-		name   string
-		params []string
-	)
+	var params []string
 	c := &cobra.Command{
-		Use:   "start -j TASK [-p NAME=VALUE]...",
-		Short: "start a task now, with parameter values (gnomon event -j TASK -e start -p ...)",
+		Use:   "start NAME [-p NAME=VALUE]...",
+		Short: "start a task now, with parameter values (gnomon event NAME -e start -p ...)",
 		Long: `start starts a task now, as gnomon event -e start does: its run bypasses
 the task's condition. -p NAME=VALUE, repeated, gives the run a value for a
 parameter the task declares (params: in its definition); the others take
 their defaults. The command reads each parameter as an environment variable
-of its name, and the run records the values given (gnomon run -j TASK ID).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
+of its name, and the run records the values given (gnomon run ID).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
 			values, err := paramValues(params)
@@ -62,7 +60,7 @@ of its name, and the run records the values given (gnomon run -j TASK ID).`,
 			return client().EventParams(cmd.Context(), name, string(job.ActStart), values)
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	jobFlag(c, "the task")
 	paramFlag(c, &params)
 	return c
 }

@@ -100,7 +100,7 @@ func TestRetriesTimeoutsAndAlarms(t *testing.T) {
 	if want := []string{"01:30 retry success", "01:10 retry failure", "01:00 schedule failure"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("flaky runs %q, want %q", got, want)
 	}
-	if table := f.mustRun("gnomon", "runs", "-j", "flaky", "-c", "10"); !strings.Contains(table, "flaky [retry 1]") || !strings.Contains(table, "flaky [retry 2]") {
+	if table := f.mustRun("gnomon", "runs", "-j", "flaky", "-n", "10"); !strings.Contains(table, "flaky [retry 1]") || !strings.Contains(table, "flaky [retry 2]") {
 		t.Errorf("runs table does not name the retries:\n%s", table)
 	}
 	// Dependents saw the final outcome only.
@@ -167,8 +167,8 @@ retry_delay: 5m
 	if out != want {
 		t.Errorf("load ran:\n%s\nwant:\n%s", out, want)
 	}
-	table := f.mustRun("gnomon", "runs", "-j", "load", "-c", "10")
-	for _, tag := range []string{"load [backfill of 20260601 02:00:00, retry 1]", "load [backfill of 20260602 02:00:00, retry 1]"} {
+	table := f.mustRun("gnomon", "runs", "-j", "load", "-n", "10")
+	for _, tag := range []string{"load [backfill of 2026-06-01 02:00:00 CEST, retry 1]", "load [backfill of 2026-06-02 02:00:00 CEST, retry 1]"} {
 		if !strings.Contains(table, tag) {
 			t.Errorf("runs table has no %q:\n%s", tag, table)
 		}

@@ -88,7 +88,7 @@ func TestClusterStandby(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeCluster(&text, st)
+	writeCluster(&text, st, timeFormat{time.UTC})
 	if !strings.Contains(text.String(), "director dir at epoch 1; standby sb\n") {
 		t.Errorf("gnomon cluster does not show sb as dir's standby:\n%s", text.String())
 	}

@@ -53,11 +53,11 @@ func zoneFlag(name string, getenv func(string) string) (*time.Location, error) {
 func forecastCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
 		name, from, to, file, zone string
-		asJSON                     bool
+		out                        *outputFormat
 		limit                      int
 	)
 	c := &cobra.Command{
-		Use:   "forecast [-j TASK] [--from TIME] [--to TIME] [--timezone ZONE] [-f FILE] [--json]",
+		Use:   "forecast [NAME] [--from TIME] [--to TIME] [--timezone ZONE] [-f FILE] [-o json|yaml]",
 		Short: "list planned fire instants, from the server or offline from a definition file",
 		Long: `forecast lists the instants at which time triggers will fire, one line per
 fire: the instant in RFC 3339 with its UTC offset, then the task, sorted by
@@ -77,8 +77,11 @@ beside it).
 An occurrence on a day of the task's exclude_calendar is listed marked
 "(excluded by calendar NAME: skipped, not run)": the scheduler records it
 skipped. Days that are not in a task's run_calendar have no occurrence.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := oneTask(cmd, args, false); err != nil {
+				return err
+			}
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
@@ -95,8 +98,8 @@ skipped. Days that are not in a task's run_calendar have no occurrence.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, resp)
+			if out.structured() {
+				return out.write(env.Stdout, resp)
 			}
 			writeForecast(env.Stdout, resp, name, show)
 			if resp.Truncated {
@@ -106,12 +109,12 @@ skipped. Days that are not in a task's run_calendar have no occurrence.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&name, "job", "j", "", "only this task")
+	f.StringVarP(&name, "job", "j", "", "only this task (or give it as NAME)")
 	f.StringVar(&from, "from", "", "first instant (default now)")
 	f.StringVar(&to, "to", "", "end of the range, excluded (default a day after --from)")
 	f.StringVarP(&file, "file", "f", "", "forecast the definitions of this file, offline")
 	f.StringVar(&zone, "timezone", "", "time zone instants are shown in and local times are read in; with -f also that of calendars without their own (default: the task's, else the server's or, with -f, the host's)")
-	f.BoolVar(&asJSON, "json", false, "print JSON (instants in UTC, as the API answers)")
+	out = addOutput(c, "the fires, instants in UTC, as the API answers (GET /api/v1/forecast, docs/api.md)")
 	f.IntVar(&limit, "limit", 10000, "most fires listed")
 	return c
 }
@@ -270,7 +273,10 @@ func rejected(err error) error {
 }
 
 func clockCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var tick bool
+	var (
+		tick bool
+		out  *outputFormat
+	)
 	c := &cobra.Command{
 		Use:   "clock [--tick]",
 		Short: "print the server's clock; move a simulating server's clock",
@@ -291,14 +297,15 @@ as if their schedule had come, without moving the clock.`,
 			if err != nil {
 				return err
 			}
-			printClock(env, r)
-			return nil
+			return printClock(cmd, env, r, *out)
 		},
 	}
 	c.Flags().BoolVar(&tick, "tick", false, "tick the continuous timeperiod levels of a simulating server now")
+	out = addOutput(c, "the server's clock (GET /api/v1/clock, docs/api.md)")
 	var (
 		to      string
 		advTick bool
+		advOut  *outputFormat
 	)
 	adv := &cobra.Command{
 		Use:   "advance --to TIME",
@@ -318,10 +325,19 @@ continuous timeperiod level then runs a tick at TIME.`,
 				if err != nil {
 					return err
 				}
-				printClock(env, r)
-				return nil
+				return printClock(cmd, env, r, *advOut)
 			}
-			r, err := client().Advance(cmd.Context(), to)
+			var r *api.ClockResponse
+			err := withProgress(cmd.Context(), env, "clock advance", func(ctx context.Context) string {
+				c, err := client().Clock(ctx)
+				if err != nil {
+					return ""
+				}
+				return fmt.Sprintf("the virtual clock reads %s, on its way to %s", timesOf(cmd, env).at(c.Now), to)
+			}, func() (err error) {
+				r, err = client().Advance(cmd.Context(), to)
+				return err
+			})
 			var ae *api.Error
 			if errors.As(err, &ae) && ae.Status == http.StatusConflict && strings.Contains(ae.Message, "virtual clock") {
 				return errors.New("the clock can only be moved on a server started with --simulate-from")
@@ -329,20 +345,25 @@ continuous timeperiod level then runs a tick at TIME.`,
 			if err != nil {
 				return err
 			}
-			printClock(env, r)
-			return nil
+			return printClock(cmd, env, r, *advOut)
 		},
 	}
 	adv.Flags().StringVar(&to, "to", "", "the instant to move to")
 	adv.Flags().BoolVar(&advTick, "tick", false, "then tick the continuous timeperiod levels")
+	advOut = addOutput(adv, "the server's clock once it has settled (POST /api/v1/clock, docs/api.md)")
 	c.AddCommand(adv)
 	return c
 }
 
-func printClock(env *Env, r *api.ClockResponse) {
+// printClock prints a server's clock and whether it is simulated.
+func printClock(cmd *cobra.Command, env *Env, r *api.ClockResponse, out outputFormat) error {
+	if out.structured() {
+		return out.write(env.Stdout, r)
+	}
 	kind := "real"
 	if r.Simulated {
 		kind = "simulated"
 	}
-	fmt.Fprintf(env.Stdout, "%s (%s)\n", r.Now.Format(time.RFC3339), kind)
+	fmt.Fprintf(env.Stdout, "%s (%s)\n", timesOf(cmd, env).at(r.Now), kind)
+	return nil
 }

@@ -70,7 +70,7 @@ cron: 0 */4 * * *
 // ranAt reports whether a run listing has a successful run that started
 // at stamp ("YYYYMMDD HH:MM:SS") and ended within its minute.
 func ranAt(runs, stamp string) bool {
-	return regexp.MustCompile(regexp.QuoteMeta(stamp) + ` ` + regexp.QuoteMeta(stamp[:15]) + `\d\d success`).MatchString(runs)
+	return regexp.MustCompile(regexp.QuoteMeta(stamp) + ` ` + regexp.QuoteMeta(stamp[:15]) + `\d\d success`).MatchString(squeeze(runs))
 }
 
 // A simulated week of seed-001 calendars, read back through the command
@@ -82,10 +82,10 @@ func TestSimulatedWeek(t *testing.T) {
 	f := setup(t, simulateFrom("2026-06-01 00:00"))
 	f.mustRun("schd_def", "-f", f.file("week.def", week))
 	f.mustRun("schd_event", "-j", "cold", "-e", "freeze")
-	if out := f.mustRun("gnomon", "clock"); out != "2026-06-01T00:00:00+02:00 (simulated)\n" {
+	if out := f.mustRun("gnomon", "clock"); out != "2026-06-01 00:00:00 CEST (simulated)\n" {
 		t.Errorf("clock: %q", out)
 	}
-	if out := f.mustRun("gnomon", "clock", "advance", "--to", "2026-06-08 00:00"); out != "2026-06-08T00:00:00+02:00 (simulated)\n" {
+	if out := f.mustRun("gnomon", "clock", "advance", "--to", "2026-06-08 00:00"); out != "2026-06-08 00:00:00 CEST (simulated)\n" {
 		t.Errorf("advance: %q", out)
 	}
 
@@ -105,7 +105,7 @@ func TestSimulatedWeek(t *testing.T) {
 		"window": {"20260602 04:00:00", "20260602 04:30:00", "20260602 05:00:00"},
 		"night":  {"20260605 23:30:00", "20260606 00:30:00"},
 	} {
-		runs := f.mustRun("gnomon", "runs", "-j", task, "-c", "10")
+		runs := f.mustRun("gnomon", "runs", "-j", task, "-n", "10")
 		if n := strings.Count(runs, "success"); n != len(stamps) {
 			t.Errorf("%s ran %d times:\n%s", task, n, runs)
 		}
@@ -116,8 +116,8 @@ func TestSimulatedWeek(t *testing.T) {
 		}
 	}
 	// Frozen: seven occurrences skipped, no run.
-	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "cold", "--fires", "-c", "50"))
-	if n := strings.Count(fires, "skipped the task is frozen"); n != 7 {
+	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "cold", "--fires", "-n", "50"))
+	if n := strings.Count(fires, "skipped - the task is frozen"); n != 7 {
 		t.Errorf("cold: %d skipped occurrences:\n%s", n, fires)
 	}
 	if runs := f.mustRun("schd_runs", "-j", "cold"); !strings.HasSuffix(runs, "\nno runs recorded yet for cold\n") {
@@ -125,8 +125,8 @@ func TestSimulatedWeek(t *testing.T) {
 	}
 	// Busy: the first occurrence left gated waiting on its condition; the
 	// 28 later ones (up to 8 June 00:00 included) found it waiting.
-	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "gated", "--fires", "-c", "50"))
-	if strings.Count(fires, " ran") != 1 || !strings.Contains(fires, "20260601 00:00:00 ran") || strings.Count(fires, "skipped the task is waiting (overlap skip)") != 28 {
+	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "gated", "--fires", "-n", "50"))
+	if strings.Count(fires, " ran") != 1 || !strings.Contains(fires, "20260601 00:00:00 ran") || strings.Count(fires, "skipped - the task is waiting (overlap skip)") != 28 {
 		t.Errorf("gated fires:\n%s", fires)
 	}
 	// Every four hours of the week, once each, in order (the engine tests
@@ -142,7 +142,7 @@ func TestSimulatedWeek(t *testing.T) {
 			t.Fatalf("run %d was for %s, want %s", i, l, want)
 		}
 	}
-	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "every4h", "--fires", "-c", "1"))
+	fires = squeeze(f.mustRun("gnomon", "runs", "-j", "every4h", "--fires", "-n", "1"))
 	if !strings.Contains(fires, "20260608 00:00:00 ran") {
 		t.Errorf("last quarter fire:\n%s", fires)
 	}
@@ -171,15 +171,15 @@ interval: 1 hour
 	f.stop()
 	f.start(utc, simulateFrom("2026-03-04T07:30:00Z"))
 	f.mustRun("gnomon", "clock", "advance", "--to", "2026-03-04T08:30:00Z")
-	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "job_a", "--fires", "-c", "5"))
+	fires := squeeze(f.mustRun("gnomon", "runs", "-j", "job_a", "--fires", "-n", "5"))
 	want := []string{
 		"20260304 08:00:00 ran",
-		"20260304 07:00:00 missed " + missedDown() + " (it was noticed 30m later)",
-		"20260304 06:00:00 missed " + missedDown() + " (it was noticed 1h30m later)",
+		"20260304 07:00:00 missed - " + missedDown() + " (it was noticed 30m later)",
+		"20260304 06:00:00 missed - " + missedDown() + " (it was noticed 1h30m later)",
 		"20260304 05:00:00 missed",
 		"20260304 04:00:00 ran",
 	}
-	rows := strings.Split(strings.TrimSpace(fires), "\n")[2:]
+	rows := strings.Split(strings.TrimSpace(fires), "\n")[1:]
 	for i, w := range want {
 		if i >= len(rows) || !strings.HasPrefix(rows[i], w) {
 			t.Errorf("fire %d: want %q in\n%s", i, w, fires)
@@ -341,14 +341,20 @@ func TestClockRefusedOnRealTime(t *testing.T) {
 	}
 }
 
-// squeeze collapses runs of blanks in each line, for tables.
+// squeeze collapses runs of blanks in each line, for tables, and writes
+// the times the tables print (2026-03-04 08:00:00 CET) as the seed's
+// (20260304 08:00:00), for tests of what happened when.
 func squeeze(s string) string {
+	s = gnomonTimeRE.ReplaceAllString(s, "$1$2$3 $4")
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.Join(strings.Fields(l), " ")
 	}
 	return strings.Join(lines, "\n")
 }
+
+// gnomonTimeRE matches a time as the command line prints it.
+var gnomonTimeRE = regexp.MustCompile(`(\d{4})-(\d\d)-(\d\d) (\d\d:\d\d:\d\d) (?:[A-Z]{3,5}|[+-]\d\d(?:\d\d)?)\b`)
 
 // On the real clock a task starts at its due instant: the timer is armed
 // for the earliest occurrence. The test asks only that each run start

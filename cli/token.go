@@ -52,10 +52,10 @@ second. See docs/security.md.`,
 	c.PersistentFlags().StringVar(&db, "db", "", "with --direct: the database (default $GNOMON_DB, else the data directory's SQLite file)")
 
 	var (
-		req    api.TokenRequest
-		role   string
-		ttl    time.Duration
-		asJSON bool
+		req       api.TokenRequest
+		role      string
+		ttl       time.Duration
+		createOut *outputFormat
 	)
 	create := &cobra.Command{
 		Use:   "create --name NAME --role ROLE [--scope PATTERN]... [--owners GLOB,...] [--expires DURATION] [--rate N]",
@@ -85,8 +85,8 @@ second. See docs/security.md.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, resp)
+			if createOut.structured() {
+				return createOut.write(env.Stdout, resp)
 			}
 			fmt.Fprintln(env.Stdout, resp.Token)
 			fmt.Fprintf(env.Stderr, "token %s created for %s (%s); it is shown only this once\n", resp.ID, resp.Name, resp.Role)
@@ -100,7 +100,7 @@ second. See docs/security.md.`,
 	f.StringSliceVar(&req.Owners, "owners", nil, "admin tokens: the OS users the commands the token defines may run as (task owner): USER, USER:GROUP or globs such as batch_* (comma-separated, repeatable; default: any without --scope, none with it)")
 	f.StringVar(&req.Expires, "expires", "", "expire after this long, such as 720h (default: never)")
 	f.IntVar(&req.Rate, "rate", 0, "requests a second the token may make (0: the server's --token-rate, -1: no limit)")
-	f.BoolVar(&asJSON, "json", false, "print the token and its details as JSON")
+	createOut = addOutput(create, "the token and its details (POST /api/v1/tokens, docs/api.md)")
 	create.PreRunE = func(*cobra.Command, []string) error {
 		if req.Expires != "" {
 			var err error
@@ -111,7 +111,7 @@ second. See docs/security.md.`,
 		return nil
 	}
 
-	var listJSON bool
+	var listOut, revokeOut, whoamiOut *outputFormat
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "list the tokens, revoked and expired ones included",
@@ -134,14 +134,14 @@ second. See docs/security.md.`,
 			if err != nil {
 				return err
 			}
-			if listJSON {
-				return writeJSONOut(env.Stdout, resp)
+			if listOut.structured() {
+				return listOut.write(env.Stdout, resp)
 			}
-			writeTokens(env.Stdout, resp.Tokens)
+			writeTokens(env.Stdout, resp.Tokens, timesOf(cmd, env))
 			return nil
 		},
 	}
-	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
+	listOut = addOutput(list, "the tokens (GET /api/v1/tokens, docs/api.md)")
 
 	revoke := &cobra.Command{
 		Use:   "revoke ID|NAME",
@@ -163,10 +163,14 @@ second. See docs/security.md.`,
 			if err != nil {
 				return err
 			}
+			if revokeOut.structured() {
+				return revokeOut.write(env.Stdout, v)
+			}
 			fmt.Fprintf(env.Stdout, "token %s (%s) revoked\n", v.ID, v.Name)
 			return nil
 		},
 	}
+	revokeOut = addOutput(revoke, "the token revoked (POST /api/v1/tokens/{token}/revoke, docs/api.md)")
 
 	whoami := &cobra.Command{
 		Use:   "whoami",
@@ -177,6 +181,9 @@ second. See docs/security.md.`,
 			if err != nil {
 				return err
 			}
+			if whoamiOut.structured() {
+				return whoamiOut.write(env.Stdout, v)
+			}
 			fmt.Fprintf(env.Stdout, "%s (%s", v.Name, v.Role)
 			if len(v.Scope) > 0 {
 				fmt.Fprintf(env.Stdout, ", scope %s", strings.Join(v.Scope, " "))
@@ -185,11 +192,12 @@ second. See docs/security.md.`,
 			return nil
 		},
 	}
+	whoamiOut = addOutput(whoami, "who the token is (GET /api/v1/whoami, docs/api.md)")
 	c.AddCommand(create, list, revoke, whoami)
 	return c
 }
 
-func writeTokens(w io.Writer, tokens []api.TokenView) {
+func writeTokens(w io.Writer, tokens []api.TokenView, tf timeFormat) {
 	if len(tokens) == 0 {
 		fmt.Fprintln(w, "no tokens")
 		return
@@ -205,7 +213,7 @@ func writeTokens(w io.Writer, tokens []api.TokenView) {
 			scope += " owners=" + strings.Join(t.Owners, ",")
 		}
 		if !t.Expires.IsZero() {
-			expires = t.Expires.UTC().Format(time.RFC3339)
+			expires = tf.at(t.Expires)
 		}
 		switch {
 		case t.Rate == auth.Unlimited:
@@ -214,7 +222,7 @@ func writeTokens(w io.Writer, tokens []api.TokenView) {
 			rate = strconv.Itoa(t.Rate) + "/s"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, termsafe.String(t.Name), t.Role, termsafe.String(scope), t.State,
-			t.Created.UTC().Format(time.RFC3339), expires, rate, termsafe.String(t.CreatedBy))
+			tf.at(t.Created), expires, rate, termsafe.String(t.CreatedBy))
 	}
 	tw.Flush()
 }

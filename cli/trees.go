@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -27,9 +28,9 @@ func treeCmd(env *Env, client func() *api.Client) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	var asJSON bool
+	var out *outputFormat
 	list := &cobra.Command{
-		Use:   "list [--json]",
+		Use:   "list [-o json|yaml]",
 		Short: "list the trees: levels, dependencies, and the nodes of each level by state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -37,22 +38,25 @@ func treeCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, resp)
+			if out.structured() {
+				return out.write(env.Stdout, resp)
 			}
 			writeTrees(env.Stdout, resp.Trees)
 			return nil
 		},
 	}
-	list.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(list, "the server's answer (GET /api/v1/trees, docs/api.md)")
 	c.AddCommand(list, treeShowCmd(env, client))
 	return c
 }
 
 func treeShowCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var level, from, to, zone string
+	var (
+		level, from, to, zone string
+		out                   *outputFormat
+	)
 	c := &cobra.Command{
-		Use:   "show TREE [--level Q] [--from K --to K] [--tz ZONE]",
+		Use:   "show TREE [--level Q] [--from K --to K] [--tz ZONE] [-o json|yaml]",
 		Short: "show a tree's nodes: one row per period, one column per level",
 		Long: `show prints a grid of a tree's nodes: one row per period of its bottom level
 (or of --level), oldest first, and one column per level, coarsest first.
@@ -79,6 +83,9 @@ to the current one; with one of them, 24 periods from --from or up to --to.
 			if err != nil {
 				return err
 			}
+			if out.structured() {
+				return out.write(env.Stdout, g.view())
+			}
 			writeGrid(env.Stdout, g, loc)
 			return nil
 		},
@@ -87,6 +94,7 @@ to the current one; with one of them, 24 periods from --from or up to --to.
 	c.Flags().StringVar(&from, "from", "", "first period, a key YYYYMMDDHH (UTC)")
 	c.Flags().StringVar(&to, "to", "", "last period, a key YYYYMMDDHH (UTC)")
 	c.Flags().StringVar(&zone, "tz", "", "time zone of the period starts shown (default UTC; keys stay UTC)")
+	out = addOutput(c, `{"tree", "rows", "levels": [{"process", "qualifier", "nodes": [node]}]}: the grid's periods and the nodes of each level in them, as GET /api/v1/nodes answers them`)
 	return c
 }
 
@@ -98,6 +106,39 @@ type grid struct {
 	rows   []periods.Key
 	levels []periods.LevelInfo
 	nodes  []map[periods.Key]api.NodeView
+}
+
+// gridView is a grid as tree show -o json prints it.
+type gridView struct {
+	Tree   string          `json:"tree"`
+	Rows   []periods.Key   `json:"rows"`
+	Levels []gridLevelView `json:"levels"`
+}
+
+// gridLevelView is a level of a grid and its nodes in the rows, in key
+// order.
+type gridLevelView struct {
+	Process   string            `json:"process"`
+	Qualifier periods.Qualifier `json:"qualifier"`
+	Nodes     []api.NodeView    `json:"nodes"`
+}
+
+// view is g as tree show -o json prints it.
+func (g *grid) view() gridView {
+	v := gridView{Tree: g.tree, Rows: g.rows, Levels: []gridLevelView{}}
+	if v.Rows == nil {
+		v.Rows = []periods.Key{}
+	}
+	for i, l := range g.levels {
+		lv := gridLevelView{Process: l.Process, Qualifier: l.Qualifier, Nodes: []api.NodeView{}}
+		if i < len(g.nodes) {
+			for _, k := range slices.Sorted(maps.Keys(g.nodes[i])) {
+				lv.Nodes = append(lv.Nodes, g.nodes[i][k])
+			}
+		}
+		v.Levels = append(v.Levels, lv)
+	}
+	return v
 }
 
 // maxGridRows bounds the rows of one grid.
@@ -219,9 +260,9 @@ the day 2026112400).`,
 }
 
 func nodeShowCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var asJSON bool
+	var out *outputFormat
 	c := &cobra.Command{
-		Use:   "show PROCESS TIMEPERIOD [--json]",
+		Use:   "show PROCESS TIMEPERIOD [-o json|yaml]",
 		Short: "show a node: its period, state, run, parent, children, counterparts, dependants and event log",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -229,25 +270,25 @@ func nodeShowCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, d)
+			if out.structured() {
+				return out.write(env.Stdout, d)
 			}
-			writeNode(env.Stdout, d)
+			writeNode(env.Stdout, d, timesOf(cmd, env))
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(c, "the server's answer (GET /api/v1/nodes/{process}/{timeperiod}, docs/api.md)")
 	return c
 }
 
 func nodeListCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		q      api.NodesQuery
-		asJSON bool
+		q   api.NodesQuery
+		out *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "list -p PROCESS [--outstanding] [--from K --to K] [--json] | --outstanding",
+		Use:   "list -p PROCESS [--outstanding] [--from K --to K] [-o json|yaml] | --outstanding",
 		Short: "list the nodes of a process, or those with a run requested or running (--outstanding)",
 		Long: `list prints the nodes of a process in key order (--from and --to bound the
 keys, inclusive), with --outstanding only those with a run requested or
@@ -264,8 +305,8 @@ running; --outstanding without -p lists those of every tree.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, resp)
+			if out.structured() {
+				return out.write(env.Stdout, resp)
 			}
 			none := "no nodes"
 			if q.Outstanding {
@@ -279,13 +320,16 @@ running; --outstanding without -p lists those of every tree.`,
 	c.Flags().BoolVar(&q.Outstanding, "outstanding", false, "only the nodes with a run requested or running")
 	c.Flags().StringVar(&q.From, "from", "", "first key, YYYYMMDDHH (UTC)")
 	c.Flags().StringVar(&q.To, "to", "", "last key, YYYYMMDDHH (UTC)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the server's answer as JSON")
+	out = addOutput(c, "the server's answer (GET /api/v1/nodes, docs/api.md)")
 	c.RegisterFlagCompletionFunc("process", completeProcesses(client))
 	return c
 }
 
 func nodeSkipCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var dry bool
+	var (
+		dry bool
+		out *outputFormat
+	)
 	c := &cobra.Command{
 		Use:   "skip PROCESS TIMEPERIOD... [--dry-run]",
 		Short: "skip periods of a process, with the cascade to their children and dependants",
@@ -299,17 +343,24 @@ each node that changed (with --dry-run: would change; then nothing does).`,
 			if err != nil {
 				return err
 			}
+			if out.structured() {
+				return out.write(env.Stdout, resp)
+			}
 			writeNodeChanges(env.Stdout, resp.Changed, dry)
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),
 	}
 	c.Flags().BoolVar(&dry, "dry-run", false, "list what the skip would change, and change nothing")
+	out = addOutput(c, "the nodes that changed (POST /api/v1/nodes/{process}/{timeperiod}/skip, docs/api.md)")
 	return c
 }
 
 func nodeReprocessCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var dry bool
+	var (
+		dry bool
+		out *outputFormat
+	)
 	c := &cobra.Command{
 		Use:   "reprocess PROCESS TIMEPERIOD [--dry-run]",
 		Short: "run a period of a process again, with its parents and dependants",
@@ -323,12 +374,16 @@ parents; the rules then run them again. It prints each node that changed
 			if err != nil {
 				return err
 			}
+			if out.structured() {
+				return out.write(env.Stdout, resp)
+			}
 			writeNodeChanges(env.Stdout, resp.Changed, dry)
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),
 	}
 	c.Flags().BoolVar(&dry, "dry-run", false, "list what the reprocess would change, and change nothing")
+	out = addOutput(c, "the nodes that changed (POST /api/v1/nodes/{process}/{timeperiod}/reprocess, docs/api.md)")
 	return c
 }
 
@@ -337,7 +392,10 @@ var outcomes = []string{string(periods.OutcomeProcessed), string(periods.Outcome
 
 func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var outcome, message string
-	var runID int64
+	var (
+		runID int64
+		out   *outputFormat
+	)
 	c := &cobra.Command{
 		Use:   "complete PROCESS TIMEPERIOD --outcome processed|noop|failed|canceled [--message M] [--run ID]",
 		Short: "report the outcome of a node's outstanding run, as an external worker does",
@@ -357,6 +415,9 @@ func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if out.structured() {
+				return out.write(env.Stdout, d)
+			}
 			run := "its run"
 			if runID != 0 {
 				run = fmt.Sprintf("run %d", runID)
@@ -369,12 +430,14 @@ func nodeCompleteCmd(env *Env, client func() *api.Client) *cobra.Command {
 	c.Flags().StringVar(&outcome, "outcome", "", "processed, noop, failed (retried) or canceled (the node is skipped)")
 	c.Flags().StringVar(&message, "message", "", "what the worker has to say, kept in the node's event log")
 	c.Flags().Int64Var(&runID, "run", 0, "the run the outcome is of (default: the node's outstanding run when read); another is refused")
+	out = addOutput(c, "the node once its outcome is durable (POST /api/v1/nodes/{process}/{timeperiod}/complete, docs/api.md)")
 	c.RegisterFlagCompletionFunc("outcome", cobra.FixedCompletions(outcomes, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
 func nodeStartCmd(env *Env, client func() *api.Client) *cobra.Command {
-	return &cobra.Command{
+	var out *outputFormat
+	c := &cobra.Command{
 		Use:   "start PROCESS TIMEPERIOD",
 		Short: "say that a node's outstanding run started, as an external worker does (optional)",
 		Args:  cobra.ExactArgs(2),
@@ -383,11 +446,16 @@ func nodeStartCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if out.structured() {
+				return out.write(env.Stdout, d)
+			}
 			fmt.Fprintf(env.Stdout, "%s %s: %s%s\n", termsafe.String(d.Process), d.Timeperiod, stateName(d.State), runNote(d))
 			return nil
 		},
 		ValidArgsFunction: completeProcesses(client),
 	}
+	out = addOutput(c, "the node (POST /api/v1/nodes/{process}/{timeperiod}/start, docs/api.md)")
+	return c
 }
 
 // runNote tells a node's outstanding run, after its state.

@@ -170,7 +170,7 @@ func TestTreesScenario(t *testing.T) {
 
 	// Hour 00 is due after 01:01: its worker starts it, then completes it,
 	// and the client's hour 00, gated on it, starts.
-	if out := f.mustRun("gnomon", "clock", "advance", "--to", "2026-11-24 01:02"); out != "2026-11-24T01:02:00Z (simulated)\n" {
+	if out := f.mustRun("gnomon", "clock", "advance", "--to", "2026-11-24 01:02"); out != "2026-11-24 01:02:00 UTC (simulated)\n" {
 		t.Errorf("clock advance:\n%s", out)
 	}
 	f.expectJSON("GET", "/api/v1/nodes?outstanding=true", "", 200,
@@ -254,7 +254,7 @@ site_hourly    2026112402  in_progress  0         6 requested
 		strings.Join(kids, ",") != "2026112400 in_progress,2026112401 noop,2026112402 skipped,2026112403 in_progress,2026112404 embryo" {
 		t.Errorf("node site_daily 2026112414: %+v", d)
 	}
-	f.golden("node_show_reprocessed", f.mustRun("gnomon", "node", "show", "site_hourly", "2026112400"))
+	f.goldenAt("node_show_reprocessed", f.mustRun("gnomon", "node", "show", "site_hourly", "2026112400"))
 	// A failed run is retried (maxFailures is 1), and the grid shows the
 	// failure.
 	f.expect("POST", "/api/v1/nodes/site_hourly/2026112403/complete", `{"outcome":"failed","message":"exit status 3"}`, 200,
@@ -280,7 +280,7 @@ site_hourly    2026112402  in_progress  0         6 requested
 	if got := strings.Join(runs, ","); got != "2026112403 running ,2026112400 running ,2026112403 failure failed,2026112402 aborted canceled,2026112401 success noop,2026112400 success processed" {
 		t.Errorf("runs of site_hourly: %s", got)
 	}
-	f.golden("runs_site_hourly", f.mustRun("gnomon", "runs", "-j", "site_hourly", "-c", "10"))
+	f.golden("runs_site_hourly", f.mustRun("gnomon", "runs", "-j", "site_hourly", "-n", "10"))
 	f.expect("GET", "/api/v1/tasks/ghost/runs", "", 404, "task ghost not found")
 
 	// The tree file exported and defined again under its name changes
@@ -373,7 +373,7 @@ func TestTickSettles(t *testing.T) {
 	f.mustRun("gnomon", "clock", "advance", "--to", "2026-11-24T00:31:00Z") // the first run, at the define
 	for i, want := range []string{"2026112400\n2026112400\n", "2026112400\n2026112400\n2026112400\n"} {
 		out := f.mustRun("gnomon", "clock", "--tick")
-		at, err := time.Parse(time.RFC3339, strings.TrimSuffix(out, " (simulated)\n"))
+		at, err := time.Parse(timeLayout, strings.TrimSuffix(out, " (simulated)\n"))
 		if from := time.Date(2026, 11, 24, 0, 31, 0, 0, time.UTC); err != nil || at.Before(from) || !at.Before(from.Add(time.Minute)) {
 			t.Errorf("tick %d: %s", i, out)
 		}

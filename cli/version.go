@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -56,25 +55,20 @@ func (b BuildInfo) String() string {
 }
 
 func versionCmd(env *Env) *cobra.Command {
-	var asJSON bool
+	var out *outputFormat
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "print gnomon's version, the commit it was built from and the Go that built it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b := Build()
-			if asJSON {
-				out, err := json.MarshalIndent(b, "", "  ")
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(env.Stdout, string(out))
-				return nil
+			if out.structured() {
+				return out.write(env.Stdout, b)
 			}
 			fmt.Fprintln(env.Stdout, b)
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&asJSON, "json", false, "print it as JSON: version, commit, commit_time, go")
+	out = addOutput(c, "version, commit, commit_time, go")
 	return c
 }

@@ -14,23 +14,24 @@ import (
 // and with --at what became of one of its occurrences.
 func whyCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		name, at string
-		asJSON   bool
+		at  string
+		out *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "why -j TASK [--at TIME] [--json]",
+		Use:   "why NAME [--at TIME] [-o json|yaml]",
 		Short: "say why a task is not running now (the condition clauses that do not hold, recursively; frozen; a worker slot; its next trigger), and with --at what became of its occurrence then",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireJob(name); err != nil {
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := oneTask(cmd, args, true)
+			if err != nil {
 				return err
 			}
 			v, err := client().Why(cmd.Context(), name, at)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, v)
+			if out.structured() {
+				return out.write(env.Stdout, v)
 			}
 			if v.Occurrence != "" {
 				fmt.Fprintln(env.Stdout, termsafe.String(v.Occurrence))
@@ -39,13 +40,13 @@ func whyCmd(env *Env, client func() *api.Client) *cobra.Command {
 				fmt.Fprintf(env.Stdout, "%s%s\n", strings.Repeat("  ", r.Depth), termsafe.String(r.Text))
 			}
 			if v.Failed != nil {
-				writeRun(env.Stdout, v.Failed, "  ")
+				writeRun(env.Stdout, v.Failed, "  ", timesOf(cmd, env))
 			}
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&name, "job", "j", "", "task name")
+	jobFlag(c, "the task")
 	c.Flags().StringVar(&at, "at", "", "an occurrence: RFC 3339, or a local date and time in the server's zone (YYYY-MM-DD HH:MM)")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the answer as JSON")
+	out = addOutput(c, "the answer as the API gives it (GET /api/v1/tasks/{name}/why, docs/api.md)")
 	return c
 }

@@ -350,7 +350,7 @@ func (a *applier) action(act *Action) bool {
 		case !ok || typ.Value == "":
 			a.errorf(act, act.Line, "type: field is required")
 		case typ.Value != string(job.Callable) && typ.Value != string(job.Bundle) && typ.Value != string(job.Configuration):
-			a.errorf(act, typ.Line, "type attribute should be either bundle/callable/configuration")
+			a.errorf(act, typ.Line, "type attribute should be either bundle/callable/configuration, got %q", typ.Value)
 		case typ.Value == string(job.Configuration):
 			t = job.NewWithExtra(act.Name, job.Configuration)
 		default:
@@ -367,6 +367,9 @@ func (a *applier) action(act *Action) bool {
 	// resulting definition that involve one of them are not applied, as
 	// they would only repeat it.
 	bad := map[string]bool{}
+	for _, k := range act.Meant {
+		bad[k] = true
+	}
 	fieldErr := func(f Field, format string, args ...any) {
 		bad[f.Key] = true
 		a.errorf(act, f.Line, format, args...)
@@ -491,7 +494,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	}
 	if t.Type == job.Callable && act.Kind == Insert && t.Extras().Function == "" && ok("function") {
 		for _, k := range []string{"command", "out_log_file", "err_log_file"} {
-			if f, ok := field(act, k); !ok || f.Value == "" {
+			if f, ok := field(act, k); (!ok || f.Value == "") && !bad[k] {
 				a.errorf(act, act.Line, "%s: field is required", k)
 			}
 		}
@@ -761,14 +764,13 @@ func set(t *job.Task, key, v string) error {
 		}
 	case "interval":
 		var e calendar.Every
-		if e, err = calendar.ParseEvery(v); err == nil {
+		if e, err = parseInterval(v); err == nil {
 			t.Interval = e.String()
 		}
 	case "start_delay":
 		var d time.Duration
-		d, err = time.ParseDuration(v)
-		if err != nil || d < 0 {
-			err = fmt.Errorf("start_delay: %q is not a duration such as 10s, 1500ms or 2m", v)
+		if d, err = ParseDuration(key, v); err == nil && d < 0 {
+			err = fmt.Errorf("start_delay: %q is negative; a delay is 0 or more", v)
 		}
 		t.Edit().StartDelay = job.Duration(d)
 	case "overlap":
@@ -879,12 +881,11 @@ func ParsePriority(v string) (job.Priority, error) {
 			return job.Priority(i), nil
 		}
 	}
-	return 0, fmt.Errorf("priority should be either (low=0, normal=1, important=2, critical=3)")
+	return 0, fmt.Errorf("priority should be either (low=0, normal=1, important=2, critical=3), got %q", v)
 }
 
 // ParseRunDays reads "all" or a comma list of su,mo,tu,we,th,fr,sa.
 func ParseRunDays(v string) (job.Days, error) {
-	bad := fmt.Errorf("run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa")
 	if strings.EqualFold(strings.TrimSpace(v), "all") {
 		return job.AllDays, nil
 	}
@@ -892,10 +893,10 @@ func ParseRunDays(v string) (job.Days, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		i := slices.Index(job.DayNames[:], strings.ToLower(strings.TrimSpace(item)))
 		if i < 0 {
-			return 0, bad
+			return 0, fmt.Errorf("run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa, got %q in %q", item, v)
 		}
 		if d&(1<<uint(i)) != 0 {
-			return 0, fmt.Errorf("run_days attribute contains repeated days")
+			return 0, fmt.Errorf("run_days attribute contains repeated days: %q in %q", strings.TrimSpace(item), v)
 		}
 		d |= 1 << uint(i)
 	}
@@ -920,10 +921,10 @@ func ParseStartTimes(v string) ([]job.Clock, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		c, ok := parseClock(item)
 		if !ok {
-			return nil, fmt.Errorf("start_times attribute should be comma separated values of time in format hh:mm")
+			return nil, fmt.Errorf("start_times attribute should be comma separated values of time in format hh:mm, got %q in %q", item, v)
 		}
 		if slices.Contains(out, c) {
-			return nil, fmt.Errorf("start_times attribute contains repeated times")
+			return nil, fmt.Errorf("start_times attribute contains repeated times: %q in %q", strings.TrimSpace(item), v)
 		}
 		out = append(out, c)
 	}
@@ -933,7 +934,7 @@ func ParseStartTimes(v string) ([]job.Clock, error) {
 
 // ParseWindow reads "H:MM-H:MM"; a start after the end is an overnight window.
 func ParseWindow(v string) (*job.Window, error) {
-	bad := fmt.Errorf("run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm)")
+	bad := fmt.Errorf("run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm), got %q", v)
 	s, e, ok := strings.Cut(v, "-")
 	if !ok {
 		return nil, bad
@@ -944,7 +945,7 @@ func ParseWindow(v string) (*job.Window, error) {
 		return nil, bad
 	}
 	if start == end {
-		return nil, fmt.Errorf("run_window attribute should only have start and end time separated by '-': start and end are equal")
+		return nil, fmt.Errorf("run_window attribute should only have start and end time separated by '-': start and end are equal in %q", v)
 	}
 	return &job.Window{Start: start, End: end}, nil
 }
@@ -957,11 +958,11 @@ func ParseStartMins(v string) ([]int, error) {
 	for item := range strings.SplitSeq(v, ",") {
 		item = strings.TrimSpace(item)
 		if !minuteRE.MatchString(item) {
-			return nil, fmt.Errorf("start_min attribute should be comma separated values of minutes (0-59)")
+			return nil, fmt.Errorf("start_min attribute should be comma separated values of minutes (0-59), got %q in %q", item, v)
 		}
 		m, _ := strconv.Atoi(item)
 		if slices.Contains(out, m) {
-			return nil, fmt.Errorf("start_mins attribute contains repeated minutes")
+			return nil, fmt.Errorf("start_mins attribute contains repeated minutes: %q in %q", item, v)
 		}
 		out = append(out, m)
 	}

@@ -109,8 +109,8 @@ func TestRules(t *testing.T) {
 		{"retry_delay alone", "update_task: a\nretry_delay: 5m\n", nil, "retry_delay, retry_backoff and retry_max_delay need n_retrys", 2},
 		{"retry_backoff range", "update_task: a\nn_retrys: 2\nretry_backoff: 0.5\n", nil, `retry_backoff: "0.5" is not a factor from 1 to 10`, 3},
 		{"retry_max_delay short", "update_task: a\nn_retrys: 2\nretry_delay: 1h\nretry_max_delay: 10m\n", nil, "retry_max_delay 10m0s is shorter than retry_delay 1h0m0s", 4},
-		{"term_run_time value", "update_task: a\nterm_run_time: soon\n", nil, `term_run_time: "soon" is not a positive duration such as 90s, 30m or 1h30m, or a number of minutes`, 2},
-		{"term_run_time zero", "update_task: a\nterm_run_time: 0\n", nil, `term_run_time: "0" is not a positive duration`, 2},
+		{"term_run_time value", "update_task: a\nterm_run_time: soon\n", nil, `term_run_time: "soon" is not a duration; write it as 90s, 5m or 1h30m, as 5 minutes, or as a number of minutes`, 2},
+		{"term_run_time zero", "update_task: a\nterm_run_time: 0\n", nil, `term_run_time: "0" is not positive; write a duration such as 90s, 5m, 1h30m or 5 minutes`, 2},
 		{"alarms crossed", "update_task: a\nmin_run_alarm: 30\nmax_run_alarm: 10m\n", nil, "min_run_alarm 30m0s should be shorter than max_run_alarm 10m0s", 2},
 		{"must_start_by value", "update_task: a\nstart_times: 05:00\nmust_start_by: 25:00\n", nil, `must_start_by: "25:00" is not an offset such as +30m`, 3},
 		{"must_start_by without trigger", "update_task: a\nmust_start_by: +30m\n", nil, "must_start_by and must_complete_by need a time trigger", 2},
@@ -290,7 +290,7 @@ func TestAllErrorsReported(t *testing.T) {
 			t.Errorf("error %d on line %d, want %d", i, errs[i].Line, l)
 		}
 	}
-	if s := errs[0].Error(); s != "f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3)" {
+	if s := errs[0].Error(); s != "f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3), got \"9\"" {
 		t.Errorf("Error() = %q", s)
 	}
 }
@@ -544,8 +544,8 @@ run_days: mo,mo
 start_times: 25:00
 `, nil, []string{
 		"f.def:6: insert_task x: condition refers to task ghost which does not exist",
-		"f.def:7: insert_task x: run_days attribute contains repeated days",
-		"f.def:8: insert_task x: start_times attribute should be comma separated values of time in format hh:mm",
+		"f.def:7: insert_task x: run_days attribute contains repeated days: \"mo\" in \"mo,mo\"",
+		"f.def:8: insert_task x: start_times attribute should be comma separated values of time in format hh:mm, got \"25:00\" in \"25:00\"",
 	}},
 	{"an action line without its colon", `update_task: ghost
 label: x
@@ -599,7 +599,7 @@ update_task: a
 condition: su(x)
 `, nil, []string{
 		"f.def:1: insert_task x: err_log_file: field is required",
-		"f.def:5: insert_task x: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:5: insert_task x: priority should be either (low=0, normal=1, important=2, critical=3), got \"urgent\"",
 		"f.def:9: update_task x: condition refers to task nobody which does not exist",
 	}},
 	{"a parent of unknown type", `insert_task: nb
@@ -613,7 +613,7 @@ out_log_file: o
 err_log_file: e
 start_times: 10:00
 `, nil, []string{
-		"f.def:2: insert_task nb: type attribute should be either bundle/callable/configuration",
+		"f.def:2: insert_task nb: type attribute should be either bundle/callable/configuration, got \"bundel\"",
 		"f.def:10: insert_task c2: scheduling attributes are not allowed on a task inside a bundle",
 	}},
 	{"unusable targets still have their values checked", `insert_task:
@@ -630,9 +630,9 @@ delete_task: yy
 label: x
 `, nil, []string{
 		"f.def:1: insert_task: target name is empty",
-		"f.def:6: insert_task: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:6: insert_task: priority should be either (low=0, normal=1, important=2, critical=3), got \"7\"",
 		"f.def:8: update_task zz: task not exist",
-		"f.def:9: update_task zz: run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa",
+		"f.def:9: update_task zz: run_days attribute should be comma separated any values of su,mo,tu,we,th,fr,sa, got \"xx\" in \"xx\"",
 		"f.def:11: delete_task yy: task not exist",
 		"f.def:12: delete_task yy: delete task should not have other attributes",
 	}},
@@ -646,9 +646,9 @@ update_task: b
 run_window: 25:00-26:00
 start_mins: 10
 `, nil, []string{
-		"f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:2: update_task a: priority should be either (low=0, normal=1, important=2, critical=3), got \"9\"",
 		"f.def:3: update_task a: task should not have both batch run and window run",
-		"f.def:8: update_task b: run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm)",
+		"f.def:8: update_task b: run_window attribute should only have start and end time separated by '-' (hh:mm-hh:mm), got \"25:00-26:00\"",
 	}},
 	{"grammar and meaning together", `type: callable
 command: x
@@ -670,7 +670,7 @@ delete_task: box
 		`f.def:1: invalid action: attribute "type" before the first action`,
 		"f.def:4: insert_task a: task already exist",
 		`f.def:5: insert_task a: key value pair separated by colon is expected (write "type: callable")`,
-		"f.def:9: insert_task a: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:9: insert_task a: priority should be either (low=0, normal=1, important=2, critical=3), got \"9\"",
 		"f.def:11: insert_task a: attribute label given more than once (first on line 10)",
 		`f.def:13: invalid action "update"`,
 		"f.def:16: delete_task box: bundle box still has child tasks: kid",
@@ -711,7 +711,7 @@ err_log_file: e
 priority: 5
 `, []string{"a"}, []string{
 		"f.def:1: delete_task a: task a is active and cannot be deleted",
-		"f.def:8: insert_task a: priority should be either (low=0, normal=1, important=2, critical=3)",
+		"f.def:8: insert_task a: priority should be either (low=0, normal=1, important=2, critical=3), got \"5\"",
 	}},
 }
 

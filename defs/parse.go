@@ -12,11 +12,13 @@ package defs
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/gnomon-sched/gnomon/eventdep"
+	"github.com/gnomon-sched/gnomon/internal/suggest"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -86,6 +88,10 @@ type Action struct {
 	// with the errors of meaning, in line order, so that one error does not
 	// hide another.
 	Syntax Errors
+	// Meant are the attributes the invalid fields of the action are
+	// closest to ("comand": command): no rule reports one of them
+	// missing, which the invalid field already tells.
+	Meant []string
 }
 
 // Error is a problem in a definition file. It names the file, the line, and
@@ -173,6 +179,17 @@ var attributes = map[string]bool{
 
 // isAttribute reports whether key names an attribute of the language.
 func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] || envAttrs[key] }
+
+// attributeNames are the attributes of the language, sorted: those an
+// invalid field is compared with.
+var attributeNames = func() []string {
+	names := slices.Collect(maps.Keys(attributes))
+	for k := range policyAttrs {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}()
 
 // repeatable are the attributes of a calendar that may be given more
 // than once: the lines add up.
@@ -324,7 +341,12 @@ func Parse(file, src string) ([]Action, error) {
 			skipping = true
 			report(line, "invalid action %q", key)
 		case !isAttribute(key):
-			report(line, "invalid field %q", key)
+			if meant := suggest.Closest(key, attributeNames); len(meant) > 0 {
+				report(line, "invalid field %q; %s", key, suggest.Phrase(meant, nil))
+				acts[cur].Meant = append(acts[cur].Meant, meant...)
+			} else {
+				report(line, "invalid field %q", key)
+			}
 		default:
 			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) && !(repeatableTask[key] && !acts[cur].Kind.IsCalendar()) {
 				report(line, "attribute %s given more than once (first on line %d)", key, prev)

@@ -3,6 +3,7 @@ package defs
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
@@ -38,9 +39,22 @@ func setPolicy(t *job.Task, key, v string) error {
 		}
 		p.RetryBackoff = f
 	case "must_start_by", "must_complete_by":
-		d, err := job.ParseDeadline(v)
+		var (
+			d   job.Deadline
+			err error
+		)
+		if rest, ok := strings.CutPrefix(v, "+"); ok {
+			// An offset after the occurrence: a duration.
+			var off time.Duration
+			if off, err = ParseDuration(key, rest); err == nil && off <= 0 {
+				err = fmt.Errorf("%s: %q is not an offset after the occurrence such as +30m: it is not positive", key, v)
+			}
+			d = job.Deadline{Offset: job.Duration(off)}
+		} else if d, err = job.ParseDeadline(v); err != nil {
+			err = fmt.Errorf("%s: %w", key, err)
+		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", key, err)
+			return err
 		}
 		if key == "must_start_by" {
 			p.MustStartBy = d
@@ -48,9 +62,12 @@ func setPolicy(t *job.Task, key, v string) error {
 			p.MustCompleteBy = d
 		}
 	default:
-		d, err := job.ParseMinutes(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("%s: %q is not a positive duration such as 90s, 30m or 1h30m, or a number of minutes", key, v)
+		d, err := ParseDuration(key, v)
+		if err != nil {
+			return err
+		}
+		if d <= 0 {
+			return fmt.Errorf("%s: %q is not positive; write a duration such as 90s, 5m, 1h30m or 5 minutes", key, v)
 		}
 		*durationOf(p, key) = job.Duration(d)
 	}

@@ -19,7 +19,13 @@ type RunStream struct {
 	// Partial says that where the run's output begins is not known (the
 	// run was taken up again after a restart): Text is the end of what
 	// precedes its end.
-	Partial bool   `json:"partial,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// Size is how many bytes of output the run wrote to the stream so
+	// far (up to the end of Text): a reader polling a running run prints
+	// the last (Size now - Size before) bytes of Text. It counts from
+	// where the run began, or for a Partial stream from the file's
+	// start.
+	Size    int64  `json:"size,omitempty"`
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -50,12 +56,24 @@ func (l *LogFiles) RunOutput(def *job.Task, id int64, span *job.LogSpan, limit i
 			rs.Problem = fmt.Sprintf("run %d ran on worker %s: its %s log is in %s on %s's machine, which this server cannot read (it can when it shares the file with the worker: the worker on this machine, or the log on a shared filesystem)",
 				id, span.Node, s.name, s.path, span.Node)
 		default:
-			data, more, err := l.Part(s.path, max(s.from, 0), s.to, limit)
+			// The file's size first, so that Text ends where Size says
+			// while the run still writes.
+			size, err := l.Size(s.path)
+			if err != nil {
+				rs.Problem = err.Error()
+				break
+			}
+			to := s.to
+			if to < 0 || to > size {
+				to = size
+			}
+			data, more, err := l.Part(s.path, max(s.from, 0), to, limit)
 			if err != nil {
 				rs.Problem = err.Error()
 				break
 			}
 			rs.Text, rs.More, rs.Partial = string(data), more, s.from < 0
+			rs.Size = max(to-max(s.from, 0), 0)
 		}
 		out = append(out, rs)
 	}

@@ -557,6 +557,9 @@ func (s *Scheduler) flush(ctx context.Context) error {
 func (s *Scheduler) Stop(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
+		// A virtual clock stops first: the drain records nothing at a
+		// later instant.
+		s.sim.freeze()
 		s.inLine(ctx, func(e *engine.Engine) { e.Drain(true) })
 		for s.busy(ctx) {
 			select {

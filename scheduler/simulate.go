@@ -47,6 +47,13 @@ type simulation struct {
 	// when the next retry is due (zero if none).
 	kick chan chan time.Time
 
+	// frozen is closed when the scheduler begins to stop: the clock moves
+	// no more, so that nothing is recorded at instants the stop would
+	// reach while it drains (occurrences found the tasks it no longer
+	// starts busy, and were recorded skipped).
+	frozen     chan struct{}
+	freezeOnce sync.Once
+
 	mu sync.Mutex
 	// runs holds when each run in flight started: on the virtual clock,
 	// and (monotonic) on the system's.
@@ -61,6 +68,7 @@ func (m *simulation) init(ctx context.Context, c Clock, st store.Store, snap *st
 		return nil
 	}
 	m.clock, m.change, m.kick, m.runs = v, make(chan struct{}, 1), make(chan chan time.Time), map[int64][2]time.Time{}
+	m.frozen = make(chan struct{})
 	ns, err := st.Cursor(ctx, ClockCursor)
 	if err != nil {
 		return fmt.Errorf("virtual clock: %w", err)
@@ -82,6 +90,30 @@ func (m *simulation) init(ctx context.Context, c Clock, st store.Store, snap *st
 }
 
 func (m *simulation) on() bool { return m.clock != nil }
+
+// freeze stops the virtual clock for good, and waits until an Advance in
+// progress has returned; it does nothing on a real clock.
+func (m *simulation) freeze() {
+	if !m.on() {
+		return
+	}
+	m.freezeOnce.Do(func() { close(m.frozen) })
+	// Taken and released: an Advance in progress has returned.
+	m.advance.Lock()
+	//lint:ignore SA2001 the lock is taken to wait for Advance, not to guard anything
+	m.advance.Unlock()
+}
+
+// stopped returns the error of an Advance the stop of the scheduler
+// froze, or nil while the clock may move.
+func (m *simulation) stopped() error {
+	select {
+	case <-m.frozen:
+		return fmt.Errorf("%w: the virtual clock stopped at %s", ErrStopped, m.clock.Now().UTC().Format(time.RFC3339Nano))
+	default:
+		return nil
+	}
+}
 
 // changed signals Advance that a batch applied an event.
 func (m *simulation) changed() {
@@ -160,6 +192,9 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 		if err := s.settle(ctx); err != nil {
 			return err
 		}
+		if err := s.sim.stopped(); err != nil {
+			return err
+		}
 		next, err := s.nextDue(ctx)
 		if err != nil {
 			return err
@@ -178,6 +213,9 @@ func (s *Scheduler) Advance(ctx context.Context, to time.Time) error {
 		if err := s.tick(ctx); err != nil {
 			return err
 		}
+	}
+	if err := s.sim.stopped(); err != nil {
+		return err
 	}
 	s.sim.clock.forward(to)
 	if err := s.fetch(ctx); err != nil {
@@ -307,7 +345,12 @@ func (s *Scheduler) settle(ctx context.Context) error {
 		}
 		select {
 		case <-s.sim.change:
+		case <-s.sim.frozen:
+			return s.sim.stopped()
 		case <-due:
+			if err := s.sim.stopped(); err != nil {
+				return err
+			}
 			s.sim.clock.forward(limit)
 			if err := s.tick(ctx); err != nil {
 				return err

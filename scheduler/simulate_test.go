@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -295,4 +296,48 @@ func TestAdvanceThroughATickInParts(t *testing.T) {
 	if err := m.s.Read(context.Background(), func(e *engine.Engine) { ticking = e.Ticking() }); err != nil || ticking {
 		t.Fatalf("the tick is still in progress after Advance (%v)", err)
 	}
+}
+
+// TestStopFreezesTheVirtualClock stops a scheduler while Advance moves its
+// clock through a day of minutely runs: the clock stops before the drain,
+// so no occurrence is recorded at an instant the stop would reach (they
+// would find the task it no longer starts busy, and be recorded skipped),
+// and Advance returns ErrStopped.
+func TestStopFreezesTheVirtualClock(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSim(t, dir, t0, nil)
+	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.02\nout_log_file: " + filepath.Join(dir, "a.out") +
+		"\nerr_log_file: " + filepath.Join(dir, "a.err") + "\ncron: * * * * *\n"})
+	advanced := make(chan error, 1)
+	go func() { advanced <- m.s.Advance(context.Background(), t0.Add(24*time.Hour)) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(m.runs("a")) < 5 {
+		if time.Now().After(deadline) {
+			t.Fatal("no runs within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-advanced; !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "the virtual clock stopped at") {
+		t.Errorf("Advance: %v, want ErrStopped", err)
+	}
+	fires, err := m.st.Fires(context.Background(), store.FireQuery{Task: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := m.runs("a")
+	for _, f := range fires {
+		if f.Fate != job.FateRan {
+			t.Errorf("fire at %s recorded %s (%s) by a stopping scheduler", f.Scheduled.Format(time.RFC3339), f.Fate, f.Reason)
+		}
+	}
+	if len(fires) != len(runs) || m.clock.Now().After(t0.Add(time.Duration(len(runs))*time.Minute)) {
+		t.Errorf("%d fires, %d runs, the clock at %s", len(fires), len(runs), m.clock.Now().Format(time.RFC3339))
+	}
+	m.st.Close()
 }

@@ -22,8 +22,10 @@ import (
 // (a fence named after a file), and runs every shell block after it, in
 // order, in one shell, as one terminal would. A console block shows
 // commands ("$ " lines) with what each prints: the test compares. The
-// README's ports (8080, 8081, 8082) are replaced by free ones. A block
-// that fails, or prints other than the README shows, fails the test.
+// README's ports (8080, 8081, 8082, and 2525 of the tours' SMTP sink) are
+// replaced by free ones. A block that fails, or prints other than the
+// README shows, fails the test, and so does a file or directory the tours
+// leave that make clean does not remove.
 // Blocks fenced "sh postgres" are not run: they need a PostgreSQL
 // database of the reader's (cli/migrate_test.go runs what they show).
 func TestREADME(t *testing.T) {
@@ -44,11 +46,11 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("copying examples: %v\n%s", err, out)
 	}
 	ports := map[string]string{}
-	for _, p := range []string{"8080", "8081", "8082"} {
+	for _, p := range []string{"8080", "8081", "8082", "2525"} {
 		ports[p] = freePort(t)
 	}
 	localize := func(s string) string {
-		return regexp.MustCompile(`(127\.0\.0\.1|localhost):(808[0-2])`).ReplaceAllStringFunc(s, func(m string) string {
+		return regexp.MustCompile(`(127\.0\.0\.1|localhost):(808[0-2]|2525)`).ReplaceAllStringFunc(s, func(m string) string {
 			host, port, _ := strings.Cut(m, ":")
 			return host + ":" + ports[port]
 		})
@@ -109,6 +111,19 @@ for i in $(seq 300); do ./bin/gnomon status -j demo_report | grep -q success && 
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		t.Fatalf("the README's shell blocks failed: %v\n%s\n--- the demo server's log:\n%s", err, out.String(), log)
 	}
+	// What the tours leave, make clean removes.
+	cleaned := makeClean(t)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if name == "examples" || name == "server.log" || strings.HasPrefix(name, "console-") || cleaned[name] {
+			continue // the repository's, or this test's own
+		}
+		t.Errorf("the README's tours leave %s, which make clean does not remove", name)
+	}
 	for i, c := range shown {
 		got, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("console-%d", i)))
 		if err != nil {
@@ -118,6 +133,30 @@ for i in $(seq 300); do ./bin/gnomon status -j demo_report | grep -q success && 
 			t.Errorf("README.md line %d: %s printed\n%s\nthe README shows\n%s", c.line, c.cmd, got, c.output)
 		}
 	}
+}
+
+// makeClean returns the paths the Makefile's clean target removes: the
+// words of its rm -rf line.
+func makeClean(t *testing.T) map[string]bool {
+	t.Helper()
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recipe, ok := strings.Cut(string(mk), "\nclean:")
+	if !ok {
+		t.Fatal("the Makefile has no clean target")
+	}
+	_, rm, ok := strings.Cut(recipe, "rm -rf ")
+	if !ok {
+		t.Fatal("the clean target has no rm -rf line")
+	}
+	rm, _, _ = strings.Cut(rm, "\n")
+	out := map[string]bool{}
+	for _, w := range strings.Fields(rm) {
+		out[w] = true
+	}
+	return out
 }
 
 // console is a command of a console block and the output shown after it.

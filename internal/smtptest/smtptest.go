@@ -1,5 +1,6 @@
 // Package smtptest runs a real SMTP server on the loopback interface for
-// tests, and keeps the messages it receives, decoded.
+// tests, and keeps the messages it receives, decoded. gnomon dev smtp-sink
+// runs the same server for the README's tours.
 package smtptest
 
 import (
@@ -24,6 +25,9 @@ type Mailbox struct {
 	// Refuse lists recipients the server refuses for good (550), set
 	// before the first message.
 	Refuse map[string]bool
+	// onMessage, when not nil, is called with each message as it is
+	// received.
+	onMessage func(Message)
 
 	mu   sync.Mutex
 	msgs []Message
@@ -44,19 +48,32 @@ type Message struct {
 // when the test ends.
 func Start(t testing.TB, addr string) *Mailbox {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
+	mb, err := Listen(addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb := &Mailbox{Addr: ln.Addr().String(), got: make(chan struct{}, 100)}
+	t.Cleanup(func() { mb.Close() })
+	return mb
+}
+
+// Listen starts a mailbox on addr, until Close; onMessage, when not nil,
+// is called with each message as it is received.
+func Listen(addr string, onMessage func(Message)) (*Mailbox, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mb := &Mailbox{Addr: ln.Addr().String(), got: make(chan struct{}, 1), onMessage: onMessage}
 	mb.srv = smtp.NewServer(mb)
 	mb.srv.Domain = "localhost"
 	mb.srv.ReadTimeout = 10 * time.Second
 	mb.srv.WriteTimeout = 10 * time.Second
 	go mb.srv.Serve(ln)
-	t.Cleanup(func() { mb.srv.Close() })
-	return mb
+	return mb, nil
 }
+
+// Close stops the server.
+func (mb *Mailbox) Close() error { return mb.srv.Close() }
 
 // FreeAddr returns a loopback address nothing listens on (yet).
 func FreeAddr(t testing.TB) string {
@@ -138,9 +155,16 @@ func (s *session) Data(r io.Reader) error {
 		return err
 	}
 	date, _ := m.Header.Date()
+	msg := Message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n"), Date: date}
 	s.mb.mu.Lock()
-	s.mb.msgs = append(s.mb.msgs, Message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n"), Date: date})
+	s.mb.msgs = append(s.mb.msgs, msg)
 	s.mb.mu.Unlock()
-	s.mb.got <- struct{}{}
+	select { // Wait looks again at every signal: one pending is enough
+	case s.mb.got <- struct{}{}:
+	default:
+	}
+	if s.mb.onMessage != nil {
+		s.mb.onMessage(msg)
+	}
 	return nil
 }
