@@ -59,7 +59,7 @@ func TestEnvironmentAndParameters(t *testing.T) {
 		t.Errorf("run 1 does not show its parameters:\n%s", run)
 	}
 	wide := f.mustRun("gnomon", "runs", "-j", "load", "-c", "2", "-o", "wide")
-	if !strings.Contains(wide, "Parameters") || !strings.Contains(wide, `DAY=2026-06-01, REGION="us, west"`) {
+	if !strings.Contains(wide, "PARAMETERS") || !strings.Contains(wide, `DAY=2026-06-01, REGION="us, west"`) {
 		t.Errorf("runs -o wide:\n%s", wide)
 	}
 
