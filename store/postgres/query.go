@@ -60,10 +60,13 @@ type where struct {
 	args  []any
 }
 
-// add adds a condition whose one parameter is written ?.
-func (w *where) add(cond string, arg any) {
-	w.args = append(w.args, arg)
-	w.conds = append(w.conds, strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.args)), 1))
+// add adds a condition whose parameters are written ?, in turn.
+func (w *where) add(cond string, args ...any) {
+	for _, arg := range args {
+		w.args = append(w.args, arg)
+		cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.args)), 1)
+	}
+	w.conds = append(w.conds, cond)
 }
 
 func (w *where) String() string {

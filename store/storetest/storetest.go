@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,6 +161,142 @@ func Run(t *testing.T, open Open) {
 		check("before, a page", ids(store.RunQuery{Task: "a", Before: 5, Limit: 2}), []int64{4, 3})
 		check("before, done", ids(store.RunQuery{Task: "a", Before: 7, Done: true}), []int64{5, 4, 3, 2, 1})
 		check("other task", ids(store.RunQuery{Task: "b"}), []int64{9})
+	})
+	t.Run("run history pages", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		// 60 runs of four tasks, three of them at each instant, so that
+		// runs started together are ordered by ID; IDs are given out of
+		// start order, as a clock set back would.
+		var all []job.Run
+		for i := range 60 {
+			r := job.Run{ID: int64(1 + (i*37)%60), Task: string(rune('a' + i%4)), Status: []job.Status{job.Success, job.Failure, job.Aborted}[i%3],
+				Start: t0.Add(time.Duration(i/3) * time.Hour), End: t0.Add(time.Duration(i/3)*time.Hour + time.Minute)}
+			all = append(all, r)
+		}
+		if err := s.Commit(ctx, &store.Batch{Runs: all}); err != nil {
+			t.Fatal(err)
+		}
+		// want is the selection by sorting every run.
+		want := func(q store.RunPageQuery) []int64 {
+			var out []job.Run
+			for _, r := range all {
+				if len(q.Tasks) > 0 && !slices.Contains(q.Tasks, r.Task) || len(q.Statuses) > 0 && !slices.Contains(q.Statuses, r.Status) ||
+					!q.From.IsZero() && r.Start.Before(q.From) || !q.To.IsZero() && !r.Start.Before(q.To) {
+					continue
+				}
+				out = append(out, r)
+			}
+			slices.SortFunc(out, func(a, b job.Run) int {
+				if c := b.Start.Compare(a.Start); c != 0 {
+					return c
+				}
+				return int(b.ID - a.ID)
+			})
+			var ids []int64
+			for _, r := range out {
+				ids = append(ids, r.ID)
+			}
+			return ids
+		}
+		for _, q := range []store.RunPageQuery{
+			{},
+			{Tasks: []string{"b"}},
+			{Tasks: []string{"a", "c"}, Statuses: []job.Status{job.Failure}},
+			{Statuses: []job.Status{job.Aborted, job.Failure}},
+			{From: t0.Add(3 * time.Hour), To: t0.Add(9 * time.Hour)},
+			{Tasks: []string{"d"}, From: t0.Add(5 * time.Hour)},
+			{Tasks: []string{"nobody"}},
+		} {
+			// Page forward by 7 to the end, then back from the last page.
+			var pages [][]job.Run
+			q.Limit = 7
+			for {
+				page, err := s.RunPage(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				pages = append(pages, page)
+				k := store.Key(page[len(page)-1])
+				q.Older = &k
+			}
+			var got []int64
+			for _, p := range pages {
+				for _, r := range p {
+					got = append(got, r.ID)
+				}
+			}
+			q.Older = nil
+			if diff := cmp.Diff(want(q), got); diff != "" {
+				t.Errorf("%+v, paged forward (-want +got):\n%s", q, diff)
+			}
+			for i := len(pages) - 1; i > 0; i-- {
+				k := store.Key(pages[i][0])
+				q.Newer = &k
+				back, err := s.RunPage(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(pages[i-1], back); diff != "" {
+					t.Errorf("%+v, the page before page %d (-want +got):\n%s", q, i, diff)
+				}
+			}
+		}
+	})
+	t.Run("audit pages", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		var recs []job.AuditRecord
+		for i := range 30 {
+			recs = append(recs, job.AuditRecord{Task: string(rune('a' + i%3)), RunID: int64(i + 1), Launch: t0, Stop: t0.Add(time.Duration(i) * time.Minute),
+				Result: job.ResultNormal, Status: []job.Status{job.Success, job.Failure}[i%2]})
+		}
+		b := &store.Batch{Audit: recs}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		seqs := func(q store.AuditQuery) []int64 {
+			t.Helper()
+			got, err := s.AuditPage(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, a := range got {
+				out = append(out, a.Seq)
+			}
+			return out
+		}
+		want := func(pick func(a job.AuditRecord) bool, from, n int) []int64 {
+			var out []int64
+			for i := len(b.Audit) - 1; i >= 0; i-- {
+				if a := b.Audit[i]; pick(a) {
+					out = append(out, a.Seq)
+				}
+			}
+			return out[from:min(from+n, len(out))]
+		}
+		every := func(job.AuditRecord) bool { return true }
+		seq := func(i int) int64 { return b.Audit[i].Seq }
+		if diff := cmp.Diff(want(every, 0, 4), seqs(store.AuditQuery{Limit: 4})); diff != "" {
+			t.Errorf("newest first (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(every, 4, 4), seqs(store.AuditQuery{Before: seq(26), Limit: 4})); diff != "" {
+			t.Errorf("the next page (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(every, 0, 4), seqs(store.AuditQuery{After: seq(25), Limit: 4})); diff != "" {
+			t.Errorf("the page before (-want +got):\n%s", diff)
+		}
+		ofB := func(a job.AuditRecord) bool { return a.Task == "b" && a.Status == job.Failure }
+		if diff := cmp.Diff(want(ofB, 1, 3), seqs(store.AuditQuery{Task: "b", Statuses: []job.Status{job.Failure}, Before: want(ofB, 0, 1)[0], Limit: 3})); diff != "" {
+			t.Errorf("a task's failures, the next page (-want +got):\n%s", diff)
+		}
+		if got, err := s.AuditPage(ctx, store.AuditQuery{Limit: 1}); err != nil || len(got) != 1 || !cmp.Equal(got[0], b.Audit[29]) {
+			t.Errorf("the newest record: %+v, %v; want %+v", got, err, b.Audit[29])
+		}
 	})
 	t.Run("fires", func(t *testing.T) {
 		t.Parallel()

@@ -1,0 +1,93 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// TestHistoryPlans checks that each page of the history is read through
+// an index, in the order of the page: never by reading the whole table,
+// nor by sorting what the filters pass.
+func TestHistoryPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	key := &store.RunKey{Start: day, ID: 7}
+	failed := []job.Status{job.Failure}
+	day1 := day.AddDate(0, 0, 1)
+	var many []string
+	for i := range mergedTasks + 1 {
+		many = append(many, "t"+strconv.Itoa(i))
+	}
+	for _, c := range []struct {
+		name  string
+		runs  *store.RunPageQuery
+		audit *store.AuditQuery
+		index string // "": the primary key
+		// merged: the pages of a few tasks, each read through the
+		// index, sorted together (at most mergedTasks pages).
+		merged bool
+	}{
+		{"runs", &store.RunPageQuery{Limit: 101}, nil, "runs_start", false},
+		{"runs, next page", &store.RunPageQuery{Older: key, Limit: 101}, nil, "runs_start", false},
+		{"runs of a day", &store.RunPageQuery{From: day, To: day1, Limit: 101}, nil, "runs_start", false},
+		{"runs of a task", &store.RunPageQuery{Tasks: []string{"t1"}, Older: key, Limit: 101}, nil, "runs_task_start", false},
+		{"runs of a few tasks", &store.RunPageQuery{Tasks: []string{"t1", "t2", "t3"}, Older: key, Limit: 101}, nil, "runs_task_start", true},
+		{"runs of many tasks", &store.RunPageQuery{Tasks: many, Limit: 101}, nil, "runs_start", false},
+		{"failed runs", &store.RunPageQuery{Statuses: failed, Limit: 101}, nil, "runs_status_start", false},
+		{"failed runs of a day, the page before", &store.RunPageQuery{Statuses: failed, From: day, To: day1, Newer: key, Limit: 101}, nil, "runs_status_start", false},
+		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false},
+		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false},
+		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var (
+				q    string
+				args []any
+			)
+			if c.runs != nil {
+				q, args = runPageQuery(*c.runs)
+			} else {
+				q, args = auditPageQuery(*c.audit)
+			}
+			rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			text := strings.Join(plan, "; ")
+			if strings.Contains(text, "TEMP B-TREE") && !c.merged {
+				t.Errorf("%s sorts: %s", q, text)
+			}
+			want := "USING INDEX " + c.index
+			if c.index == "" {
+				want = "USING INTEGER PRIMARY KEY"
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: plan %q, want it %s", q, text, want)
+			}
+		})
+	}
+}
