@@ -49,6 +49,7 @@ func (u *UI) funcs() template.FuncMap {
 var sections = map[string]struct{ name, url string }{
 	"overview": {"Overview", "/"},
 	"tasks":    {"Tasks", "/tasks"},
+	"runs":     {"Runs", "/runs"},
 	"timeline": {"Timeline", "/timeline"},
 	"graph":    {"Graph", "/graph"},
 	"data":     {"Data events", "/data"},

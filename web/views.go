@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,7 +269,7 @@ func (u *UI) tree(r *http.Request) (string, any, error) {
 	return "Tree " + name, d, nil
 }
 
-// historyRows is the length of the alert and audit pages.
+// historyRows is the length of the pages of runs, alerts and the audit.
 const historyRows = 100
 
 type alertsData struct {
@@ -302,28 +303,82 @@ func (u *UI) alerts(r *http.Request) (string, any, error) {
 	return "Alerts", d, nil
 }
 
+// auditData is a page of the audit, newest first.
 type auditData struct {
-	Records []job.AuditRecord
-	After   int64
-	Next    int64
+	Records  []job.AuditRecord
+	Filter   auditFilter
+	Statuses []job.Status
+	// Newer and Older link to the pages before and after this one, ""
+	// at either end; First to the newest page.
+	Newer, Older, First string
 }
 
-func (u *UI) audit(r *http.Request) (string, any, error) {
-	var d auditData
-	if v := r.URL.Query().Get("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return "", nil, badRequest("after must be a record number, got %q", v)
-		}
-		d.After = n
+type auditFilter struct{ Task, Status string }
+
+func (f auditFilter) values() url.Values {
+	v := url.Values{}
+	if f.Task != "" {
+		v.Set("task", f.Task)
 	}
-	list, err := u.cfg.Scheduler.Store().Audit(r.Context(), d.After, historyRows+1)
+	if f.Status != "" {
+		v.Set("status", f.Status)
+	}
+	return v
+}
+
+// audit shows the audit records newest first, a page of historyRows, paged
+// both ways by the record that ends (older) or begins (newer) the page.
+func (u *UI) audit(r *http.Request) (string, any, error) {
+	q := r.URL.Query()
+	f := auditFilter{Task: q.Get("task"), Status: q.Get("status")}
+	d := auditData{Filter: f, Statuses: runStatuses[1:], First: "/audit?" + f.values().Encode()}
+	aq := store.AuditQuery{Task: f.Task, Limit: historyRows + 1}
+	if f.Status != "" {
+		s, err := job.ParseStatus(f.Status)
+		if err != nil || !slices.Contains(d.Statuses, s) {
+			return "", nil, badRequest("status: %q is not a status a run ends in: give success, failure or aborted", f.Status)
+		}
+		aq.Statuses = []job.Status{s}
+	}
+	for _, c := range []struct {
+		param string
+		to    *int64
+	}{{"older", &aq.Before}, {"newer", &aq.After}} {
+		if v := q.Get(c.param); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return "", nil, badRequest("%s: %q is not a record number", c.param, v)
+			}
+			*c.to = n
+		}
+	}
+	if aq.Before > 0 && aq.After > 0 {
+		return "", nil, badRequest("give older or newer, not both")
+	}
+	list, err := u.cfg.Scheduler.Store().AuditPage(r.Context(), aq)
 	if err != nil {
 		return "", nil, err
 	}
-	if len(list) > historyRows {
-		list = list[:historyRows]
-		d.Next = list[historyRows-1].Seq
+	more := len(list) > historyRows
+	if more {
+		if aq.After > 0 {
+			list = list[1:]
+		} else {
+			list = list[:historyRows]
+		}
+	}
+	link := func(param string, seq int64) string {
+		p := f.values()
+		p.Set(param, strconv.FormatInt(seq, 10))
+		return "/audit?" + p.Encode()
+	}
+	if len(list) > 0 {
+		if aq.After == 0 && more || aq.After > 0 {
+			d.Older = link("older", list[len(list)-1].Seq)
+		}
+		if aq.Before > 0 || aq.After > 0 && more {
+			d.Newer = link("newer", list[0].Seq)
+		}
 	}
 	for _, a := range list {
 		a.Launch, a.Stop = u.local(a.Launch), u.local(a.Stop)

@@ -100,6 +100,9 @@ func (u *UI) routes() {
 	u.route("GET /tasks/{name}/log/{stream}", auth.Read, u.handle(u.log))
 	u.route("GET /tasks/{name}/why", auth.Read, u.handle(u.whyFragment))
 	u.route("GET /tasks/{name}/runs/{id}/logs", auth.Read, u.handle(u.runLogs))
+	u.page("GET /runs", "runs", u.runs)
+	u.page("GET /runs/{id}", "run", u.runPage)
+	u.route("GET /runs/{id}/log/{stream}", auth.Read, u.handle(u.runLogDownload))
 	u.page("GET /timeline", "timeline", u.timeline)
 	u.page("GET /graph", "graph", u.graph)
 	u.route("GET /graph.json", auth.Read, u.handle(u.graphJSON))
@@ -270,6 +273,8 @@ func (u *UI) page(pattern, tmpl string, fn func(r *http.Request) (title string, 
 		section = "tasks"
 	case "tree":
 		section = "trees"
+	case "run":
+		section = "runs"
 	}
 	u.route(pattern, auth.Read, func(w http.ResponseWriter, r *http.Request) {
 		title, data, err := fn(r)

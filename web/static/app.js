@@ -40,6 +40,7 @@
         if (!logs) { return; }
         logs.innerHTML = html;
         if (window.htmx) { htmx.process(logs); }
+        logsAtEnd(logs);
         logs.scrollIntoView({ block: "start" });
       });
     }).catch(function (err) { toast(err.message, true); });
@@ -56,6 +57,72 @@
     }
     chosenLog = null;
   });
+
+  // Logs open at their end, where the newest lines are; a log that
+  // follows (its run still running) stays at its end as it grows, unless
+  // the box is unticked. A search marks every match in the logs of its
+  // box, again after each update.
+  var followed = new WeakSet();
+  function logsAtEnd(root) {
+    (root || document).querySelectorAll("pre.log").forEach(function (pre) {
+      var box = pre.closest("[id]");
+      var follow = box && document.querySelector('[data-follow="#' + box.id + '"]');
+      if (!followed.has(pre) || (follow && follow.checked)) {
+        pre.scrollTop = pre.scrollHeight;
+        followed.add(pre);
+      }
+    });
+  }
+  var texts = new WeakMap();
+  function searchLogs(input) {
+    var box = document.querySelector(input.dataset.logsearch);
+    if (!box) { return; }
+    var q = input.value.toLowerCase(), n = 0;
+    box.querySelectorAll("pre.log").forEach(function (pre) {
+      if (!texts.has(pre)) { texts.set(pre, { text: pre.textContent, nodes: pre.cloneNode(true).childNodes }); }
+      var orig = texts.get(pre), text = orig.text;
+      pre.textContent = "";
+      if (!q) {
+        orig.nodes.forEach(function (n) { pre.appendChild(n.cloneNode(true)); });
+        return;
+      }
+      var lower = text.toLowerCase(), at = 0, i;
+      while ((i = lower.indexOf(q, at)) >= 0) {
+        pre.appendChild(document.createTextNode(text.slice(at, i)));
+        var m = document.createElement("mark");
+        m.textContent = text.slice(i, i + q.length);
+        pre.appendChild(m);
+        n++;
+        at = i + q.length;
+      }
+      pre.appendChild(document.createTextNode(text.slice(at)));
+    });
+    var count = input.closest(".logtools").querySelector("[data-logcount]");
+    if (count) { count.textContent = q ? n + (n === 1 ? " match" : " matches") : ""; }
+    searchLogs.current = -1;
+  }
+  document.addEventListener("input", function (e) {
+    if (e.target.dataset && e.target.dataset.logsearch) { searchLogs(e.target); }
+  });
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest("button[data-lognext]");
+    if (!b) { return; }
+    var marks = document.querySelectorAll(b.dataset.lognext + " pre.log mark");
+    if (!marks.length) { return; }
+    marks.forEach(function (m) { m.classList.remove("current"); });
+    searchLogs.current = ((searchLogs.current || 0) + 1) % marks.length;
+    var m = marks[searchLogs.current];
+    m.classList.add("current");
+    var pre = m.closest("pre");
+    pre.scrollTop = m.offsetTop - pre.offsetTop - pre.clientHeight / 2;
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    logsAtEnd(e.detail.target.parentNode || document);
+    document.querySelectorAll("input[data-logsearch]").forEach(function (input) {
+      if (input.value) { searchLogs(input); }
+    });
+  });
+  logsAtEnd(document);
 
   // The server tells open pages when the scheduler's state changes.
   if (csrf && window.EventSource && document.getElementById("live")) {
