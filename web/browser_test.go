@@ -200,6 +200,7 @@ var pages = []struct{ name, path, want string }{
 	{"tree", "/trees/client", "client_hourly"},
 	{"alerts", "/alerts", "Alerts"},
 	{"audit", "/audit", "Audit"},
+	{"runs", "/runs", "Runs"},
 }
 
 // TestPages loads every page at a desktop and a phone size, saves a
@@ -505,4 +506,80 @@ func TestTreeSkip(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestFailedRunLog: from the failed runs, one click opens the failed
+// run's log on a page of its own, at its end where the newest lines are;
+// a search marks and counts its matches; the page passes the
+// accessibility check.
+func TestFailedRunLog(t *testing.T) {
+	d := startDemo(t)
+	ctx := context.Background()
+	if err := d.s.Apply(ctx, "chatty.def", `insert_task: chatty
+type: callable
+command: for i in $(seq 1 300); do echo "line $i of chatty"; done; exit 3
+out_log_file: chatty.out
+err_log_file: chatty.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Send(ctx, "chatty", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		runs, err := d.s.Runs(ctx, "chatty", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].Done() {
+			id = strconv.FormatInt(runs[0].ID, 10)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chatty's run did not end")
+		}
+	}
+	bctx := browser(t)
+	d.signIn(t, bctx, d.admin)
+	run(t, bctx,
+		chromedp.Navigate(d.url+"/runs?status=failure"),
+		chromedp.WaitVisible(`a[aria-label="Log of run `+id+`"]`, chromedp.ByQuery),
+	)
+	checkAccessibility(t, bctx, "/runs?status=failure")
+	clickNow(t, bctx, `a[aria-label="Log of run `+id+`"]`)
+	var loc string
+	run(t, bctx,
+		chromedp.WaitVisible(`//pre[contains(@class, "log")][contains(., "line 300 of chatty")]`, chromedp.BySearch),
+		chromedp.Location(&loc),
+	)
+	if !strings.HasSuffix(loc, "/runs/"+id+"#log") {
+		t.Errorf("the log link led to %s", loc)
+	}
+	var atEnd bool
+	run(t, bctx, chromedp.Evaluate(`(p => p.scrollHeight > p.clientHeight && p.scrollTop + p.clientHeight >= p.scrollHeight - 2)(document.querySelector("#runlog pre.log"))`, &atEnd))
+	if !atEnd {
+		t.Error("the log does not open at its end")
+	}
+	var count string
+	var marks int
+	run(t, bctx,
+		chromedp.SendKeys(`input[data-logsearch]`, "line 15", chromedp.ByQuery),
+		chromedp.WaitVisible(`#runlog pre.log mark`, chromedp.ByQuery),
+		chromedp.Text(`[data-logcount]`, &count, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#runlog pre.log mark").length`, &marks),
+	)
+	// line 15, 150 to 159
+	if count != "11 matches" || marks != 11 {
+		t.Errorf("searching for \"line 15\": %q and %d marks, want 11", count, marks)
+	}
+	clickNow(t, bctx, `button[data-lognext]`)
+	var current string
+	run(t, bctx, chromedp.Text(`#runlog pre.log mark.current`, &current, chromedp.ByQuery))
+	if current != "line 15" {
+		t.Errorf("the first match is %q", current)
+	}
+	var shot []byte
+	run(t, bctx, chromedp.FullScreenshot(&shot, 100))
+	os.WriteFile(filepath.Join(d.shotsDir, "run-log.png"), shot, 0o644)
+	checkAccessibility(t, bctx, "/runs/"+id)
 }

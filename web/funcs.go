@@ -36,12 +36,17 @@ func (u *UI) funcs() template.FuncMap {
 		"path":   url.PathEscape,
 		"query":  url.QueryEscape,
 		// coord is an SVG coordinate, to a tenth.
-		"coord":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
-		"plus":        func(a, b int) int { return a + b },
-		"list":        func(s ...string) []string { return s },
-		"sectionURL":  func(s string) string { return sections[s].url },
-		"sectionName": func(s string) string { return sections[s].name },
-		"pageURL":     pageURL,
+		"coord":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+		"plus":          func(a, b int) int { return a + b },
+		"list":          func(s ...string) []string { return s },
+		"sectionURL":    func(s string) string { return sections[s].url },
+		"sectionName":   func(s string) string { return sections[s].name },
+		"pageURL":       pageURL,
+		"shortDuration": shortDuration,
+		"rfc3339":       func(t time.Time) string { return t.Format(time.RFC3339) },
+		"tlRuns":        func() int { return tlRuns },
+		"tlPlans":       func() int { return tlPlans },
+		"tlRows":        func() int { return tlRows },
 	}
 }
 

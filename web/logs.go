@@ -131,7 +131,13 @@ func (u *UI) runLogs(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, "/runs/"+strconv.FormatInt(id, 10)+"#log", http.StatusSeeOther)
 		return nil
 	}
-	v := u.readRunLogs(&def, run, logTail)
+	// The run's page asks for more of the end than the task's.
+	limit, onPage := int64(logTail), r.URL.Query().Get("on") == "page"
+	if onPage {
+		limit = runLogTail
+	}
+	v := u.readRunLogs(&def, run, limit)
+	v.OnPage = onPage
 	return u.fragment(w, "runlogs", v)
 }
 
@@ -166,6 +172,8 @@ type runLogsView struct {
 	Task    string
 	Run     int64
 	Running bool
+	// OnPage says the log is shown on the run's page, not the task's.
+	OnPage bool
 	// Node is the cluster's worker that ran the run, empty when this
 	// server did or it is not known.
 	Node    string

@@ -83,6 +83,7 @@ func (u *UI) runPage(r *http.Request) (string, any, error) {
 			break
 		}
 		v := u.readRunLogs(&def, run, runLogTail)
+		v.OnPage = true
 		d.Logs = &v
 	}
 	return fmt.Sprintf("Run %d of %s", run.ID, run.Task), d, nil
