@@ -109,7 +109,7 @@ type timelineData struct {
 	// with PlansCutMore when a row counted no further.
 	PlansCut     int
 	PlansCutMore bool
-	Empty    bool
+	Empty        bool
 }
 
 type spanLink struct {
