@@ -38,6 +38,7 @@ func (u *UI) funcs() template.FuncMap {
 		// coord is an SVG coordinate, to a tenth.
 		"coord":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
 		"plus":          func(a, b int) int { return a + b },
+		"minus":         func(a, b int) int { return a - b },
 		"list":          func(s ...string) []string { return s },
 		"sectionURL":    func(s string) string { return sections[s].url },
 		"sectionName":   func(s string) string { return sections[s].name },

@@ -183,6 +183,7 @@ func overviewBySorting(u *UI, e *engine.Engine) overviewData {
 	slices.SortStableFunc(d.Running, func(a, b taskRow) int { return a.Start.Compare(b.Start) })
 	slices.SortStableFunc(d.Failed, func(a, b failedRow) int { return b.At.Compare(a.At) })
 	slices.SortStableFunc(d.Next, func(a, b calendar.Planned) int { return a.At.Compare(b.At) })
+	d.RunningTotal = counts[job.Running]
 	cut := func(n int) int { return min(n, overviewRows) }
 	d.Running, d.Failed, d.Next = d.Running[:cut(len(d.Running))], d.Failed[:cut(len(d.Failed))], d.Next[:cut(len(d.Next))]
 	d.Problems = e.Problems()

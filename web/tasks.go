@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,13 +42,23 @@ func (u *UI) local(t time.Time) time.Time {
 
 // overviewData is the front page: the scheduler at a glance.
 type overviewData struct {
-	Total     int
-	Counts    []statusCount
-	Running   []taskRow
-	Failed    []failedRow
-	Next      []calendar.Planned
-	Undeliver []job.Alert
-	Problems  []string
+	Total  int
+	Counts []statusCount
+	// RunningTotal is how many tasks are running.
+	RunningTotal int
+	Running      []taskRow
+	Failed       []failedRow
+	Next         []calendar.Planned
+	Undeliver    []job.Alert
+	Problems     []string
+	// Failures counts the runs that failed or were aborted in the last
+	// 24 hours, FailedTasks their tasks (FailuresCut: more than
+	// overviewFailures runs, of which the newest were counted).
+	Failures, FailedTasks int
+	FailuresCut           bool
+	// Undelivered counts the alerts not delivered among the last
+	// overviewAlerts.
+	Undelivered int
 }
 
 // failedRow is a task that failed or was aborted, and its status now.
@@ -55,6 +66,10 @@ type failedRow struct {
 	Name        string
 	At          time.Time
 	Status, Now job.Status
+	// Times is how many of its runs failed or were aborted in the last
+	// 24 hours, Run the latest of them (0 when the history has none).
+	Times int
+	Run   int64
 }
 
 type statusCount struct {
@@ -62,21 +77,55 @@ type statusCount struct {
 	N      int
 }
 
-// overviewRows bounds each list of the overview.
+// overviewRows bounds each list of the overview; each says how many it
+// left out, and links to the page that lists them all.
 const overviewRows = 20
+
+// overviewFailures bounds the failed runs the overview counts;
+// overviewAlerts the alerts it looks through for those not delivered.
+const (
+	overviewFailures = 10_000
+	overviewAlerts   = 200
+)
 
 func (u *UI) overview(r *http.Request) (string, any, error) {
 	v := u.cfg.Scheduler.View()
 	d := u.overviews.read(v.Seq(), struct{}{}, func() overviewData { return u.readOverview(v) })
-	alerts, err := u.cfg.Scheduler.Store().Alerts(r.Context(), store.AlertQuery{Limit: 200})
+	st := u.cfg.Scheduler.Store()
+	alerts, err := st.Alerts(r.Context(), store.AlertQuery{Limit: overviewAlerts})
 	if err != nil {
 		return "", nil, err
 	}
 	for _, a := range alerts {
-		if a.State != job.AlertSent && len(d.Undeliver) < overviewRows {
+		if a.State == job.AlertSent {
+			continue
+		}
+		d.Undelivered++
+		if len(d.Undeliver) < overviewRows {
 			a.Created = u.local(a.Created)
 			d.Undeliver = append(d.Undeliver, a)
 		}
+	}
+	// How often each task failed in the last 24 hours: the rows are
+	// shared by the requests of one View, so they are copied.
+	fails, err := st.RunPage(r.Context(), store.RunPageQuery{Statuses: []job.Status{job.Failure, job.Aborted},
+		From: u.cfg.Scheduler.Now().Add(-24 * time.Hour), Limit: overviewFailures + 1})
+	if err != nil {
+		return "", nil, err
+	}
+	if len(fails) > overviewFailures {
+		fails, d.FailuresCut = fails[:overviewFailures], true
+	}
+	times, last := map[string]int{}, map[string]int64{}
+	for _, f := range fails {
+		if times[f.Task]++; last[f.Task] == 0 {
+			last[f.Task] = f.ID
+		}
+	}
+	d.Failures, d.FailedTasks = len(fails), len(times)
+	d.Failed = slices.Clone(d.Failed)
+	for i := range d.Failed {
+		d.Failed[i].Times, d.Failed[i].Run = times[d.Failed[i].Name], last[d.Failed[i].Name]
 	}
 	return "Overview", d, nil
 }
