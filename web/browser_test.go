@@ -195,6 +195,7 @@ var pages = []struct{ name, path, want string }{
 	{"why", "/tasks/demo_report", "it starts when its condition su(demo_flow) holds"},
 	{"timeline", "/timeline?span=24h", "planned fires"},
 	{"graph", "/graph?task=demo_flow", "Tasks in the graph"},
+	{"graph_all", "/graph", "Tasks in the graph"},
 	{"data", "/data", "Configurations"},
 	{"trees", "/trees", "client"},
 	{"tree", "/trees/client", "client_hourly"},
@@ -227,8 +228,22 @@ func TestPages(t *testing.T) {
 				if !strings.Contains(body, p.want) {
 					t.Errorf("%s does not show %q:\n%s", p.path, p.want, body)
 				}
-				if p.name == "graph" {
+				if strings.HasPrefix(p.name, "graph") {
 					run(t, ctx, chromedp.WaitVisible(`#graph[data-ready]`, chromedp.ByQuery))
+					// No two tasks' boxes, labels included, overlap.
+					var overlaps []string
+					run(t, ctx, chromedp.Evaluate(`(() => {
+						const ns = document.getElementById("graph").cy.nodes(), out = [];
+						ns.forEach((a, i) => ns.forEach((b, j) => {
+							if (j <= i) return;
+							const p = a.boundingBox({includeLabels: true}), q = b.boundingBox({includeLabels: true});
+							if (p.x1 < q.x2 && q.x1 < p.x2 && p.y1 < q.y2 && q.y1 < p.y2) out.push(a.id() + " / " + b.id());
+						}));
+						return out;
+					})()`, &overlaps))
+					if len(overlaps) > 0 {
+						t.Errorf("%s: tasks drawn over each other: %v", p.path, overlaps)
+					}
 				}
 				var shot []byte
 				run(t, ctx, chromedp.FullScreenshot(&shot, 100))
