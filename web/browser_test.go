@@ -598,3 +598,77 @@ err_log_file: chatty.err
 	os.WriteFile(filepath.Join(d.shotsDir, "run-log.png"), shot, 0o644)
 	checkAccessibility(t, bctx, "/runs/"+id)
 }
+
+// TestFollowRunningLog: the page of a running run shows what it writes as
+// it writes it, following the end; unticked, the log stays where the
+// reader scrolled while it grows.
+func TestFollowRunningLog(t *testing.T) {
+	d := startDemo(t)
+	ctx := context.Background()
+	if err := d.s.Apply(ctx, "drip.def", `insert_task: drip
+type: callable
+command: for i in $(seq 1 400); do echo "drip line $i"; sleep 0.05; done; exec sleep 60
+out_log_file: drip.out
+err_log_file: drip.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Send(ctx, "drip", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.s.Send(context.Background(), "drip", gnomon.ActAbort) })
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		runs, err := d.s.Runs(ctx, "drip", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 {
+			id = strconv.FormatInt(runs[0].ID, 10)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("drip did not start")
+		}
+	}
+	bctx := browser(t)
+	d.signIn(t, bctx, d.admin)
+	atEnd := `(p => !!p && p.scrollHeight > p.clientHeight && p.scrollTop + p.clientHeight >= p.scrollHeight - 2)(document.querySelector("#runlog pre.log"))`
+	run(t, bctx,
+		chromedp.Navigate(d.url+"/runs/"+id),
+		chromedp.WaitVisible(`input[data-follow]:checked`, chromedp.ByQuery),
+	)
+	// It grows on the page, and the box keeps to its end.
+	runSwapped(t, bctx, chromedp.WaitVisible(`//div[@id="runlog"]//pre[contains(., "drip line 100")]`, chromedp.BySearch))
+	waitTrue(t, bctx, atEnd)
+	// Unticked, the reader's place is kept while more arrives.
+	run(t, bctx,
+		chromedp.Click(`input[data-follow]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#runlog pre.log").scrollTop = 0`, nil),
+	)
+	runSwapped(t, bctx, chromedp.WaitVisible(`//div[@id="runlog"]//pre[contains(., "drip line 300")]`, chromedp.BySearch))
+	var top float64
+	run(t, bctx, chromedp.Evaluate(`document.querySelector("#runlog pre.log").scrollTop`, &top))
+	if top != 0 {
+		t.Errorf("unticked, the log moved to %v as it grew", top)
+	}
+	checkAccessibility(t, bctx, "/runs/"+id)
+}
+
+// waitTrue waits until a script's value in the page is true.
+func waitTrue(t *testing.T, ctx context.Context, script string) {
+	t.Helper()
+	for {
+		var ok bool
+		if err := chromedp.Run(ctx, chromedp.Evaluate(script, &ok)); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("never true: %s", script)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -58,19 +58,35 @@
     chosenLog = null;
   });
 
-  // Logs open at their end, where the newest lines are; a log that
-  // follows (its run still running) stays at its end as it grows, unless
-  // the box is unticked. A search marks every match in the logs of its
-  // box, again after each update.
-  var followed = new WeakSet();
+  // Logs open at their end, where the newest lines are. A box with a
+  // "follow" control ([data-follow] naming it) is polled while its run
+  // lasts: its logs stay at their end as they grow while it is ticked,
+  // and keep where the reader left them when it is not.
+  var opened = new WeakSet();
   function logsAtEnd(root) {
     (root || document).querySelectorAll("pre.log").forEach(function (pre) {
-      var box = pre.closest("[id]");
-      var follow = box && document.querySelector('[data-follow="#' + box.id + '"]');
-      if (!followed.has(pre) || (follow && follow.checked)) {
+      if (!opened.has(pre)) {
         pre.scrollTop = pre.scrollHeight;
-        followed.add(pre);
+        opened.add(pre);
       }
+    });
+  }
+  var readAt = {};
+  document.addEventListener("htmx:beforeSwap", function () {
+    document.querySelectorAll("[data-follow]").forEach(function (c) {
+      var box = document.querySelector(c.dataset.follow);
+      readAt[c.dataset.follow] = box ? Array.prototype.map.call(box.querySelectorAll("pre.log"), function (p) { return p.scrollTop; }) : [];
+    });
+  });
+  function follow() {
+    document.querySelectorAll("[data-follow]").forEach(function (c) {
+      var box = document.querySelector(c.dataset.follow);
+      if (!box) { return; }
+      box.querySelectorAll("pre.log").forEach(function (pre, i) {
+        opened.add(pre);
+        var at = readAt[c.dataset.follow] || [];
+        pre.scrollTop = c.checked || at[i] === undefined ? pre.scrollHeight : at[i];
+      });
     });
   }
   var texts = new WeakMap();
@@ -116,11 +132,15 @@
     var pre = m.closest("pre");
     pre.scrollTop = m.offsetTop - pre.offsetTop - pre.clientHeight / 2;
   });
-  document.addEventListener("htmx:afterSwap", function (e) {
-    logsAtEnd(e.detail.target.parentNode || document);
+  document.addEventListener("htmx:afterSwap", function () {
     document.querySelectorAll("input[data-logsearch]").forEach(function (input) {
       if (input.value) { searchLogs(input); }
     });
+    follow();
+    logsAtEnd(document);
+  });
+  document.addEventListener("change", function (e) {
+    if (e.target.dataset && e.target.dataset.follow) { follow(); }
   });
   logsAtEnd(document);
 
