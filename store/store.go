@@ -38,6 +38,10 @@ type Store interface {
 	// RunPage returns a page of the history of every task's runs, in the
 	// order of RunKey: the latest start first.
 	RunPage(ctx context.Context, q RunPageQuery) ([]job.Run, error)
+	// RunTasks returns the names of the tasks that have runs q selects
+	// (its Older, Newer and Limit aside), in name order: what ran in a
+	// range, without reading every run.
+	RunTasks(ctx context.Context, q RunPageQuery) ([]string, error)
 	// Fires returns the recorded fates of occurrences, newest first, with
 	// the run each one started when there is one.
 	Fires(ctx context.Context, q FireQuery) ([]job.Fire, error)
@@ -186,6 +190,9 @@ type RunPageQuery struct {
 	Statuses []job.Status
 	// From and To bound the start time: From <= start < To, when set.
 	From, To time.Time
+	// EndFrom, when set, selects the runs that had not ended before it:
+	// those that ended at or after it, and those still running.
+	EndFrom time.Time
 	// Older selects the runs after it in the order: the next page.
 	Older *RunKey
 	// Newer selects the runs before it in the order: the page before.

@@ -102,8 +102,8 @@ type timelineData struct {
 	// page after, "" on the last.
 	Matched, Drawn, First int
 	Next, FirstPage       string
-	// RunsCut says that more than tlRuns runs were in the range: the
-	// oldest were not read.
+	// RunsCut says that the rows of this page had more than tlRuns runs
+	// in the range: the oldest were not read.
 	RunsCut bool
 	// PlansCut is how many planned fires the rows of this page left out,
 	// with PlansCutMore when a row counted no further.
@@ -212,33 +212,28 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	})
 	d.Matched = len(names)
 
-	// The runs in the range, and those that began up to tlLookback before
-	// it and may run into it: of the chosen tasks only, when they are few
-	// enough to be read task by task.
-	rq := store.RunPageQuery{From: from.Add(-tlLookback), To: to, Limit: tlRuns + 1}
+	// The tasks that ran in the range, or had begun up to tlLookback
+	// before it and not ended by its start: of the chosen tasks only,
+	// when they are few enough to be read task by task.
+	in := store.RunPageQuery{From: from, To: to}
 	if d.Filtered && len(names) <= 64 {
-		rq.Tasks = names
+		in.Tasks = names
 		if len(names) == 0 {
-			rq.Tasks = []string{""}
+			in.Tasks = []string{""}
 		}
 	}
-	runs, err := u.cfg.Scheduler.Store().RunPage(r.Context(), rq)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(runs) > tlRuns {
-		runs, d.RunsCut = runs[:tlRuns], true
-	}
-	byTask := map[string][]job.Run{}
-	for _, run := range runs {
-		end := run.End
-		if end.IsZero() {
-			end = now
+	before := in
+	before.From, before.To, before.EndFrom = from.Add(-tlLookback), from, from
+	st := u.cfg.Scheduler.Store()
+	ran := map[string]bool{}
+	for _, q := range []store.RunPageQuery{in, before} {
+		list, err := st.RunTasks(r.Context(), q)
+		if err != nil {
+			return "", nil, err
 		}
-		if _, ok := chosen[run.Task]; !ok || end.Before(from) || run.Timeperiod != "" {
-			continue
+		for _, name := range list {
+			ran[name] = true
 		}
-		byTask[run.Task] = append(byTask[run.Task], run)
 	}
 	// The planned fires: from now (or the range's start) to its end.
 	start := from
@@ -257,7 +252,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	// range, in name order, a page of tlRows after f.After.
 	var page []string
 	for _, name := range names {
-		if len(byTask[name]) == 0 && !planned(name) {
+		if !ran[name] && !planned(name) {
 			continue
 		}
 		d.Drawn++
@@ -272,6 +267,28 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		}
 	}
 	d.First++
+	// The runs of the rows of this page.
+	var runs []job.Run
+	for _, q := range []store.RunPageQuery{in, before} {
+		if len(runs) > tlRuns || len(page) == 0 {
+			break
+		}
+		q.Tasks, q.Limit = page, tlRuns+1-len(runs)
+		more, err := st.RunPage(r.Context(), q)
+		if err != nil {
+			return "", nil, err
+		}
+		runs = append(runs, more...)
+	}
+	if len(runs) > tlRuns {
+		runs, d.RunsCut = runs[:tlRuns], true
+	}
+	byTask := map[string][]job.Run{}
+	for _, run := range runs {
+		if run.Timeperiod == "" {
+			byTask[run.Task] = append(byTask[run.Task], run)
+		}
+	}
 	x := func(t time.Time) float64 {
 		return tlLabel + float64(t.Sub(from))/float64(span)*tlWidth
 	}

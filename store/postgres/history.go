@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -34,15 +36,7 @@ func statusNames(list []job.Status) []string {
 
 // RunPage returns a page of the history of every task's runs.
 func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, error) {
-	var w where
-	w.in("task", q.Tasks)
-	w.in("status", statusNames(q.Statuses))
-	if !q.From.IsZero() {
-		w.add("start_at >= ?", q.From.UnixNano())
-	}
-	if !q.To.IsZero() {
-		w.add("start_at < ?", q.To.UnixNano())
-	}
+	w := runFilter(q)
 	order := "DESC"
 	switch {
 	case q.Newer != nil:
@@ -60,6 +54,37 @@ func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, e
 		slices.Reverse(runs)
 	}
 	return runs, nil
+}
+
+// runFilter selects the runs of q, but for its page.
+func runFilter(q store.RunPageQuery) where {
+	var w where
+	w.in("task", q.Tasks)
+	w.in("status", statusNames(q.Statuses))
+	if !q.From.IsZero() {
+		w.add("start_at >= ?", q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		w.add("start_at < ?", q.To.UnixNano())
+	}
+	if !q.EndFrom.IsZero() {
+		w.add("(end_at >= ? OR end_at = 0)", q.EndFrom.UnixNano())
+	}
+	return w
+}
+
+// RunTasks returns the tasks that have runs q selects.
+func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error) {
+	w := runFilter(q)
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT task FROM runs`+w.String()+` ORDER BY task`, w.args...)
+	if err != nil {
+		return nil, s.failed("tasks run", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, s.failed("tasks run", err)
+	}
+	return out, nil
 }
 
 // AuditPage returns a page of audit records, newest first.

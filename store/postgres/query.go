@@ -92,7 +92,8 @@ func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
 		w.add("task = ?", q.Task)
 	}
 	if q.BundleRun != 0 {
-		w.add("bundle_run = ?", q.BundleRun)
+		// bundle_run != 0 lets the partial index runs_bundle serve it.
+		w.add("bundle_run = ? AND bundle_run != 0", q.BundleRun)
 	}
 	if q.Done {
 		w.add("status != ?", job.Running.String())

@@ -75,6 +75,26 @@ func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, e
 // tasks asked for, which are then many.
 const mergedTasks = 64
 
+// RunTasks returns the tasks that have runs q selects.
+func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error) {
+	q.Older, q.Newer, q.Limit = nil, nil, 0
+	f := runFilter(q)
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT task FROM runs`+f.String()+` ORDER BY task`, f.args...)
+	if err != nil {
+		return nil, fmt.Errorf("tasks run: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("tasks run: %w", err)
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}
+
 func runPageQuery(q store.RunPageQuery) (string, []any) {
 	if n := len(q.Tasks); n > 1 && n <= mergedTasks && q.Limit > 0 {
 		var (
@@ -94,6 +114,25 @@ func runPageQuery(q store.RunPageQuery) (string, []any) {
 		}
 		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `) ORDER BY start_at ` + order + `, id ` + order + ` LIMIT ?`, append(args, q.Limit)
 	}
+	f := runFilter(q)
+	order := "DESC"
+	switch {
+	case q.Newer != nil:
+		f.add("(start_at, id) > (?, ?)", q.Newer.Start.UnixNano(), q.Newer.ID)
+		order = "ASC"
+	case q.Older != nil:
+		f.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
+	}
+	query := `SELECT ` + runColumns + ` FROM runs` + f.String() + ` ORDER BY start_at ` + order + `, id ` + order
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		f.args = append(f.args, q.Limit)
+	}
+	return query, f.args
+}
+
+// runFilter selects the runs of q, but for its page.
+func runFilter(q store.RunPageQuery) filter {
 	var f filter
 	if len(q.Tasks) > 1 {
 		// Not through runs_task_start (the unary +): see mergedTasks.
@@ -109,20 +148,10 @@ func runPageQuery(q store.RunPageQuery) (string, []any) {
 	if !q.To.IsZero() {
 		f.add("start_at < ?", q.To.UnixNano())
 	}
-	order := "DESC"
-	switch {
-	case q.Newer != nil:
-		f.add("(start_at, id) > (?, ?)", q.Newer.Start.UnixNano(), q.Newer.ID)
-		order = "ASC"
-	case q.Older != nil:
-		f.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
+	if !q.EndFrom.IsZero() {
+		f.add("(end_at >= ? OR end_at = 0)", q.EndFrom.UnixNano())
 	}
-	query := `SELECT ` + runColumns + ` FROM runs` + f.String() + ` ORDER BY start_at ` + order + `, id ` + order
-	if q.Limit > 0 {
-		query += ` LIMIT ?`
-		f.args = append(f.args, q.Limit)
-	}
-	return query, f.args
+	return f
 }
 
 // AuditPage returns a page of audit records, newest first.

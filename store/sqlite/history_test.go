@@ -43,6 +43,7 @@ func TestHistoryPlans(t *testing.T) {
 		{"runs", &store.RunPageQuery{Limit: 101}, nil, "runs_start", false},
 		{"runs, next page", &store.RunPageQuery{Older: key, Limit: 101}, nil, "runs_start", false},
 		{"runs of a day", &store.RunPageQuery{From: day, To: day1, Limit: 101}, nil, "runs_start", false},
+		{"runs running into a day", &store.RunPageQuery{From: day.Add(-24 * time.Hour), To: day, EndFrom: day, Limit: 101}, nil, "runs_start", false},
 		{"runs of a task", &store.RunPageQuery{Tasks: []string{"t1"}, Older: key, Limit: 101}, nil, "runs_task_start", false},
 		{"runs of a few tasks", &store.RunPageQuery{Tasks: []string{"t1", "t2", "t3"}, Older: key, Limit: 101}, nil, "runs_task_start", true},
 		{"runs of many tasks", &store.RunPageQuery{Tasks: many, Limit: 101}, nil, "runs_start", false},

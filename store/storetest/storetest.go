@@ -172,6 +172,9 @@ func Run(t *testing.T, open Open) {
 		for i := range 60 {
 			r := job.Run{ID: int64(1 + (i*37)%60), Task: string(rune('a' + i%4)), Status: []job.Status{job.Success, job.Failure, job.Aborted}[i%3],
 				Start: t0.Add(time.Duration(i/3) * time.Hour), End: t0.Add(time.Duration(i/3)*time.Hour + time.Minute)}
+			if i == 7 {
+				r.Status, r.End = job.Running, time.Time{} // still running
+			}
 			all = append(all, r)
 		}
 		if err := s.Commit(ctx, &store.Batch{Runs: all}); err != nil {
@@ -182,7 +185,8 @@ func Run(t *testing.T, open Open) {
 			var out []job.Run
 			for _, r := range all {
 				if len(q.Tasks) > 0 && !slices.Contains(q.Tasks, r.Task) || len(q.Statuses) > 0 && !slices.Contains(q.Statuses, r.Status) ||
-					!q.From.IsZero() && r.Start.Before(q.From) || !q.To.IsZero() && !r.Start.Before(q.To) {
+					!q.From.IsZero() && r.Start.Before(q.From) || !q.To.IsZero() && !r.Start.Before(q.To) ||
+					!q.EndFrom.IsZero() && !r.End.IsZero() && r.End.Before(q.EndFrom) {
 					continue
 				}
 				out = append(out, r)
@@ -207,6 +211,7 @@ func Run(t *testing.T, open Open) {
 			{From: t0.Add(3 * time.Hour), To: t0.Add(9 * time.Hour)},
 			{Tasks: []string{"d"}, From: t0.Add(5 * time.Hour)},
 			{Tasks: []string{"nobody"}},
+			{To: t0.Add(12 * time.Hour), EndFrom: t0.Add(5*time.Hour + 30*time.Second)},
 		} {
 			// Page forward by 7 to the end, then back from the last page.
 			var pages [][]job.Run
@@ -232,6 +237,17 @@ func Run(t *testing.T, open Open) {
 			q.Older = nil
 			if diff := cmp.Diff(want(q), got); diff != "" {
 				t.Errorf("%+v, paged forward (-want +got):\n%s", q, diff)
+			}
+			// The tasks that have runs it selects.
+			var tasks []string
+			for _, r := range all {
+				if slices.Contains(want(q), r.ID) && !slices.Contains(tasks, r.Task) {
+					tasks = append(tasks, r.Task)
+				}
+			}
+			slices.Sort(tasks)
+			if got, err := s.RunTasks(ctx, q); err != nil || !slices.Equal(got, tasks) {
+				t.Errorf("%+v: tasks run %v, %v; want %v", q, got, err, tasks)
 			}
 			for i := len(pages) - 1; i > 0; i-- {
 				k := store.Key(pages[i][0])
