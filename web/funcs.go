@@ -66,11 +66,5 @@ var sections = map[string]struct{ name, url string }{
 
 // pageURL is the task list with a filter, from after a name.
 func pageURL(f taskFilter, after string) string {
-	v := url.Values{}
-	for k, s := range map[string]string{"q": f.Q, "status": f.Status, "type": f.Type, "group": f.Group, "label": f.Label, "bundle": f.Bundle, "after": after} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	return "/tasks?" + v.Encode()
+	return "/tasks?" + params("q", f.Q, "status", f.Status, "type", f.Type, "group", f.Group, "label", f.Label, "bundle", f.Bundle, "after", after).Encode()
 }

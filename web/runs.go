@@ -32,13 +32,7 @@ type runsFilter struct {
 
 // values returns the filter as URL parameters.
 func (f runsFilter) values() url.Values {
-	v := url.Values{}
-	for k, s := range map[string]string{"status": f.Status, "task": f.Task, "label": f.Label, "bundle": f.Bundle, "from": f.From, "to": f.To} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	return v
+	return params("status", f.Status, "task", f.Task, "label", f.Label, "bundle", f.Bundle, "from", f.From, "to", f.To)
 }
 
 // runsData is a page of the runs page.
@@ -96,12 +90,11 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 	} else if f.Task != "" {
 		rq.Tasks = []string{f.Task}
 	}
-	older, newer := q.Get("older"), q.Get("newer")
 	st := u.cfg.Scheduler.Store()
 	for _, c := range []struct {
 		param, value string
 		key          **store.RunKey
-	}{{"older", older, &rq.Older}, {"newer", newer, &rq.Newer}} {
+	}{{"older", q.Get("older"), &rq.Older}, {"newer", q.Get("newer"), &rq.Newer}} {
 		if c.value == "" {
 			continue
 		}
@@ -117,28 +110,17 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	more := len(runs) > historyRows
-	if more {
-		if rq.Newer != nil {
-			runs = runs[1:] // the page before: the runs nearest the newer one
-		} else {
-			runs = runs[:historyRows]
-		}
-	}
+	runs, older, newer := cutPage(runs, historyRows, rq.Newer != nil, rq.Older != nil)
 	link := func(param string, id int64) string {
 		p := f.values()
 		p.Set(param, strconv.FormatInt(id, 10))
 		return "/runs?" + p.Encode()
 	}
-	if len(runs) > 0 {
-		// A page reached from a newer one has newer runs; one reached from
-		// an older one has older runs when there were more of them.
-		if rq.Newer == nil && more || rq.Newer != nil {
-			d.Older = link("older", runs[len(runs)-1].ID)
-		}
-		if rq.Older != nil || rq.Newer != nil && more {
-			d.Newer = link("newer", runs[0].ID)
-		}
+	if older {
+		d.Older = link("older", runs[len(runs)-1].ID)
+	}
+	if newer {
+		d.Newer = link("newer", runs[0].ID)
 	}
 	d.Logs = map[int64]bool{}
 	id := auth.FromContext(r.Context())

@@ -22,9 +22,10 @@ import (
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
-// withHistory returns a started scheduler with the definitions applied
-// and history written into its store while it was stopped (as the page
-// benchmarks do), and its UI.
+// withHistory returns a started scheduler on a fresh SQLite store with
+// the definitions applied and, when history is given, the history it
+// returns written into the store while the scheduler was stopped (as the
+// page benchmarks do), and its UI.
 func withHistory(t *testing.T, text string, history func(lastRun int64) store.Batch) (*scheduler.Scheduler, *UI) {
 	t.Helper()
 	ctx := context.Background()
@@ -54,18 +55,20 @@ func withHistory(t *testing.T, text string, history func(lastRun int64) store.Ba
 	if err := s.Submit(ctx, engine.Define{File: "history.def", Text: text}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Stop(ctx); err != nil {
-		t.Fatal(err)
+	if history != nil {
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := st.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := history(snap.LastRun)
+		if err := st.Commit(ctx, &b); err != nil {
+			t.Fatal(err)
+		}
+		s = start()
 	}
-	snap, err := st.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := history(snap.LastRun)
-	if err := st.Commit(ctx, &b); err != nil {
-		t.Fatal(err)
-	}
-	s = start()
 	u, err := New(Config{Scheduler: s, Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)

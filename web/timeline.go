@@ -49,13 +49,7 @@ type tlFilter struct {
 }
 
 func (f tlFilter) values() url.Values {
-	v := url.Values{}
-	for k, s := range map[string]string{"task": f.Task, "q": f.Q, "label": f.Label, "bundle": f.Bundle, "status": f.Status, "after": f.After} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	return v
+	return params("task", f.Task, "q", f.Q, "label", f.Label, "bundle", f.Bundle, "status", f.Status, "after", f.After)
 }
 
 // matches reports whether a task passes the filter.

@@ -388,16 +388,7 @@ type auditData struct {
 
 type auditFilter struct{ Task, Status string }
 
-func (f auditFilter) values() url.Values {
-	v := url.Values{}
-	if f.Task != "" {
-		v.Set("task", f.Task)
-	}
-	if f.Status != "" {
-		v.Set("status", f.Status)
-	}
-	return v
-}
+func (f auditFilter) values() url.Values { return params("task", f.Task, "status", f.Status) }
 
 // audit shows the audit records newest first, a page of historyRows, paged
 // both ways by the record that ends (older) or begins (newer) the page.
@@ -432,26 +423,17 @@ func (u *UI) audit(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	more := len(list) > historyRows
-	if more {
-		if aq.After > 0 {
-			list = list[1:]
-		} else {
-			list = list[:historyRows]
-		}
-	}
+	list, older, newer := cutPage(list, historyRows, aq.After > 0, aq.Before > 0)
 	link := func(param string, seq int64) string {
 		p := f.values()
 		p.Set(param, strconv.FormatInt(seq, 10))
 		return "/audit?" + p.Encode()
 	}
-	if len(list) > 0 {
-		if aq.After == 0 && more || aq.After > 0 {
-			d.Older = link("older", list[len(list)-1].Seq)
-		}
-		if aq.Before > 0 || aq.After > 0 && more {
-			d.Newer = link("newer", list[0].Seq)
-		}
+	if older {
+		d.Older = link("older", list[len(list)-1].Seq)
+	}
+	if newer {
+		d.Newer = link("newer", list[0].Seq)
 	}
 	for _, a := range list {
 		a.Launch, a.Stop = u.local(a.Launch), u.local(a.Stop)
