@@ -14,7 +14,8 @@ import (
 
 // TestHistoryPlans checks that each page of the history is read through
 // an index, in the order of the page: never by reading the whole table,
-// nor by sorting what the filters pass.
+// nor by sorting what the filters pass; and that the tasks that ran in a
+// range are read from an index alone.
 func TestHistoryPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -39,19 +40,22 @@ func TestHistoryPlans(t *testing.T) {
 		// merged: the pages of a few tasks, each read through the
 		// index, sorted together (at most mergedTasks pages).
 		merged bool
+		// tasks: the tasks that ran (RunTasks), from the index alone.
+		tasks bool
 	}{
-		{"runs", &store.RunPageQuery{Limit: 101}, nil, "runs_start", false},
-		{"runs, next page", &store.RunPageQuery{Older: key, Limit: 101}, nil, "runs_start", false},
-		{"runs of a day", &store.RunPageQuery{From: day, To: day1, Limit: 101}, nil, "runs_start", false},
-		{"runs running into a day", &store.RunPageQuery{From: day.Add(-24 * time.Hour), To: day, EndFrom: day, Limit: 101}, nil, "runs_start", false},
-		{"runs of a task", &store.RunPageQuery{Tasks: []string{"t1"}, Older: key, Limit: 101}, nil, "runs_task_start", false},
-		{"runs of a few tasks", &store.RunPageQuery{Tasks: []string{"t1", "t2", "t3"}, Older: key, Limit: 101}, nil, "runs_task_start", true},
-		{"runs of many tasks", &store.RunPageQuery{Tasks: many, Limit: 101}, nil, "runs_start", false},
-		{"failed runs", &store.RunPageQuery{Statuses: failed, Limit: 101}, nil, "runs_status_start", false},
-		{"failed runs of a day, the page before", &store.RunPageQuery{Statuses: failed, From: day, To: day1, Newer: key, Limit: 101}, nil, "runs_status_start", false},
-		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false},
-		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false},
-		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false},
+		{"runs", &store.RunPageQuery{Limit: 101}, nil, "runs_start", false, false},
+		{"runs, next page", &store.RunPageQuery{Older: key, Limit: 101}, nil, "runs_start", false, false},
+		{"runs of a day", &store.RunPageQuery{From: day, To: day1, Limit: 101}, nil, "runs_start", false, false},
+		{"runs running into a day", &store.RunPageQuery{From: day.Add(-24 * time.Hour), To: day, EndFrom: day, Limit: 101}, nil, "runs_start", false, false},
+		{"runs of a task", &store.RunPageQuery{Tasks: []string{"t1"}, Older: key, Limit: 101}, nil, "runs_task_start", false, false},
+		{"runs of a few tasks", &store.RunPageQuery{Tasks: []string{"t1", "t2", "t3"}, Older: key, Limit: 101}, nil, "runs_task_start", true, false},
+		{"runs of many tasks", &store.RunPageQuery{Tasks: many, Limit: 101}, nil, "runs_start", false, false},
+		{"failed runs", &store.RunPageQuery{Statuses: failed, Limit: 101}, nil, "runs_status_start", false, false},
+		{"failed runs of a day, the page before", &store.RunPageQuery{Statuses: failed, From: day, To: day1, Newer: key, Limit: 101}, nil, "runs_status_start", false, false},
+		{"tasks that ran in a day", &store.RunPageQuery{From: day, To: day1}, nil, "runs_start", false, true},
+		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false, false},
+		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false, false},
+		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -59,9 +63,13 @@ func TestHistoryPlans(t *testing.T) {
 				q    string
 				args []any
 			)
-			if c.runs != nil {
+			switch {
+			case c.tasks:
+				f := runFilter(*c.runs)
+				q, args = `SELECT DISTINCT task FROM runs`+f.String()+` ORDER BY task`, f.args
+			case c.runs != nil:
 				q, args = runPageQuery(*c.runs)
-			} else {
+			default:
 				q, args = auditPageQuery(*c.audit)
 			}
 			rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
@@ -79,10 +87,17 @@ func TestHistoryPlans(t *testing.T) {
 				plan = append(plan, detail)
 			}
 			text := strings.Join(plan, "; ")
-			if strings.Contains(text, "TEMP B-TREE") && !c.merged {
+			// A sort of the runs that started at one instant by ID
+			// ("LAST TERM", "RIGHT PART") is not a sort of the page.
+			// The tasks that ran are gathered, names only.
+			whole := strings.NewReplacer("TEMP B-TREE FOR LAST TERM", "", "TEMP B-TREE FOR RIGHT PART", "", "TEMP B-TREE FOR DISTINCT", "").Replace(text)
+			if strings.Contains(whole, "TEMP B-TREE") && !c.merged {
 				t.Errorf("%s sorts: %s", q, text)
 			}
 			want := "USING INDEX " + c.index
+			if c.tasks {
+				want = "USING COVERING INDEX " + c.index
+			}
 			if c.index == "" {
 				want = "USING INTEGER PRIMARY KEY"
 			}
