@@ -106,28 +106,53 @@ func (u *UI) overview(r *http.Request) (string, any, error) {
 			d.Undeliver = append(d.Undeliver, a)
 		}
 	}
-	// How often each task failed in the last 24 hours: the rows are
-	// shared by the requests of one View, so they are copied.
-	fails, err := st.RunPage(r.Context(), store.RunPageQuery{Statuses: []job.Status{job.Failure, job.Aborted},
-		From: u.cfg.Scheduler.Now().Add(-24 * time.Hour), Limit: overviewFailures + 1})
-	if err != nil {
-		return "", nil, err
-	}
-	if len(fails) > overviewFailures {
-		fails, d.FailuresCut = fails[:overviewFailures], true
-	}
-	times, last := map[string]int{}, map[string]int64{}
-	for _, f := range fails {
-		if times[f.Task]++; last[f.Task] == 0 {
-			last[f.Task] = f.ID
+	// How often each task failed in the last 24 hours, read once for the
+	// requests of one View (see sharedRead): the rows are shared, so
+	// they are copied. The read is not that of one request, which its
+	// browser may cancel; a request that finds it failed reads again.
+	fc := u.failures.read(v.Seq(), struct{}{}, func() failureCounts { return u.countFailures(context.WithoutCancel(r.Context())) })
+	if fc.err != nil {
+		if fc = u.countFailures(r.Context()); fc.err != nil {
+			return "", nil, fc.err
 		}
 	}
-	d.Failures, d.FailedTasks = len(fails), len(times)
+	d.Failures, d.FailedTasks, d.FailuresCut = fc.runs, len(fc.times), fc.cut
 	d.Failed = slices.Clone(d.Failed)
 	for i := range d.Failed {
-		d.Failed[i].Times, d.Failed[i].Run = times[d.Failed[i].Name], last[d.Failed[i].Name]
+		d.Failed[i].Times, d.Failed[i].Run = fc.times[d.Failed[i].Name], fc.last[d.Failed[i].Name]
 	}
 	return "Overview", d, nil
+}
+
+// failureCounts are the runs that failed or were aborted in the last 24
+// hours: how many (cut: more than overviewFailures, of which the newest
+// were counted), how many of each task, and the latest of each.
+type failureCounts struct {
+	runs  int
+	cut   bool
+	times map[string]int
+	last  map[string]int64
+	err   error
+}
+
+func (u *UI) countFailures(ctx context.Context) failureCounts {
+	fc := failureCounts{times: map[string]int{}, last: map[string]int64{}}
+	fails, err := u.cfg.Scheduler.Store().RunPage(ctx, store.RunPageQuery{Statuses: []job.Status{job.Failure, job.Aborted},
+		From: u.cfg.Scheduler.Now().Add(-24 * time.Hour), Limit: overviewFailures + 1})
+	if err != nil {
+		fc.err = err
+		return fc
+	}
+	if len(fails) > overviewFailures {
+		fails, fc.cut = fails[:overviewFailures], true
+	}
+	for _, f := range fails {
+		if fc.times[f.Task]++; fc.last[f.Task] == 0 {
+			fc.last[f.Task] = f.ID
+		}
+	}
+	fc.runs = len(fails)
+	return fc
 }
 
 // tasksData is a page of the task list and the filter that chose it.

@@ -58,6 +58,9 @@ type UI struct {
 	// list among the requests for them (see shared.go).
 	overviews sharedRead[struct{}, overviewData]
 	lists     sharedRead[taskFilter, tasksData]
+	// failures shares the overview's count of the failed runs of the last
+	// 24 hours.
+	failures sharedRead[struct{}, failureCounts]
 }
 
 // New returns the UI.
