@@ -90,22 +90,16 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 	} else if f.Task != "" {
 		rq.Tasks = []string{f.Task}
 	}
-	st := u.cfg.Scheduler.Store()
-	for _, c := range []struct {
-		param, value string
-		key          **store.RunKey
-	}{{"older", q.Get("older"), &rq.Older}, {"newer", q.Get("newer"), &rq.Newer}} {
-		if c.value == "" {
-			continue
-		}
-		run, err := u.findRun(r, c.param, c.value)
-		if err != nil {
-			return "", nil, err
-		}
-		k := store.Key(run)
-		*c.key = &k
-		break
+	if q.Get("older") != "" && q.Get("newer") != "" {
+		return "", nil, badRequest("give older or newer, not both")
 	}
+	if rq.Older, err = u.runKey(r, "older"); err != nil {
+		return "", nil, err
+	}
+	if rq.Newer, err = u.runKey(r, "newer"); err != nil {
+		return "", nil, err
+	}
+	st := u.cfg.Scheduler.Store()
 	runs, err := st.RunPage(r.Context(), rq)
 	if err != nil {
 		return "", nil, err
@@ -164,13 +158,23 @@ func (u *UI) day(param, v string, next int) (time.Time, error) {
 	return t.AddDate(0, 0, next), nil
 }
 
-// findRun returns the run numbered by a parameter.
-func (u *UI) findRun(r *http.Request, param, v string) (job.Run, error) {
+// runKey returns the place of the run a page parameter numbers (nil
+// without it).
+func (u *UI) runKey(r *http.Request, param string) (*store.RunKey, error) {
+	v := r.URL.Query().Get(param)
+	if v == "" {
+		return nil, nil
+	}
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {
-		return job.Run{}, badRequest("%s: %q is not a run number", param, v)
+		return nil, badRequest("%s: %q is not a run number", param, v)
 	}
-	return u.run(r, id)
+	run, err := u.run(r, id)
+	if err != nil {
+		return nil, err
+	}
+	k := store.Key(run)
+	return &k, nil
 }
 
 // run returns the run numbered id.

@@ -256,6 +256,7 @@ func TestRunsPage(t *testing.T) {
 			"from=2026-11-20&to=2026-11-19": `from 2026-11-20 is after to 2026-11-19`,
 			"older=x":                       `older: "x" is not a run number`,
 			"newer=999999":                  `no run 999999`,
+			"older=1&newer=2":               `give older or newer, not both`,
 		} {
 			_, _, err := u.runs(asRole("/runs?"+query, auth.Admin))
 			var he *httpError
