@@ -107,3 +107,39 @@ func TestHistoryPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateHistoryIndexes opens a database of schema 14, from before the
+// history pages: its runs and audit records are paged through the new
+// indexes.
+func TestMigrateHistoryIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 14)
+	for _, q := range []string{
+		`INSERT INTO runs (id, task, status, start_at, end_at, trigger) VALUES (1, 'a', 'success', 10, 11, 'start'), (2, 'b', 'failure', 20, 21, 'start'), (3, 'a', 'failure', 30, 31, 'start')`,
+		`INSERT INTO audit (seq, task, run, launch, stop, result, status) VALUES (1, 'a', 1, 10, 11, 'normal', 'success'), (2, 'b', 2, 20, 21, 'normal', 'failure')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('runs_start', 'runs_task_start', 'runs_status_start', 'audit_task', 'audit_status')`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("%d of the 5 history indexes, %v", n, err)
+	}
+	runs, err := s.RunPage(ctx, store.RunPageQuery{Statuses: []job.Status{job.Failure}})
+	if err != nil || len(runs) != 2 || runs[0].ID != 3 || runs[1].ID != 2 {
+		t.Errorf("failed runs %+v, %v; want 3 then 2", runs, err)
+	}
+	recs, err := s.AuditPage(ctx, store.AuditQuery{Task: "a"})
+	if err != nil || len(recs) != 1 || recs[0].Seq != 1 {
+		t.Errorf("audit of a %+v, %v", recs, err)
+	}
+}
