@@ -36,6 +36,18 @@ func statusNames(list []job.Status) []string {
 
 // RunPage returns a page of the history of every task's runs.
 func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, error) {
+	query, args := runPageQuery(q)
+	runs, err := queryRuns(ctx, s.pool, query, args...)
+	if err != nil {
+		return nil, s.failed("run history", err)
+	}
+	if q.Newer != nil {
+		slices.Reverse(runs)
+	}
+	return runs, nil
+}
+
+func runPageQuery(q store.RunPageQuery) (string, []any) {
 	w := runFilter(q)
 	order := "DESC"
 	switch {
@@ -46,14 +58,7 @@ func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, e
 		w.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
 	}
 	query := `SELECT ` + runColumns + ` FROM runs` + w.String() + ` ORDER BY start_at ` + order + `, id ` + order + w.limit(q.Limit)
-	runs, err := queryRuns(ctx, s.pool, query, w.args...)
-	if err != nil {
-		return nil, s.failed("run history", err)
-	}
-	if q.Newer != nil {
-		slices.Reverse(runs)
-	}
-	return runs, nil
+	return query, w.args
 }
 
 // runFilter selects the runs of q, but for its page.
@@ -89,6 +94,18 @@ func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, e
 
 // AuditPage returns a page of audit records, newest first.
 func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditRecord, error) {
+	query, args := auditPageQuery(q)
+	recs, err := s.queryAudit(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if q.After > 0 {
+		slices.Reverse(recs)
+	}
+	return recs, nil
+}
+
+func auditPageQuery(q store.AuditQuery) (string, []any) {
 	var w where
 	if q.Task != "" {
 		w.add("task = ?", q.Task)
@@ -102,12 +119,5 @@ func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditR
 	case q.Before > 0:
 		w.add("seq < ?", q.Before)
 	}
-	recs, err := s.queryAudit(ctx, `SELECT `+auditColumns+` FROM audit`+w.String()+` ORDER BY seq `+order+w.limit(q.Limit), w.args...)
-	if err != nil {
-		return nil, err
-	}
-	if q.After > 0 {
-		slices.Reverse(recs)
-	}
-	return recs, nil
+	return `SELECT ` + auditColumns + ` FROM audit` + w.String() + ` ORDER BY seq ` + order + w.limit(q.Limit), w.args
 }
