@@ -104,18 +104,7 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	runs, older, newer := cutPage(runs, historyRows, rq.Newer != nil, rq.Older != nil)
-	link := func(param string, id int64) string {
-		p := f.values()
-		p.Set(param, strconv.FormatInt(id, 10))
-		return "/runs?" + p.Encode()
-	}
-	if older {
-		d.Older = link("older", runs[len(runs)-1].ID)
-	}
-	if newer {
-		d.Newer = link("newer", runs[0].ID)
-	}
+	runs, d.Older, d.Newer = historyPage(runs, rq.Newer != nil, rq.Older != nil, "/runs", f.values(), func(r job.Run) int64 { return r.ID })
 	d.Logs = map[int64]bool{}
 	id := auth.FromContext(r.Context())
 	for _, run := range runs {

@@ -423,18 +423,7 @@ func (u *UI) audit(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	list, older, newer := cutPage(list, historyRows, aq.After > 0, aq.Before > 0)
-	link := func(param string, seq int64) string {
-		p := f.values()
-		p.Set(param, strconv.FormatInt(seq, 10))
-		return "/audit?" + p.Encode()
-	}
-	if older {
-		d.Older = link("older", list[len(list)-1].Seq)
-	}
-	if newer {
-		d.Newer = link("newer", list[0].Seq)
-	}
+	list, d.Older, d.Newer = historyPage(list, aq.After > 0, aq.Before > 0, "/audit", f.values(), func(a job.AuditRecord) int64 { return a.Seq })
 	for _, a := range list {
 		a.Launch, a.Stop = u.local(a.Launch), u.local(a.Stop)
 		d.Records = append(d.Records, a)
