@@ -72,6 +72,13 @@ func (f tlFilter) matches(it *scheduler.TaskItem, status job.Status) bool {
 	}
 }
 
+// tlTask is a task the timeline's filter chose.
+type tlTask struct {
+	name  string
+	sched calendar.Schedule
+	next  time.Time // its next fire, zero if none is due
+}
+
 // timelineData is a Gantt chart of runs with the planned fires after now
 // drawn on the same axis.
 type timelineData struct {
@@ -193,18 +200,21 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	d.Earlier, d.Later, d.NowLink = link(from.Add(-span/2), span, ""), link(from.Add(span/2), span, ""), link(now.Add(-span/2), span, "")
 	d.FirstPage = link(from, span, "")
 
-	// The tasks the filter chooses, and their time triggers.
+	// The tasks the filter chooses, in name order, with their time
+	// triggers and next fires.
 	v := u.cfg.Scheduler.View()
-	chosen := map[string]calendar.Schedule{}
-	var names []string
+	var chosen []tlTask
 	v.Ascend("", func(it *scheduler.TaskItem) bool {
 		if f.matches(it, status) {
-			chosen[it.Def.Name] = it.Schedule
-			names = append(names, it.Def.Name)
+			chosen = append(chosen, tlTask{name: it.Def.Name, sched: it.Schedule, next: it.State.NextFire.Time()})
 		}
 		return true
 	})
-	d.Matched = len(names)
+	d.Matched = len(chosen)
+	names := make([]string, len(chosen))
+	for i, c := range chosen {
+		names[i] = c.name
+	}
 
 	// The tasks that ran in the range, or had begun up to tlLookback
 	// before it and not ended by its start: of the chosen tasks only,
@@ -219,43 +229,61 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	before := in
 	before.From, before.To, before.EndFrom = from.Add(-tlLookback), from, from
 	st := u.cfg.Scheduler.Store()
-	ran := map[string]bool{}
-	for _, q := range []store.RunPageQuery{in, before} {
+	var ran [2][]string
+	for i, q := range []store.RunPageQuery{in, before} {
 		list, err := st.RunTasks(r.Context(), q)
 		if err != nil {
 			return "", nil, err
 		}
-		for _, name := range list {
-			ran[name] = true
-		}
+		slices.Sort(list) // in Go's order, which a database's collation may not be
+		ran[i] = list
 	}
-	// The planned fires: from now (or the range's start) to its end.
+	// hasRun walks the lists of tasks that ran along the chosen tasks, in
+	// name order.
+	hasRun := func(name string) bool {
+		found := false
+		for i := range ran {
+			for len(ran[i]) > 0 && ran[i][0] < name {
+				ran[i] = ran[i][1:]
+			}
+			found = found || len(ran[i]) > 0 && ran[i][0] == name
+		}
+		return found
+	}
+	// The planned fires: from now (or the range's start) to its end. For
+	// a range that holds now, a task's next fire says whether it has one.
 	start := from
 	if now.After(start) {
 		start = now
 	}
-	planned := func(name string) bool {
-		sc := chosen[name]
-		if sc == nil || !to.After(now) {
+	planned := func(c tlTask) bool {
+		if c.sched == nil || !to.After(now) {
 			return false
 		}
-		t, ok := sc.Next(start.Add(-time.Nanosecond))
+		if start.Equal(now) && !c.next.IsZero() && !c.next.Before(now) {
+			return c.next.Before(to)
+		}
+		t, ok := c.sched.Next(start.Add(-time.Nanosecond))
 		return ok && t.Before(to)
 	}
 	// The rows: every chosen task with a run or a planned fire in the
 	// range, in name order, a page of tlRows after f.After.
-	var page []string
-	for _, name := range names {
-		if !ran[name] && !planned(name) {
+	var (
+		page  []string
+		sched = map[string]calendar.Schedule{}
+	)
+	for _, c := range chosen {
+		if !hasRun(c.name) && !planned(c) {
 			continue
 		}
 		d.Drawn++
-		if name <= f.After {
+		if c.name <= f.After {
 			d.First++
 			continue
 		}
 		if len(page) < tlRows {
-			page = append(page, name)
+			page = append(page, c.name)
+			sched[c.name] = c.sched
 		} else if d.Next == "" {
 			d.Next = link(from, span, page[len(page)-1])
 		}
@@ -298,7 +326,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 			row.Bars = append(row.Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: statusClass(run.Status), Title: title, RunID: run.ID})
 		}
 		row.Runs = len(row.Bars)
-		if sc := chosen[name]; sc != nil && to.After(now) {
+		if sc := sched[name]; sc != nil && to.After(now) {
 			for t, ok := sc.Next(start.Add(-time.Nanosecond)); ok && t.Before(to); t, ok = sc.Next(t) {
 				if row.Planned == tlPlans {
 					if row.Cut == tlCounted {

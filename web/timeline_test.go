@@ -142,6 +142,10 @@ func TestTimeline(t *testing.T) {
 		if r.Planned != tlPlans || r.Planned+r.Cut != 24*60 || d.PlansCut != r.Cut || r.CutMore {
 			t.Errorf("drawn %d, cut %d (more: %v), page cut %d; want %d drawn of 1440", r.Planned, r.Cut, r.CutMore, d.PlansCut, tlPlans)
 		}
+		// A range around now: the task's next fire makes its row.
+		if d := get(t, "span=1h&q=often"); len(d.Rows) != 1 || d.Rows[0].Planned < 29 {
+			t.Errorf("around now: %d rows, %+v", len(d.Rows), d.Rows)
+		}
 	})
 	t.Run("the last tick's label fits", func(t *testing.T) {
 		t.Parallel()
