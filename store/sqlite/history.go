@@ -78,7 +78,7 @@ const mergedTasks = 64
 // RunTasks returns the tasks that have runs q selects.
 func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error) {
 	q.Older, q.Newer, q.Limit = nil, nil, 0
-	f := runFilter(q)
+	f := runFilter(q, true)
 	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT task FROM runs`+f.String()+` ORDER BY task`, f.args...)
 	if err != nil {
 		return nil, fmt.Errorf("tasks run: %w", err)
@@ -114,7 +114,7 @@ func runPageQuery(q store.RunPageQuery) (string, []any) {
 		}
 		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `) ORDER BY start_at ` + order + `, id ` + order + ` LIMIT ?`, append(args, q.Limit)
 	}
-	f := runFilter(q)
+	f := runFilter(q, false)
 	order := "DESC"
 	switch {
 	case q.Newer != nil:
@@ -131,10 +131,13 @@ func runPageQuery(q store.RunPageQuery) (string, []any) {
 	return query, f.args
 }
 
-// runFilter selects the runs of q, but for its page.
-func runFilter(q store.RunPageQuery) filter {
+// runFilter selects the runs of q, but for its page. A page of many
+// tasks' runs reads every task's by start (see mergedTasks); with
+// byTask, the runs of each task are read through runs_task_start, in no
+// order, as the tasks that ran are.
+func runFilter(q store.RunPageQuery, byTask bool) filter {
 	var f filter
-	if len(q.Tasks) > 1 {
+	if len(q.Tasks) > 1 && !byTask {
 		// Not through runs_task_start (the unary +): see mergedTasks.
 		list, _ := json.Marshal(q.Tasks)
 		f.add("+task IN (SELECT value FROM json_each(?))", string(list))

@@ -53,6 +53,7 @@ func TestHistoryPlans(t *testing.T) {
 		{"failed runs", &store.RunPageQuery{Statuses: failed, Limit: 101}, nil, "runs_status_start", false, false},
 		{"failed runs of a day, the page before", &store.RunPageQuery{Statuses: failed, From: day, To: day1, Newer: key, Limit: 101}, nil, "runs_status_start", false, false},
 		{"tasks that ran in a day", &store.RunPageQuery{From: day, To: day1}, nil, "runs_start", false, true},
+		{"which of many tasks ran in a day", &store.RunPageQuery{Tasks: many, From: day, To: day1}, nil, "runs_task_start", false, true},
 		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false, false},
 		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false, false},
 		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false, false},
@@ -65,7 +66,7 @@ func TestHistoryPlans(t *testing.T) {
 			)
 			switch {
 			case c.tasks:
-				f := runFilter(*c.runs)
+				f := runFilter(*c.runs, true)
 				q, args = `SELECT DISTINCT task FROM runs`+f.String()+` ORDER BY task`, f.args
 			case c.runs != nil:
 				q, args = runPageQuery(*c.runs)
