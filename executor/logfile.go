@@ -376,6 +376,31 @@ func (l *LogFiles) Part(path string, from, to, limit int64) (data []byte, more b
 	return data[:n], off > from, nil
 }
 
+// OpenPart opens the bytes [from, to) of a log file (to < 0: up to its
+// end) for reading in full, by the rules of Tail: the whole of what one
+// run appended, for a download. The caller closes the closer; a file not
+// written yet reads as empty.
+func (l *LogFiles) OpenPart(path string, from, to int64) (*io.SectionReader, io.Closer, error) {
+	f, err := l.openRead(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f == nil {
+		return io.NewSectionReader(strings.NewReader(""), 0, 0), io.NopCloser(nil), nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	end := fi.Size()
+	if to >= 0 && to < end {
+		end = to
+	}
+	from = min(max(from, 0), end)
+	return io.NewSectionReader(f, from, end-from), f, nil
+}
+
 // Size returns the size of a log file, 0 for one not written yet: one
 // stat of the file the rules of Open choose, which reads nothing of it.
 func (l *LogFiles) Size(path string) (int64, error) {

@@ -530,6 +530,24 @@ func (h history) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) 
 	return h.Store.Runs(ctx, q)
 }
 
+// RunPage returns a page of the runs of every task, once every run the
+// loop holds back is written.
+func (h history) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, error) {
+	if err := h.s.flush(ctx); err != nil {
+		return nil, err
+	}
+	return h.Store.RunPage(ctx, q)
+}
+
+// RunTasks returns the tasks that have runs q selects, once every run the
+// loop holds back is written.
+func (h history) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error) {
+	if err := h.s.flush(ctx); err != nil {
+		return nil, err
+	}
+	return h.Store.RunTasks(ctx, q)
+}
+
 // Fires returns the recorded fates of occurrences, once every fire the
 // loop holds back is written.
 func (h history) Fires(ctx context.Context, q store.FireQuery) ([]job.Fire, error) {

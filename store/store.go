@@ -35,6 +35,13 @@ type Store interface {
 	Commit(ctx context.Context, b *Batch) error
 	// Runs returns run history, newest first.
 	Runs(ctx context.Context, q RunQuery) ([]job.Run, error)
+	// RunPage returns a page of the history of every task's runs, in the
+	// order of RunKey: the latest start first.
+	RunPage(ctx context.Context, q RunPageQuery) ([]job.Run, error)
+	// RunTasks returns the names of the tasks that have runs q selects
+	// (its Older, Newer and Limit aside), in name order: what ran in a
+	// range, without reading every run.
+	RunTasks(ctx context.Context, q RunPageQuery) ([]string, error)
 	// Fires returns the recorded fates of occurrences, newest first, with
 	// the run each one started when there is one.
 	Fires(ctx context.Context, q FireQuery) ([]job.Fire, error)
@@ -59,6 +66,8 @@ type Store interface {
 	// Audit returns audit records with a sequence number above after,
 	// oldest first, at most limit of them.
 	Audit(ctx context.Context, after int64, limit int) ([]job.AuditRecord, error)
+	// AuditPage returns a page of audit records, newest first.
+	AuditPage(ctx context.Context, q AuditQuery) ([]job.AuditRecord, error)
 	// Cursor returns a named position (0 if never set); SetCursors sets
 	// several in one transaction.
 	Cursor(ctx context.Context, name string) (int64, error)
@@ -168,6 +177,55 @@ type RunQuery struct {
 	// Before, when set, selects the runs with an ID below it: the next
 	// page after the run of that ID.
 	Before int64
+}
+
+// RunPageQuery selects a page of the run history of every task. Each
+// filter given narrows the selection; the runs come newest first (see
+// RunKey), those of a page after Older, or with Newer the Limit runs just
+// before it in that order, still newest first.
+type RunPageQuery struct {
+	// Tasks selects the runs of these tasks; empty means every task.
+	Tasks []string
+	// Statuses selects the runs in one of these statuses; empty means any.
+	Statuses []job.Status
+	// From and To bound the start time: From <= start < To, when set.
+	From, To time.Time
+	// EndFrom, when set, selects the runs that had not ended before it:
+	// those that ended at or after it, and those still running.
+	EndFrom time.Time
+	// Older selects the runs after it in the order: the next page.
+	Older *RunKey
+	// Newer selects the runs before it in the order: the page before.
+	Newer *RunKey
+	// Limit is the most runs returned; 0 means no limit.
+	Limit int
+}
+
+// RunKey is a run's place in the history of every task: runs are ordered
+// by start time, the latest first, and runs that started at the same
+// instant by ID, the highest first.
+type RunKey struct {
+	Start time.Time
+	ID    int64
+}
+
+// Key returns the place of a run in the history of every task.
+func Key(r job.Run) RunKey { return RunKey{Start: r.Start, ID: r.ID} }
+
+// AuditQuery selects a page of audit records, newest first (highest
+// sequence number first).
+type AuditQuery struct {
+	Task string // empty means every task
+	// Statuses selects the records of runs that ended in one of these
+	// statuses; empty means any.
+	Statuses []job.Status
+	// Before selects the records numbered below it: the next page.
+	Before int64
+	// After selects the Limit records numbered just above it: the page
+	// before, still newest first.
+	After int64
+	// Limit is the most records returned; 0 means no limit.
+	Limit int
 }
 
 // FireQuery selects recorded occurrences.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,15 +23,33 @@ import (
 )
 
 // The sizes of the history the page benchmarks render from: the UI's
-// goal is that the overview and the task list render in under 100 ms of
-// server time with them (docs/ui.md).
-const (
-	benchTasks = 100_000
-	benchRuns  = 1_000_000
-	// benchBundle is how many tasks each bundle comes with (see
-	// largeDefinitions).
-	benchBundle = 10
+// goal is that every page renders in under 100 ms of server time with
+// them (docs/ui.md). GNOMON_BENCH_TASKS, GNOMON_BENCH_RUNS and
+// GNOMON_BENCH_DAYS set others: a year of runs, say.
+var (
+	benchTasks = benchSize("GNOMON_BENCH_TASKS", 100_000, benchBundle)
+	benchRuns  = benchSize("GNOMON_BENCH_RUNS", 1_000_000, benchBundle)
+	// benchDays is how many days before now the runs spread over.
+	benchDays = benchSize("GNOMON_BENCH_DAYS", 10, 1)
 )
+
+// benchBundle is how many tasks each bundle comes with (see
+// largeDefinitions).
+const benchBundle = 10
+
+// benchSize reads a size of the benchmarks from the environment: a
+// positive multiple of unit.
+func benchSize(name string, def, unit int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < unit || n%unit != 0 {
+		panic(fmt.Sprintf("%s=%q: give a positive whole number, a multiple of %d", name, v, unit))
+	}
+	return n
+}
 
 // large is a started scheduler holding benchTasks tasks and benchRuns
 // runs, shared by the benchmarks of one test binary: it takes a while to
@@ -45,6 +64,9 @@ var large struct {
 	dir     string
 	built   time.Duration
 	failing string // a task whose last run failed
+	// midRun is a run halfway through the history, midDay its day.
+	midRun int64
+	midDay time.Time
 }
 
 // largeScheduler returns the shared scheduler, building it the first
@@ -166,9 +188,10 @@ func buildLarge() error {
 	return err
 }
 
-// writeHistory stores benchRuns ended runs, spread evenly over the tasks
-// (bundles included) and over the ten days before now, and sets each
-// task's state to its last run's outcome: one run in twenty fails.
+// writeHistory stores benchRuns ended runs and their audit records,
+// spread evenly over the tasks (bundles included) and over the benchDays
+// days before now, and sets each task's state to its last run's outcome:
+// one run in twenty fails.
 func writeHistory(ctx context.Context, path string, now time.Time) error {
 	st, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -189,7 +212,7 @@ func writeHistory(ctx context.Context, path string, now time.Time) error {
 		return fmt.Errorf("%d tasks stored, want %d", len(states), benchTasks)
 	}
 	perTask := benchRuns / benchTasks
-	span := 10 * 24 * time.Hour
+	span := time.Duration(benchDays) * 24 * time.Hour
 	step := span / time.Duration(benchRuns)
 	id := snap.LastRun
 	var batch store.Batch
@@ -205,6 +228,10 @@ func writeHistory(ctx context.Context, path string, now time.Time) error {
 			r.Status, r.ExitCode, r.Message = job.Failure, 1, "exit status 1"
 		}
 		batch.Runs = append(batch.Runs, r)
+		batch.Audit = append(batch.Audit, job.AuditRecord{Task: r.Task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: job.ResultNormal, Status: r.Status, Message: r.Message})
+		if i == benchRuns/2 {
+			large.midRun, large.midDay = r.ID, r.Start.Truncate(24*time.Hour)
+		}
 		if n == perTask-1 {
 			s := states[name]
 			s.Status, s.Start, s.End = r.Status, job.At(r.Start), job.At(r.End)
@@ -271,19 +298,43 @@ func signIn(h http.Handler, token string) (*http.Cookie, error) {
 // Its baseline, api_tasks, is the JSON API's first page of the task
 // list, which a client asks for with a token.
 func BenchmarkPage(b *testing.B) {
+	// The history pages ask for a run halfway through the history, and
+	// its day, which are known once it is built.
+	mid := func() string { return strconv.FormatInt(large.midRun, 10) }
+	day := func() string { return large.midDay.Format(time.DateOnly) }
 	for _, page := range []struct {
 		name, path string
 		api        bool
+		at         func() string // the path, when it is known only once the history is built
 	}{
-		{"overview", "/", false},
-		{"tasks", "/tasks", false},
-		{"tasks_failure", "/tasks?status=failure", false},
-		{"tasks_query", "/tasks?q=t0999", false},
-		{"task", "/tasks/" + taskName(benchTasks/2+1), false},
-		{"api_tasks", "/api/v1/tasks?count=100", true},
+		{"overview", "/", false, nil},
+		{"tasks", "/tasks", false, nil},
+		{"tasks_failure", "/tasks?status=failure", false, nil},
+		{"tasks_query", "/tasks?q=t0999", false, nil},
+		{"task", "/tasks/" + taskName(benchTasks/2+1), false, nil},
+		{"api_tasks", "/api/v1/tasks?count=100", true, nil},
+		{"runs", "/runs", false, nil},
+		{"runs_failure", "/runs?status=failure", false, nil},
+		{"runs_task", "/runs?task=" + taskName(benchTasks/2+1), false, nil},
+		{"runs_label", "/runs?label=load+partition+5", false, nil},
+		{"runs_bundle", "/runs?bundle=" + taskName(benchTasks/2), false, nil},
+		{"runs_aborted", "/runs?status=aborted", false, nil},
+		{"runs_day_failure", "", false, func() string { return "/runs?status=failure&from=" + day() + "&to=" + day() }},
+		{"runs_older", "", false, func() string { return "/runs?older=" + mid() }},
+		{"runs_newer", "", false, func() string { return "/runs?status=failure&newer=" + mid() }},
+		{"run", "", false, func() string { return "/runs/" + mid() }},
+		{"timeline", "/timeline", false, nil},
+		{"timeline_week", "/timeline?span=168h", false, nil},
+		{"timeline_label", "/timeline?span=24h&label=load+partition+5", false, nil},
+		{"audit", "/audit", false, nil},
+		{"audit_task", "/audit?task=" + taskName(benchTasks/2+1), false, nil},
+		{"audit_older", "", false, func() string { return "/audit?status=failure&older=" + mid() }},
 	} {
 		b.Run(page.name, func(b *testing.B) {
 			h, cookie := largeScheduler(b)
+			if page.at != nil {
+				page.path = page.at()
+			}
 			get := func() *httptest.ResponseRecorder {
 				req := httptest.NewRequest(http.MethodGet, "http://localhost"+page.path, nil)
 				if page.api {

@@ -195,11 +195,13 @@ var pages = []struct{ name, path, want string }{
 	{"why", "/tasks/demo_report", "it starts when its condition su(demo_flow) holds"},
 	{"timeline", "/timeline?span=24h", "planned fires"},
 	{"graph", "/graph?task=demo_flow", "Tasks in the graph"},
+	{"graph_all", "/graph", "Tasks in the graph"},
 	{"data", "/data", "Configurations"},
 	{"trees", "/trees", "client"},
 	{"tree", "/trees/client", "client_hourly"},
 	{"alerts", "/alerts", "Alerts"},
 	{"audit", "/audit", "Audit"},
+	{"runs", "/runs", "Runs"},
 }
 
 // TestPages loads every page at a desktop and a phone size, saves a
@@ -226,8 +228,22 @@ func TestPages(t *testing.T) {
 				if !strings.Contains(body, p.want) {
 					t.Errorf("%s does not show %q:\n%s", p.path, p.want, body)
 				}
-				if p.name == "graph" {
+				if strings.HasPrefix(p.name, "graph") {
 					run(t, ctx, chromedp.WaitVisible(`#graph[data-ready]`, chromedp.ByQuery))
+					// No two tasks' boxes, labels included, overlap.
+					var overlaps []string
+					run(t, ctx, chromedp.Evaluate(`(() => {
+						const ns = document.getElementById("graph").cy.nodes(), out = [];
+						ns.forEach((a, i) => ns.forEach((b, j) => {
+							if (j <= i) return;
+							const p = a.boundingBox({includeLabels: true}), q = b.boundingBox({includeLabels: true});
+							if (p.x1 < q.x2 && q.x1 < p.x2 && p.y1 < q.y2 && q.y1 < p.y2) out.push(a.id() + " / " + b.id());
+						}));
+						return out;
+					})()`, &overlaps))
+					if len(overlaps) > 0 {
+						t.Errorf("%s: tasks drawn over each other: %v", p.path, overlaps)
+					}
 				}
 				var shot []byte
 				run(t, ctx, chromedp.FullScreenshot(&shot, 100))
@@ -505,4 +521,154 @@ func TestTreeSkip(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestFailedRunLog: from the failed runs, one click opens the failed
+// run's log on a page of its own, at its end where the newest lines are;
+// a search marks and counts its matches; the page passes the
+// accessibility check.
+func TestFailedRunLog(t *testing.T) {
+	d := startDemo(t)
+	ctx := context.Background()
+	if err := d.s.Apply(ctx, "chatty.def", `insert_task: chatty
+type: callable
+command: for i in $(seq 1 300); do echo "line $i of chatty"; done; exit 3
+out_log_file: chatty.out
+err_log_file: chatty.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Send(ctx, "chatty", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		runs, err := d.s.Runs(ctx, "chatty", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 && runs[0].Done() {
+			id = strconv.FormatInt(runs[0].ID, 10)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chatty's run did not end")
+		}
+	}
+	bctx := browser(t)
+	d.signIn(t, bctx, d.admin)
+	run(t, bctx,
+		chromedp.Navigate(d.url+"/runs?status=failure"),
+		chromedp.WaitVisible(`a[aria-label="Log of run `+id+`"]`, chromedp.ByQuery),
+	)
+	checkAccessibility(t, bctx, "/runs?status=failure")
+	clickNow(t, bctx, `a[aria-label="Log of run `+id+`"]`)
+	var loc string
+	run(t, bctx,
+		chromedp.WaitVisible(`//pre[contains(@class, "log")][contains(., "line 300 of chatty")]`, chromedp.BySearch),
+		chromedp.Location(&loc),
+	)
+	if !strings.HasSuffix(loc, "/runs/"+id+"#log") {
+		t.Errorf("the log link led to %s", loc)
+	}
+	var atEnd bool
+	run(t, bctx, chromedp.Evaluate(`(p => p.scrollHeight > p.clientHeight && p.scrollTop + p.clientHeight >= p.scrollHeight - 2)(document.querySelector("#runlog pre.log"))`, &atEnd))
+	if !atEnd {
+		t.Error("the log does not open at its end")
+	}
+	var count string
+	var marks int
+	run(t, bctx,
+		chromedp.SendKeys(`input[data-logsearch]`, "line 15", chromedp.ByQuery),
+		chromedp.WaitVisible(`#runlog pre.log mark`, chromedp.ByQuery),
+		chromedp.Text(`[data-logcount]`, &count, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#runlog pre.log mark").length`, &marks),
+	)
+	// line 15, 150 to 159
+	if count != "11 matches" || marks != 11 {
+		t.Errorf("searching for \"line 15\": %q and %d marks, want 11", count, marks)
+	}
+	clickNow(t, bctx, `button[data-lognext]`)
+	var current string
+	run(t, bctx, chromedp.Text(`#runlog pre.log mark.current`, &current, chromedp.ByQuery))
+	if current != "line 15" {
+		t.Errorf("the first match is %q", current)
+	}
+	var shot []byte
+	run(t, bctx, chromedp.FullScreenshot(&shot, 100))
+	os.WriteFile(filepath.Join(d.shotsDir, "run-log.png"), shot, 0o644)
+	checkAccessibility(t, bctx, "/runs/"+id)
+}
+
+// TestFollowRunningLog: the page of a running run shows what it writes as
+// it writes it, following the end; unticked, the log stays where the
+// reader scrolled while it grows.
+func TestFollowRunningLog(t *testing.T) {
+	d := startDemo(t)
+	ctx := context.Background()
+	if err := d.s.Apply(ctx, "drip.def", `insert_task: drip
+type: callable
+command: for i in $(seq 1 400); do echo "drip line $i"; sleep 0.05; done; exec sleep 60
+out_log_file: drip.out
+err_log_file: drip.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.s.Send(ctx, "drip", gnomon.ActStart); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.s.Send(context.Background(), "drip", gnomon.ActAbort) })
+	var id string
+	for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		runs, err := d.s.Runs(ctx, "drip", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) == 1 {
+			id = strconv.FormatInt(runs[0].ID, 10)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("drip did not start")
+		}
+	}
+	bctx := browser(t)
+	d.signIn(t, bctx, d.admin)
+	atEnd := `(p => !!p && p.scrollHeight > p.clientHeight && p.scrollTop + p.clientHeight >= p.scrollHeight - 2)(document.querySelector("#runlog pre.log"))`
+	run(t, bctx,
+		chromedp.Navigate(d.url+"/runs/"+id),
+		chromedp.WaitVisible(`input[data-follow]:checked`, chromedp.ByQuery),
+	)
+	// It grows on the page, and the box keeps to its end.
+	runSwapped(t, bctx, chromedp.WaitVisible(`//div[@id="runlog"]//pre[contains(., "drip line 100")]`, chromedp.BySearch))
+	waitTrue(t, bctx, atEnd)
+	// Unticked, the reader's place is kept while more arrives.
+	run(t, bctx,
+		chromedp.Click(`input[data-follow]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#runlog pre.log").scrollTop = 0`, nil),
+	)
+	runSwapped(t, bctx, chromedp.WaitVisible(`//div[@id="runlog"]//pre[contains(., "drip line 300")]`, chromedp.BySearch))
+	var top float64
+	run(t, bctx, chromedp.Evaluate(`document.querySelector("#runlog pre.log").scrollTop`, &top))
+	if top != 0 {
+		t.Errorf("unticked, the log moved to %v as it grew", top)
+	}
+	checkAccessibility(t, bctx, "/runs/"+id)
+}
+
+// waitTrue waits until a script's value in the page is true.
+func waitTrue(t *testing.T, ctx context.Context, script string) {
+	t.Helper()
+	for {
+		var ok bool
+		if err := chromedp.Run(ctx, chromedp.Evaluate(script, &ok)); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("never true: %s", script)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

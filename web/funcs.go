@@ -50,12 +50,18 @@ func (u *UI) funcs() template.FuncMap {
 		"path":   url.PathEscape,
 		"query":  url.QueryEscape,
 		// coord is an SVG coordinate, to a tenth.
-		"coord":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
-		"plus":        func(a, b int) int { return a + b },
-		"list":        func(s ...string) []string { return s },
-		"sectionURL":  func(s string) string { return sections[s].url },
-		"sectionName": func(s string) string { return sections[s].name },
-		"pageURL":     pageURL,
+		"coord":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+		"plus":          func(a, b int) int { return a + b },
+		"minus":         func(a, b int) int { return a - b },
+		"list":          func(s ...string) []string { return s },
+		"sectionURL":    func(s string) string { return sections[s].url },
+		"sectionName":   func(s string) string { return sections[s].name },
+		"pageURL":       pageURL,
+		"shortDuration": shortDuration,
+		"rfc3339":       func(t time.Time) string { return t.Format(time.RFC3339) },
+		"tlRuns":        func() int { return tlRuns },
+		"tlPlans":       func() int { return tlPlans },
+		"tlRows":        func() int { return tlRows },
 	}
 }
 
@@ -63,6 +69,7 @@ func (u *UI) funcs() template.FuncMap {
 var sections = map[string]struct{ name, url string }{
 	"overview": {"Overview", "/"},
 	"tasks":    {"Tasks", "/tasks"},
+	"runs":     {"Runs", "/runs"},
 	"timeline": {"Timeline", "/timeline"},
 	"graph":    {"Graph", "/graph"},
 	"data":     {"Data events", "/data"},
@@ -73,11 +80,5 @@ var sections = map[string]struct{ name, url string }{
 
 // pageURL is the task list with a filter, from after a name.
 func pageURL(f taskFilter, after string) string {
-	v := url.Values{}
-	for k, s := range map[string]string{"q": f.Q, "status": f.Status, "type": f.Type, "group": f.Group, "label": f.Label, "bundle": f.Bundle, "after": after} {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	return "/tasks?" + v.Encode()
+	return "/tasks?" + params("q", f.Q, "status", f.Status, "type", f.Type, "group", f.Group, "label", f.Label, "bundle", f.Bundle, "after", after).Encode()
 }

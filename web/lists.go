@@ -19,7 +19,7 @@ import (
 // its cost is that of the rows it shows, however many tasks there are.
 func (u *UI) readOverview(v *scheduler.View) overviewData {
 	sum := v.Summary()
-	d := overviewData{Total: sum.Total()}
+	d := overviewData{Total: sum.Total(), RunningTotal: sum.Counts[job.Running]}
 	for s, n := range sum.Counts {
 		if n > 0 {
 			d.Counts = append(d.Counts, statusCount{job.Status(s), n})

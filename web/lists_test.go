@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,44 +11,15 @@ import (
 
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/engine"
-	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
-	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
 
 // startScheduler returns a started scheduler on a fresh SQLite store with
 // the definitions applied, and its UI.
 func startScheduler(t *testing.T, text string) (*scheduler.Scheduler, *UI) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "gnomon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scheduler.New(ctx, scheduler.Config{Store: st, Runner: runner, DataDir: dir, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() {
-		s.Stop(context.Background())
-		runner.Stop(context.Background())
-		st.Close()
-	})
-	if err := s.Submit(ctx, engine.Define{File: "lists.def", Text: text}); err != nil {
-		t.Fatal(err)
-	}
-	u, err := New(Config{Scheduler: s, Location: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, u
+	return withHistory(t, text, nil)
 }
 
 // TestLists checks the overview and the pages of the task list against
@@ -183,6 +153,7 @@ func overviewBySorting(u *UI, e *engine.Engine) overviewData {
 	slices.SortStableFunc(d.Running, func(a, b taskRow) int { return a.Start.Compare(b.Start) })
 	slices.SortStableFunc(d.Failed, func(a, b failedRow) int { return b.At.Compare(a.At) })
 	slices.SortStableFunc(d.Next, func(a, b calendar.Planned) int { return a.At.Compare(b.At) })
+	d.RunningTotal = counts[job.Running]
 	cut := func(n int) int { return min(n, overviewRows) }
 	d.Running, d.Failed, d.Next = d.Running[:cut(len(d.Running))], d.Failed[:cut(len(d.Failed))], d.Next[:cut(len(d.Next))]
 	d.Problems = e.Problems()

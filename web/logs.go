@@ -2,7 +2,9 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/gnomon-sched/gnomon/auth"
@@ -29,15 +31,80 @@ func (u *UI) log(w http.ResponseWriter, r *http.Request) error {
 	if stream == "err" {
 		path = def.ErrLog
 	}
-	v := logView{Path: path}
+	v := logView{Path: path, Tail: kib(logTail)}
 	if path == "" {
 		v.Problem = "no " + stream + " log file is defined"
-	} else if data, more, err := u.cfg.Logs.Tail(path, logTail); err != nil {
-		v.Problem = err.Error()
-	} else {
-		v.Text, v.More = string(data), more
+		return u.fragment(w, "log", v)
 	}
+	size, err := u.cfg.Logs.Size(path)
+	if err != nil {
+		v.Problem = err.Error()
+		return u.fragment(w, "log", v)
+	}
+	data, more, err := u.cfg.Logs.Part(path, 0, size, logTail)
+	if err != nil {
+		v.Problem = err.Error()
+		return u.fragment(w, "log", v)
+	}
+	v.Text, v.More = string(data), more
+	runs, err := u.cfg.Scheduler.Store().Runs(r.Context(), store.RunQuery{Task: def.Name, Limit: separatedRuns})
+	if err != nil {
+		return err
+	}
+	v.Parts = u.runParts(v.Text, size-int64(len(data)), stream, runs)
 	return u.fragment(w, "log", v)
+}
+
+// separatedRuns is how many of a task's last runs its log marks the
+// beginnings of.
+const separatedRuns = 50
+
+// logPart is a piece of a log file's end: the output that follows the
+// beginning of a run, or precedes the first one shown.
+type logPart struct {
+	// Run is the run whose output begins here, nil for the text before
+	// the first run shown.
+	Run  *job.Run
+	Text string
+}
+
+// runParts cuts the end of a log file, text, which begins at offset base
+// of the file, where each of the runs began writing to it (job.LogSpan),
+// when that is inside it: the log shows a separator naming each run. Runs
+// of a cluster's worker wrote to the worker's file, not this one, and are
+// left out.
+func (u *UI) runParts(text string, base int64, stream string, runs []job.Run) []logPart {
+	type cut struct {
+		at  int64
+		run job.Run
+	}
+	var cuts []cut
+	for _, run := range runs {
+		if run.Log == nil || run.Log.Node != "" {
+			continue
+		}
+		from, to := run.Log.OutFrom, run.Log.OutTo
+		if stream == "err" {
+			from, to = run.Log.ErrFrom, run.Log.ErrTo
+		}
+		if from < base || from >= base+int64(len(text)) || to <= from {
+			continue
+		}
+		cuts = append(cuts, cut{from - base, u.localRun(run)})
+	}
+	if len(cuts) == 0 {
+		return []logPart{{Text: text}}
+	}
+	slices.SortFunc(cuts, func(a, b cut) int { return cmp.Compare(a.at, b.at) })
+	parts := []logPart{{Text: text[:cuts[0].at]}}
+	for i, c := range cuts {
+		end := int64(len(text))
+		if i+1 < len(cuts) {
+			end = cuts[i+1].at
+		}
+		parts = append(parts, logPart{Run: &c.run, Text: text[c.at:end]})
+	}
+	return parts
 }
 
 // runLogs answers what one run wrote to its task's out and err logs, as a
@@ -55,27 +122,22 @@ func (u *UI) runLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	runs, err := u.cfg.Scheduler.Store().Runs(r.Context(), store.RunQuery{Task: name, Before: id + 1, Limit: 1})
-	if err != nil {
-		return err
-	}
-	if len(runs) == 0 || runs[0].ID != id {
+	run, err := u.run(r, id)
+	if err != nil || run.Task != name {
 		return notFound("task %s has no run %d", name, id)
 	}
-	run := runs[0]
-	v := runLogsView{Task: name, Run: id, Running: !run.Done()}
-	span := run.Log
-	if v.Running {
-		if s, ok := u.cfg.Scheduler.LogSpan(id); ok {
-			span = &s
-		}
+	if r.Header.Get("HX-Request") == "" {
+		// Opened on its own: the run's page shows it.
+		http.Redirect(w, r, "/runs/"+strconv.FormatInt(id, 10)+"#log", http.StatusSeeOther)
+		return nil
 	}
-	if span != nil {
-		v.Node = span.Node
+	// The run's page asks for more of the end than the task's.
+	limit, onPage := int64(logTail), r.URL.Query().Get("on") == "page"
+	if onPage {
+		limit = runLogTail
 	}
-	for _, rs := range u.cfg.Logs.RunOutput(&def, id, span, logTail) {
-		v.Streams = append(v.Streams, namedLog{Name: rs.Name, View: logView{Path: rs.Path, Text: rs.Text, More: rs.More, Problem: rs.Problem, Partial: rs.Partial}})
-	}
+	v := u.readRunLogs(&def, run, limit)
+	v.OnPage = onPage
 	return u.fragment(w, "runlogs", v)
 }
 
@@ -110,6 +172,8 @@ type runLogsView struct {
 	Task    string
 	Run     int64
 	Running bool
+	// OnPage says the log is shown on the run's page, not the task's.
+	OnPage bool
 	// Node is the cluster's worker that ran the run, empty when this
 	// server did or it is not known.
 	Node    string
@@ -129,4 +193,8 @@ type logView struct {
 	// Partial says that where the run's output begins is not known: Text
 	// is the end of what precedes its end.
 	Partial bool
+	// Tail is how much of the end of a long log is shown.
+	Tail string
+	// Parts, when set, is Text cut where runs began writing.
+	Parts []logPart
 }

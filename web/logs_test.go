@@ -79,7 +79,7 @@ err_log_file: slow.err
 	if second.Log == nil || second.Log.OutFrom <= 0 || second.Log.OutTo <= second.Log.OutFrom {
 		t.Fatalf("run %d records its log span %+v", second.ID, second.Log)
 	}
-	code, body := get("/tasks/talk/runs/" + itoa(second.ID) + "/logs")
+	code, body := get("/tasks/talk/runs/"+itoa(second.ID)+"/logs", "HX-Request", "true")
 	if code != http.StatusOK {
 		t.Fatalf("status %d: %s", code, body)
 	}
@@ -91,7 +91,7 @@ err_log_file: slow.err
 	if strings.Count(body, "of run") != 2 || strings.Contains(body, "every 2s") {
 		t.Errorf("the log of run %d holds other runs' lines, or polls:\n%s", second.ID, body)
 	}
-	if code, _ := get("/tasks/talk/runs/99/logs"); code != http.StatusNotFound {
+	if code, _ := get("/tasks/talk/runs/99/logs", "HX-Request", "true"); code != http.StatusNotFound {
 		t.Errorf("the log of a run that does not exist: status %d", code)
 	}
 	if code, body := get("/tasks/talk"); code != http.StatusOK || !strings.Contains(body, `href="/tasks/talk/runs/`+itoa(second.ID)+`/logs" data-runlog`) {
@@ -105,7 +105,7 @@ err_log_file: slow.err
 	var live string
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(live, "begun"); time.Sleep(20 * time.Millisecond) {
 		if rs := runs("slow"); len(rs) == 1 {
-			_, live = get("/tasks/slow/runs/" + itoa(rs[0].ID) + "/logs")
+			_, live = get("/tasks/slow/runs/"+itoa(rs[0].ID)+"/logs", "HX-Request", "true")
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the log of the running run never showed its output:\n%s", live)
@@ -178,7 +178,7 @@ err_log_file: far.err
 	getAny := adminGet(t, s)
 	get := func(path string) string {
 		t.Helper()
-		code, body := getAny(path)
+		code, body := getAny(path, "HX-Request", "true")
 		if code != http.StatusOK {
 			t.Fatalf("%s: status %d: %s", path, code, body)
 		}
@@ -209,8 +209,9 @@ err_log_file: far.err
 }
 
 // adminGet signs an admin in to s's web UI and returns a GET of a path
-// with that session: the status and the body.
-func adminGet(t *testing.T, s *gnomon.Scheduler) func(path string) (int, string) {
+// with that session, and headers given as name, value pairs: the status
+// and the body.
+func adminGet(t *testing.T, s *gnomon.Scheduler) func(path string, headers ...string) (int, string) {
 	t.Helper()
 	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
 	token, err := s.NewToken(context.Background(), auth.Request{Name: "ada", Role: auth.Admin})
@@ -221,12 +222,126 @@ func adminGet(t *testing.T, s *gnomon.Scheduler) func(path string) (int, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(path string) (int, string) {
+	return func(path string, headers ...string) (int, string) {
 		req := httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil)
 		req.AddCookie(cookie)
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		b, _ := io.ReadAll(w.Result().Body)
 		return w.Code, string(b)
+	}
+}
+
+// A failed run's log is one click from the runs page, on a page of its
+// own: its facts, its output, a download of the whole of it; the task's
+// log file marks where each run began; the log's address opened on its
+// own leads to that page.
+func TestRunPage(t *testing.T) {
+	ctx := context.Background()
+	s := started(t, gnomon.Config{DataDir: t.TempDir()})
+	if err := s.Apply(ctx, "t.def", `insert_task: flaky
+type: callable
+command: echo "line 1 of run $GNOMON_RUN_ID"; echo "line 2 of run $GNOMON_RUN_ID"; echo "trouble in $GNOMON_RUN_ID" >&2; test "$GNOMON_RUN_ID" != 2
+out_log_file: flaky.out
+err_log_file: flaky.err
+`); err != nil {
+		t.Fatal(err)
+	}
+	var runs []job.Run
+	for n := 1; n <= 3; n++ {
+		if err := s.Send(ctx, "flaky", gnomon.ActStart); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var err error
+			if runs, err = s.Runs(ctx, "flaky", 0); err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) == n && runs[0].Done() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %d of flaky did not end", n)
+			}
+		}
+	}
+	var failed job.Run
+	for _, r := range runs {
+		if r.Status == job.Failure {
+			failed = r
+		}
+	}
+	if failed.ID == 0 {
+		t.Fatalf("no run failed: %+v", runs)
+	}
+	id := itoa(failed.ID)
+	get := adminGet(t, s)
+	code, body := get("/runs?status=failure")
+	if code != http.StatusOK || !strings.Contains(body, `<a href="/runs/`+id+`#log" aria-label="Log of run `+id+`">log</a>`) {
+		t.Fatalf("the failed runs do not link run %s's log: %d\n%s", id, code, body)
+	}
+	code, body = get("/runs/" + id)
+	if code != http.StatusOK {
+		t.Fatalf("run page: %d\n%s", code, body)
+	}
+	for _, want := range []string{
+		"<title>Run " + id + " of flaky · gnomon</title>", `<link rel="stylesheet"`, // a whole page, styled
+		"line 2 of run " + id + "\n", "trouble in " + id + "\n",
+		`href="/runs/` + id + `/log/out" download`, `data-logsearch="#runlog"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run page does not hold %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "of run "+itoa(runs[0].ID)) {
+		t.Errorf("the page of run %s shows another run's lines:\n%s", id, body)
+	}
+	if strings.Contains(body, `data-follow`) {
+		t.Error("the page of an ended run offers to follow it")
+	}
+	// The download is the whole of what the run wrote, as a file.
+	h := s.Handler(gnomon.HandlerConfig{Version: "test"})
+	token, err := s.NewToken(ctx, auth.Request{Name: "dl", Role: auth.Admin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, err := signIn(h, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://localhost/runs/"+id+"/log/out", nil)
+	req.AddCookie(cookie)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if want := "line 1 of run " + id + "\nline 2 of run " + id + "\n"; w.Code != http.StatusOK || w.Body.String() != want {
+		t.Errorf("the download: %d %q, want %q", w.Code, w.Body, want)
+	}
+	if cd := w.Header().Get("Content-Disposition"); !strings.Contains(cd, "attachment") || !strings.Contains(cd, "flaky-run"+id+"-out.log") {
+		t.Errorf("the download is not a file to save: %q", cd)
+	}
+	// The task's file marks where each run began.
+	_, body = get("/tasks/flaky/log/out", "HX-Request", "true")
+	for _, r := range runs {
+		sep := "── run " + itoa(r.ID) + " · " + r.Status.String()
+		if i, j := strings.Index(body, sep), strings.Index(body, "line 1 of run "+itoa(r.ID)); i < 0 || j < i {
+			t.Errorf("the task's log does not mark run %d before its lines:\n%s", r.ID, body)
+		}
+	}
+	// The log's own address, opened alone, leads to the run's page.
+	req = httptest.NewRequest(http.MethodGet, "http://localhost/tasks/flaky/runs/"+id+"/logs", nil)
+	req.AddCookie(cookie)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if loc := w.Header().Get("Location"); w.Code != http.StatusSeeOther || loc != "/runs/"+id+"#log" {
+		t.Errorf("the log's address alone: %d to %q, want 303 to the run's page", w.Code, loc)
+	}
+	if code, _ := get("/runs/" + id + "/log/mid"); code != http.StatusNotFound {
+		t.Errorf("a log that is not out or err: %d", code)
+	}
+	if code, _ := get("/runs/99999"); code != http.StatusNotFound {
+		t.Errorf("a run that does not exist: %d", code)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,13 +42,23 @@ func (u *UI) local(t time.Time) time.Time {
 
 // overviewData is the front page: the scheduler at a glance.
 type overviewData struct {
-	Total     int
-	Counts    []statusCount
-	Running   []taskRow
-	Failed    []failedRow
-	Next      []calendar.Planned
-	Undeliver []job.Alert
-	Problems  []string
+	Total  int
+	Counts []statusCount
+	// RunningTotal is how many tasks are running.
+	RunningTotal int
+	Running      []taskRow
+	Failed       []failedRow
+	Next         []calendar.Planned
+	Undeliver    []job.Alert
+	Problems     []string
+	// Failures counts the runs that failed or were aborted in the last
+	// 24 hours, FailedTasks their tasks (FailuresCut: more than
+	// overviewFailures runs, of which the newest were counted).
+	Failures, FailedTasks int
+	FailuresCut           bool
+	// Undelivered counts the alerts not delivered among the last
+	// overviewAlerts.
+	Undelivered int
 }
 
 // failedRow is a task that failed or was aborted, and its status now.
@@ -55,6 +66,10 @@ type failedRow struct {
 	Name        string
 	At          time.Time
 	Status, Now job.Status
+	// Times is how many of its runs failed or were aborted in the last
+	// 24 hours, Run the latest of them (0 when the history has none).
+	Times int
+	Run   int64
 }
 
 type statusCount struct {
@@ -62,23 +77,82 @@ type statusCount struct {
 	N      int
 }
 
-// overviewRows bounds each list of the overview.
+// overviewRows bounds each list of the overview; each says how many it
+// left out, and links to the page that lists them all.
 const overviewRows = 20
+
+// overviewFailures bounds the failed runs the overview counts;
+// overviewAlerts the alerts it looks through for those not delivered.
+const (
+	overviewFailures = 10_000
+	overviewAlerts   = 200
+)
 
 func (u *UI) overview(r *http.Request) (string, any, error) {
 	v := u.cfg.Scheduler.View()
 	d := u.overviews.read(v.Seq(), struct{}{}, func() overviewData { return u.readOverview(v) })
-	alerts, err := u.cfg.Scheduler.Store().Alerts(r.Context(), store.AlertQuery{Limit: 200})
+	st := u.cfg.Scheduler.Store()
+	alerts, err := st.Alerts(r.Context(), store.AlertQuery{Limit: overviewAlerts})
 	if err != nil {
 		return "", nil, err
 	}
 	for _, a := range alerts {
-		if a.State != job.AlertSent && len(d.Undeliver) < overviewRows {
+		if a.State == job.AlertSent {
+			continue
+		}
+		d.Undelivered++
+		if len(d.Undeliver) < overviewRows {
 			a.Created = u.local(a.Created)
 			d.Undeliver = append(d.Undeliver, a)
 		}
 	}
+	// How often each task failed in the last 24 hours, read once for the
+	// requests of one View (see sharedRead): the rows are shared, so
+	// they are copied. The read is not that of one request, which its
+	// browser may cancel; a request that finds it failed reads again.
+	fc := u.failures.read(v.Seq(), struct{}{}, func() failureCounts { return u.countFailures(context.WithoutCancel(r.Context())) })
+	if fc.err != nil {
+		if fc = u.countFailures(r.Context()); fc.err != nil {
+			return "", nil, fc.err
+		}
+	}
+	d.Failures, d.FailedTasks, d.FailuresCut = fc.runs, len(fc.times), fc.cut
+	d.Failed = slices.Clone(d.Failed)
+	for i := range d.Failed {
+		d.Failed[i].Times, d.Failed[i].Run = fc.times[d.Failed[i].Name], fc.last[d.Failed[i].Name]
+	}
 	return "Overview", d, nil
+}
+
+// failureCounts are the runs that failed or were aborted in the last 24
+// hours: how many (cut: more than overviewFailures, of which the newest
+// were counted), how many of each task, and the latest of each.
+type failureCounts struct {
+	runs  int
+	cut   bool
+	times map[string]int
+	last  map[string]int64
+	err   error
+}
+
+func (u *UI) countFailures(ctx context.Context) failureCounts {
+	fc := failureCounts{times: map[string]int{}, last: map[string]int64{}}
+	fails, err := u.cfg.Scheduler.Store().RunPage(ctx, store.RunPageQuery{Statuses: []job.Status{job.Failure, job.Aborted},
+		From: u.cfg.Scheduler.Now().Add(-24 * time.Hour), Limit: overviewFailures + 1})
+	if err != nil {
+		fc.err = err
+		return fc
+	}
+	if len(fails) > overviewFailures {
+		fails, fc.cut = fails[:overviewFailures], true
+	}
+	for _, f := range fails {
+		if fc.times[f.Task]++; fc.last[f.Task] == 0 {
+			fc.last[f.Task] = f.ID
+		}
+	}
+	fc.runs = len(fails)
+	return fc
 }
 
 // tasksData is a page of the task list and the filter that chose it.

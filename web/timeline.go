@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -21,30 +22,95 @@ var spans = []time.Duration{time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.H
 const (
 	tlLabel  = 220 // the task names' column
 	tlWidth  = 1000
+	tlRight  = 40 // room for the last tick's label
 	tlRowH   = 22
 	tlHeader = 28
-	tlRows   = 200 // most rows drawn
-	tlRuns   = 20000
+	// tlRows is how many rows a page of the timeline draws; the others
+	// are on the pages after, and the page says how many there are.
+	tlRows = 200
+	// tlRuns bounds the runs read for one page: past it the page says
+	// that runs were left out, and how many it read.
+	tlRuns = 100_000
+	// tlPlans bounds the planned fires drawn in one row; a row that has
+	// more says how many it left out.
+	tlPlans = 500
+	// tlCounted bounds the planned fires a row counts past those it draws.
+	tlCounted = 10 * tlPlans
+	// tlLookback is how long before the range a run may have started and
+	// still be drawn, running into it.
+	tlLookback = 24 * time.Hour
 )
+
+// tlFilter chooses the tasks a timeline draws: by name (a pattern with *
+// and ?, or a part of the name), label, bundle, current status, or one
+// task; After is the last task of the page before.
+type tlFilter struct {
+	Task, Q, Label, Bundle, Status, After string
+}
+
+func (f tlFilter) values() url.Values {
+	return params("task", f.Task, "q", f.Q, "label", f.Label, "bundle", f.Bundle, "status", f.Status, "after", f.After)
+}
+
+// matches reports whether a task passes the filter.
+func (f tlFilter) matches(it *scheduler.TaskItem, status job.Status) bool {
+	def := it.Def
+	switch {
+	case def.Type == job.Group,
+		f.Task != "" && def.Name != f.Task,
+		f.Label != "" && def.Extras().Label != f.Label,
+		f.Bundle != "" && def.Parent != f.Bundle && def.Name != f.Bundle,
+		f.Status != "" && it.State.Status != status:
+		return false
+	case f.Q == "":
+		return true
+	case strings.ContainsAny(f.Q, "*?["):
+		ok, _ := path.Match(f.Q, def.Name)
+		return ok
+	default:
+		return strings.Contains(strings.ToLower(def.Name), strings.ToLower(f.Q))
+	}
+}
+
+// tlTask is a task the timeline's filter chose.
+type tlTask struct {
+	name  string
+	sched calendar.Schedule
+	next  time.Time // its next fire, zero if none is due
+}
 
 // timelineData is a Gantt chart of runs with the planned fires after now
 // drawn on the same axis.
 type timelineData struct {
-	From, To  time.Time
-	Span      time.Duration
-	Spans     []spanLink
-	Earlier   string
-	Later     string
-	NowLink   string
-	Task      string
-	Rows      []tlRow
-	Ticks     []tlTick
-	NowX      float64
-	ShowNow   bool
-	Height    int
-	Width     int
-	Truncated int // rows left out
-	Empty     bool
+	From, To time.Time
+	Span     time.Duration
+	Spans    []spanLink
+	Earlier  string
+	Later    string
+	NowLink  string
+	Filter   tlFilter
+	Filtered bool
+	Statuses []string
+	Rows     []tlRow
+	Ticks    []tlTick
+	NowX     float64
+	ShowNow  bool
+	Height   int
+	Width    int
+	// Matched is how many tasks the filter chose, Drawn how many of them
+	// have a run or a planned fire in the range: First is the number of
+	// the first of those on this page (from 1), and Next links to the
+	// page after, "" on the last.
+	Matched, Drawn, First int
+	Next, FirstPage       string
+	// RunsCut says that the rows of this page had more than tlRuns runs
+	// in the range: the oldest were not read.
+	RunsCut bool
+	// PlansCut is how many planned fires the rows of this page left out,
+	// with PlansCutMore when a row counted no further.
+	PlansCut     int
+	PlansCutMore bool
+	Empty        bool
 }
 
 type spanLink struct {
@@ -58,6 +124,10 @@ type tlRow struct {
 	Y     int
 	Bars  []tlBar
 	Plans []tlPlan
+	// Runs and Planned count what the row draws, Cut the planned fires it
+	// left out, with CutMore when there were more than tlCounted.
+	Runs, Planned, Cut int
+	CutMore            bool
 }
 
 type tlBar struct {
@@ -97,89 +167,186 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		from = t
 	}
 	to := from.Add(span)
-	task := q.Get("task")
-	d := timelineData{From: u.local(from), To: u.local(to), Span: span, Task: task, Width: tlLabel + tlWidth}
-	link := func(f time.Time, s time.Duration) string {
-		v := url.Values{"from": {f.In(u.cfg.Location).Format(time.RFC3339)}, "span": {shortDuration(s)}}
-		if task != "" {
-			v.Set("task", task)
+	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after")}
+	var status job.Status
+	if f.Status != "" {
+		var err error
+		if status, err = job.ParseStatus(f.Status); err != nil {
+			return "", nil, badRequest("status: %v", err)
 		}
+	}
+	if _, err := path.Match(f.Q, ""); err != nil {
+		return "", nil, badRequest("q: %q is not a name pattern (* any characters, ? one, [a-z] one of a set): %v", f.Q, err)
+	}
+	d := timelineData{From: u.local(from), To: u.local(to), Span: span, Filter: f, Width: tlLabel + tlWidth + tlRight}
+	d.Filtered = f.Task != "" || f.Q != "" || f.Label != "" || f.Bundle != "" || f.Status != ""
+	for s := job.Idle; s <= job.Frozen; s++ {
+		if s != job.Staged && s != job.Queued {
+			d.Statuses = append(d.Statuses, s.String())
+		}
+	}
+	link := func(fr time.Time, s time.Duration, after string) string {
+		g := f
+		g.After = after
+		v := g.values()
+		v.Set("from", fr.In(u.cfg.Location).Format(time.RFC3339))
+		v.Set("span", shortDuration(s))
 		return "/timeline?" + v.Encode()
 	}
 	for _, s := range spans {
 		mid := from.Add(span / 2)
-		d.Spans = append(d.Spans, spanLink{Label: shortDuration(s), URL: link(mid.Add(-s/2), s), Active: s == span})
+		d.Spans = append(d.Spans, spanLink{Label: shortDuration(s), URL: link(mid.Add(-s/2), s, ""), Active: s == span})
 	}
-	d.Earlier, d.Later, d.NowLink = link(from.Add(-span/2), span), link(from.Add(span/2), span), link(now.Add(-span/2), span)
+	d.Earlier, d.Later, d.NowLink = link(from.Add(-span/2), span, ""), link(from.Add(span/2), span, ""), link(now.Add(-span/2), span, "")
+	d.FirstPage = link(from, span, "")
 
+	// The tasks the filter chooses, in name order, with their time
+	// triggers and next fires.
+	v := u.cfg.Scheduler.View()
+	var chosen []tlTask
+	v.Ascend("", func(it *scheduler.TaskItem) bool {
+		if f.matches(it, status) {
+			chosen = append(chosen, tlTask{name: it.Def.Name, sched: it.Schedule, next: it.State.NextFire.Time()})
+		}
+		return true
+	})
+	d.Matched = len(chosen)
+	names := make([]string, len(chosen))
+	for i, c := range chosen {
+		names[i] = c.name
+	}
+
+	// The tasks that ran in the range, or had begun up to tlLookback
+	// before it and not ended by its start: of the chosen tasks only,
+	// when they are few enough to be read task by task.
+	in := store.RunPageQuery{From: from, To: to}
+	if d.Filtered && len(names) <= 64 {
+		in.Tasks = names
+		if len(names) == 0 {
+			in.Tasks = []string{""}
+		}
+	}
+	before := in
+	before.From, before.To, before.EndFrom = from.Add(-tlLookback), from, from
+	st := u.cfg.Scheduler.Store()
+	var ran [2][]string
+	for i, q := range []store.RunPageQuery{in, before} {
+		list, err := st.RunTasks(r.Context(), q)
+		if err != nil {
+			return "", nil, err
+		}
+		slices.Sort(list) // in Go's order, which a database's collation may not be
+		ran[i] = list
+	}
+	// hasRun walks the lists of tasks that ran along the chosen tasks, in
+	// name order.
+	hasRun := func(name string) bool {
+		found := false
+		for i := range ran {
+			for len(ran[i]) > 0 && ran[i][0] < name {
+				ran[i] = ran[i][1:]
+			}
+			found = found || len(ran[i]) > 0 && ran[i][0] == name
+		}
+		return found
+	}
+	// The planned fires: from now (or the range's start) to its end. For
+	// a range that holds now, a task's next fire says whether it has one.
+	start := from
+	if now.After(start) {
+		start = now
+	}
+	planned := func(c tlTask) bool {
+		if c.sched == nil || !to.After(now) {
+			return false
+		}
+		if start.Equal(now) && !c.next.IsZero() && !c.next.Before(now) {
+			return c.next.Before(to)
+		}
+		t, ok := c.sched.Next(start.Add(-time.Nanosecond))
+		return ok && t.Before(to)
+	}
+	// The rows: every chosen task with a run or a planned fire in the
+	// range, in name order, a page of tlRows after f.After.
+	var (
+		page  []string
+		sched = map[string]calendar.Schedule{}
+	)
+	for _, c := range chosen {
+		if !hasRun(c.name) && !planned(c) {
+			continue
+		}
+		d.Drawn++
+		if c.name <= f.After {
+			d.First++
+			continue
+		}
+		if len(page) < tlRows {
+			page = append(page, c.name)
+			sched[c.name] = c.sched
+		} else if d.Next == "" {
+			d.Next = link(from, span, page[len(page)-1])
+		}
+	}
+	d.First++
+	// The runs of the rows of this page.
+	var runs []job.Run
+	for _, q := range []store.RunPageQuery{in, before} {
+		if len(runs) > tlRuns || len(page) == 0 {
+			break
+		}
+		q.Tasks, q.Limit = page, tlRuns+1-len(runs)
+		more, err := st.RunPage(r.Context(), q)
+		if err != nil {
+			return "", nil, err
+		}
+		runs = append(runs, more...)
+	}
+	if len(runs) > tlRuns {
+		runs, d.RunsCut = runs[:tlRuns], true
+	}
+	byTask := map[string][]job.Run{}
+	for _, run := range runs {
+		if run.Timeperiod == "" {
+			byTask[run.Task] = append(byTask[run.Task], run)
+		}
+	}
 	x := func(t time.Time) float64 {
 		return tlLabel + float64(t.Sub(from))/float64(span)*tlWidth
 	}
-	rows := map[string]*tlRow{}
-	get := func(name string) *tlRow {
-		if rows[name] == nil {
-			rows[name] = &tlRow{Task: name}
-		}
-		return rows[name]
-	}
-	// Runs that started up to a day before the range may still run in it.
-	runs, err := u.cfg.Scheduler.Store().Runs(r.Context(), store.RunQuery{Task: task, From: from.Add(-24 * time.Hour), To: to, Limit: tlRuns})
-	if err != nil {
-		return "", nil, err
-	}
-	for _, run := range runs {
-		end := run.End
-		if end.IsZero() {
-			end = now
-		}
-		if end.Before(from) || run.Timeperiod != "" {
-			continue
-		}
-		x0, x1 := max(x(run.Start), tlLabel), min(x(end), tlLabel+tlWidth)
-		title := fmt.Sprintf("%s run %d: %s, %s – %s", run.Task, run.ID, run.Status, u.local(run.Start).Format(time.DateTime), endText(u.local(run.End)))
-		get(run.Task).Bars = append(get(run.Task).Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: statusClass(run.Status), Title: title, RunID: run.ID})
-	}
-	// The future: what the time triggers will fire.
-	if to.After(now) {
-		scheds := map[string]calendar.Schedule{}
-		if v := u.cfg.Scheduler.View(); task != "" {
-			if sc := v.Schedule(task); sc != nil {
-				scheds[task] = sc
+	for i, name := range page {
+		row := tlRow{Task: name, Y: tlHeader + i*tlRowH}
+		for _, run := range byTask[name] {
+			end := run.End
+			if end.IsZero() {
+				end = now
 			}
-		} else {
-			v.Ascend("", func(it *scheduler.TaskItem) bool {
-				if it.Schedule != nil {
-					scheds[it.Def.Name] = it.Schedule
+			x0, x1 := max(x(run.Start), tlLabel), min(x(end), tlLabel+tlWidth)
+			title := fmt.Sprintf("%s run %d: %s, %s – %s", run.Task, run.ID, run.Status, u.local(run.Start).Format(time.DateTime), endText(u.local(run.End)))
+			row.Bars = append(row.Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: statusClass(run.Status), Title: title, RunID: run.ID})
+		}
+		row.Runs = len(row.Bars)
+		if sc := sched[name]; sc != nil && to.After(now) {
+			for t, ok := sc.Next(start.Add(-time.Nanosecond)); ok && t.Before(to); t, ok = sc.Next(t) {
+				if row.Planned == tlPlans {
+					if row.Cut == tlCounted {
+						row.CutMore = true
+						break
+					}
+					row.Cut++
+					continue
 				}
-				return true
-			})
-		}
-		start := from
-		if now.After(start) {
-			start = now
-		}
-		planned, _ := calendar.Forecast(scheds, start, to, tlRuns)
-		for _, p := range planned {
-			title := fmt.Sprintf("%s planned at %s", p.Task, u.local(p.At).Format(time.DateTime))
-			if p.Excluded != "" {
-				title += fmt.Sprintf(", excluded by calendar %s: skipped, not run", p.Excluded)
+				title := fmt.Sprintf("%s planned at %s", name, u.local(t).Format(time.DateTime))
+				if ex := calendar.Excluded(sc, t); ex != "" {
+					title += fmt.Sprintf(", excluded by calendar %s: skipped, not run", ex)
+				}
+				row.Plans = append(row.Plans, tlPlan{X: x(t), Title: title})
+				row.Planned++
 			}
-			get(p.Task).Plans = append(get(p.Task).Plans, tlPlan{X: x(p.At), Title: title})
 		}
-	}
-	names := make([]string, 0, len(rows))
-	for n := range rows {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	if len(names) > tlRows {
-		d.Truncated = len(names) - tlRows
-		names = names[:tlRows]
-	}
-	for i, n := range names {
-		row := rows[n]
-		row.Y = tlHeader + i*tlRowH
-		d.Rows = append(d.Rows, *row)
+		d.PlansCut += row.Cut
+		d.PlansCutMore = d.PlansCutMore || row.CutMore
+		d.Rows = append(d.Rows, row)
 	}
 	d.Empty = len(d.Rows) == 0
 	d.Height = tlHeader + max(len(d.Rows), 1)*tlRowH + 4
@@ -188,8 +355,8 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		d.ShowNow, d.NowX = true, x(now)
 	}
 	title := "Timeline"
-	if task != "" {
-		title += " of " + task
+	if f.Task != "" {
+		title += " of " + f.Task
 	}
 	return title, d, nil
 }

@@ -3,9 +3,10 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"path"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/cond"
@@ -72,6 +73,12 @@ func (u *UI) data(r *http.Request) (string, any, error) {
 type graphData struct {
 	Task  string
 	Depth int
+	// Filter chooses the tasks the graph starts from when no task does.
+	Filter tlFilter
+	// Statuses are those the filter offers.
+	Statuses []string
+	// Src is the address of the elements.
+	Src string
 }
 
 func (u *UI) graph(r *http.Request) (string, any, error) {
@@ -79,21 +86,46 @@ func (u *UI) graph(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	for s := job.Idle; s <= job.Frozen; s++ {
+		if s != job.Staged && s != job.Queued {
+			d.Statuses = append(d.Statuses, s.String())
+		}
+	}
+	v := d.Filter.values()
+	v.Set("depth", strconv.Itoa(d.Depth))
+	if d.Task != "" {
+		v.Set("task", d.Task)
+	}
+	d.Src = "/graph.json?" + v.Encode()
 	if d.Task != "" {
 		return "Graph around " + d.Task, d, nil
 	}
 	return "Graph", d, nil
 }
 
-// graphParams reads the task a graph is centred on and its depth.
+// graphParams reads the task a graph is centred on, or the filter that
+// chooses the tasks it starts from, and how many steps it goes from them
+// (2 from a task, 0 from a filter unless asked).
 func graphParams(r *http.Request) (graphData, error) {
-	d := graphData{Task: r.URL.Query().Get("task"), Depth: 2}
-	if v := r.URL.Query().Get("depth"); v != "" {
+	q := r.URL.Query()
+	d := graphData{Task: q.Get("task"), Depth: 2, Filter: tlFilter{Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status")}}
+	if d.Task == "" {
+		d.Depth = 0
+	}
+	if v := q.Get("depth"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 10 {
-			return d, badRequest("depth must be a whole number from 1 to 10, got %q", v)
+		if err != nil || n < 0 || n > 10 {
+			return d, badRequest("depth must be a whole number from 0 to 10, got %q", v)
 		}
 		d.Depth = n
+	}
+	if d.Filter.Status != "" {
+		if _, err := job.ParseStatus(d.Filter.Status); err != nil {
+			return d, badRequest("status: %v", err)
+		}
+	}
+	if _, err := path.Match(d.Filter.Q, ""); err != nil {
+		return d, badRequest("q: %q is not a name pattern (* any characters, ? one, [a-z] one of a set): %v", d.Filter.Q, err)
 	}
 	return d, nil
 }
@@ -115,23 +147,41 @@ type elementData struct {
 	Centre bool   `json:"centre,omitempty"`
 }
 
-// maxGraph bounds the tasks one graph shows.
+// graphAnswer is graph.json: the elements drawn, and what was left out.
+type graphAnswer struct {
+	Elements []element `json:"elements"`
+	// Tasks is how many tasks the graph would hold, Drawn how many it
+	// holds: the nearest to where it starts, first.
+	Tasks int `json:"tasks"`
+	Drawn int `json:"drawn"`
+	// Truncated says that Tasks - Drawn tasks were left out.
+	Truncated bool `json:"truncated"`
+	// Choose says that the graph starts from no task and no filter and
+	// there are more than maxGraph tasks: the page asks for one.
+	Choose bool `json:"choose,omitempty"`
+}
+
+// maxGraph bounds the tasks one graph draws.
 const maxGraph = 400
 
-// graphJSON answers the elements of the graph: every task's conditions
-// and bundles, or those within depth steps of one task, up- and
-// downstream.
+// graphJSON answers the elements of the graph: the tasks a filter
+// chooses, or one task, and those within depth steps of them, up- and
+// downstream along conditions and bundles, the nearest first, at most
+// maxGraph, saying how many it left out. With neither a task nor a filter
+// it is the whole graph, when it has at most maxGraph tasks.
 func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
 	g, err := graphParams(r)
 	if err != nil {
 		return err
 	}
+	var status job.Status
+	if g.Filter.Status != "" {
+		status, _ = job.ParseStatus(g.Filter.Status)
+	}
 	type edge struct{ from, to, kind string }
 	var (
-		nodes   = map[string]bool{}
-		edges   []edge
-		missing bool
-		out     []element
+		seeds []string
+		total int
 	)
 	v := u.cfg.Scheduler.View()
 	up := map[string][]edge{} // edges into a task
@@ -145,6 +195,7 @@ func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
 		if def.Type == job.Group {
 			return true
 		}
+		total++
 		if def.Parent != "" {
 			add(edge{def.Parent, name, "bundle"})
 		}
@@ -155,57 +206,80 @@ func (u *UI) graphJSON(w http.ResponseWriter, r *http.Request) error {
 				}
 			}
 		}
-		if g.Task == "" && len(nodes) < maxGraph {
-			nodes[name] = true
+		if g.Task == "" && g.Filter.matches(it, status) {
+			seeds = append(seeds, name)
 		}
 		return true
 	})
 	if g.Task != "" {
 		if _, _, ok := v.Task(g.Task); !ok {
-			missing = true
+			return notFound("task %s not found", g.Task)
 		}
-		walk := func(next map[string][]edge, far func(edge) string) {
-			frontier := []string{g.Task}
-			for range g.Depth {
-				var more []string
-				for _, n := range frontier {
-					for _, ed := range next[n] {
-						if f := far(ed); !nodes[f] && len(nodes) < maxGraph {
-							nodes[f] = true
-							more = append(more, f)
-						}
-					}
+		seeds = []string{g.Task}
+	}
+	ans := graphAnswer{Elements: []element{}}
+	if g.Task == "" && g.Filter == (tlFilter{}) && total > maxGraph {
+		ans.Choose, ans.Tasks = true, total
+		return writeGraph(w, ans)
+	}
+	// Breadth first from the seeds, both ways: every task within depth
+	// steps, in the order reached.
+	order := slices.Clone(seeds)
+	seen := map[string]bool{}
+	for _, s := range seeds {
+		seen[s] = true
+	}
+	frontier := seeds
+	for range g.Depth {
+		var more []string
+		for _, n := range frontier {
+			for _, ed := range up[n] {
+				if !seen[ed.from] {
+					seen[ed.from] = true
+					more = append(more, ed.from)
 				}
-				frontier = more
+			}
+			for _, ed := range down[n] {
+				if !seen[ed.to] {
+					seen[ed.to] = true
+					more = append(more, ed.to)
+				}
 			}
 		}
-		nodes[g.Task] = true
-		walk(up, func(ed edge) string { return ed.from })
-		walk(down, func(ed edge) string { return ed.to })
+		order, frontier = append(order, more...), more
 	}
-	for name := range nodes {
+	ans.Tasks = len(order)
+	if len(order) > maxGraph {
+		order, ans.Truncated = order[:maxGraph], true
+	}
+	ans.Drawn = len(order)
+	nodes := map[string]bool{}
+	for _, n := range order {
+		nodes[n] = true
+	}
+	slices.Sort(order)
+	var edges []element
+	for _, name := range order {
 		def, st, ok := v.Task(name)
-		typ, status := "unknown", "unknown"
+		typ, st8 := "unknown", "unknown"
 		if ok {
-			typ, status = string(def.Type), st.Status.String()
+			typ, st8 = string(def.Type), st.Status.String()
 		}
-		out = append(out, element{Group: "nodes", Data: elementData{ID: name, Label: name, Status: status, Type: typ, Centre: name == g.Task}})
+		ans.Elements = append(ans.Elements, element{Group: "nodes", Data: elementData{ID: name, Label: name, Status: st8, Type: typ, Centre: name == g.Task}})
 		for _, ed := range down[name] {
 			if nodes[ed.to] {
-				edges = append(edges, ed)
+				edges = append(edges, element{Group: "edges", Data: elementData{ID: ed.kind + ":" + ed.from + ">" + ed.to, Source: ed.from, Target: ed.to, Kind: ed.kind}})
 			}
 		}
 	}
-	if missing {
-		return notFound("task %s not found", g.Task)
-	}
-	slices.SortFunc(out, func(a, b element) int { return strings.Compare(a.Data.ID, b.Data.ID) })
-	for _, ed := range edges {
-		out = append(out, element{Group: "edges", Data: elementData{ID: ed.kind + ":" + ed.from + ">" + ed.to, Source: ed.from, Target: ed.to, Kind: ed.kind}})
-	}
+	ans.Elements = append(ans.Elements, edges...)
+	return writeGraph(w, ans)
+}
+
+func writeGraph(w http.ResponseWriter, ans graphAnswer) error {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	return json.NewEncoder(w).Encode(map[string]any{"elements": out, "truncated": len(nodes) >= maxGraph})
+	return json.NewEncoder(w).Encode(ans)
 }
 
 // treesData lists the timeperiod trees.
@@ -268,7 +342,7 @@ func (u *UI) tree(r *http.Request) (string, any, error) {
 	return "Tree " + name, d, nil
 }
 
-// historyRows is the length of the alert and audit pages.
+// historyRows is the length of the pages of runs, alerts and the audit.
 const historyRows = 100
 
 type alertsData struct {
@@ -302,29 +376,54 @@ func (u *UI) alerts(r *http.Request) (string, any, error) {
 	return "Alerts", d, nil
 }
 
+// auditData is a page of the audit, newest first.
 type auditData struct {
-	Records []job.AuditRecord
-	After   int64
-	Next    int64
+	Records  []job.AuditRecord
+	Filter   auditFilter
+	Statuses []job.Status
+	// Newer and Older link to the pages before and after this one, ""
+	// at either end; First to the newest page.
+	Newer, Older, First string
 }
 
+type auditFilter struct{ Task, Status string }
+
+func (f auditFilter) values() url.Values { return params("task", f.Task, "status", f.Status) }
+
+// audit shows the audit records newest first, a page of historyRows, paged
+// both ways by the record that ends (older) or begins (newer) the page.
 func (u *UI) audit(r *http.Request) (string, any, error) {
-	var d auditData
-	if v := r.URL.Query().Get("after"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return "", nil, badRequest("after must be a record number, got %q", v)
+	q := r.URL.Query()
+	f := auditFilter{Task: q.Get("task"), Status: q.Get("status")}
+	d := auditData{Filter: f, Statuses: runStatuses[1:], First: "/audit?" + f.values().Encode()}
+	aq := store.AuditQuery{Task: f.Task, Limit: historyRows + 1}
+	if f.Status != "" {
+		s, err := job.ParseStatus(f.Status)
+		if err != nil || !slices.Contains(d.Statuses, s) {
+			return "", nil, badRequest("status: %q is not a status a run ends in: give success, failure or aborted", f.Status)
 		}
-		d.After = n
+		aq.Statuses = []job.Status{s}
 	}
-	list, err := u.cfg.Scheduler.Store().Audit(r.Context(), d.After, historyRows+1)
+	for _, c := range []struct {
+		param string
+		to    *int64
+	}{{"older", &aq.Before}, {"newer", &aq.After}} {
+		if v := q.Get(c.param); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return "", nil, badRequest("%s: %q is not a record number", c.param, v)
+			}
+			*c.to = n
+		}
+	}
+	if aq.Before > 0 && aq.After > 0 {
+		return "", nil, badRequest("give older or newer, not both")
+	}
+	list, err := u.cfg.Scheduler.Store().AuditPage(r.Context(), aq)
 	if err != nil {
 		return "", nil, err
 	}
-	if len(list) > historyRows {
-		list = list[:historyRows]
-		d.Next = list[historyRows-1].Seq
-	}
+	list, d.Older, d.Newer = historyPage(list, aq.After > 0, aq.Before > 0, "/audit", f.values(), func(a job.AuditRecord) int64 { return a.Seq })
 	for _, a := range list {
 		a.Launch, a.Stop = u.local(a.Launch), u.local(a.Stop)
 		d.Records = append(d.Records, a)

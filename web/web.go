@@ -68,6 +68,9 @@ type UI struct {
 	lists     sharedRead[taskFilter, tasksData]
 	// streams counts the /live streams each token holds open.
 	streams streamCount
+	// failures shares the overview's count of the failed runs of the last
+	// 24 hours.
+	failures sharedRead[struct{}, failureCounts]
 }
 
 // New returns the UI.
@@ -124,6 +127,11 @@ func (u *UI) routes() {
 	u.route("GET /tasks/{name}/log/{stream}", task, u.handle(u.log))
 	u.route("GET /tasks/{name}/why", taskPage, u.handle(u.whyFragment))
 	u.route("GET /tasks/{name}/runs/{id}/logs", task, u.handle(u.runLogs))
+	// A run names its task only once read: for tokens without a scope,
+	// as GET /api/v1/runs/{id} is.
+	u.page("GET /runs", "runs", every, u.runs)
+	u.page("GET /runs/{id}", "run", every, u.runPage)
+	u.route("GET /runs/{id}/log/{stream}", every, u.handle(u.runLogDownload))
 	u.page("GET /timeline", "timeline", every, u.timeline)
 	u.page("GET /graph", "graph", every, u.graph)
 	u.route("GET /graph.json", every, u.handle(u.graphJSON))
@@ -283,6 +291,8 @@ func (u *UI) page(pattern, tmpl string, rule api.Rule, fn func(r *http.Request) 
 		section = "tasks"
 	case "tree":
 		section = "trees"
+	case "run":
+		section = "runs"
 	}
 	u.route(pattern, rule, func(w http.ResponseWriter, r *http.Request) {
 		title, data, err := fn(r)

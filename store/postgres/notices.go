@@ -124,8 +124,14 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data, started_by, ended_by FROM audit
-		WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	return s.queryAudit(ctx, `SELECT `+auditColumns+` FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+}
+
+const auditColumns = `seq, task, run, launch, stop, result, status, message, data, started_by, ended_by`
+
+// queryAudit answers a query of auditColumns.
+func (s *Store) queryAudit(ctx context.Context, query string, args ...any) ([]job.AuditRecord, error) {
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, s.failed("audit", err)
 	}

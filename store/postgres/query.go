@@ -63,10 +63,13 @@ type where struct {
 	args  []any
 }
 
-// add adds a condition whose one parameter is written ?.
-func (w *where) add(cond string, arg any) {
-	w.args = append(w.args, arg)
-	w.conds = append(w.conds, strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.args)), 1))
+// add adds a condition whose parameters are written ?, in turn.
+func (w *where) add(cond string, args ...any) {
+	for _, arg := range args {
+		w.args = append(w.args, arg)
+		cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.args)), 1)
+	}
+	w.conds = append(w.conds, cond)
 }
 
 func (w *where) String() string {
@@ -92,7 +95,8 @@ func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
 		w.add("task = ?", q.Task)
 	}
 	if q.BundleRun != 0 {
-		w.add("bundle_run = ?", q.BundleRun)
+		// bundle_run != 0 lets the partial index runs_bundle serve it.
+		w.add("bundle_run = ? AND bundle_run != 0", q.BundleRun)
 	}
 	if q.Done {
 		w.add("status != ?", job.Running.String())

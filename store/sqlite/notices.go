@@ -179,8 +179,14 @@ func (s *Store) Audit(ctx context.Context, after int64, limit int) ([]job.AuditR
 	if limit <= 0 {
 		limit = 1000
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, task, run, launch, stop, result, status, message, data, started_by, ended_by FROM audit
-		WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	return s.queryAudit(ctx, `SELECT `+auditColumns+` FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+}
+
+const auditColumns = `seq, task, run, launch, stop, result, status, message, data, started_by, ended_by`
+
+// queryAudit answers a query of auditColumns.
+func (s *Store) queryAudit(ctx context.Context, query string, args ...any) ([]job.AuditRecord, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}

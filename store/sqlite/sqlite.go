@@ -552,7 +552,8 @@ func (s *Store) Runs(ctx context.Context, q store.RunQuery) ([]job.Run, error) {
 		args = append(args, q.Task)
 	}
 	if q.BundleRun != 0 {
-		query += ` AND bundle_run = ?`
+		// bundle_run != 0 lets the partial index runs_bundle serve it.
+		query += ` AND bundle_run = ? AND bundle_run != 0`
 		args = append(args, q.BundleRun)
 	}
 	if q.Done {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -165,6 +166,106 @@ func testHistory(t *testing.T, open Open) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("fires (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("run history pages", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		// 60 runs of four tasks, three of them at each instant, so that
+		// runs started together are ordered by ID; IDs are given out of
+		// start order, as a clock set back would.
+		var all []job.Run
+		for i := range 60 {
+			r := job.Run{ID: int64(1 + (i*37)%60), Task: string(rune('a' + i%4)), Status: []job.Status{job.Success, job.Failure, job.Aborted}[i%3],
+				Start: t0.Add(time.Duration(i/3) * time.Hour), End: t0.Add(time.Duration(i/3)*time.Hour + time.Minute)}
+			if i == 7 {
+				r.Status, r.End = job.Running, time.Time{} // still running
+			}
+			all = append(all, r)
+		}
+		if err := s.Commit(ctx, &store.Batch{Runs: all}); err != nil {
+			t.Fatal(err)
+		}
+		// want is the selection by sorting every run.
+		want := func(q store.RunPageQuery) []int64 {
+			var out []job.Run
+			for _, r := range all {
+				if len(q.Tasks) > 0 && !slices.Contains(q.Tasks, r.Task) || len(q.Statuses) > 0 && !slices.Contains(q.Statuses, r.Status) ||
+					!q.From.IsZero() && r.Start.Before(q.From) || !q.To.IsZero() && !r.Start.Before(q.To) ||
+					!q.EndFrom.IsZero() && !r.End.IsZero() && r.End.Before(q.EndFrom) {
+					continue
+				}
+				out = append(out, r)
+			}
+			slices.SortFunc(out, func(a, b job.Run) int {
+				if c := b.Start.Compare(a.Start); c != 0 {
+					return c
+				}
+				return int(b.ID - a.ID)
+			})
+			var ids []int64
+			for _, r := range out {
+				ids = append(ids, r.ID)
+			}
+			return ids
+		}
+		for _, q := range []store.RunPageQuery{
+			{},
+			{Tasks: []string{"b"}},
+			{Tasks: []string{"a", "c"}, Statuses: []job.Status{job.Failure}},
+			{Statuses: []job.Status{job.Aborted, job.Failure}},
+			{From: t0.Add(3 * time.Hour), To: t0.Add(9 * time.Hour)},
+			{Tasks: []string{"d"}, From: t0.Add(5 * time.Hour)},
+			{Tasks: []string{"nobody"}},
+			{To: t0.Add(12 * time.Hour), EndFrom: t0.Add(5*time.Hour + 30*time.Second)},
+		} {
+			// Page forward by 7 to the end, then back from the last page.
+			var pages [][]job.Run
+			q.Limit = 7
+			for {
+				page, err := s.RunPage(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(page) == 0 {
+					break
+				}
+				pages = append(pages, page)
+				k := store.Key(page[len(page)-1])
+				q.Older = &k
+			}
+			var got []int64
+			for _, p := range pages {
+				for _, r := range p {
+					got = append(got, r.ID)
+				}
+			}
+			q.Older = nil
+			if diff := cmp.Diff(want(q), got); diff != "" {
+				t.Errorf("%+v, paged forward (-want +got):\n%s", q, diff)
+			}
+			// The tasks that have runs it selects.
+			var tasks []string
+			for _, r := range all {
+				if slices.Contains(want(q), r.ID) && !slices.Contains(tasks, r.Task) {
+					tasks = append(tasks, r.Task)
+				}
+			}
+			slices.Sort(tasks)
+			if got, err := s.RunTasks(ctx, q); err != nil || !slices.Equal(got, tasks) {
+				t.Errorf("%+v: tasks run %v, %v; want %v", q, got, err, tasks)
+			}
+			for i := len(pages) - 1; i > 0; i-- {
+				k := store.Key(pages[i][0])
+				q.Newer = &k
+				back, err := s.RunPage(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(pages[i-1], back); diff != "" {
+					t.Errorf("%+v, the page before page %d (-want +got):\n%s", q, i, diff)
+				}
+			}
 		}
 	})
 }

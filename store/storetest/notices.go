@@ -126,4 +126,56 @@ func testNotices(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("audit pages", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		var recs []job.AuditRecord
+		for i := range 30 {
+			recs = append(recs, job.AuditRecord{Task: string(rune('a' + i%3)), RunID: int64(i + 1), Launch: t0, Stop: t0.Add(time.Duration(i) * time.Minute),
+				Result: job.ResultNormal, Status: []job.Status{job.Success, job.Failure}[i%2]})
+		}
+		b := &store.Batch{Audit: recs}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		seqs := func(q store.AuditQuery) []int64 {
+			t.Helper()
+			got, err := s.AuditPage(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, a := range got {
+				out = append(out, a.Seq)
+			}
+			return out
+		}
+		want := func(pick func(a job.AuditRecord) bool, from, n int) []int64 {
+			var out []int64
+			for i := len(b.Audit) - 1; i >= 0; i-- {
+				if a := b.Audit[i]; pick(a) {
+					out = append(out, a.Seq)
+				}
+			}
+			return out[from:min(from+n, len(out))]
+		}
+		every := func(job.AuditRecord) bool { return true }
+		seq := func(i int) int64 { return b.Audit[i].Seq }
+		if diff := cmp.Diff(want(every, 0, 4), seqs(store.AuditQuery{Limit: 4})); diff != "" {
+			t.Errorf("newest first (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(every, 4, 4), seqs(store.AuditQuery{Before: seq(26), Limit: 4})); diff != "" {
+			t.Errorf("the next page (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(every, 0, 4), seqs(store.AuditQuery{After: seq(25), Limit: 4})); diff != "" {
+			t.Errorf("the page before (-want +got):\n%s", diff)
+		}
+		ofB := func(a job.AuditRecord) bool { return a.Task == "b" && a.Status == job.Failure }
+		if diff := cmp.Diff(want(ofB, 1, 3), seqs(store.AuditQuery{Task: "b", Statuses: []job.Status{job.Failure}, Before: want(ofB, 0, 1)[0], Limit: 3})); diff != "" {
+			t.Errorf("a task's failures, the next page (-want +got):\n%s", diff)
+		}
+		if got, err := s.AuditPage(ctx, store.AuditQuery{Limit: 1}); err != nil || len(got) != 1 || !cmp.Equal(got[0], b.Audit[29]) {
+			t.Errorf("the newest record: %+v, %v; want %+v", got, err, b.Audit[29])
+		}
+	})
 }

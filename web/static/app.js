@@ -40,6 +40,7 @@
         if (!logs) { return; }
         logs.innerHTML = html;
         if (window.htmx) { htmx.process(logs); }
+        logsAtEnd(logs);
         logs.scrollIntoView({ block: "start" });
       });
     }).catch(function (err) { toast(err.message, true); });
@@ -56,6 +57,92 @@
     }
     chosenLog = null;
   });
+
+  // Logs open at their end, where the newest lines are. A box with a
+  // "follow" control ([data-follow] naming it) is polled while its run
+  // lasts: its logs stay at their end as they grow while it is ticked,
+  // and keep where the reader left them when it is not.
+  var opened = new WeakSet();
+  function logsAtEnd(root) {
+    (root || document).querySelectorAll("pre.log").forEach(function (pre) {
+      if (!opened.has(pre)) {
+        pre.scrollTop = pre.scrollHeight;
+        opened.add(pre);
+      }
+    });
+  }
+  var readAt = {};
+  document.addEventListener("htmx:beforeSwap", function () {
+    document.querySelectorAll("[data-follow]").forEach(function (c) {
+      var box = document.querySelector(c.dataset.follow);
+      readAt[c.dataset.follow] = box ? Array.prototype.map.call(box.querySelectorAll("pre.log"), function (p) { return p.scrollTop; }) : [];
+    });
+  });
+  function follow() {
+    document.querySelectorAll("[data-follow]").forEach(function (c) {
+      var box = document.querySelector(c.dataset.follow);
+      if (!box) { return; }
+      box.querySelectorAll("pre.log").forEach(function (pre, i) {
+        opened.add(pre);
+        var at = readAt[c.dataset.follow] || [];
+        pre.scrollTop = c.checked || at[i] === undefined ? pre.scrollHeight : at[i];
+      });
+    });
+  }
+  var texts = new WeakMap();
+  function searchLogs(input) {
+    var box = document.querySelector(input.dataset.logsearch);
+    if (!box) { return; }
+    var q = input.value.toLowerCase(), n = 0;
+    box.querySelectorAll("pre.log").forEach(function (pre) {
+      if (!texts.has(pre)) { texts.set(pre, { text: pre.textContent, nodes: pre.cloneNode(true).childNodes }); }
+      var orig = texts.get(pre), text = orig.text;
+      pre.textContent = "";
+      if (!q) {
+        orig.nodes.forEach(function (n) { pre.appendChild(n.cloneNode(true)); });
+        return;
+      }
+      var lower = text.toLowerCase(), at = 0, i;
+      while ((i = lower.indexOf(q, at)) >= 0) {
+        pre.appendChild(document.createTextNode(text.slice(at, i)));
+        var m = document.createElement("mark");
+        m.textContent = text.slice(i, i + q.length);
+        pre.appendChild(m);
+        n++;
+        at = i + q.length;
+      }
+      pre.appendChild(document.createTextNode(text.slice(at)));
+    });
+    var count = input.closest(".logtools").querySelector("[data-logcount]");
+    if (count) { count.textContent = q ? n + (n === 1 ? " match" : " matches") : ""; }
+    searchLogs.current = -1;
+  }
+  document.addEventListener("input", function (e) {
+    if (e.target.dataset && e.target.dataset.logsearch) { searchLogs(e.target); }
+  });
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest("button[data-lognext]");
+    if (!b) { return; }
+    var marks = document.querySelectorAll(b.dataset.lognext + " pre.log mark");
+    if (!marks.length) { return; }
+    marks.forEach(function (m) { m.classList.remove("current"); });
+    searchLogs.current = ((searchLogs.current || 0) + 1) % marks.length;
+    var m = marks[searchLogs.current];
+    m.classList.add("current");
+    var pre = m.closest("pre");
+    pre.scrollTop = m.offsetTop - pre.offsetTop - pre.clientHeight / 2;
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    document.querySelectorAll("input[data-logsearch]").forEach(function (input) {
+      if (input.value) { searchLogs(input); }
+    });
+    follow();
+    logsAtEnd(document);
+  });
+  document.addEventListener("change", function (e) {
+    if (e.target.dataset && e.target.dataset.follow) { follow(); }
+  });
+  logsAtEnd(document);
 
   // The server tells open pages when the scheduler's state changes.
   if (csrf && window.EventSource && document.getElementById("live")) {

@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// The history pages read through the indexes of migration 00017: the
+// runs of every task by start (runs_start), of some tasks
+// (runs_task_start), in a status (runs_status_start), and the audit
+// records of a task or a status (audit_task, audit_status).
+
+// in adds a condition that column holds one of values.
+func (w *where) in(column string, values []string) {
+	switch len(values) {
+	case 0:
+	case 1:
+		w.add(column+" = ?", values[0])
+	default:
+		w.add(column+" = ANY(?)", values)
+	}
+}
+
+func statusNames(list []job.Status) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.String()
+	}
+	return out
+}
+
+// RunPage returns a page of the history of every task's runs.
+func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, error) {
+	query, args := runPageQuery(q)
+	runs, err := queryRuns(ctx, s.pool, query, args...)
+	if err != nil {
+		return nil, s.failed("run history", err)
+	}
+	if q.Newer != nil {
+		slices.Reverse(runs)
+	}
+	return runs, nil
+}
+
+func runPageQuery(q store.RunPageQuery) (string, []any) {
+	w := runFilter(q)
+	order := "DESC"
+	switch {
+	case q.Newer != nil:
+		w.add("(start_at, id) > (?, ?)", q.Newer.Start.UnixNano(), q.Newer.ID)
+		order = "ASC"
+	case q.Older != nil:
+		w.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
+	}
+	query := `SELECT ` + runColumns + ` FROM runs` + w.String() + ` ORDER BY start_at ` + order + `, id ` + order + w.limit(q.Limit)
+	return query, w.args
+}
+
+// runFilter selects the runs of q, but for its page.
+func runFilter(q store.RunPageQuery) where {
+	var w where
+	w.in("task", q.Tasks)
+	w.in("status", statusNames(q.Statuses))
+	if !q.From.IsZero() {
+		w.add("start_at >= ?", q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		w.add("start_at < ?", q.To.UnixNano())
+	}
+	if !q.EndFrom.IsZero() {
+		w.add("(end_at >= ? OR end_at = 0)", q.EndFrom.UnixNano())
+	}
+	return w
+}
+
+// RunTasks returns the tasks that have runs q selects.
+func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error) {
+	w := runFilter(q)
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT task FROM runs`+w.String()+` ORDER BY task`, w.args...)
+	if err != nil {
+		return nil, s.failed("tasks run", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, s.failed("tasks run", err)
+	}
+	return out, nil
+}
+
+// AuditPage returns a page of audit records, newest first.
+func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditRecord, error) {
+	query, args := auditPageQuery(q)
+	recs, err := s.queryAudit(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if q.After > 0 {
+		slices.Reverse(recs)
+	}
+	return recs, nil
+}
+
+func auditPageQuery(q store.AuditQuery) (string, []any) {
+	var w where
+	if q.Task != "" {
+		w.add("task = ?", q.Task)
+	}
+	w.in("status", statusNames(q.Statuses))
+	order := "DESC"
+	switch {
+	case q.After > 0:
+		w.add("seq > ?", q.After)
+		order = "ASC"
+	case q.Before > 0:
+		w.add("seq < ?", q.Before)
+	}
+	return `SELECT ` + auditColumns + ` FROM audit` + w.String() + ` ORDER BY seq ` + order + w.limit(q.Limit), w.args
+}

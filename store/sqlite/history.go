@@ -1,0 +1,193 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// The history pages read through the indexes of migration 0017: the runs
+// of every task by start (runs_start), of some tasks (runs_task_start), in
+// a status (runs_status_start), and the audit records of a task or a
+// status (audit_task, audit_status). A page costs the rows it returns and
+// the ones its other filters pass over, never the whole table.
+
+// filter builds a WHERE clause.
+type filter struct {
+	conds []string
+	args  []any
+}
+
+func (f *filter) add(cond string, args ...any) {
+	f.conds = append(f.conds, cond)
+	f.args = append(f.args, args...)
+}
+
+func (f *filter) String() string {
+	if len(f.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(f.conds, " AND ")
+}
+
+// in adds a condition that column holds one of values: one parameter, a
+// JSON array, however many values there are.
+func (f *filter) in(column string, values []string) {
+	switch len(values) {
+	case 0:
+	case 1:
+		f.add(column+" = ?", values[0])
+	default:
+		list, _ := json.Marshal(values)
+		f.add(column+" IN (SELECT value FROM json_each(?))", string(list))
+	}
+}
+
+func statusNames(list []job.Status) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.String()
+	}
+	return out
+}
+
+// RunPage returns a page of the history of every task's runs.
+func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, error) {
+	query, args := runPageQuery(q)
+	runs, err := s.queryRuns(ctx, s.r, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("run history: %w", err)
+	}
+	if q.Newer != nil {
+		slices.Reverse(runs)
+	}
+	return runs, nil
+}
+
+// mergedTasks is the most tasks whose runs a page reads task by task,
+// each through runs_task_start, merging their first pages: past it, the
+// page reads the runs of every task by start and keeps those of the
+// tasks asked for, which are then many.
+const mergedTasks = 64
+
+// RunTasks returns the tasks that have runs q selects.
+func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error) {
+	q.Older, q.Newer, q.Limit = nil, nil, 0
+	f := runFilter(q, true)
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT task FROM runs`+f.String()+` ORDER BY task`, f.args...)
+	if err != nil {
+		return nil, fmt.Errorf("tasks run: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("tasks run: %w", err)
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}
+
+func runPageQuery(q store.RunPageQuery) (string, []any) {
+	if n := len(q.Tasks); n > 1 && n <= mergedTasks && q.Limit > 0 {
+		var (
+			parts []string
+			args  []any
+		)
+		for _, task := range q.Tasks {
+			one := q
+			one.Tasks = []string{task}
+			sub, a := runPageQuery(one)
+			parts = append(parts, `SELECT * FROM (`+sub+`)`)
+			args = append(args, a...)
+		}
+		order := "DESC"
+		if q.Newer != nil {
+			order = "ASC"
+		}
+		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `) ORDER BY start_at ` + order + `, id ` + order + ` LIMIT ?`, append(args, q.Limit)
+	}
+	f := runFilter(q, false)
+	order := "DESC"
+	switch {
+	case q.Newer != nil:
+		f.add("(start_at, id) > (?, ?)", q.Newer.Start.UnixNano(), q.Newer.ID)
+		order = "ASC"
+	case q.Older != nil:
+		f.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
+	}
+	query := `SELECT ` + runColumns + ` FROM runs` + f.String() + ` ORDER BY start_at ` + order + `, id ` + order
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		f.args = append(f.args, q.Limit)
+	}
+	return query, f.args
+}
+
+// runFilter selects the runs of q, but for its page. A page of many
+// tasks' runs reads every task's by start (see mergedTasks); with
+// byTask, the runs of each task are read through runs_task_start, in no
+// order, as the tasks that ran are.
+func runFilter(q store.RunPageQuery, byTask bool) filter {
+	var f filter
+	if len(q.Tasks) > 1 && !byTask {
+		// Not through runs_task_start (the unary +): see mergedTasks.
+		list, _ := json.Marshal(q.Tasks)
+		f.add("+task IN (SELECT value FROM json_each(?))", string(list))
+	} else {
+		f.in("task", q.Tasks)
+	}
+	f.in("status", statusNames(q.Statuses))
+	if !q.From.IsZero() {
+		f.add("start_at >= ?", q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		f.add("start_at < ?", q.To.UnixNano())
+	}
+	if !q.EndFrom.IsZero() {
+		f.add("(end_at >= ? OR end_at = 0)", q.EndFrom.UnixNano())
+	}
+	return f
+}
+
+// AuditPage returns a page of audit records, newest first.
+func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditRecord, error) {
+	query, args := auditPageQuery(q)
+	recs, err := s.queryAudit(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	if q.After > 0 {
+		slices.Reverse(recs)
+	}
+	return recs, nil
+}
+
+func auditPageQuery(q store.AuditQuery) (string, []any) {
+	var f filter
+	if q.Task != "" {
+		f.add("task = ?", q.Task)
+	}
+	f.in("status", statusNames(q.Statuses))
+	order := "DESC"
+	switch {
+	case q.After > 0:
+		f.add("seq > ?", q.After)
+		order = "ASC"
+	case q.Before > 0:
+		f.add("seq < ?", q.Before)
+	}
+	query := `SELECT ` + auditColumns + ` FROM audit` + f.String() + ` ORDER BY seq ` + order
+	if q.Limit > 0 {
+		query += ` LIMIT ?`
+		f.args = append(f.args, q.Limit)
+	}
+	return query, f.args
+}

@@ -1,0 +1,146 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// TestHistoryPlans checks that each page of the history is read through
+// an index, in the order of the page: never by reading the whole table,
+// nor by sorting what the filters pass; and that the tasks that ran in a
+// range are read from an index alone.
+func TestHistoryPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	key := &store.RunKey{Start: day, ID: 7}
+	failed := []job.Status{job.Failure}
+	day1 := day.AddDate(0, 0, 1)
+	var many []string
+	for i := range mergedTasks + 1 {
+		many = append(many, "t"+strconv.Itoa(i))
+	}
+	for _, c := range []struct {
+		name  string
+		runs  *store.RunPageQuery
+		audit *store.AuditQuery
+		index string // "": the primary key
+		// merged: the pages of a few tasks, each read through the
+		// index, sorted together (at most mergedTasks pages).
+		merged bool
+		// tasks: the tasks that ran (RunTasks), from the index alone.
+		tasks bool
+	}{
+		{"runs", &store.RunPageQuery{Limit: 101}, nil, "runs_start", false, false},
+		{"runs, next page", &store.RunPageQuery{Older: key, Limit: 101}, nil, "runs_start", false, false},
+		{"runs of a day", &store.RunPageQuery{From: day, To: day1, Limit: 101}, nil, "runs_start", false, false},
+		{"runs running into a day", &store.RunPageQuery{From: day.Add(-24 * time.Hour), To: day, EndFrom: day, Limit: 101}, nil, "runs_start", false, false},
+		{"runs of a task", &store.RunPageQuery{Tasks: []string{"t1"}, Older: key, Limit: 101}, nil, "runs_task_start", false, false},
+		{"runs of a few tasks", &store.RunPageQuery{Tasks: []string{"t1", "t2", "t3"}, Older: key, Limit: 101}, nil, "runs_task_start", true, false},
+		{"runs of many tasks", &store.RunPageQuery{Tasks: many, Limit: 101}, nil, "runs_start", false, false},
+		{"failed runs", &store.RunPageQuery{Statuses: failed, Limit: 101}, nil, "runs_status_start", false, false},
+		{"failed runs of a day, the page before", &store.RunPageQuery{Statuses: failed, From: day, To: day1, Newer: key, Limit: 101}, nil, "runs_status_start", false, false},
+		{"tasks that ran in a day", &store.RunPageQuery{From: day, To: day1}, nil, "runs_start", false, true},
+		{"which of many tasks ran in a day", &store.RunPageQuery{Tasks: many, From: day, To: day1}, nil, "runs_task_start", false, true},
+		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false, false},
+		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false, false},
+		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var (
+				q    string
+				args []any
+			)
+			switch {
+			case c.tasks:
+				f := runFilter(*c.runs, true)
+				q, args = `SELECT DISTINCT task FROM runs`+f.String()+` ORDER BY task`, f.args
+			case c.runs != nil:
+				q, args = runPageQuery(*c.runs)
+			default:
+				q, args = auditPageQuery(*c.audit)
+			}
+			rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			text := strings.Join(plan, "; ")
+			// A sort of the runs that started at one instant by ID
+			// ("LAST TERM", "RIGHT PART") is not a sort of the page.
+			// The tasks that ran are gathered, names only.
+			whole := strings.NewReplacer("TEMP B-TREE FOR LAST TERM", "", "TEMP B-TREE FOR RIGHT PART", "", "TEMP B-TREE FOR DISTINCT", "").Replace(text)
+			if strings.Contains(whole, "TEMP B-TREE") && !c.merged {
+				t.Errorf("%s sorts: %s", q, text)
+			}
+			want := "USING INDEX " + c.index
+			if c.tasks {
+				want = "USING COVERING INDEX " + c.index
+			}
+			if c.index == "" {
+				want = "USING INTEGER PRIMARY KEY"
+			}
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: plan %q, want it %s", q, text, want)
+			}
+		})
+	}
+}
+
+// TestMigrateHistoryIndexes opens a database of schema 14, from before the
+// history pages: its runs and audit records are paged through the new
+// indexes.
+func TestMigrateHistoryIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 14)
+	for _, q := range []string{
+		`INSERT INTO runs (id, task, status, start_at, end_at, trigger) VALUES (1, 'a', 'success', 10, 11, 'start'), (2, 'b', 'failure', 20, 21, 'start'), (3, 'a', 'failure', 30, 31, 'start')`,
+		`INSERT INTO audit (seq, task, run, launch, stop, result, status) VALUES (1, 'a', 1, 10, 11, 'normal', 'success'), (2, 'b', 2, 20, 21, 'normal', 'failure')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('runs_start', 'runs_task_start', 'runs_status_start', 'audit_task', 'audit_status')`).Scan(&n); err != nil || n != 5 {
+		t.Fatalf("%d of the 5 history indexes, %v", n, err)
+	}
+	runs, err := s.RunPage(ctx, store.RunPageQuery{Statuses: []job.Status{job.Failure}})
+	if err != nil || len(runs) != 2 || runs[0].ID != 3 || runs[1].ID != 2 {
+		t.Errorf("failed runs %+v, %v; want 3 then 2", runs, err)
+	}
+	recs, err := s.AuditPage(ctx, store.AuditQuery{Task: "a"})
+	if err != nil || len(recs) != 1 || recs[0].Seq != 1 {
+		t.Errorf("audit of a %+v, %v", recs, err)
+	}
+}

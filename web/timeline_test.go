@@ -1,0 +1,162 @@
+package web
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// TestTimeline: the timeline chooses its tasks by name pattern, label,
+// bundle or status; it draws a run that starts exactly at its start;
+// it draws its rows a page at a time and says how many there are; a
+// row that has more planned fires than it draws says how many it left
+// out; the last tick's label fits.
+func TestTimeline(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC)
+	var defs strings.Builder
+	defs.WriteString(historyDefs)
+	// 450 tasks that ran once each in the range, for the pages of rows.
+	for i := range 450 {
+		fmt.Fprintf(&defs, "insert_task: many_%03d\ntype: callable\nfunction: log\n\n", i)
+	}
+	defs.WriteString("insert_task: often\ntype: callable\nfunction: log\ncron: * * * * *\n\n")
+	s, u := withHistory(t, defs.String(), func(last int64) store.Batch {
+		var b store.Batch
+		id := last
+		add := func(task string, start time.Time, st job.Status) {
+			id++
+			b.Runs = append(b.Runs, job.Run{ID: id, Task: task, Status: st, Start: start, End: start.Add(10 * time.Minute)})
+		}
+		add("a", from, job.Success)                     // at the range's start exactly
+		add("b", from.Add(-5*time.Minute), job.Failure) // ran into it
+		add("c", from.Add(-2*time.Hour), job.Success)   // ended before it
+		add("d", from.Add(6*time.Hour), job.Success)    // at its end: not in it
+		add("e", from.Add(3*time.Hour), job.Aborted)    // inside
+		for i := range 450 {
+			add(fmt.Sprintf("many_%03d", i), from.Add(time.Duration(i)*time.Second), job.Success)
+		}
+		return b
+	})
+	get := func(t *testing.T, query string) timelineData {
+		t.Helper()
+		_, d, err := u.timeline(asRole("/timeline?"+query, auth.Viewer))
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return d.(timelineData)
+	}
+	rows := func(d timelineData) map[string]tlRow {
+		out := map[string]tlRow{}
+		for _, r := range d.Rows {
+			out[r.Task] = r
+		}
+		return out
+	}
+	fromQ := "span=6h&from=" + url.QueryEscape(from.Format(time.RFC3339))
+
+	t.Run("what is in the range", func(t *testing.T) {
+		t.Parallel()
+		d := rows(get(t, fromQ+"&q=[a-e]"))
+		for task, want := range map[string]bool{"a": true, "b": true, "c": false, "d": false, "e": true} {
+			if r, ok := d[task]; ok != want || ok && (len(r.Bars) != 1 || r.Bars[0].X < tlLabel || r.Bars[0].W <= 0) {
+				t.Errorf("%s: drawn %v %+v, want drawn %v", task, ok, r, want)
+			}
+		}
+		if r := d["a"]; len(r.Bars) == 1 && r.Bars[0].X != tlLabel {
+			t.Errorf("the run at the range's start is drawn at %v, want %v", r.Bars[0].X, tlLabel)
+		}
+	})
+	t.Run("filters", func(t *testing.T) {
+		t.Parallel()
+		for query, want := range map[string][]string{
+			"label=nightly":     {"a", "b"},
+			"bundle=bun":        {},
+			"q=many_44*":        {"many_440", "many_441", "many_442", "many_443", "many_444", "many_445", "many_446", "many_447", "many_448", "many_449"},
+			"q=MANY_0":          nil, // a part of the name, in any case: 100 tasks
+			"task=e":            {"e"},
+			"label=nightly&q=b": {"b"},
+		} {
+			d := get(t, fromQ+"&"+query)
+			if want == nil {
+				if d.Drawn != 100 || len(d.Rows) != 100 {
+					t.Errorf("%s: %d drawn, %d rows, want 100", query, d.Drawn, len(d.Rows))
+				}
+				continue
+			}
+			var got []string
+			for _, r := range d.Rows {
+				got = append(got, r.Task)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) && !(len(got) == 0 && len(want) == 0) {
+				t.Errorf("%s: rows %v, want %v", query, got, want)
+			}
+		}
+		if _, _, err := u.timeline(asRole("/timeline?q=[", auth.Viewer)); err == nil || !strings.Contains(err.Error(), "is not a name pattern") {
+			t.Errorf("a bad pattern: %v", err)
+		}
+	})
+	t.Run("pages of rows, counted", func(t *testing.T) {
+		t.Parallel()
+		d := get(t, fromQ)
+		// a, b, e and the 450.
+		if d.Drawn != 453 || len(d.Rows) != tlRows || d.First != 1 || d.Next == "" {
+			t.Fatalf("first page: %d drawn, %d rows from %d, next %q", d.Drawn, len(d.Rows), d.First, d.Next)
+		}
+		seen := map[string]bool{}
+		for page := 0; ; page++ {
+			for _, r := range d.Rows {
+				if seen[r.Task] {
+					t.Fatalf("%s on two pages", r.Task)
+				}
+				seen[r.Task] = true
+			}
+			if d.Next == "" {
+				break
+			}
+			next, _ := url.Parse(d.Next)
+			d = get(t, next.RawQuery)
+			if d.First != len(seen)+1 {
+				t.Errorf("page %d starts at row %d, want %d", page+1, d.First, len(seen)+1)
+			}
+		}
+		if len(seen) != 453 {
+			t.Errorf("%d rows on all pages, want 453", len(seen))
+		}
+	})
+	t.Run("planned fires are not cut silently", func(t *testing.T) {
+		t.Parallel()
+		now := s.Now().Truncate(time.Minute).Add(time.Minute)
+		d := get(t, "span=24h&task=often&from="+url.QueryEscape(now.Format(time.RFC3339)))
+		if len(d.Rows) != 1 {
+			t.Fatalf("%d rows", len(d.Rows))
+		}
+		r := d.Rows[0]
+		// A fire a minute over 24 hours from a minute boundary.
+		if r.Planned != tlPlans || r.Planned+r.Cut != 24*60 || d.PlansCut != r.Cut || r.CutMore {
+			t.Errorf("drawn %d, cut %d (more: %v), page cut %d; want %d drawn of 1440", r.Planned, r.Cut, r.CutMore, d.PlansCut, tlPlans)
+		}
+		// A range around now: the task's next fire makes its row.
+		if d := get(t, "span=1h&q=often"); len(d.Rows) != 1 || d.Rows[0].Planned < 29 {
+			t.Errorf("around now: %d rows, %+v", len(d.Rows), d.Rows)
+		}
+	})
+	t.Run("the last tick's label fits", func(t *testing.T) {
+		t.Parallel()
+		for _, span := range []string{"1h", "24h", "168h"} {
+			d := get(t, "span="+span+"&from="+url.QueryEscape(from.Format(time.RFC3339)))
+			last := d.Ticks[len(d.Ticks)-1]
+			// Labels are centred on their tick, at most 12 characters of
+			// about 6 units each.
+			if half := float64(len(last.Label)) * 6 / 2; last.X+half > float64(d.Width) {
+				t.Errorf("%s: the last tick's label %q at %v overflows the width %d", span, last.Label, last.X, d.Width)
+			}
+		}
+	})
+}
