@@ -91,6 +91,7 @@ func (f *fixture) startCluster(cfg ServerConfig) {
 		{"--event-lateness", max(cfg.EventLateness, 0).String(), cfg.EventLateness != 0},
 		{"--alert-retry-for", cfg.RetryAlertsFor.String(), cfg.RetryAlertsFor != 0},
 		{"--public-name", strings.Join(cfg.PublicNames, ","), len(cfg.PublicNames) > 0},
+		{"--live-streams", strconv.Itoa(cfg.LiveStreams), cfg.LiveStreams != 0},
 	} {
 		if fl.set {
 			director = append(director, fl.name, fl.value)
