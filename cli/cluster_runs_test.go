@@ -410,7 +410,7 @@ err_log_file: far.err
 	}
 
 	// The director's web UI: the run's own output, and for a log only the
-	// worker has, where it is.
+	// worker has, where it is (the fragment the run's page fetches).
 	get := webSession(t, c)
 	body := get(fmt.Sprintf("/tasks/talk/runs/%d/logs", second.ID))
 	if !strings.Contains(body, fmt.Sprintf("out of run %d on w1\n", second.ID)) || strings.Count(body, "of run") != 2 ||
@@ -452,6 +452,7 @@ func webSession(t *testing.T, c *api.Client) func(path string) string {
 			t.Fatal(err)
 		}
 		req.AddCookie(session)
+		req.Header.Set("HX-Request", "true") // as the pages' own requests: fragments, not redirects to their page
 		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatal(err)

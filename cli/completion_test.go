@@ -94,7 +94,7 @@ err_log_file: @DIR@/b.err
 		{[]string{"schd_runs", "__complete", "-c", "3", "-j", "be"}, "beta\n:4\n"},
 		{[]string{"gnomon", "__complete", "export", "-j", ""}, "alpha\nalpine\nbeta\n:4\n"},
 		{[]string{"gnomon", "__complete", "--server", "http://127.0.0.1:1", "status", "-j", ""}, ":4\n"},
-		{[]string{"gnomon", "__complete", "sta"}, "start\tstart a task now, with parameter values (gnomon event -j TASK -e start -p ...)\n" +
+		{[]string{"gnomon", "__complete", "sta"}, "start\tstart a task now, with parameter values (gnomon event NAME -e start -p ...)\n" +
 			"status\tprint the latest status of a task (a bundle with its children)\n:4\n"},
 		{[]string{"gnomon", "__complete", "start", "-j", "al"}, "alpha\nalpine\n:4\n"},
 	}
