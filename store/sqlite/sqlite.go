@@ -79,6 +79,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	s := &Store{w: w, r: r, path: path}
+	if err := s.autoVacuum(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -88,6 +92,20 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// autoVacuum has a database being created give back the pages pruning
+// frees (store.Pruner), a few at a time (incremental_vacuum): the mode can
+// only be set before the first table is. A database created before keeps
+// its free pages and reuses them; VACUUM, with the server stopped, turns
+// the mode on (docs/operations.md).
+func (s *Store) autoVacuum(ctx context.Context) error {
+	var n int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`)
+	return err
 }
 
 // migrate applies the embedded migrations not yet recorded, each in its own

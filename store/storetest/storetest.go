@@ -26,6 +26,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
 // Run runs the conformance suite.
 func Run(t *testing.T, open Open) {
 	ctx := context.Background()
+	t.Run("retention", func(t *testing.T) { t.Parallel(); RunRetention(t, open) })
 	t.Run("empty", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)
