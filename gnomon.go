@@ -132,6 +132,10 @@ type Config struct {
 	// RetryAlertsFor is how long an alert the mail server does not take
 	// is retried, with backoff up to 5 minutes; zero means 24h.
 	RetryAlertsFor time.Duration
+	// Retention is how long each kind of record is kept: the zero value
+	// keeps scheduler.DefaultRetention, and New refuses a horizon below
+	// its floor (docs/operations.md, "Retention").
+	Retention Retention
 	// EventLateness bounds how much older than the newest event a
 	// configuration has accepted a data event may be and still count:
 	// zero means 7 days, a negative value no bound (memory then grows with
@@ -401,6 +405,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
+		Retention: cfg.Retention,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 		Owner:    owner,
@@ -709,6 +714,10 @@ func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
 // Node is one period of a timeperiod process (seed 003): its state,
 // failures and outstanding run.
 type Node = periods.Node
+
+// Retention is how long each kind of record is kept (Config.Retention):
+// see scheduler.Retention.
+type Retention = scheduler.Retention
 
 // Nodes returns the nodes of a timeperiod process, in key order. Trees
 // are defined like jobs, by Declare or Apply of a tree file.

@@ -248,6 +248,7 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 		eventsCmd(env, client),
 		alertsCmd(env, client),
 		auditCmd(env, client),
+		pruneCmd(env, client),
 		tokenCmd(env, client, dataDir),
 		linksCmd(env),
 		completionCmd(env),

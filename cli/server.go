@@ -101,6 +101,8 @@ type ServerConfig struct {
 	// MaxConnections caps the client connections open at once; 0 means
 	// the file descriptor limit less a reserve (connlimit.DefaultMax).
 	MaxConnections int
+	// Retention is how long records are kept (gnomon.Config.Retention).
+	Retention gnomon.Retention
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -155,7 +157,7 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
 		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger, LogRoots: cfg.LogRoots,
-		DefaultOwner: cfg.DefaultOwner,
+		DefaultOwner: cfg.DefaultOwner, Retention: cfg.Retention,
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
@@ -684,6 +686,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.BoolVar(&cfg.InsecureListen, "insecure-listen", false, "allow plain HTTP on an address beyond loopback, for a network you trust (warned at every start)")
 	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
 	f.IntVar(&cfg.MaxConnections, "max-connections", 0, "most client connections open at once; at the cap the longest idle one is closed for a new one (default: the limit on open files, raised to its hard limit, less a quarter of it and at least 256 kept for runs and the store)")
+	f.Var(retentionFlag{&cfg.Retention}, "retention", retentionUsage)
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string

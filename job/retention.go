@@ -45,14 +45,14 @@ func ParseRetention(s string) (Duration, error) {
 	return Duration(d), nil
 }
 
-// Retention formats d as ParseRetention reads it back: "forever", in the
-// largest unit that divides it, or as a Go duration.
+// Retention formats d as ParseRetention reads it back: "forever", in
+// years or days when they divide it, or as a Go duration.
 func (d Duration) Retention() string {
 	if d < 0 {
 		return "forever"
 	}
 	for _, u := range retentionUnits {
-		if d > 0 && time.Duration(d)%u.unit == 0 {
+		if u.suffix != "w" && d > 0 && time.Duration(d)%u.unit == 0 {
 			return strconv.FormatInt(int64(time.Duration(d)/u.unit), 10) + u.suffix
 		}
 	}

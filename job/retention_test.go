@@ -15,8 +15,8 @@ func TestParseRetention(t *testing.T) {
 	}{
 		{"forever", Forever, "forever"},
 		{"90d", Duration(90 * day), "90d"},
-		{"2w", Duration(14 * day), "2w"},
-		{"14d", Duration(14 * day), "2w"},
+		{"2w", Duration(14 * day), "14d"},
+		{"730d", Duration(730 * day), "2y"},
 		{"7y", Duration(7 * 365 * day), "7y"},
 		{"36h", Duration(36 * time.Hour), "36h0m0s"},
 		{"48h", Duration(2 * day), "2d"},

@@ -250,7 +250,7 @@ var (
 	descSupervisors = prometheus.NewDesc("gnomon_supervisors",
 		"Run supervisor processes: running a command's run, or spare.", []string{"state"}, nil)
 	descJournal = prometheus.NewDesc("gnomon_journal_entries",
-		"Entries in the journal, which is never pruned (consecutive data events of one commit share an entry).", nil, nil)
+		"Entries ever written to the journal, the last one's number: those retention removed count (consecutive data events of one commit share an entry).", nil, nil)
 	descUnavailable = prometheus.NewDesc("gnomon_store_unavailable",
 		"1 while the database cannot take a commit (changes are refused and the commit is retried), else 0.", nil, nil)
 )

@@ -81,9 +81,9 @@ type Gauges struct {
 	// Workers is the number of worker slots, and Busy how many runs hold
 	// one.
 	Workers, Busy int
-	// Journal is the number of journal entries: the journal is never
-	// pruned and its sequence numbers have no gaps, so it is the last
-	// entry's. Consecutive data events of one commit share an entry.
+	// Journal is the number of journal entries ever written: the last
+	// entry's number (retention removes old entries, never the last).
+	// Consecutive data events of one commit share an entry.
 	Journal int64
 }
 

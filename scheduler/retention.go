@@ -256,6 +256,10 @@ func (s *Scheduler) pruneParams(ctx context.Context, now time.Time) (store.Prune
 	return p, nil
 }
 
+// Retention returns the horizons the scheduler keeps records for, its
+// defaults applied.
+func (s *Scheduler) Retention() Retention { return s.retention }
+
 // ErrNoPruner is the error of Prune on a store that cannot prune.
 var ErrNoPruner = errors.New("the store does not remove old records (it is no store.Pruner)")
 
@@ -268,6 +272,8 @@ func (s *Scheduler) Prune(ctx context.Context, dry bool) (store.Pruned, error) {
 	if !ok {
 		return store.Pruned{}, ErrNoPruner
 	}
+	s.pruning.Lock() // one pass at a time: the next counts what is left
+	defer s.pruning.Unlock()
 	p, err := s.pruneParams(ctx, s.cfg.Clock.Now())
 	if err != nil {
 		return store.Pruned{}, fmt.Errorf("prune: %w", err)

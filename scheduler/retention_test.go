@@ -130,6 +130,20 @@ func TestRetentionOnVirtualTime(t *testing.T) {
 				t.Fatalf("%d runs of hourly and %d of kept, want %d each", before, kept, 5*24)
 			}
 
+			// Audit records go once audit.log holds them: wait until it
+			// holds the last.
+			recs, err := st.Audit(ctx, 0, 1_000_000)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("%d audit records, %v", len(recs), err)
+			}
+			for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+				if n, err := st.Cursor(ctx, auditSeq); err != nil || n >= recs[len(recs)-1].Seq {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("audit.log never caught up with the audit records")
+				}
+			}
 			dry, err := m.s.Prune(ctx, true)
 			if err != nil {
 				t.Fatal(err)
@@ -266,7 +280,7 @@ func TestRetentionSet(t *testing.T) {
 			t.Fatalf("Set(%q): %v", s, err)
 		}
 	}
-	if got, want := r.withDefaults().String(), "journal=forever data=2w runs=400d fires=90d audit=7y alerts=90d node-log=forever"; got != want {
+	if got, want := r.withDefaults().String(), "journal=forever data=14d runs=400d fires=90d audit=7y alerts=90d node-log=forever"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 	for _, s := range []string{"runs", "run=3d", "runs=0d", "journal=3d", "data=soon", "=3d"} {

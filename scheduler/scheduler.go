@@ -165,7 +165,8 @@ type Scheduler struct {
 	obs    Observer // cfg.Observer, or one that ignores everything
 	gauges gauges   // for Gauges, stored by the loop
 
-	retention Retention // cfg.Retention with its defaults
+	retention Retention  // cfg.Retention with its defaults
+	pruning   sync.Mutex // held by a pass of the pruner
 
 	// view is the state of the tasks as of the last commit, for readers;
 	// viewer keeps what the loop builds it from.
