@@ -249,6 +249,8 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 		alertsCmd(env, client),
 		auditCmd(env, client),
 		pruneCmd(env, client),
+		backupCmd(env, dataDir),
+		restoreCmd(env, dataDir),
 		tokenCmd(env, client, dataDir),
 		linksCmd(env),
 		completionCmd(env),
