@@ -100,6 +100,11 @@ type Config struct {
 	// the directories the runs need are created readable by their owner
 	// only.
 	LogRoots []string
+	// LogRotation bounds the log files of jobs by size: a file that
+	// reached LogRotation.Size when a run starts, and that no run writes
+	// to, is renamed FILE.1 (FILE.1 FILE.2, and so on, up to
+	// LogRotation.Keep files kept). The zero value never rotates.
+	LogRotation LogRotation
 	// Store keeps the journal, definitions, state and history; nil means
 	// the database DB names (see OpenStore). The Scheduler owns it: Stop
 	// closes it.
@@ -512,7 +517,7 @@ func logFiles(cfg Config, st Store) (defined, run *executor.LogFiles, err error)
 	if len(roots) == 0 {
 		roots = []string{own, os.TempDir()}
 	}
-	defined = &executor.LogFiles{Private: []string{data, filepath.Join(data, "tls")}}
+	defined = &executor.LogFiles{Private: []string{data, filepath.Join(data, "tls")}, Rotate: cfg.LogRotation}
 	for _, r := range roots {
 		if r == "" {
 			return nil, nil, errors.New("log roots: an empty path")
@@ -714,6 +719,10 @@ func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
 // Node is one period of a timeperiod process (seed 003): its state,
 // failures and outstanding run.
 type Node = periods.Node
+
+// LogRotation bounds the log files of jobs (Config.LogRotation): see
+// executor.Rotation.
+type LogRotation = executor.Rotation
 
 // Retention is how long each kind of record is kept (Config.Retention):
 // see scheduler.Retention.
