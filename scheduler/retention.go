@@ -42,7 +42,7 @@ var DefaultRetention = Retention{
 	Data:    job.Duration(7 * day),
 	Runs:    job.Duration(90 * day),
 	Fires:   job.Duration(90 * day),
-	Audit:   job.Duration(365 * day),
+	Audit:   job.Duration(90 * day),
 	Alerts:  job.Duration(90 * day),
 	NodeLog: job.Duration(90 * day),
 	Every:   10 * time.Minute,

@@ -12,6 +12,7 @@
 //	gnomon-bench ui          the event-ingest load with and without 10 browsers keeping the web UI's overview open
 //	gnomon-bench storm       10^4 and 10^5 tasks due at one instant: drain rate vs exec.Command("true") at the same concurrency, reads, a freeze, a critical start
 //	gnomon-bench clocks      fires recorded a second by 1 and 2 clock nodes of a cluster, 10^5 schedules over the minute spots, vs PostgreSQL alone
+//	gnomon-bench soak        simulated days of tasks every minute, hourly and daily and data events, pruned daily: database size, rows, memory per month
 //
 //	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
 //
@@ -90,6 +91,8 @@ func main() {
 		err = clocks(os.Args[2:])
 	case "storm":
 		err = storm(os.Args[2:])
+	case "soak":
+		err = soak(os.Args[2:])
 	case "all":
 		err = all(os.Args[2:])
 	default:
