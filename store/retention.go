@@ -17,7 +17,8 @@ import (
 //     checkpoint, and numbers the next entry after the last one);
 //   - a data event or action entry received at or after Prune.Data (a
 //     configuration's backfill replays them);
-//   - a run that has not ended, nor the run of the highest ID;
+//   - a run that has not ended, nor the last run of a task (`why` names
+//     a failed task's, and the highest ID numbers the next run);
 //   - a pending alert, nor the alert of the highest ID;
 //   - an audit record above Prune.AuditUpTo (audit.log does not hold it
 //     yet), nor the last one;
@@ -140,7 +141,7 @@ func PruneWith(ctx context.Context, db PruneDB, p Prune) (Pruned, error) {
 	}
 	kinds := []pruneKind{
 		{n: &out.Runs, table: "runs", key: "id", age: "end_at", before: p.Runs, task: true,
-			guard: "end_at != 0 AND id < (SELECT max(id) FROM runs)"},
+			guard: "end_at != 0 AND EXISTS (SELECT 1 FROM runs n WHERE n.task = runs.task AND n.id > runs.id)"},
 		{n: &out.Fires, table: "fires", key: "task, scheduled", age: "scheduled", before: p.Fires, task: true},
 		{n: &out.Audit, table: "audit", key: "seq", age: "stop", before: p.Audit, task: true,
 			guard: "seq <= ? AND seq < (SELECT max(seq) FROM audit)", args: []any{p.AuditUpTo}},

@@ -158,18 +158,22 @@ func RunRetention(t *testing.T, open Open) {
 		t.Parallel()
 		s, _ := open(t)
 		r := job.Run{ID: 7, Task: "a", Status: job.Success, Start: t0, End: t0}
-		b := &store.Batch{Runs: []job.Run{r}, Audit: []job.AuditRecord{job.AuditOf(&r)},
+		b := &store.Batch{Runs: []job.Run{r, {ID: 5, Task: "b", Status: job.Success, Start: t0, End: t0},
+			{ID: 6, Task: "b", Status: job.Failure, Start: t0, End: t0}}, Audit: []job.AuditRecord{job.AuditOf(&r)},
 			Alerts: []job.Alert{{Task: "a", Created: t0, State: job.AlertSent}}}
 		if err := s.Commit(ctx, b); err != nil {
 			t.Fatal(err)
 		}
 		later := t0.Add(100 * day)
 		got := prune(t, pruner(t, s), store.Prune{Runs: later, Audit: later, Alerts: later, AuditUpTo: 100})
-		if got.Total() != 0 {
-			t.Errorf("pruned %+v: the last run, audit record and alert must stay", got)
+		if got != (store.Pruned{Runs: 1}) {
+			t.Errorf("pruned %+v: the last run of each task, the last audit record and alert must stay", got)
 		}
 		if snap, err := s.Load(ctx); err != nil || snap.LastRun != 7 {
 			t.Errorf("last run = %+v, %v; want 7", snap, err)
+		}
+		if rs, err := s.Runs(ctx, store.RunQuery{Task: "b"}); err != nil || len(rs) != 1 || rs[0].ID != 6 {
+			t.Errorf("runs of b = %+v, %v; want its last, 6", rs, err)
 		}
 	})
 
