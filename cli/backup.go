@@ -30,7 +30,7 @@ func sqlitePath(db, data, what string) (string, error) {
 func backupCmd(env *Env, dataDir func() string) *cobra.Command {
 	var to, db string
 	c := &cobra.Command{
-		Use:   "backup --to FILE [--db sqlite:PATH]",
+		Use:   "backup [--to] FILE [--db sqlite:PATH]",
 		Short: "copy the SQLite database of a server, running or not, to a new file: a consistent snapshot",
 		Long: `backup writes a consistent snapshot of the server's SQLite database (DATA/gnomon.db,
 or --db) to FILE, which must not exist, while the server goes on: SQLite's
@@ -48,11 +48,16 @@ Scheduled backups are a task like any other, for example:
     start_times: 02:30
 
 A PostgreSQL database is backed up with pg_dump (docs/operations.md).`,
-		Args:        cobra.NoArgs,
+		Args:        cobra.MaximumNArgs(1),
 		Annotations: map[string]string{noClient: "yes"},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" {
-				return usageErr("--to FILE is required: the file to write the backup to")
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 1 && to != "":
+				return usageErr("give the backup file once: FILE or --to FILE")
+			case len(args) == 1:
+				to = args[0]
+			case to == "":
+				return usageErr("the backup file is required: gnomon backup FILE")
 			}
 			path, err := sqlitePath(db, dataDir(), "backed up")
 			if err != nil {

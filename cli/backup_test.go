@@ -61,7 +61,7 @@ func TestBackupRestore(t *testing.T) {
 	if !strings.HasPrefix(out, "backed up ") {
 		t.Errorf("backup: %s", out)
 	}
-	if _, _, code := f.run("gnomon", "--data", filepath.Join(f.dir, "data"), "backup", "--to", backup); code == 0 {
+	if _, _, code := f.run("gnomon", "--data", filepath.Join(f.dir, "data"), "backup", backup); code == 0 {
 		t.Error("a backup over an existing file was not refused")
 	}
 	// The server goes on: the long run ends, another hour runs.
