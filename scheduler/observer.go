@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // Observer is told what the scheduler does, for metrics (package metrics
@@ -39,6 +40,13 @@ type Observer interface {
 	Committed(events int, took time.Duration)
 	// Alerted is told of each attempt at sending an alert: how it ended.
 	Alerted(result AlertResult)
+}
+
+// PruneObserver is an Observer that is also told of each pass of the
+// pruner that removed rows or failed (see Scheduler.Prune), by the
+// goroutine that ran it.
+type PruneObserver interface {
+	Pruned(n store.Pruned, err error)
 }
 
 // Trigger is what made an occurrence fire, as an Observer is told.

@@ -283,12 +283,16 @@ func (s *Scheduler) Prune(ctx context.Context, dry bool) (store.Pruned, error) {
 	for {
 		n, err := pr.Prune(ctx, p)
 		total.Add(n)
-		if err != nil || !n.More || dry {
-			return total, err
+		if err == nil && n.More && !dry {
+			err = ctx.Err()
+			if err == nil {
+				continue
+			}
 		}
-		if err := ctx.Err(); err != nil {
-			return total, err
+		if o, ok := s.obs.(PruneObserver); ok && !dry && (err != nil || total.Total() > 0) {
+			o.Pruned(total, err)
 		}
+		return total, err
 	}
 }
 
