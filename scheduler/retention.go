@@ -155,7 +155,6 @@ type needs struct {
 	window     time.Duration           // the longest data window of a configuration
 	windowTask string                  // the configuration that has it
 	keepFor    map[string]job.Duration // horizons of tasks, their own or their groups'
-
 }
 
 // needsOf reads what the definitions of a View require of the horizons,
