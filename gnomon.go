@@ -106,6 +106,11 @@ type Config struct {
 	// the directories the runs need are created readable by their owner
 	// only.
 	LogRoots []string
+	// LogRotation bounds the log files of jobs by size: a file that
+	// reached LogRotation.Size when a run starts, and that no run writes
+	// to, is renamed FILE.1 (FILE.1 FILE.2, and so on, up to
+	// LogRotation.Keep files kept). The zero value never rotates.
+	LogRotation LogRotation
 	// Store keeps the journal, definitions, state and history; nil means
 	// the database DB names (see OpenStore). The Scheduler owns it: Stop
 	// closes it.
@@ -142,6 +147,10 @@ type Config struct {
 	// RetryAlertsFor is how long an alert the mail server does not take
 	// is retried, with backoff up to 5 minutes; zero means 24h.
 	RetryAlertsFor time.Duration
+	// Retention is how long each kind of record is kept: the zero value
+	// keeps scheduler.DefaultRetention, and New refuses a horizon below
+	// its floor (docs/operations.md, "Retention").
+	Retention Retention
 	// EventLateness bounds how much older than the newest event a
 	// configuration has accepted a data event may be and still count:
 	// zero means 7 days, a negative value no bound (memory then grows with
@@ -412,6 +421,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location}),
+		Retention: cfg.Retention,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 		Owner:    owner,
@@ -518,7 +528,7 @@ func logFiles(cfg Config, st Store) (defined, run *executor.LogFiles, err error)
 	if len(roots) == 0 {
 		roots = []string{own, os.TempDir()}
 	}
-	defined = &executor.LogFiles{Private: []string{data, filepath.Join(data, "tls")}}
+	defined = &executor.LogFiles{Private: []string{data, filepath.Join(data, "tls")}, Rotate: cfg.LogRotation}
 	for _, r := range roots {
 		if r == "" {
 			return nil, nil, errors.New("log roots: an empty path")
@@ -720,6 +730,14 @@ func (s *Scheduler) Advance(ctx context.Context, t time.Time) error {
 // Node is one period of a timeperiod process (seed 003): its state,
 // failures and outstanding run.
 type Node = periods.Node
+
+// LogRotation bounds the log files of jobs (Config.LogRotation): see
+// executor.Rotation.
+type LogRotation = executor.Rotation
+
+// Retention is how long each kind of record is kept (Config.Retention):
+// see scheduler.Retention.
+type Retention = scheduler.Retention
 
 // Nodes returns the nodes of a timeperiod process, in key order. Trees
 // are defined like jobs, by Declare or Apply of a tree file.

@@ -21,6 +21,7 @@ require (
 	github.com/tidwall/btree v1.8.2
 	github.com/wneessen/go-mail v0.8.1
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.49.0
 	modernc.org/sqlite v1.60.1
 	pgregory.net/rapid v1.3.0
 )
@@ -52,7 +53,6 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.77.1 // indirect

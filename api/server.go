@@ -120,6 +120,8 @@ func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *
 	srv.handle("DELETE /api/v1/calendars/{name}", whole(auth.Define), srv.deleteCalendar)
 	srv.handle("GET /api/v1/alerts", over(auth.Read, Shown, "job"), srv.alerts)
 	srv.handle("GET /api/v1/audit", whole(auth.Read), srv.audit)
+	srv.handle("GET /api/v1/prune", whole(auth.Read), srv.prune)
+	srv.handle("POST /api/v1/prune", whole(auth.Define), srv.prune)
 	srv.handle("GET /api/v1/clock", need(auth.Read), srv.clock)
 	srv.handle("POST /api/v1/clock", whole(auth.Clock), srv.advance)
 	srv.handle("GET /api/v1/trees", whole(auth.Read), srv.trees)
@@ -246,7 +248,7 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Message: strings.TrimSuffix(err.Error(), ": "+periods.ErrInvalid.Error())}
 	case errors.Is(err, periods.ErrRefused):
 		return &Error{Status: http.StatusConflict, Message: strings.TrimSuffix(err.Error(), ": "+periods.ErrRefused.Error())}
-	case errors.Is(err, scheduler.ErrNotSimulated):
+	case errors.Is(err, scheduler.ErrNotSimulated), errors.Is(err, scheduler.ErrNoPruner):
 		return &Error{Status: http.StatusConflict, Message: err.Error()}
 	case errors.Is(err, scheduler.ErrStopped), errors.Is(err, store.ErrUnavailable):
 		return &Error{Status: http.StatusServiceUnavailable, Message: err.Error()}

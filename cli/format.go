@@ -75,7 +75,7 @@ var taskLabels = map[string]string{
 	"run_days": "RunDays", "start_times": "StartTimes", "run_window": "RunWindow", "start_mins": "StartMins",
 	"cron": "Cron", "start_date": "StartDate", "end_date": "EndDate", "interval": "Interval",
 	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
-	"function": "Function", "alert_on": "AlertOn", "alert_to": "AlertTo", "alert_template": "AlertTemplate", "jobs": "Jobs",
+	"function": "Function", "alert_on": "AlertOn", "alert_to": "AlertTo", "alert_template": "AlertTemplate", "jobs": "Jobs", "keep_history": "KeepHistory",
 	"run_calendar": "RunCalendar", "exclude_calendar": "ExcludeCalendar",
 }
 

@@ -108,6 +108,10 @@ type ServerConfig struct {
 	// LiveStreams caps the web UI's streams of change notices each token
 	// holds at once; 0 means web.DefaultLiveStreams.
 	LiveStreams int
+	// Retention is how long records are kept (gnomon.Config.Retention).
+	Retention gnomon.Retention
+	// LogRotation bounds the log files of tasks (gnomon.Config.LogRotation).
+	LogRotation gnomon.LogRotation
 }
 
 // Server is a running gnomon server: the library's Scheduler, with its
@@ -162,7 +166,7 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
 		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger, LogRoots: cfg.LogRoots,
-		DefaultOwner: cfg.DefaultOwner, WebhookSecret: cfg.WebhookSecret,
+		DefaultOwner: cfg.DefaultOwner, WebhookSecret: cfg.WebhookSecret, Retention: cfg.Retention, LogRotation: cfg.LogRotation,
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
@@ -700,6 +704,9 @@ func serverCmd(env *Env) *cobra.Command {
 	f.BoolVar(&cfg.MetricsPublic, "metrics-public", false, "serve the Prometheus metrics at /metrics without a token (they name no task); a token with the read permission otherwise")
 	f.IntVar(&cfg.MaxConnections, "max-connections", 0, "most client connections open at once; at the cap the longest idle one is closed for a new one (default: the limit on open files, raised to its hard limit, less a quarter of it and at least 256 kept for runs and the store)")
 	f.IntVar(&cfg.LiveStreams, "live-streams", 0, "most streams of the web UI's change notices (one per open page) a token holds at once; the next gets 429 (default 16)")
+	f.Var(retentionFlag{&cfg.Retention}, "retention", retentionUsage)
+	f.Var(sizeFlag{&cfg.LogRotation.Size}, "log-rotate-size", "rotate a task's log file when a run starts and it holds this much (64M, 1G; K, M, G are powers of 1024), unless a run writes to it: FILE becomes FILE.1, FILE.1 FILE.2, up to --log-keep files (default 0: never)")
+	f.IntVar(&cfg.LogRotation.Keep, "log-keep", 5, "rotated log files kept per log file (FILE.1 to FILE.N), with --log-rotate-size")
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string

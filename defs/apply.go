@@ -598,7 +598,7 @@ func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string
 var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
 
 // groupAttrs are the attributes of a group.
-var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true}
+var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true, "keep_history": true}
 
 // checkRunner applies the rules on what a run executes: a command or a
 // registered function, not both; log files go with a command (a function
@@ -673,6 +673,8 @@ func clear(t *job.Task, key string) {
 		t.Interval = ""
 	case "start_delay":
 		t.Edit().StartDelay = 0
+	case "keep_history":
+		t.Edit().KeepHistory = 0
 	case "overlap":
 		t.Edit().Overlap = ""
 	case "dependencies":
@@ -803,6 +805,14 @@ func set(t *job.Task, key, v string) error {
 		t.Edit().Amount, err = ParseAmount(v)
 	case "resources":
 		t.Edit().Claims, err = ParseClaims(v)
+	case "keep_history":
+		var d job.Duration
+		if d, err = job.ParseRetention(v); err != nil {
+			err = fmt.Errorf("keep_history: %w", err)
+		} else if d > 0 && time.Duration(d) < job.HistoryFloor {
+			err = fmt.Errorf("keep_history: %s is below the floor of 1d: the last day's runs stay for whoever looks into them; give at least 1d, or forever", v)
+		}
+		t.Edit().KeepHistory = d
 	case "run_calendar", "exclude_calendar":
 		if msg := checkName(v); msg != "" {
 			err = fmt.Errorf("%s: %q is not a calendar name: %s", key, v, strings.Replace(msg, "task name", "a calendar name", 1))

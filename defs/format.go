@@ -32,6 +32,7 @@ func Attrs(t *job.Task) [][2]string {
 		add("jobs", strings.Join(x.Jobs, ","))
 		add("label", x.Label)
 		addAlerts(add, t)
+		addKeep(add, x)
 		return out
 	}
 	add("type", string(t.Type))
@@ -69,8 +70,15 @@ func Attrs(t *job.Task) [][2]string {
 	add("resources", job.FormatClaims(x.Claims))
 	addEnv(add, t)
 	addAlerts(add, t)
+	addKeep(add, x)
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out
+}
+
+func addKeep(add func(k, v string), x *job.Extra) {
+	if x.KeepHistory != 0 {
+		add("keep_history", x.KeepHistory.Retention())
+	}
 }
 
 func addAlerts(add func(k, v string), t *job.Task) {

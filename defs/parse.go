@@ -171,7 +171,7 @@ var attributes = map[string]bool{
 	"start_delay": true, "overlap": true, "function": true,
 	"alert_on": true, "alert_to": true, "alert_template": true,
 	"dependencies": true, "jobs": true,
-	"run_calendar": true, "exclude_calendar": true,
+	"run_calendar": true, "exclude_calendar": true, "keep_history": true,
 	"resources": true, "amount": true, "notify": true,
 	// Named calendars.
 	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,

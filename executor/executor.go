@@ -479,7 +479,7 @@ func (x *Executor) Attach(id int64) {
 	}
 	lock, err := openLock(base)
 	if err != nil {
-		x.lost(id, "its supervisor never started (the server stopped while launching it)")
+		x.lost(id, "its supervisor never started, or its files are gone (the server stopped while launching it, or the data was restored from a backup)")
 		return
 	}
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {

@@ -52,6 +52,9 @@ type Local struct {
 
 	mu   sync.Mutex
 	runs map[int64]*watched
+	// writers counts the runs in flight that write to each log file (by
+	// resolved path): a file is rotated only when none does.
+	writers map[string]int
 }
 
 // watched is a run in flight: where its outcome goes, and where its output
@@ -74,7 +77,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if cfg.Functions == nil {
 		cfg.Functions = func(string) Func { return nil }
 	}
-	l := &Local{cfg: cfg, runs: map[int64]*watched{}}
+	l := &Local{cfg: cfg, runs: map[int64]*watched{}, writers: map[string]int{}}
 	var err error
 	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Keep: cfg.Keep, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
 	if err != nil {
@@ -91,38 +94,118 @@ func (l *Local) report(e Exit) {
 	l.mu.Lock()
 	w := l.runs[e.RunID]
 	delete(l.runs, e.RunID)
+	if w != nil {
+		l.written(w, -1)
+	}
 	l.mu.Unlock()
 	if w == nil {
 		return
 	}
 	if e.Log == nil {
 		span := w.span
-		span.OutTo, span.ErrTo = l.size(w.outLog, 0), l.size(w.errLog, 0)
+		span.OutTo = l.end(w.outLog, span.OutFile)
+		span.ErrTo = l.end(w.errLog, span.ErrFile)
 		e.Log = &span
 	}
 	w.report(e)
 }
 
 // watch notes a run in flight and where its output begins in its task's
-// log files: their sizes now, or unknown for a run started before.
+// log files: their sizes now, and which files they are, or unknown for a
+// run started before. A log file that reached its rotation's size is
+// rotated first, when no other run writes to it.
 func (l *Local) watch(w job.Launch, report func(Exit), started bool) {
 	r := &watched{report: report, outLog: w.OutLog, errLog: w.ErrLog, span: job.LogSpan{OutFrom: -1, ErrFrom: -1}}
-	if started {
-		r.span.OutFrom, r.span.ErrFrom = l.size(w.OutLog, -1), l.size(w.ErrLog, -1)
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if started {
+		owner := w.Owner
+		if owner == "" {
+			owner = l.cfg.DefaultOwner
+		}
+		r.span.OutFrom, r.span.OutFile = l.begin(w.OutLog, owner)
+		r.span.ErrFrom, r.span.ErrFile = l.begin(w.ErrLog, owner)
+	}
 	l.runs[w.RunID] = r
+	l.written(r, 1)
 }
 
-// size returns the size of a log file, or unknown if it cannot be read.
-func (l *Local) size(path string, unknown int64) int64 {
+// written adds n to the writers of a run's log files.
+func (l *Local) written(r *watched, n int) {
+	for _, p := range []string{r.outLog, r.errLog} {
+		if p == "" {
+			continue
+		}
+		key := l.logKey(p)
+		if l.writers[key] += n; l.writers[key] <= 0 {
+			delete(l.writers, key)
+		}
+	}
+}
+
+// logKey is the file a log path names, as writers counts it.
+func (l *Local) logKey(path string) string {
+	if p, err := l.cfg.Logs.Resolve(path); err == nil {
+		return p
+	}
+	return path
+}
+
+// begin returns where a run starting now begins in a log file, and which
+// file it is, rotating it first when it is due and no run writes to it;
+// -1 when not known. A file not there yet is made, for the run's owner,
+// as the run would make it: its identity is then known from the start,
+// whatever renames it later. l.mu is held.
+func (l *Local) begin(path, owner string) (int64, uint64) {
+	if path == "" {
+		return 0, 0
+	}
+	if l.writers[l.logKey(path)] == 0 {
+		if _, err := l.cfg.Logs.rotate(path); err != nil && l.cfg.Logger != nil {
+			l.cfg.Logger.Warn("log file not rotated", "path", path, "err", err)
+		}
+	}
+	n, id, err := l.cfg.Logs.Stat(path)
+	if err == nil && id == 0 && n == 0 {
+		l.create(path, owner)
+		n, id, err = l.cfg.Logs.Stat(path)
+	}
+	if err != nil {
+		return -1, 0
+	}
+	return n, id
+}
+
+// create makes a log file for a run's owner, as the run's launch would
+// (LogFiles.OpenerAs); a failure is left to the launch to report.
+func (l *Local) create(path, owner string) {
+	var o *Owner
+	if owner != "" {
+		var err error
+		if o, err = LookupOwner(owner); err != nil {
+			return
+		}
+	}
+	if f, err := l.cfg.Logs.OpenerAs(o)(path); err == nil {
+		f.Close()
+	}
+}
+
+// end returns where a run's output ends in a log file: the size of the
+// file it began in (id), wherever a rotation moved it, else of the file at
+// path; 0 when not known.
+func (l *Local) end(path string, id uint64) int64 {
 	if path == "" {
 		return 0
 	}
-	n, err := l.cfg.Logs.Size(path)
+	if id != 0 {
+		if p, ok := l.cfg.Logs.Locate(path, id); ok {
+			path = p
+		}
+	}
+	n, _, err := l.cfg.Logs.Stat(path)
 	if err != nil {
-		return unknown
+		return 0
 	}
 	return n
 }

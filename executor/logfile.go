@@ -45,6 +45,9 @@ type LogFiles struct {
 	// Own are the server's files wherever they are (absolute and clean):
 	// its database, with its -wal and -shm files.
 	Own []string `json:"own,omitempty"`
+	// Rotate bounds the files by size (see Rotation); the runner rotates
+	// them when runs start.
+	Rotate Rotation `json:"rotate,omitzero"`
 }
 
 // Resolve returns the file a log path names, or why it may not be a log

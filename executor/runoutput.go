@@ -37,10 +37,11 @@ func (l *LogFiles) RunOutput(def *job.Task, id int64, span *job.LogSpan, limit i
 	streams := []struct {
 		name, path string
 		from, to   int64
-	}{{"out", def.OutLog, 0, -1}, {"err", def.ErrLog, 0, -1}}
+		file       uint64
+	}{{"out", def.OutLog, 0, -1, 0}, {"err", def.ErrLog, 0, -1, 0}}
 	if span != nil {
-		streams[0].from, streams[0].to = span.OutFrom, span.OutTo
-		streams[1].from, streams[1].to = span.ErrFrom, span.ErrTo
+		streams[0].from, streams[0].to, streams[0].file = span.OutFrom, span.OutTo, span.OutFile
+		streams[1].from, streams[1].to, streams[1].file = span.ErrFrom, span.ErrTo, span.ErrFile
 	}
 	out := make([]RunStream, 0, len(streams))
 	for _, s := range streams {
@@ -55,6 +56,8 @@ func (l *LogFiles) RunOutput(def *job.Task, id int64, span *job.LogSpan, limit i
 			// wrote nothing needs no file to show it.
 			rs.Problem = fmt.Sprintf("run %d ran on worker %s: its %s log is in %s on %s's machine, which this server cannot read (it can when it shares the file with the worker: the worker on this machine, or the log on a shared filesystem)",
 				id, span.Node, s.name, s.path, span.Node)
+		case s.file != 0 && s.to > max(s.from, 0) && !l.located(&s.path, s.file):
+			rs.Problem = fmt.Sprintf("run %d wrote to %s, rotated away since: neither it nor a rotated file %s.N is the file the run wrote to", id, s.path, s.path)
 		default:
 			// The file's size first, so that Text ends where Size says
 			// while the run still writes.
@@ -92,4 +95,14 @@ func (l *LogFiles) holds(path string, to int64) bool {
 	}
 	fi, err := os.Stat(p)
 	return err == nil && fi.Size() >= to
+}
+
+// located replaces *path with the file of identity id, itself or one it
+// was rotated to, and reports whether there is one.
+func (l *LogFiles) located(path *string, id uint64) bool {
+	p, ok := l.Locate(*path, id)
+	if ok {
+		*path = p
+	}
+	return ok
 }

@@ -137,6 +137,10 @@ type Extra struct {
 	Notify []string
 	// Jobs are a group's members, sorted.
 	Jobs []string
+	// KeepHistory is how long the task's runs, fires, audit records and
+	// alerts are kept (a group's: its members'), instead of the server's
+	// retention; zero leaves it to the server, Forever keeps them all.
+	KeepHistory Duration
 	// RunCalendar and ExcludeCalendar name calendars (see Calendar): the
 	// task's time trigger fires only on the days of the first, and its
 	// occurrences on the days of the second are skipped. The day of an
@@ -212,7 +216,7 @@ func (t *Task) Compact() {
 func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
-		x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
+		x.KeepHistory == 0 && x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
 		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0
 }
 
@@ -247,6 +251,7 @@ type TaskJSON struct {
 	AlertTo       []string  `json:"alert_to,omitempty"`
 	AlertTemplate string    `json:"alert_template,omitempty"`
 	Jobs          []string  `json:"jobs,omitempty"`
+	KeepHistory   Duration  `json:"keep_history,omitempty"`
 	RunCalendar   string    `json:"run_calendar,omitempty"`
 	// ExcludeCalendar is the task's exclude_calendar.
 	ExcludeCalendar string `json:"exclude_calendar,omitempty"`
@@ -284,7 +289,7 @@ func (t *Task) JSON() TaskJSON {
 		StartTimes: t.StartTimes, Window: t.Window, StartMins: t.StartMins, Timezone: t.Timezone, Cron: t.Cron,
 		StartDate: t.StartDate, EndDate: t.EndDate, Interval: t.Interval, StartDelay: x.StartDelay, Overlap: x.Overlap,
 		Deps: x.Deps, Function: x.Function, AlertOn: x.AlertOn, AlertTo: x.AlertTo, AlertTemplate: x.AlertTemplate, Jobs: x.Jobs,
-		RunCalendar: x.RunCalendar, ExcludeCalendar: x.ExcludeCalendar,
+		KeepHistory: x.KeepHistory, RunCalendar: x.RunCalendar, ExcludeCalendar: x.ExcludeCalendar,
 		Retries: p.Retries, RetryDelay: p.RetryDelay, RetryBackoff: p.RetryBackoff, RetryMaxDelay: p.RetryMaxDelay,
 		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
@@ -302,7 +307,7 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, Owner: j.Owner, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs,
-		RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources, Notify: j.Notify}
+		KeepHistory: j.KeepHistory, RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources, Notify: j.Notify}
 	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,
 		TermRunTime: j.TermRunTime, MaxRunAlarm: j.MaxRunAlarm, MinRunAlarm: j.MinRunAlarm,
 		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}

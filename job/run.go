@@ -74,6 +74,11 @@ type LogSpan struct {
 	OutTo   int64 `json:"out_to"`
 	ErrFrom int64 `json:"err_from"`
 	ErrTo   int64 `json:"err_to"`
+	// OutFile and ErrFile identify the files the ranges are in (their
+	// inode numbers, which a rotation's rename keeps), 0 when not known:
+	// a rotated file is found by them.
+	OutFile uint64 `json:"out_file,omitempty"`
+	ErrFile uint64 `json:"err_file,omitempty"`
 	// Node names the cluster's worker that ran the run: the files are
 	// on its machine, where it measured the ranges. It is empty for a
 	// run of this server's own.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // Metrics are gnomon's metrics, registered with one Registerer. Its
@@ -41,6 +42,8 @@ type Metrics struct {
 	commits  prometheus.Histogram
 	commitT  prometheus.Histogram
 	alerts   *prometheus.CounterVec
+	pruned   *prometheus.CounterVec
+	pruneErr prometheus.Counter
 
 	// The children of the vectors for the label values gnomon records,
 	// made once: a lookup in a vector hashes its labels under a lock,
@@ -62,7 +65,10 @@ type endKey struct {
 	result job.Result
 }
 
-var _ scheduler.Observer = (*Metrics)(nil)
+var (
+	_ scheduler.Observer      = (*Metrics)(nil)
+	_ scheduler.PruneObserver = (*Metrics)(nil)
+)
 
 // Reading is what the gauges report, read at each scrape.
 type Reading struct {
@@ -137,6 +143,14 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "gnomon_alert_attempts_total",
 			Help: "Attempts at sending an alert, by result.",
 		}, []string{"result"}),
+		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gnomon_pruned_rows_total",
+			Help: "Rows the pruner removed, past their retention horizon, by kind.",
+		}, []string{"kind"}),
+		pruneErr: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gnomon_prune_failures_total",
+			Help: "Passes of the pruner that failed (they are retried at the next pass).",
+		}),
 		fireOf:  map[fireKey]prometheus.Counter{},
 		endOf:   map[endKey]prometheus.Counter{},
 		alertOf: map[scheduler.AlertResult]prometheus.Counter{},
@@ -157,7 +171,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	for _, r := range alertResults {
 		m.alertOf[r] = m.alerts.WithLabelValues(string(r))
 	}
-	for _, c := range []prometheus.Collector{m.fires, m.lateness, m.started, m.ended, m.data, m.trigd, m.commits, m.commitT, m.alerts, gauges{m}} {
+	for _, k := range pruneKinds {
+		m.pruned.WithLabelValues(k)
+	}
+	for _, c := range []prometheus.Collector{m.fires, m.lateness, m.started, m.ended, m.data, m.trigd, m.commits, m.commitT, m.alerts,
+		m.pruned, m.pruneErr, gauges{m}} {
 		if err := reg.Register(c); err != nil {
 			if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
 				return nil, fmt.Errorf("metrics: already registered (give each scheduler a registerer of its own, or wrap one registry with a label for each): %w", err)
@@ -235,6 +253,21 @@ func (m *Metrics) Alerted(result scheduler.AlertResult) {
 	c.Inc()
 }
 
+// pruneKinds are the kind label's values of gnomon_pruned_rows_total.
+var pruneKinds = []string{"journal", "runs", "fires", "audit", "alerts", "node_log"}
+
+// Pruned implements scheduler.PruneObserver.
+func (m *Metrics) Pruned(n store.Pruned, err error) {
+	if err != nil {
+		m.pruneErr.Inc()
+	}
+	for i, v := range []int64{n.Journal, n.Runs, n.Fires, n.Audit, n.Alerts, n.NodeLog} {
+		if v > 0 {
+			m.pruned.WithLabelValues(pruneKinds[i]).Add(float64(v))
+		}
+	}
+}
+
 // gauges collects the gauges from a Reading, taken once per scrape.
 type gauges struct{ m *Metrics }
 
@@ -250,7 +283,7 @@ var (
 	descSupervisors = prometheus.NewDesc("gnomon_supervisors",
 		"Run supervisor processes: running a command's run, or spare.", []string{"state"}, nil)
 	descJournal = prometheus.NewDesc("gnomon_journal_entries",
-		"Entries in the journal, which is never pruned (consecutive data events of one commit share an entry).", nil, nil)
+		"Entries ever written to the journal, the last one's number: those retention removed count (consecutive data events of one commit share an entry).", nil, nil)
 	descUnavailable = prometheus.NewDesc("gnomon_store_unavailable",
 		"1 while the database cannot take a commit (changes are refused and the commit is retried), else 0.", nil, nil)
 	descResUnits = prometheus.NewDesc("gnomon_resource_units",

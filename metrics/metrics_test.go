@@ -15,6 +15,7 @@ import (
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 func setup(t *testing.T) (*Metrics, *prometheus.Registry) {
@@ -187,6 +188,27 @@ func TestDashboard(t *testing.T) {
 	for _, f := range fams {
 		if !slices.ContainsFunc(exprs, func(e string) bool { return strings.Contains(e, f.GetName()) }) {
 			t.Errorf("no panel of the dashboard shows %s", f.GetName())
+		}
+	}
+}
+
+// TestPruned checks what a pass of the pruner moves: the rows by kind,
+// and a failed pass.
+func TestPruned(t *testing.T) {
+	m, _ := setup(t)
+	m.Pruned(store.Pruned{Journal: 500, Runs: 3}, nil)
+	m.Pruned(store.Pruned{Runs: 2}, errors.New("disk I/O error"))
+	for _, c := range []struct {
+		got, want float64
+		what      string
+	}{
+		{testutil.ToFloat64(m.pruned.WithLabelValues("journal")), 500, "journal"},
+		{testutil.ToFloat64(m.pruned.WithLabelValues("runs")), 5, "runs"},
+		{testutil.ToFloat64(m.pruned.WithLabelValues("node_log")), 0, "node_log"},
+		{testutil.ToFloat64(m.pruneErr), 1, "failures"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
 }

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // AuditFile is the name of the audit log in the data directory.
@@ -182,4 +185,34 @@ func auditOf(runs map[int64]job.Run) []job.AuditRecord {
 		return int(a.RunID - b.RunID)
 	})
 	return out
+}
+
+// Restored readies a store restored from a backup for a server on
+// dataDir: audit.log goes on after the lines it holds. When the file is
+// there (the directory the backup was taken from), the records the backup
+// holds are taken as written: the file got them before or after the
+// backup, and lines of runs after the backup stay, as what happened. When
+// it is not, it is written again from the first record the store holds.
+func Restored(ctx context.Context, st store.Store, dataDir string) error {
+	size, last := int64(0), int64(0)
+	if fi, err := os.Stat(filepath.Join(dataDir, AuditFile)); err == nil {
+		size = fi.Size()
+		cursor, err := st.Cursor(ctx, auditSeq)
+		if err != nil {
+			return err
+		}
+		for last = cursor; ; {
+			recs, err := st.Audit(ctx, last, 10_000)
+			if err != nil {
+				return err
+			}
+			if len(recs) == 0 {
+				break
+			}
+			last = recs[len(recs)-1].Seq
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return st.SetCursors(ctx, map[string]int64{auditSeq: last, auditSize: size})
 }

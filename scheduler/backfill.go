@@ -36,6 +36,11 @@ func (s *Scheduler) Backfill(ctx context.Context, ev engine.Backfill, dry bool) 
 	if err := s.Read(ctx, func(e *engine.Engine) { def, _, found = e.Task(ev.Task) }); err != nil {
 		return nil, err
 	}
+	if found {
+		if err := s.backfillKept(&def, ev.From); err != nil {
+			return nil, err
+		}
+	}
 	if found && def.Type == job.Configuration && def.Executes() {
 		occ, err := s.DataOccurrences(ctx, &def, ev.From, ev.To)
 		if err != nil {

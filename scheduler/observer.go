@@ -6,6 +6,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // Observer is told what the scheduler does, for metrics (package metrics
@@ -40,6 +41,13 @@ type Observer interface {
 	Committed(events int, took time.Duration)
 	// Alerted is told of each attempt at sending an alert: how it ended.
 	Alerted(result AlertResult)
+}
+
+// PruneObserver is an Observer that is also told of each pass of the
+// pruner that removed rows or failed (see Scheduler.Prune), by the
+// goroutine that ran it.
+type PruneObserver interface {
+	Pruned(n store.Pruned, err error)
 }
 
 // Trigger is what made an occurrence fire, as an Observer is told.
@@ -82,9 +90,9 @@ type Gauges struct {
 	// Workers is the number of worker slots, and Busy how many runs hold
 	// one.
 	Workers, Busy int
-	// Journal is the number of journal entries: the journal is never
-	// pruned and its sequence numbers have no gaps, so it is the last
-	// entry's. Consecutive data events of one commit share an entry.
+	// Journal is the number of journal entries ever written: the last
+	// entry's number (retention removes old entries, never the last).
+	// Consecutive data events of one commit share an entry.
 	Journal int64
 	// Resources are the resources shared between tasks and their use, by
 	// name (none when no resource is defined).

@@ -102,6 +102,11 @@ type Config struct {
 	// Observer, if set, is told what the loop does, for metrics; Gauges
 	// has the readings.
 	Observer Observer
+	// Retention is how long records are kept: New refuses horizons below
+	// their floors, and a pruner removes what is older, off the loop, on
+	// a store that can (store.Pruner). The zero value keeps
+	// DefaultRetention.
+	Retention Retention
 }
 
 // ErrStopped is returned for requests made after Stop, or after the store
@@ -162,6 +167,9 @@ type Scheduler struct {
 
 	obs    Observer // cfg.Observer, or one that ignores everything
 	gauges gauges   // for Gauges, stored by the loop
+
+	retention Retention  // cfg.Retention with its defaults
+	pruning   sync.Mutex // held by a pass of the pruner
 
 	// view is the state of the tasks as of the last commit, for readers;
 	// viewer keeps what the loop builds it from.
@@ -254,6 +262,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		halt:      make(chan struct{}),
 		log:       cfg.Logger,
 		obs:       cfg.Observer,
+		retention: cfg.Retention.withDefaults(),
 	}
 	if s.obs == nil {
 		s.obs = nopObserver{}
@@ -305,6 +314,9 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	}
 	s.viewer.load(s.eng)
 	s.publish(nil)
+	if err := s.checkRetention(needsOf(s.View())); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -385,11 +397,12 @@ func (s *Scheduler) Start() {
 	first := []*request{{tree: periods.Restart{}}}
 	first = append(first, s.attach(append(s.nodesInFlight(), tasks...))...)
 	s.deferred = append(first, &request{ev: engine.Tick{}})
-	s.wg.Add(4)
+	s.wg.Add(5)
 	go s.loop()
 	go s.perform()
 	go s.deliver()
 	go s.writeAudit()
+	go s.prune()
 }
 
 // inFlight is a run that a previous scheduler started and that had not

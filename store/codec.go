@@ -253,12 +253,16 @@ func DecodeOwners(s string) auth.Owners {
 // EncodeLogSpan returns a run's log span as a column holds it: its four
 // offsets, comma-separated (out from, out to, err from, err to), then
 // the worker's node when a cluster's worker ran it (a node's name has no
-// comma), or "" for none.
+// comma), then, when they are known, the identities of the out and err
+// files (after the node, empty if none); "" for no span.
 func EncodeLogSpan(s *job.LogSpan) string {
 	if s == nil {
 		return ""
 	}
 	out := fmt.Sprintf("%d,%d,%d,%d", s.OutFrom, s.OutTo, s.ErrFrom, s.ErrTo)
+	if s.OutFile != 0 || s.ErrFile != 0 {
+		return out + fmt.Sprintf(",%s,%d,%d", s.Node, s.OutFile, s.ErrFile)
+	}
 	if s.Node != "" {
 		out += "," + s.Node
 	}
@@ -272,8 +276,23 @@ func DecodeLogSpan(s string) (*job.LogSpan, error) {
 	}
 	var v [4]int64
 	parts := strings.Split(s, ",")
-	if len(parts) != len(v) && (len(parts) != len(v)+1 || parts[len(v)] == "") {
-		return nil, fmt.Errorf("log span %q: want four offsets, and a node's name or nothing", s)
+	var files []uint64
+	if len(parts) == len(v)+3 {
+		// The files' identities follow the node (perhaps empty).
+		for _, p := range parts[len(v)+1:] {
+			n, err := strconv.ParseUint(p, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("log span %q: file %q", s, p)
+			}
+			files = append(files, n)
+		}
+		if parts[len(v)] == "" {
+			parts = parts[:len(v)]
+		} else {
+			parts = parts[:len(v)+1]
+		}
+	} else if len(parts) != len(v) && (len(parts) != len(v)+1 || parts[len(v)] == "") {
+		return nil, fmt.Errorf("log span %q: want four offsets, and a node's name or nothing, then the files' identities or nothing", s)
 	}
 	for i, p := range parts[:len(v)] {
 		n, err := strconv.ParseInt(p, 10, 64)
@@ -285,6 +304,9 @@ func DecodeLogSpan(s string) (*job.LogSpan, error) {
 	span := &job.LogSpan{OutFrom: v[0], OutTo: v[1], ErrFrom: v[2], ErrTo: v[3]}
 	if len(parts) > len(v) {
 		span.Node = parts[len(v)]
+	}
+	if files != nil {
+		span.OutFile, span.ErrFile = files[0], files[1]
 	}
 	return span, nil
 }

@@ -115,7 +115,7 @@ func TestTaskDecoder(t *testing.T) {
 // with an error, never a panic.
 func FuzzDecodeLogSpan(f *testing.F) {
 	for _, s := range []string{"", "0,10,0,0", "-1,120,7,7", "1,2,3", "a,b,c,d", "-2,0,0,0", "9223372036854775807,0,0,0",
-		"0,10,0,0,w1", "0,10,0,0,", "0,10,0,0,w1,w2"} {
+		"0,10,0,0,w1", "0,10,0,0,", "0,10,0,0,w1,w2", "0,10,0,0,,12,13", "0,10,0,0,w1,12,0", "0,10,0,0,,x,1", "0,10,0,0,,-1,1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -172,4 +172,21 @@ func FuzzDecodeParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A span names the files its ranges are in, which reads back, with or
+// without a node.
+func TestLogSpanFiles(t *testing.T) {
+	for _, span := range []*job.LogSpan{{OutFrom: 3, OutTo: 10, OutFile: 77, ErrFile: 78}, {OutFrom: 3, OutTo: 10, Node: "w1", ErrFile: 9}} {
+		back, err := DecodeLogSpan(EncodeLogSpan(span))
+		if err != nil || *back != *span {
+			t.Errorf("%+v read back as %+v, %v", span, back, err)
+		}
+	}
+	if got := EncodeLogSpan(&job.LogSpan{OutFrom: 3, OutTo: 10, OutFile: 77, ErrFile: 78}); got != "3,10,0,0,,77,78" {
+		t.Errorf("encoded %q", got)
+	}
+	if _, err := DecodeLogSpan("3,10,0,0,,77"); err == nil {
+		t.Error("a span with one file decoded")
+	}
 }

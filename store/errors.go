@@ -1,6 +1,9 @@
 package store
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrUnavailable is wrapped by the error of a Commit that did not write
 // its batch, or cannot tell yet whether it did, because the database
@@ -28,4 +31,20 @@ var ErrFenced = errors.New("fenced")
 // server is never fenced.
 type Fencer interface {
 	Fence(node string, epoch int64)
+}
+
+// ErrNewerSchema is the error of opening a database that a later release
+// of gnomon migrated past the migrations this one knows: a downgrade,
+// which is refused, since this release cannot know what the later one
+// changed.
+var ErrNewerSchema = errors.New("downgrade refused")
+
+// CheckSchema refuses a database at schema version stored, above latest,
+// the last migration this release knows.
+func CheckSchema(stored, latest int) error {
+	if stored <= latest {
+		return nil
+	}
+	return fmt.Errorf("%w: the database is at schema version %d, which a later release of gnomon wrote; this one knows versions up to %d. Run that release, or restore a backup taken before the upgrade (docs/operations.md, \"Upgrades\")",
+		ErrNewerSchema, stored, latest)
 }

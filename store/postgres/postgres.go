@@ -120,7 +120,12 @@ const migrateLock = 0x676e6f6d6f6e01 // "gnomon" 01
 // Open connects to the PostgreSQL database at rawURL (which must exist),
 // applies the migrations it lacks and returns the store. Errors name the
 // URL without its password.
-func Open(ctx context.Context, rawURL string) (*Store, error) {
+func Open(ctx context.Context, rawURL string) (*Store, error) { return open(ctx, rawURL, 0) }
+
+// open opens the store with the migrations up to version upTo applied, or
+// all of them when upTo is 0 (a store short of the last one only serves
+// to build a database of an earlier release: tests).
+func open(ctx context.Context, rawURL string, upTo int64) (*Store, error) {
 	red := redact(rawURL)
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
@@ -138,7 +143,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: connect: %w", red, err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, upTo); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", red, err)
 	}
@@ -188,20 +193,43 @@ func fenced(err error) error {
 // coordination tables, which its migrations create.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// migrate applies the embedded migrations not yet applied, under goose's
-// session lock: a server that finds the lock taken polls it every second,
-// for up to five minutes, and then finds nothing left to do.
-func (s *Store) migrate(ctx context.Context) error {
+// migrate applies the embedded migrations not yet applied, up to version
+// upTo (0: all), under goose's session lock: a server that finds the lock
+// taken polls it every second, for up to five minutes, and then finds
+// nothing left to do. It refuses a database that a later release migrated
+// further: a downgrade.
+func (s *Store) migrate(ctx context.Context, upTo int64) error {
 	db := stdlib.OpenDBFromPool(s.pool) // closing it leaves the pool open
 	defer db.Close()
 	p, err := migrator(db)
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	var stored int64
+	err = s.pool.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&stored)
+	if err != nil && !isUndefinedTable(err) {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sources := p.ListSources()
+	if err := store.CheckSchema(int(stored), int(sources[len(sources)-1].Version)); err != nil {
+		return err
+	}
+	if upTo != 0 {
+		_, err = p.UpTo(ctx, upTo)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// isUndefinedTable reports whether err is PostgreSQL's error for a table
+// that does not exist (a database never migrated).
+func isUndefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
 }
 
 // migrator returns goose's provider of the embedded migrations on db,

@@ -54,7 +54,13 @@ const walCheckpoint = 8000
 // migrations. A database it creates is readable by its owner only, and so
 // are its -wal and -shm files: SQLite gives them the permissions of the
 // database file.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string) (*Store, error) { return open(ctx, path, 0) }
+
+// open opens the database at path with the migrations up to version upTo
+// applied, or all of them when upTo is 0. A store short of the last
+// migration only serves to build a database of an earlier release
+// (tests): its statements are not prepared.
+func open(ctx context.Context, path string, upTo int) (*Store, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -79,9 +85,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	s := &Store{w: w, r: r, path: path}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.autoVacuum(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := s.migrate(ctx, upTo); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if upTo != 0 {
+		return s, nil
 	}
 	if err := s.prepareAll(ctx); err != nil {
 		s.Close()
@@ -90,9 +103,24 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// migrate applies the embedded migrations not yet recorded, each in its own
-// transaction, in version order.
-func (s *Store) migrate(ctx context.Context) error {
+// autoVacuum has a database being created give back the pages pruning
+// frees (store.Pruner), a few at a time (incremental_vacuum): the mode can
+// only be set before the first table is. A database created before keeps
+// its free pages and reuses them; VACUUM, with the server stopped, turns
+// the mode on (docs/operations.md).
+func (s *Store) autoVacuum(ctx context.Context) error {
+	var n int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	_, err := s.w.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`)
+	return err
+}
+
+// migrate applies the embedded migrations not yet recorded, up to version
+// upTo (0: all), each in its own transaction, in version order. It
+// refuses a database that a later release migrated further: a downgrade.
+func (s *Store) migrate(ctx context.Context, upTo int) error {
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -101,11 +129,23 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	slices.Sort(files)
-	for _, f := range files {
-		base := strings.TrimPrefix(f, "migrations/")
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
+	versions := make([]int, len(files))
+	for i, f := range files {
+		if versions[i], err = strconv.Atoi(strings.SplitN(strings.TrimPrefix(f, "migrations/"), "_", 2)[0]); err != nil {
 			return fmt.Errorf("migrate: bad file name %s", f)
+		}
+	}
+	var stored int
+	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&stored); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := store.CheckSchema(stored, versions[len(versions)-1]); err != nil {
+		return err
+	}
+	for i, f := range files {
+		base, v := strings.TrimPrefix(f, "migrations/"), versions[i]
+		if upTo != 0 && v > upTo {
+			break
 		}
 		var n int
 		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {

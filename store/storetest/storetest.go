@@ -25,6 +25,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("notices", func(t *testing.T) { testNotices(t, open) })
 	t.Run("trees", func(t *testing.T) { testTrees(t, open) })
 	t.Run("tokens", func(t *testing.T) { testTokens(t, open) })
+	t.Run("retention", func(t *testing.T) { t.Parallel(); RunRetention(t, open) })
 }
 
 // InAnyOrder compares the windows of two snapshots, which a store returns
