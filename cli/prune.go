@@ -14,9 +14,12 @@ import (
 // pruneCmd runs a pass of the server's pruner now, or says what one would
 // remove.
 func pruneCmd(env *Env, client func() *api.Client) *cobra.Command {
-	var dry, asJSON bool
+	var (
+		dry bool
+		out *outputFormat
+	)
 	c := &cobra.Command{
-		Use:   "prune [--dry-run] [--json]",
+		Use:   "prune [--dry-run] [-o json|yaml]",
 		Short: "remove now what is older than the server's retention horizons (--dry-run: count what would go)",
 		Long: `prune runs a pass of the server's pruner at once, as the server does every
 10 minutes: the records older than their kind's horizon (server --retention,
@@ -32,14 +35,14 @@ See "Retention" in docs/operations.md.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return writeJSONOut(env.Stdout, res)
+			if out.structured() {
+				return out.write(env.Stdout, res)
 			}
 			verb := "removed"
 			if res.DryRun {
 				verb = "would remove"
 			}
-			fmt.Fprintf(env.Stdout, "retention: %s\nas of %s, %s:\n", res.Retention, res.At.Format("2006-01-02 15:04:05 MST"), verb)
+			fmt.Fprintf(env.Stdout, "retention: %s\nas of %s, %s:\n", res.Retention, res.At.Local().Format("2006-01-02 15:04:05 MST"), verb)
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 			n := res.Removed
 			for _, row := range []struct {
@@ -52,7 +55,7 @@ See "Retention" in docs/operations.md.`,
 		},
 	}
 	c.Flags().BoolVar(&dry, "dry-run", false, "count what would be removed; remove nothing")
-	c.Flags().BoolVar(&asJSON, "json", false, "print the answer as JSON")
+	out = addOutput(c, "the server's answer (POST /api/v1/prune, docs/api.md)")
 	return c
 }
 

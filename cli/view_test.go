@@ -15,7 +15,7 @@ var printsNothingStructured = map[string]bool{
 	"gnomon server": true, "gnomon migrate": true, "gnomon links": true, "gnomon completion": true, "gnomon login": true,
 	"gnomon event": true, "gnomon export": true, "gnomon context use": true, "gnomon context delete": true,
 	"gnomon calendar delete": true, "gnomon cluster drain": true, "gnomon help": true, "gnomon dev smtp-sink": true,
-	"gnomon start": true, "gnomon cluster grants": true,
+	"gnomon start": true, "gnomon cluster grants": true, "gnomon backup": true, "gnomon restore": true,
 }
 
 // TestEveryPrintingCommandTakesOutput walks the command tree: every command

@@ -74,8 +74,11 @@ func TestConfigurationMemory(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	per := float64(after.HeapAlloc-before.HeapAlloc) / 100_000
 	t.Logf("%.0f bytes of heap per configuration", per)
-	if per > 1600 {
-		t.Errorf("%.0f bytes of heap per configuration, want at most 1600", per)
+	// 1,481 bytes before tasks' definitions carried resources, webhooks,
+	// an environment and a retention (job.Extra grew by 72 bytes, a size
+	// class): 1,617 since.
+	if per > 1700 {
+		t.Errorf("%.0f bytes of heap per configuration, want at most 1700", per)
 	}
 	runtime.KeepAlive(e)
 }

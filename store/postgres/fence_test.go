@@ -181,11 +181,19 @@ func TestFenceOrdersTakeover(t *testing.T) {
 		_, err := f.db.Exec(ctx, `UPDATE cluster_leases SET node = 'd2', epoch = epoch + 1 WHERE partition = -1`)
 		took <- err
 	}()
-	// The takeover waits for the commit: it cannot end before it.
+	// The takeover waits for the commit: it cannot end before it. It is
+	// watched from a session of its own: inside block's transaction
+	// pg_stat_activity would be read once and kept (the statistics'
+	// snapshot lasts the transaction), missing a wait that began later.
+	watch, err := pgx.Connect(ctx, f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var waiting int
-		if err := other.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'
 			AND strpos(query, 'UPDATE cluster_leases') > 0`, f.dbase).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
