@@ -24,6 +24,7 @@ import (
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/cluster"
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // onCluster reports whether the tests run on clusters.
@@ -99,6 +100,18 @@ func (f *fixture) startCluster(cfg ServerConfig) {
 	}
 	if cfg.MetricsPublic {
 		director = append(director, "--metrics-public")
+	}
+	if cfg.Retention.Journal < 0 {
+		director = append(director, "--retention", "journal=forever")
+	}
+	for _, kv := range []struct {
+		kind string
+		d    job.Duration
+	}{{"data", cfg.Retention.Data}, {"runs", cfg.Retention.Runs}, {"fires", cfg.Retention.Fires}, {"audit", cfg.Retention.Audit},
+		{"alerts", cfg.Retention.Alerts}, {"node-log", cfg.Retention.NodeLog}} {
+		if kv.d != 0 {
+			director = append(director, "--retention", kv.kind+"="+kv.d.Retention())
+		}
 	}
 	first := f.cluster == nil
 	f.cluster = []*clusterNode{{t: t, name: "dir", args: director, log: filepath.Join(f.dir, "dir.log")}}
