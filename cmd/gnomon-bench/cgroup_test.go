@@ -72,3 +72,12 @@ func FuzzCgroupOf(f *testing.F) {
 		}
 	})
 }
+
+func TestRatiosAndPerCore(t *testing.T) {
+	if got := ratios(spread{200, 90}, spread{100, 30}); len(got) != 2 || got[0] != 2 || got[1] != 3 {
+		t.Errorf("ratios = %v, want [2 3]", got)
+	}
+	if got := perCore(spread{5, 1000}); len(got) != 2 || got[0] != 200_000 || got[1] != 1000 {
+		t.Errorf("perCore = %v, want [200000 1000]", got)
+	}
+}

@@ -137,25 +137,11 @@ func clocks(args []string) error {
 		// One PostgreSQL core records at most a second's worth of its own
 		// CPU a fire: the bound of a cluster whose nodes have cores of
 		// their own.
-		var ceiling spread
-		for _, c := range f.pgCPU {
-			ceiling = append(ceiling, 1e6/c)
-		}
-		line("projected: fires/s a PostgreSQL core", "/s", nil, ceiling)
-	}
-	// A size against the first: the median of the rounds' own ratios,
-	// each of two runs a few seconds apart, which a shared machine's
-	// drift touches alike.
-	ratio := func(a, b spread) spread {
-		var out spread
-		for r := range a {
-			out = append(out, a[r]/b[r])
-		}
-		return out
+		line("projected: fires/s a PostgreSQL core", "/s", nil, perCore(f.pgCPU))
 	}
 	for i := 1; i < len(ns); i++ {
 		fmt.Printf("  %d nodes against %d, the rounds' own ratios: burst %s; baseline %s; paced %s\n", ns[i], ns[0],
-			ratio(res[i].burst, res[0].burst), ratio(res[i].raw, res[0].raw), ratio(res[i].paced, res[0].paced))
+			ratios(res[i].burst, res[0].burst), ratios(res[i].raw, res[0].raw), ratios(res[i].paced, res[0].paced))
 	}
 	fmt.Printf("  PostgreSQL alone, single-row INSERT commits/s: 1 connection %s, 8 connections %s\n", single, multi)
 	return nil
@@ -194,6 +180,27 @@ func readCPU(ctx context.Context, nodes []*process, monitor *pgx.Conn, db string
 	c.pg, _ = bench.BackendCPU(ctx, monitor, db)
 	c.machine = machineCPU()
 	return c
+}
+
+// ratios are a size against the first, round by round: the median of the
+// rounds' own ratios, each of two runs a few seconds apart, which a shared
+// machine's drift touches alike.
+func ratios(a, b spread) spread {
+	var out spread
+	for r := range a {
+		out = append(out, a[r]/b[r])
+	}
+	return out
+}
+
+// perCore turns CPU time an operation (µs) into operations a second that
+// one core does.
+func perCore(us spread) spread {
+	var out spread
+	for _, c := range us {
+		out = append(out, 1e6/c)
+	}
+	return out
 }
 
 // nodesCPU reads the CPU time the nodes used so far.

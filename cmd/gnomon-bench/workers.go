@@ -71,18 +71,10 @@ func workers(args []string) error {
 		line("director's CPU a run", "µs", nil, f.director)
 		line("PostgreSQL's CPU a run", "µs", nil, f.pgCPU)
 		line("workers' CPU a run (all of it)", "µs", nil, f.nodes)
-		var ceiling spread
-		for _, c := range f.director {
-			ceiling = append(ceiling, 1e6/c)
-		}
-		line("projected: runs/s a director core", "/s", nil, ceiling)
+		line("projected: runs/s a director core", "/s", nil, perCore(f.director))
 	}
 	for i := 1; i < len(ns); i++ {
-		var out spread
-		for r := range res[i].rate {
-			out = append(out, res[i].rate[r]/res[0].rate[r])
-		}
-		fmt.Printf("  %d workers against %d, the rounds' own ratios: %s\n", ns[i], ns[0], out)
+		fmt.Printf("  %d workers against %d, the rounds' own ratios: %s\n", ns[i], ns[0], ratios(res[i].rate, res[0].rate))
 	}
 	return nil
 }
