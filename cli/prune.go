@@ -42,7 +42,7 @@ See "Retention" in docs/operations.md.`,
 			if res.DryRun {
 				verb = "would remove"
 			}
-			fmt.Fprintf(env.Stdout, "retention: %s\nas of %s, %s:\n", res.Retention, res.At.Local().Format("2006-01-02 15:04:05 MST"), verb)
+			fmt.Fprintf(env.Stdout, "retention: %s\nas of %s, %s:\n", res.Retention, timesOf(cmd, env).at(res.At), verb)
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 			n := res.Removed
 			for _, row := range []struct {
