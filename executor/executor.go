@@ -230,7 +230,7 @@ func (x *Executor) startSpare() (*spare, error) {
 	fd := int(ours.Fd())
 	tv := syscall.NsecToTimeval(x.readyTimeout.Nanoseconds())
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-	ready := sp.await(readyMsg)
+	ready, _ := sp.await(readyMsg)
 	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{})
 	if !ready {
 		cmd.Process.Kill()
@@ -260,22 +260,31 @@ func (sp *spare) hand(msg []byte, lock *os.File) error {
 
 // What a supervisor sends on its socket: readyMsg once it has started and
 // ignores the signals an idle supervisor ignores, doneMsg once its run's
-// exit is recorded.
+// exit is recorded, followed by the outcome line it recorded when that is
+// shorter than maxDoneLine: the server then need not read it back from the
+// run's lock.
 const (
-	readyMsg = "ready"
-	doneMsg  = "done"
+	readyMsg    = "ready"
+	doneMsg     = "done"
+	maxDoneLine = 4 << 10
 )
 
 // await blocks until the supervisor sends msg (true), or its socket closes
-// because it died (false).
-func (sp *spare) await(msg string) bool {
-	buf := make([]byte, 16)
+// because it died (false). What follows msg in the message is returned.
+func (sp *spare) await(msg string) (bool, []byte) {
+	buf := make([]byte, len(msg)+maxDoneLine)
 	for {
-		n, _, _, _, err := syscall.Recvmsg(int(sp.ctl.Fd()), buf, nil, 0)
+		n, _, flags, _, err := syscall.Recvmsg(int(sp.ctl.Fd()), buf, nil, 0)
 		if err == syscall.EINTR {
 			continue
 		}
-		return err == nil && string(buf[:n]) == msg
+		if err != nil || n < len(msg) || string(buf[:len(msg)]) != msg {
+			return false, nil
+		}
+		if flags&syscall.MSG_TRUNC != 0 {
+			return true, nil
+		}
+		return true, buf[len(msg):n]
 	}
 }
 
@@ -448,7 +457,7 @@ func (x *Executor) Start(spec Spec) {
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
-		reuse := sp.await(doneMsg)
+		reuse, line := sp.await(doneMsg)
 		// The supervisor is idle again before the exit is reported: the
 		// report may start the next run at once (a chain of tasks), which
 		// then finds it instead of starting a process.
@@ -464,6 +473,11 @@ func (x *Executor) Start(spec Spec) {
 		x.mu.Unlock()
 		if !keep {
 			sp.discard()
+		}
+		var e Exit
+		if len(line) > 0 && json.Unmarshal(line, &e) == nil {
+			x.report(spec.RunID, e)
+			return
 		}
 		x.finish(spec.RunID)
 	}()
@@ -524,7 +538,14 @@ func (x *Executor) finish(id int64) {
 		x.lost(id, fmt.Sprintf("its supervisor died while the command ran (process group %d), before recording its exit status", rec.Pgid))
 		return
 	}
-	e := *rec.Exit
+	x.report(id, *rec.Exit)
+}
+
+// report reports the outcome a run's supervisor recorded.
+func (x *Executor) report(id int64, e Exit) {
+	x.mu.Lock()
+	delete(x.pids, id)
+	x.mu.Unlock()
 	e.RunID = id
 	x.cfg.Report(e)
 }
@@ -658,17 +679,18 @@ func recordPid(fd int, r Record) error {
 	return err
 }
 
-// recordExit writes the outcome line into the lock file at fd.
-func recordExit(fd int, e Exit) error {
+// recordExit writes the outcome line into the lock file at fd, and returns
+// it without its newline.
+func recordExit(fd int, e Exit) ([]byte, error) {
 	b, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n, err := syscall.Pwrite(fd, append(b, '\n'), exitOffset)
 	if err == nil && n != len(b)+1 {
 		err = fmt.Errorf("outcome record: wrote %d of %d bytes", n, len(b)+1)
 	}
-	return err
+	return b, err
 }
 
 // ReadRecord reads the record of the run whose files start with base

@@ -418,7 +418,7 @@ func TestReadRecord(t *testing.T) {
 	if rec, err := ReadRecord(dir); err != nil || rec.Pid != 12 || rec.Pgid != 34 || rec.Exit != nil {
 		t.Fatalf("pid and half an outcome: %+v, %v", rec, err)
 	}
-	if err := recordExit(fd, Exit{RunID: 5, Code: 2, Result: job.ResultNormal, Message: "exit status 2\nand more"}); err != nil {
+	if _, err := recordExit(fd, Exit{RunID: 5, Code: 2, Result: job.ResultNormal, Message: "exit status 2\nand more"}); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := ReadRecord(dir)

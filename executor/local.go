@@ -199,8 +199,8 @@ func (l *Local) end(path string, id uint64) int64 {
 		return 0
 	}
 	if id != 0 {
-		if p, ok := l.cfg.Logs.Locate(path, id); ok {
-			path = p
+		if _, n, ok := l.cfg.Logs.locate(path, id); ok {
+			return n
 		}
 	}
 	n, _, err := l.cfg.Logs.Stat(path)

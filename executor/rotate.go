@@ -35,71 +35,89 @@ const DefaultKeep = 5
 // (PATH.1 to PATH.maxRotated): logrotate may keep more than gnomon does.
 const maxRotated = 1000
 
-// fileID is the identity of a log file, which a rename keeps: its inode
-// number with its birth time, where the file system records it, since an
-// inode number is reused once a file is removed; 0 when it cannot be read.
-func fileID(path string) uint64 {
+// logStat is what one statx call tells of a log file: its size, its
+// identity and whether it is a regular file. The identity is one a rename
+// keeps: the inode number with the birth time, where the file system
+// records it, since an inode number is reused once a file is removed.
+type logStat struct {
+	size    int64
+	id      uint64
+	regular bool
+}
+
+// statLog reads a log file's logStat without following a symbolic link (a
+// link is never opened as a log file), in one system call: a run's start
+// and end each read their log files' sizes.
+func statLog(path string) (logStat, error) {
 	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &st); err != nil {
-		return 0
+	const mask = unix.STATX_TYPE | unix.STATX_SIZE | unix.STATX_INO | unix.STATX_BTIME
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, mask, &st); err != nil {
+		return logStat{}, &fs.PathError{Op: "statx", Path: path, Err: err}
 	}
-	if st.Mask&unix.STATX_BTIME == 0 {
-		return st.Ino
+	ls := logStat{size: int64(st.Size), id: st.Ino, regular: st.Mode&unix.S_IFMT == unix.S_IFREG}
+	if st.Mask&unix.STATX_BTIME != 0 {
+		h := fnv.New64a()
+		var b [8 * 3]byte
+		binary.LittleEndian.PutUint64(b[0:], st.Ino)
+		binary.LittleEndian.PutUint64(b[8:], uint64(st.Btime.Sec))
+		binary.LittleEndian.PutUint64(b[16:], uint64(st.Btime.Nsec))
+		h.Write(b[:])
+		ls.id = max(h.Sum64(), 1)
 	}
-	h := fnv.New64a()
-	var b [8 * 3]byte
-	binary.LittleEndian.PutUint64(b[0:], st.Ino)
-	binary.LittleEndian.PutUint64(b[8:], uint64(st.Btime.Sec))
-	binary.LittleEndian.PutUint64(b[16:], uint64(st.Btime.Nsec))
-	h.Write(b[:])
-	return max(h.Sum64(), 1)
+	return ls, nil
 }
 
 // Stat returns the size of a log file (0 for one not written yet) and its
-// identity (0 for none, see fileID), which reads nothing of it.
+// identity (0 for none, see logStat), which reads nothing of it.
 func (l *LogFiles) Stat(path string) (size int64, id uint64, err error) {
 	p, err := l.Resolve(path)
 	if err != nil || p == os.DevNull {
 		return 0, 0, err
 	}
-	fi, err := os.Stat(p)
+	ls, err := statLog(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, 0, nil
 	}
 	if err != nil {
 		return 0, 0, err
 	}
-	return fi.Size(), fileID(p), nil
+	return ls.size, ls.id, nil
 }
 
 // Locate returns the path of the log file of identity id: path itself, or
 // one of its rotated files (PATH.1, PATH.2, ...); ok is false when none is
 // (rotated away since).
 func (l *LogFiles) Locate(path string, id uint64) (string, bool) {
+	p, _, ok := l.locate(path, id)
+	return p, ok
+}
+
+// locate is Locate, which also returns the size of the file found.
+func (l *LogFiles) locate(path string, id uint64) (string, int64, bool) {
 	p, err := l.Resolve(path)
 	if err != nil {
-		return "", false
+		return "", 0, false
 	}
 	for n := 0; n <= maxRotated; n++ {
 		name := p
 		if n > 0 {
 			name = p + "." + strconv.Itoa(n)
 		}
-		fi, err := os.Lstat(name)
+		ls, err := statLog(name)
 		if err != nil {
 			if n > 0 && errors.Is(err, fs.ErrNotExist) {
-				return "", false
+				return "", 0, false
 			}
 			continue
 		}
-		if fi.Mode().IsRegular() && fileID(name) == id {
+		if ls.regular && ls.id == id {
 			if n == 0 {
-				return path, true
+				return path, ls.size, true
 			}
-			return name, true
+			return name, ls.size, true
 		}
 	}
-	return "", false
+	return "", 0, false
 }
 
 // rotate rotates a log file that reached the rotation's size (see
@@ -113,8 +131,8 @@ func (l *LogFiles) rotate(path string) (bool, error) {
 	if err != nil || p == os.DevNull {
 		return false, err
 	}
-	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && (!fi.Mode().IsRegular() || fi.Size() < l.Rotate.Size) {
+	ls, err := statLog(p)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && (!ls.regular || ls.size < l.Rotate.Size) {
 		return false, nil
 	}
 	if err != nil {

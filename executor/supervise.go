@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -46,6 +47,7 @@ func awaitRun() int {
 	}
 	buf := make([]byte, maxHandoff)
 	oob := make([]byte, syscall.CmsgSpace(4))
+	var done []byte
 	for {
 		var (
 			n, oobn int
@@ -71,13 +73,17 @@ func awaitRun() int {
 			return 1
 		}
 		dir, spec, _ := bytes.Cut(buf[:n], []byte{0})
-		code := supervise(string(dir), fds[0], spec)
+		code, line := supervise(string(dir), fds[0], spec)
 		// Closing the lock releases it: the run is over.
 		syscall.Close(fds[0])
 		if code != 0 {
 			return code // the exit could not be recorded: do not go on
 		}
-		if err := syscall.Sendmsg(ctl, []byte(doneMsg), nil, nil, syscall.MSG_NOSIGNAL); err != nil {
+		done := append(done[:0], doneMsg...)
+		if len(line) <= maxDoneLine {
+			done = append(done, line...)
+		}
+		if err := syscall.Sendmsg(ctl, done, nil, nil, syscall.MSG_NOSIGNAL); err != nil {
 			return 0 // the server is gone
 		}
 	}
@@ -139,12 +145,14 @@ func init() {
 // status.
 func Supervise(base string) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
-	return supervise(base, 3, nil)
+	code, _ := supervise(base, 3, nil)
+	return code
 }
 
 // supervise runs one run, holding its lock at fd lock, from its spec (nil:
-// read base.spec.json). SIGTERM aborts the run while it lasts.
-func supervise(base string, lock int, specJSON []byte) int {
+// read base.spec.json), and returns the process exit status and the
+// outcome line it recorded. SIGTERM aborts the run while it lasts.
+func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 	// The command must not inherit the lock.
 	syscall.CloseOnExec(lock)
 	term := make(chan os.Signal, 1)
@@ -163,22 +171,23 @@ func supervise(base string, lock int, specJSON []byte) int {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
-		return 1
+		return 1, nil
 	}
-	record := func(e Exit) int {
+	record := func(e Exit) (int, []byte) {
 		e.RunID, e.End = spec.RunID, time.Now().UTC()
 		// Not synced: a crash of the server or of this process leaves it
 		// in the page cache, where the restarted server reads it. Only a
 		// crash of the machine can lose it, and then the run is recorded
 		// as lost: its outcome is unknown, never wrong. (Syncing it cost
 		// 10 % of the rate of short commands.)
-		if err := recordExit(lock, e); err != nil {
+		line, err := recordExit(lock, e)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
-			return 1
+			return 1, nil
 		}
-		return 0
+		return 0, line
 	}
-	launchFailed := func(format string, args ...any) int {
+	launchFailed := func(format string, args ...any) (int, []byte) {
 		return record(Exit{Code: -1, Result: job.ResultLaunch, Message: fmt.Sprintf(format, args...)})
 	}
 
@@ -231,6 +240,9 @@ func supervise(base string, lock int, specJSON []byte) int {
 		}
 	}
 	cmd.Stdout, cmd.Stderr = out, errf
+	if null, err := devNull(); err == nil {
+		cmd.Stdin = null
+	}
 	env := append(taskEnv(os.Environ()),
 		"GNOMON_TASK="+spec.Task,
 		"GNOMON_RUN_ID="+strconv.FormatInt(spec.RunID, 10),
@@ -349,6 +361,10 @@ func supervise(base string, lock int, specJSON []byte) int {
 		}
 	}
 }
+
+// devNull is the standard input of commands that have none, opened once
+// for all the runs of a supervisor (os/exec would open it for each).
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
 
 func asExit(err error, target **exec.ExitError) bool {
 	ee, ok := err.(*exec.ExitError)

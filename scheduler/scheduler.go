@@ -156,6 +156,8 @@ type Scheduler struct {
 	// stopping is set once Stop stops the runner: a node's run it kills
 	// then stays outstanding.
 	stopping atomic.Bool
+	// waiting is set while the loop waits for work (Idle).
+	waiting atomic.Bool
 	// unavailable holds why the store cannot take a commit, while the
 	// loop retries one: requests are refused meanwhile.
 	unavailable atomic.Pointer[error]
@@ -467,6 +469,11 @@ func (s *Scheduler) Read(ctx context.Context, fn func(*engine.Engine)) error {
 	return s.sendTo(ctx, s.reads, &request{read: fn, reply: make(chan error, 1)})
 }
 
+// Idle reports whether the loop is waiting for work, so that a Read sent
+// now is served at once; false while it decides, commits or acts. A page
+// that can do without the engine's answer asks only when it is idle.
+func (s *Scheduler) Idle() bool { return s.waiting.Load() }
+
 // inLine runs fn on the loop goroutine after every request queued before
 // it: what a report handed in before the call did is committed when fn
 // runs.
@@ -701,16 +708,21 @@ func (s *Scheduler) loop() {
 		batch := s.deferred
 		s.deferred = nil
 		if len(batch) == 0 {
+			s.waiting.Store(true)
 			select {
 			case <-s.halt:
+				s.waiting.Store(false)
 				s.halted()
 				return
 			case r := <-s.reads:
+				s.waiting.Store(false)
 				s.serve(r)
 				continue
 			case r := <-s.in:
+				s.waiting.Store(false)
 				batch = append(batch, r)
 			case <-timer.C:
+				s.waiting.Store(false)
 				// The timer was armed timerEarly ahead: wait out the rest
 				// here, yielding, unless a request comes meanwhile. The
 				// deadline (monotonic) bounds the wait should the wall
@@ -720,6 +732,7 @@ func (s *Scheduler) loop() {
 					runtime.Gosched()
 				}
 			case <-s.quit:
+				s.waiting.Store(false)
 				return
 			}
 		}

@@ -126,3 +126,27 @@ func TestViewIsTheCommittedState(t *testing.T) {
 		check(step)
 	}
 }
+
+// Idle tells whether a Read would be served at once: false while the loop
+// is held, true once it waits for work again.
+func TestIdle(t *testing.T) {
+	m := openSim(t, t.TempDir(), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), nil)
+	defer m.stop()
+	waitIdle := func() {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); !m.s.Idle(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the loop never waits for work")
+			}
+		}
+	}
+	waitIdle()
+	held, gate := make(chan struct{}), make(chan struct{})
+	go m.s.Read(context.Background(), func(*engine.Engine) { close(held); <-gate })
+	<-held
+	if m.s.Idle() {
+		t.Error("Idle while a read holds the loop")
+	}
+	close(gate)
+	waitIdle()
+}

@@ -279,15 +279,21 @@ type whyView struct {
 }
 
 // whyBudget is how long the task page waits for the loop to say why a
-// task is not running; past it, the page is sent with a placeholder that
-// fetches the reasons (whyFragment). The loop answers between two
-// commits: within a commit's time, unless the store is slow.
+// task is not running, when the loop was idle as the page asked; past it,
+// or when the loop was busy, the page is sent with a placeholder that
+// fetches the reasons (whyFragment): a page read during a fire storm does
+// not wait for the loop's commits. The loop answers between two commits:
+// within a commit's time, unless the store is slow.
 const whyBudget = 200 * time.Millisecond
 
 // why asks the loop why a task is not running, waiting at most budget (0:
-// as long as the request lasts).
+// as long as the request lasts; otherwise not at all if the loop is busy).
 func (u *UI) why(ctx context.Context, name string, budget time.Duration) (whyView, error) {
 	v := whyView{Task: name}
+	if budget > 0 && !u.cfg.Scheduler.Idle() {
+		v.Busy = true
+		return v, nil
+	}
 	if budget > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, budget)

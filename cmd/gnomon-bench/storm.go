@@ -40,6 +40,7 @@ func storm(args []string) error {
 	sustained := fs.Duration("sustained", 0, "instead: run the tasks on a cron every -every for this long, and report each wave")
 	every := fs.Duration("every", 5*time.Minute, "with -sustained: the period of the cron (whole minutes)")
 	rounds := fs.Int("rounds", 1, "storms of each size")
+	base := fs.String("dir", "", "directory under which each server's data directory is made, as an installation's /var/lib (default: the system's temporary directory)")
 	fs.Parse(args)
 	if *sustained > 0 {
 		for _, n := range counts(*sizes) {
@@ -56,7 +57,7 @@ func storm(args []string) error {
 	for _, n := range counts(*sizes) {
 		for _, w := range counts(*slots) {
 			for range *rounds {
-				if err := stormRound(*bin, n, w, *profile); err != nil {
+				if err := stormRound(*bin, *base, n, w, *profile); err != nil {
 					return fmt.Errorf("storm of %d tasks on %d slots: %w", n, w, err)
 				}
 			}
@@ -69,8 +70,8 @@ func storm(args []string) error {
 // storm.
 var stormReads = []string{"api task", "api runs", "ui overview", "ui task"}
 
-func stormRound(bin string, n, workers int, profile string) error {
-	dir, err := os.MkdirTemp("", "gnomon-bench-storm-")
+func stormRound(bin, under string, n, workers int, profile string) error {
+	dir, err := os.MkdirTemp(under, "gnomon-bench-storm-")
 	if err != nil {
 		return err
 	}
