@@ -75,7 +75,7 @@ func TestRunShowsHowItFailed(t *testing.T) {
 	}
 
 	out = f.mustRun("gnomon", "why", "-j", "backup")
-	for _, w := range []string{"backup is failure", "\n  run " + id + " of backup: failure, exit code 3\n", "\n    disk full\n"} {
+	for _, w := range []string{"backup failed", "\n  run " + id + " of backup: failure, exit code 3\n", "\n    disk full\n"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("gnomon why lacks %q:\n%s", w, out)
 		}

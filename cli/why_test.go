@@ -31,7 +31,7 @@ func TestWhy(t *testing.T) {
 			"cold is frozen",
 		}},
 		{[]string{"-j", "batch", "--at", "2026-06-01 06:00"}, []string{"the occurrence at 2026-06-01T06:00:00+02:00 ran: run ", ", success\n",
-			"batch is success; its time trigger next fires at 2026-06-03T04:00:00Z"}},
+			"batch succeeded; its time trigger next fires at 2026-06-03T04:00:00Z"}},
 		{[]string{"-j", "batch", "--at", "2026-06-01 07:00"}, []string{"batch's time trigger has no occurrence at 2026-06-01T07:00:00+02:00"}},
 		{[]string{"-j", "batch", "--at", "2026-06-03 06:00"}, []string{"the occurrence at 2026-06-03T06:00:00+02:00 is still to come"}},
 		{[]string{"-j", "never", "--at", "2026-06-01 06:00"}, []string{"never has no time trigger"}},

@@ -120,7 +120,7 @@ func (e *Engine) whyClauses(en *entry, now time.Time, depth int, seen map[string
 			holds = "does not hold"
 		}
 		*out = append(*out, Reason{Kind: WhyClause, Task: c.Task, Status: c.Status, Depth: depth + 1,
-			Text: fmt.Sprintf("%s %s: %s is %s", c, holds, c.Task, c.Status)})
+			Text: fmt.Sprintf("%s %s: %s", c, holds, statusOf(c.Task, c.Status))})
 		if c.Holds {
 			continue
 		}
@@ -132,6 +132,20 @@ func (e *Engine) whyClauses(en *entry, now time.Time, depth int, seen map[string
 			e.why(c.Task, now, depth+2, seen, out)
 		}
 	}
+}
+
+// statusOf says in words what a task's status is: "x failed", "x is
+// ready".
+func statusOf(task string, s job.Status) string {
+	switch s {
+	case job.Success:
+		return task + " succeeded"
+	case job.Failure:
+		return task + " failed"
+	case job.Aborted:
+		return task + " was aborted"
+	}
+	return task + " is " + s.String()
 }
 
 // adder returns a function that appends a reason about a task.
@@ -148,12 +162,12 @@ func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, seen 
 	started := false
 	if nf := st.NextFire.Time(); !nf.IsZero() {
 		started = true
-		add(WhyTrigger, "%s is %s; its time trigger next fires at %s (in %s)", name, st.Status, nf.UTC().Format(time.RFC3339), nf.Sub(now).Round(time.Second))
+		add(WhyTrigger, "%s; its time trigger next fires at %s (in %s)", statusOf(name, st.Status), nf.UTC().Format(time.RFC3339), nf.Sub(now).Round(time.Second))
 	}
 	e.whyCalendars(name, en, now, add)
 	if en.def.Type == job.Configuration {
 		started = true
-		add(WhyTrigger, "%s is %s; it runs when each of its dependencies holds an event in its window", name, st.Status)
+		add(WhyTrigger, "%s; it runs when each of its dependencies holds an event in its window", statusOf(name, st.Status))
 		for i, s := range e.StoredEvents(name) {
 			d := en.def.Extras().Deps[i]
 			text := fmt.Sprintf("%s %s: no event in its window (%s)", d.Type, d.Resource, time.Duration(d.Life)*time.Second)
@@ -165,15 +179,15 @@ func (e *Engine) whyNext(name string, en *entry, now time.Time, depth int, seen 
 	}
 	if en.def.Condition != "" && en.def.Parent == "" {
 		started = true
-		add(WhyTrigger, "%s is %s; it starts when its condition %s holds after a task it names completes", name, st.Status, en.def.Condition)
+		add(WhyTrigger, "%s; it starts when its condition %s holds after a task it names completes", statusOf(name, st.Status), en.def.Condition)
 		e.whyClauses(en, now, depth, seen, out)
 	}
 	if en.def.Parent != "" {
 		started = true
-		add(WhyTrigger, "%s is %s; it runs when its bundle %s runs", name, st.Status, en.def.Parent)
+		add(WhyTrigger, "%s; it runs when its bundle %s runs", statusOf(name, st.Status), en.def.Parent)
 	}
 	if !started {
-		add(WhyNothing, "%s is %s; nothing starts it by itself (no time trigger, condition or data dependency): start it by hand", name, st.Status)
+		add(WhyNothing, "%s; nothing starts it by itself (no time trigger, condition or data dependency): start it by hand", statusOf(name, st.Status))
 	}
 }
 
