@@ -62,6 +62,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/metrics"
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -241,6 +242,18 @@ func (r *Run) Period() (key string, start, end time.Time, ok bool) {
 		return p.Key, p.Start, p.End, true
 	}
 	return "", time.Time{}, time.Time{}, false
+}
+
+// Param returns the value of a parameter the job declares (Job.Params):
+// the one its start gave (StartWith, a backfill, the command line or the
+// API), else its default. ok is false for a name the job does not declare.
+func (r *Run) Param(name string) (value string, ok bool) {
+	for _, p := range r.c.Params {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
 }
 
 // SetStatus reports the run's running status: a short message that
@@ -700,6 +713,20 @@ func (s *Scheduler) Check(ctx context.Context, file, text string) error {
 // failed).
 func (s *Scheduler) Send(ctx context.Context, name string, a Action) error {
 	return s.submit(ctx, engine.Act{Task: name, Action: a})
+}
+
+// StartWith starts a job now, as Send with Start does, giving values to
+// parameters it declares (Job.Params); the others keep their defaults. It
+// fails, starting nothing, if a name is not one the job declares. The
+// run records the values given; a function reads them with Run.Param, a
+// command as variables of their names.
+func (s *Scheduler) StartWith(ctx context.Context, name string, params map[string]string) error {
+	given := make([]job.Var, 0, len(params))
+	for k, v := range params {
+		given = append(given, job.Var{Name: k, Value: v})
+	}
+	slices.SortFunc(given, func(a, b job.Var) int { return strings.Compare(a.Name, b.Name) })
+	return s.submit(ctx, engine.Act{Task: name, Action: job.ActStart, Params: given})
 }
 
 func (s *Scheduler) submit(ctx context.Context, ev engine.Event) error {

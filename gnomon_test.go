@@ -667,3 +667,48 @@ func TestClusterNodeName(t *testing.T) {
 		}
 	}
 }
+
+// A job declares parameters with defaults; StartWith gives values, which
+// the function reads with Run.Param and the run records; a name the job
+// does not declare is refused, starting nothing.
+func TestStartWithParameters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, gnomon.Config{SimulateFrom: time.Date(2026, 3, 8, 3, 0, 0, 0, time.UTC)})
+	rec := listen(s)
+	seen := make(chan [2]string, 2)
+	if err := s.Register("load", func(ctx context.Context, r *gnomon.Run) error {
+		day, _ := r.Param("day")
+		region, _ := r.Param("region")
+		if _, ok := r.Param("undeclared"); ok {
+			return errors.New("a parameter the job does not declare has a value")
+		}
+		seen <- [2]string{day, region}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddJob(ctx, gnomon.Job{Name: "load", Function: "load", Params: map[string]string{"day": "today", "region": "eu"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartWith(ctx, "load", map[string]string{"reigon": "us"}); err == nil || !strings.Contains(err.Error(), "reigon") {
+		t.Fatalf("an undeclared parameter: %v, want it refused by name", err)
+	}
+	if err := s.StartWith(ctx, "load", map[string]string{"day": "2026-03-07"}); err != nil {
+		t.Fatal(err)
+	}
+	ok := rec.await(t, gnomon.EventSucceeded, "load")
+	if got := <-seen; got != [2]string{"2026-03-07", "eu"} {
+		t.Errorf("the function read day, region = %q, want the value given and the default", got)
+	}
+	runs, err := s.Runs(ctx, "load", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].ID != ok.Run.ID || fmt.Sprintf("%+v", runs[0].Params) != "[{Name:day Value:2026-03-07}]" {
+		t.Errorf("runs %+v, want one recording the value given", runs)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,6 +136,13 @@ type Job struct {
 	// MaxRunAlarm and MinRunAlarm raise an alarm (AlertOn Alarm mails it)
 	// when a run runs longer, or ends sooner, than this.
 	MaxRunAlarm, MinRunAlarm time.Duration
+
+	// Params declares the job's parameters with their defaults: a start
+	// may give other values (Scheduler.StartWith, a backfill, the command
+	// line), which its run records. A function reads them with Run.Param;
+	// a command as variables of their names. Names are letters, digits and
+	// underscores, not starting with a digit.
+	Params map[string]string
 }
 
 // OnSuccess is the condition "after job succeeds".
@@ -157,6 +166,13 @@ func (j *Job) definition(loc *time.Location) (*job.Task, error) {
 		RetryMaxDelay: job.Duration(j.RetryMaxDelay), TermRunTime: job.Duration(j.Timeout), MaxRunAlarm: job.Duration(j.MaxRunAlarm),
 		MinRunAlarm: job.Duration(j.MinRunAlarm)}); !p.IsZero() {
 		t.Extra.Policy = &p
+	}
+	if len(j.Params) > 0 {
+		env := &job.Environment{}
+		for _, k := range slices.Sorted(maps.Keys(j.Params)) {
+			env.Params = append(env.Params, job.Var{Name: k, Value: j.Params[k]})
+		}
+		t.Extra.Environment = env
 	}
 	t.Compact()
 	if j.Timezone != "" {

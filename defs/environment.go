@@ -88,15 +88,17 @@ func clearEnv(t *job.Task, key string) {
 }
 
 // checkEnv applies the rules of the environment to a resulting
-// definition: it is a command's, and a parameter is not also a variable.
+// definition: it is a command's (a function's may declare parameters
+// only, which it reads from its run), and a parameter is not also a
+// variable.
 func (a *applier) checkEnv(act *Action, t *job.Task, at func(...string) int, ok func(...string) bool) {
 	e := t.Extras().Env()
 	if e.IsZero() || t.Type == "" || !ok("command", "function", "envvars", "params") {
 		return
 	}
-	if t.Command == "" {
+	if t.Command == "" && (t.Extras().Function == "" || len(e.Vars) > 0 || e.WorkingDir != "" || e.StdIn != "" || e.Umask != "") {
 		a.errorf(act, at("envvars", "working_dir", "std_in_file", "umask", "params"),
-			"envvars, working_dir, std_in_file, umask and params need a task that runs a command (a function runs inside the server)")
+			"envvars, working_dir, std_in_file and umask need a task that runs a command (a function runs inside the server; it may declare params)")
 		return
 	}
 	for _, p := range e.Params {

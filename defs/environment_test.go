@@ -97,6 +97,7 @@ func TestEnvironmentErrors(t *testing.T) {
 		{"insert_task: x\n" + callable + "params: a=1\nenvvars: a=2\n", "envvars: a is also a parameter"},
 		{"insert_task: x\n" + callable + "params: a=1, a=2\n", "params: a given more than once"},
 		{"insert_task: f\ntype: callable\nfunction: log\nenvvars: A=1\n", "need a task that runs a command"},
+		{"insert_task: f\ntype: callable\nfunction: log\nparams: a=1\numask: 022\n", "need a task that runs a command"},
 		{"insert_task: b\ntype: bundle\nenvvars: A=1\n", "envvars: field is not allowed for bundle"},
 	} {
 		_, err := run(nil, tt.text)

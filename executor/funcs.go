@@ -34,6 +34,9 @@ type Call struct {
 	// Period is the timeperiod of a timeperiod process's run (Task names
 	// the process), nil for a task's.
 	Period *job.Period
+	// Params are the run's parameters: each the task declares, with the
+	// value its start gave, else its default (see job.Environment.Params).
+	Params []job.Var
 	// Stdout and Stderr append to the task's log files (discarding when
 	// it has none).
 	Stdout, Stderr io.Writer
@@ -107,6 +110,9 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 		return
 	}
 	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Attempt: spec.Attempt, Period: spec.Period, Stdout: io.Discard, Stderr: io.Discard}
+	if spec.Env != nil {
+		c.Params = spec.Env.Params
+	}
 	var files []*os.File
 	openLog := f.logs.Opener()
 	for i, p := range []string{spec.OutLog, spec.ErrLog} {
