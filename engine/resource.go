@@ -121,12 +121,14 @@ func (e *Engine) blocking(en *entry) *resource {
 	return nil
 }
 
-// fitsAll reports whether a run of the task could take its resources now,
-// regardless of the tasks waiting: for the runs that do not go through the
-// ready queue (a concurrent run under overlap allow, a backfill run).
+// fitsAll reports whether a run of the task that does not go through the
+// ready queue (a concurrent run under overlap allow, a backfill run) may
+// take its resources now: each has room for it and no ready task waits
+// for it. Those runs start after dispatch, so every waiter is before them
+// in dispatch order, and taking what a waiter needs could starve it.
 func (e *Engine) fitsAll(en *entry) bool {
 	for _, c := range en.def.Extras().Claims {
-		if r := e.res[c.Resource]; r != nil && !r.fits(c) {
+		if r := e.res[c.Resource]; r != nil && (len(r.waiters) > 0 || !r.fits(c)) {
 			return false
 		}
 	}

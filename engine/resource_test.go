@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -320,5 +321,59 @@ func TestResourceDispatchMatchesReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The runs that do not go through the ready queue, a backfill's and the
+// concurrent runs of overlap allow, take a resource only when no ready
+// task waits for it: those go first, in dispatch order, and are not
+// starved by runs that need less.
+func TestResourceWaitersBeforeBackfillAndOverlap(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, "insert_resource: ledger\namount: 2\n\n"+
+		callable("holder", "resources: ledger")+callable("waiter", "resources: ledger=2")+
+		callable("hourly", "cron: 0 * * * *\nresources: ledger")+
+		callable("often", "overlap: allow\nresources: ledger"))
+	// The runs in flight, by task (a backfill run leaves its task idle).
+	active := func() []string {
+		var out []string
+		for _, r := range h.runs {
+			if r.Status == job.Running {
+				out = append(out, r.Task)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	end := func(task string) {
+		t.Helper()
+		for id, r := range h.runs {
+			if r.Task == task && r.Status == job.Running {
+				h.apply(RunExited{RunID: id, Result: job.ResultNormal})
+				return
+			}
+		}
+		t.Fatalf("%s has no run in flight", task)
+	}
+	h.act("holder", job.ActStart)
+	h.act("often", job.ActStart)
+	h.act("waiter", job.ActStart)
+	if _, st, _ := h.e.Task("waiter"); st.WaitsFor != "ledger" {
+		t.Fatalf("waiter: %s, waits for %q, want it held by the ledger", st.Status, st.WaitsFor)
+	}
+	from := h.now.Add(-3 * time.Hour).Truncate(time.Hour)
+	h.apply(Backfill{Task: "hourly", From: from, To: from.Add(time.Hour), By: "alice"})
+	h.act("often", job.ActStart) // a second, concurrent run of often
+	end("holder")
+	if got, want := active(), []string{"often"}; !slices.Equal(got, want) {
+		t.Fatalf("after holder: runs of %v, want %v: the unit freed stays for the task that waits for two", got, want)
+	}
+	end("often")
+	if got, want := active(), []string{"waiter"}; !slices.Equal(got, want) {
+		t.Fatalf("after often: runs of %v, want %v", got, want)
+	}
+	end("waiter")
+	if got, want := active(), []string{"hourly", "often"}; !slices.Equal(got, want) {
+		t.Fatalf("after waiter: runs of %v, want %v", got, want)
 	}
 }
