@@ -299,6 +299,12 @@ type Scheduler struct {
 	// authorities are those of the handlers made: a token NewToken makes
 	// is theirs at once.
 	authorities []*auth.Authority
+	// background is the handlers' work beside the requests (their token
+	// reloads): cancelled when the scheduler stops, and waited for by
+	// Stop.
+	background     context.Context
+	stopBackground context.CancelFunc
+	backgroundWG   sync.WaitGroup
 }
 
 // New assembles a scheduler from cfg and loads its state. Register
@@ -361,6 +367,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		return nil, err
 	}
 	s = &Scheduler{cfg: cfg, store: cfg.Store, runLogs: runLogs, funcs: map[string]executor.Func{}, listeners: map[int]func(Event){}}
+	s.background, s.stopBackground = context.WithCancel(context.Background())
 	if cfg.Cluster != nil {
 		if !slices.Contains(cfg.Cluster.Roles, cluster.RoleDirector) {
 			return nil, errors.New("a Scheduler is a cluster's director: run other nodes with RunNode")
@@ -677,6 +684,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		// (the end of runs it waited for, too), is free for another.
 		s.stopNode()
 	}
+	// The handlers' work reads the store: it ends before the store
+	// closes.
+	s.stopBackground()
+	s.backgroundWG.Wait()
 	return errors.Join(err, s.store.Close())
 }
 
@@ -816,15 +827,23 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	s.mu.Lock()
 	s.authorities = append(s.authorities, a)
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-s.sched.Done()
-		cancel()
-	}()
+	ctx := s.background
 	if err := a.Reload(ctx, s.cfg.Store); err != nil {
 		s.cfg.Logger.Error("tokens not read: requests are refused until they are", "err", err)
 	}
-	go a.Watch(ctx, s.cfg.Store, time.Second, func(err error) { s.cfg.Logger.Warn("tokens not read again", "err", err) })
+	s.backgroundWG.Add(2)
+	go func() {
+		defer s.backgroundWG.Done()
+		select {
+		case <-s.sched.Done(): // stopped, or the store failed
+			s.stopBackground()
+		case <-ctx.Done():
+		}
+	}()
+	go func() {
+		defer s.backgroundWG.Done()
+		a.Watch(ctx, s.cfg.Store, time.Second, func(err error) { s.cfg.Logger.Warn("tokens not read again", "err", err) })
+	}()
 	access := api.Access{Authority: a, Keeper: s.cfg.Store, Hosts: cfg.Hosts}
 	if !cfg.NoUI {
 		access.Sessions = auth.NewSessions(a, cfg.SessionIdle, cfg.SessionLifetime)

@@ -712,3 +712,26 @@ func TestStartWithParameters(t *testing.T) {
 		t.Errorf("runs %+v, want one recording the value given", runs)
 	}
 }
+
+// Stop ends the work of the handlers made (their token reloads) and waits
+// for it before it closes the store, whether the scheduler was started
+// or not.
+func TestStopEndsTheHandlersWork(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	for _, started := range []bool{false, true} {
+		s, err := gnomon.New(gnomon.Config{DataDir: t.TempDir(), Location: time.UTC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if started {
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Handler(gnomon.HandlerConfig{NoUI: true})
+		s.Handler(gnomon.HandlerConfig{})
+		if err := s.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
