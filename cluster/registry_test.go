@@ -9,9 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gnomon-sched/gnomon/internal/pgtest"
-	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 
 // t0 is where the tests' clocks start.
@@ -19,22 +16,31 @@ var t0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 
 // registry opens a fresh database, migrated by the store, and a registry
 // on it with a small space.
-func registry(t testing.TB, space Space) *Registry {
+func registry(t testing.TB, space Space) Registry {
 	t.Helper()
-	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.URL(t))
+	if OpenTestDB == nil {
+		t.Fatal("no test database: postgres_test.go sets OpenTestDB")
+	}
+	db := OpenTestDB(t)
+	r, err := db.Registry(space, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	r, err := NewRegistry(ctx, st.Pool(), space, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	databases.Store(r, db)
 	return r
 }
 
-func register(t *testing.T, r *Registry, id string, at time.Time, roles ...string) {
+// databases are the test databases of the registries registry returned.
+var databases sync.Map // Registry → TestDB
+
+// sameDB returns another registry on r's database, for a space of
+// partitions and a node timeout of its own.
+func sameDB(r Registry, space Space, timeout time.Duration) (Registry, error) {
+	db, _ := databases.Load(r)
+	return db.(TestDB).Registry(space, timeout)
+}
+
+func register(t *testing.T, r Registry, id string, at time.Time, roles ...string) {
 	t.Helper()
 	if err := r.Register(context.Background(), Node{ID: id, Roles: roles, Version: "test"}, at); err != nil {
 		t.Fatal(err)
@@ -44,7 +50,7 @@ func register(t *testing.T, r *Registry, id string, at time.Time, roles ...strin
 // rebalance is director's round at at, as a director node plays it: it
 // takes the assignment lease first if it does not hold it and can take it
 // (as a director does when it starts), then rebalances at its epoch.
-func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance {
+func rebalance(t *testing.T, r Registry, director string, at time.Time) Balance {
 	t.Helper()
 	b, err := r.Rebalance(context.Background(), director, directorEpoch(t, r, director, at), at, time.Time{})
 	if err != nil {
@@ -56,14 +62,14 @@ func rebalance(t *testing.T, r *Registry, director string, at time.Time) Balance
 // directorEpoch returns the epoch at which director holds the assignment
 // lease, taking it at at first if it does not hold it and can take it;
 // if another director holds it, it returns the holder's epoch.
-func directorEpoch(t testing.TB, r *Registry, director string, at time.Time) int64 {
+func directorEpoch(t testing.TB, r Registry, director string, at time.Time) int64 {
 	t.Helper()
 	ctx := context.Background()
-	var holder string
-	var epoch int64
-	if err := r.pool.QueryRow(ctx, `SELECT node, epoch FROM cluster_leases WHERE partition = -1`).Scan(&holder, &epoch); err != nil {
+	d, err := r.Director(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	holder, epoch := d.ID, d.Epoch
 	if holder != director {
 		e, err := r.TakeDirector(ctx, Node{ID: director}, at)
 		switch {
@@ -80,7 +86,7 @@ func directorEpoch(t testing.TB, r *Registry, director string, at time.Time) int
 // soleClock registers id as the director and the only clock node of r
 // (a space of one spot and one partition, so 60 partitions with the
 // dedicated ones) and returns its leases.
-func soleClock(t *testing.T, r *Registry, id string) []Lease {
+func soleClock(t *testing.T, r Registry, id string) []Lease {
 	t.Helper()
 	register(t, r, id, t0, RoleClock, RoleDirector)
 	rebalance(t, r, id, t0)
@@ -91,7 +97,7 @@ func soleClock(t *testing.T, r *Registry, id string) []Lease {
 	return ls
 }
 
-func owned(t *testing.T, r *Registry) map[string][]int {
+func owned(t *testing.T, r Registry) map[string][]int {
 	t.Helper()
 	nodes, err := r.Nodes(context.Background())
 	if err != nil {
@@ -201,7 +207,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	ctx := context.Background()
 	r0 := registry(t, Space{Size: 60, Partitions: 4})
 	const timeout = 2 * time.Second
-	r, err := NewRegistry(ctx, r0.pool, r0.space, timeout)
+	r, err := sameDB(r0, r0.Space(), timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +224,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 		_, err := r.Rebalance(ctx, "d1", e1, time.Now(), time.Time{})
 		renewed <- err
 	}()
-	if _, err := r.TakeOver(ctx, Node{ID: "d2"}, time.Now, log); !errors.Is(err, ErrOtherDirector) {
+	if _, err := TakeOver(ctx, r, Node{ID: "d2"}, time.Now, log); !errors.Is(err, ErrOtherDirector) {
 		t.Fatalf("a standby starting as the director's lease is renewed: %v, want ErrOtherDirector", err)
 	}
 	if !closed(watching) {
@@ -232,7 +238,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	if _, err := r.Rebalance(ctx, "d1", e1, time.Now().Add(-timeout-time.Second), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	e2, err := r.TakeOver(ctx, Node{ID: "d2"}, time.Now, nil)
+	e2, err := TakeOver(ctx, r, Node{ID: "d2"}, time.Now, nil)
 	if err != nil || e2 != e1+1 {
 		t.Fatalf("a standby after a dead director: epoch %d (%v), want %d", e2, err, e1+1)
 	}
@@ -247,7 +253,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 		_, err := r.Rebalance(ctx, "d2", e2, time.Now().Add(-timeout-time.Second/2), time.Time{})
 		renewed <- err
 	}()
-	if _, err := r.TakeOver(ctx, Node{ID: "d1"}, time.Now, log); !errors.Is(err, ErrOtherDirector) {
+	if _, err := TakeOver(ctx, r, Node{ID: "d1"}, time.Now, log); !errors.Is(err, ErrOtherDirector) {
 		t.Fatalf("a standby watching a lease renewed meanwhile: %v, want ErrOtherDirector", err)
 	}
 	if !closed(watching) {
@@ -260,7 +266,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	// lease back without watching it (which this context would cut off).
 	quick, cancel := context.WithTimeout(ctx, timeout/2)
 	defer cancel()
-	if e3, err := r.TakeOver(quick, Node{ID: "d2"}, func() time.Time { return time.Now().Add(time.Hour) }, nil); err != nil || e3 != e2+1 {
+	if e3, err := TakeOver(quick, r, Node{ID: "d2"}, func() time.Time { return time.Now().Add(time.Hour) }, nil); err != nil || e3 != e2+1 {
 		t.Fatalf("the holder again: epoch %d (%v)", e3, err)
 	}
 }
@@ -305,14 +311,14 @@ func TestAwaitDirector(t *testing.T) {
 	ctx := context.Background()
 	r0 := registry(t, Space{Size: 60, Partitions: 4})
 	const timeout = time.Second
-	r, err := NewRegistry(ctx, r0.pool, r0.space, timeout)
+	r, err := sameDB(r0, r0.Space(), timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	await := func(id string) <-chan int64 {
 		took := make(chan int64, 1)
 		go func() {
-			e, err := r.AwaitDirector(ctx, Node{ID: id}, time.Now, nil)
+			e, err := AwaitDirector(ctx, r, Node{ID: id}, time.Now, nil)
 			if err != nil {
 				t.Errorf("%s: %v", id, err)
 			}
@@ -457,10 +463,11 @@ func TestFiresRaceMoves(t *testing.T) {
 	register(t, r, "a", t0, RoleClock)
 	register(t, r, "b", t0, RoleClock)
 	rebalance(t, r, "d", t0)
-	var epoch int64
-	if err := r.pool.QueryRow(ctx, `SELECT epoch FROM cluster_leases WHERE partition = -1`).Scan(&epoch); err != nil {
+	d, err := r.Director(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	epoch := d.Epoch
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -576,13 +583,13 @@ func TestOneDirector(t *testing.T) {
 }
 
 // leaseOf returns the assignment lease as stored.
-func leaseOf(t *testing.T, r *Registry) (node string, epoch, expires int64) {
+func leaseOf(t *testing.T, r Registry) (node string, epoch, expires int64) {
 	t.Helper()
-	if err := r.pool.QueryRow(context.Background(), `SELECT node, epoch, expires_at FROM cluster_leases WHERE partition = -1`).
-		Scan(&node, &epoch, &expires); err != nil {
+	d, err := r.Director(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return node, epoch, expires
+	return d.ID, d.Epoch, d.Expires.UnixNano()
 }
 
 // TestDirectorEpochs: every take of the assignment lease moves its epoch
@@ -664,7 +671,7 @@ func TestDirectorEpochs(t *testing.T) {
 func TestNodeSettings(t *testing.T) {
 	ctx := context.Background()
 	r := registry(t, DefaultSpace)
-	wide, err := NewRegistry(ctx, r.pool, Space{Size: 1440, Partitions: 60}, 5*time.Second)
+	wide, err := sameDB(r, Space{Size: 1440, Partitions: 60}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +692,7 @@ func TestNodeSettings(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		reg  *Registry
+		reg  Registry
 		node Node
 		want string // "" when it registers
 	}{
@@ -714,7 +721,7 @@ func TestNodeSettings(t *testing.T) {
 			}
 		})
 	}
-	partitions, err := NewRegistry(ctx, r.pool, Space{Size: 60, Partitions: 30}, 5*time.Second)
+	partitions, err := sameDB(r, Space{Size: 60, Partitions: 30}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,7 +755,7 @@ func TestNodeSettingsScatter(t *testing.T) {
 	r := registry(t, DefaultSpace)
 	scattered := DefaultSpace
 	scattered.Scatter = true
-	sr, err := NewRegistry(ctx, r.pool, scattered, 5*time.Second)
+	sr, err := sameDB(r, scattered, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

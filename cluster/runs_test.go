@@ -17,7 +17,7 @@ import (
 
 // enqueue queues runs at at as the director dir, which takes the
 // assignment lease if it does not hold it.
-func enqueue(t *testing.T, r *Registry, at time.Time, ws ...job.Launch) {
+func enqueue(t *testing.T, r Registry, at time.Time, ws ...job.Launch) {
 	t.Helper()
 	if err := r.Enqueue(context.Background(), "dir", directorEpoch(t, r, "dir", at), ws, at); err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func enqueue(t *testing.T, r *Registry, at time.Time, ws ...job.Launch) {
 
 // reclaim takes back the runs of workers gone at at as the director dir,
 // as enqueue does.
-func reclaim(t *testing.T, r *Registry, at time.Time) Reclaimed {
+func reclaim(t *testing.T, r Registry, at time.Time) Reclaimed {
 	t.Helper()
 	rc, err := r.Reclaim(context.Background(), "dir", directorEpoch(t, r, "dir", at), at, time.Time{})
 	if err != nil {
@@ -35,7 +35,7 @@ func reclaim(t *testing.T, r *Registry, at time.Time) Reclaimed {
 	return rc
 }
 
-func claim(t *testing.T, r *Registry, worker string, machines []string, n int, at time.Time) []Claim {
+func claim(t *testing.T, r Registry, worker string, machines []string, n int, at time.Time) []Claim {
 	t.Helper()
 	cs, err := r.Claim(context.Background(), worker, machines, n, at)
 	if err != nil {
@@ -52,7 +52,7 @@ func runIDs(cs []Claim) []int64 {
 	return out
 }
 
-func outcomes(t *testing.T, r *Registry, runs ...int64) map[int64]job.Exit {
+func outcomes(t *testing.T, r Registry, runs ...int64) map[int64]job.Exit {
 	t.Helper()
 	es, err := r.Outcomes(context.Background(), runs)
 	if err != nil {
@@ -418,12 +418,13 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // channel returns the rows of cluster_runs, one line each, to compare
 // them before and after writes.
-func channel(t *testing.T, r *Registry) string {
+func channel(t *testing.T, r Registry) string {
 	t.Helper()
-	var s string
-	if err := r.pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(
+	db, _ := databases.Load(r)
+	s, err := db.(TestDB).QueryString(context.Background(), `SELECT coalesce(string_agg(
 			format('%s %s %s %s %s %s %s', run_id, state, worker, attempt, abort, result, ended_at), E'\n' ORDER BY run_id), '')
-		FROM cluster_runs`).Scan(&s); err != nil {
+		FROM cluster_runs`)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return s
