@@ -90,9 +90,6 @@ func denied(t *testing.T, what string, err error) {
 	}
 }
 
-// clusterT0 is where the cluster tests' clocks start.
-var clusterT0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
-
 // Each role of a cluster's database does its node's job, as the cluster's
 // own code does it, and cannot do the others': a worker claims, starts and
 // ends runs but cannot write definitions, the journal or the queue, nor
