@@ -254,8 +254,12 @@ func (r *Registry) TakeDirector(ctx context.Context, n cluster.Node, now time.Ti
 
 // TakeUnrenewed is TakeDirector, except that a lease another director
 // holds is taken only if it still expires at watched: it was not renewed
-// since it was read (cluster.TakeOver).
+// since it was read (cluster.TakeOver). The zero time takes it as
+// TakeDirector does.
 func (r *Registry) TakeUnrenewed(ctx context.Context, n cluster.Node, now, watched time.Time) (int64, error) {
+	if watched.IsZero() {
+		return r.takeDirector(ctx, n, now, 0)
+	}
 	return r.takeDirector(ctx, n, now, watched.UnixNano())
 }
 
