@@ -128,10 +128,18 @@ func validNodeName(name string) bool {
 	return true
 }
 
+// clusterStore is a store that can hold a cluster (PostgreSQL's): it
+// returns the cluster's view of itself, the registry in its tables, and
+// holds the definitions clock nodes read.
+type clusterStore interface {
+	cluster.Schedules
+	Cluster(ctx context.Context, space cluster.Space, timeout time.Duration) (cluster.Registry, error)
+}
+
 // clusterConfig checks c against the store and returns the node's
 // configuration, with its registry.
 func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location) (cluster.Config, error) {
-	pg, ok := st.(*postgres.Store)
+	cs, ok := st.(clusterStore)
 	if !ok {
 		return cluster.Config{}, errors.New("a cluster needs its store on PostgreSQL (--db postgres://...)")
 	}
@@ -151,12 +159,12 @@ func clusterConfig(ctx context.Context, c *Cluster, st Store, loc *time.Location
 	if c.Space.Size == 0 && c.Space.Partitions == 0 {
 		c.Space.Size, c.Space.Partitions = cluster.DefaultSpace.Size, cluster.DefaultSpace.Partitions
 	}
-	reg, err := cluster.NewRegistry(ctx, pg.Pool(), c.Space, c.Timeout)
+	reg, err := cs.Cluster(ctx, c.Space, c.Timeout)
 	if err != nil {
 		return cluster.Config{}, err
 	}
 	return cluster.Config{
-		Registry: reg, Schedules: pg, Location: loc, DefinitionsChannel: postgres.DefinitionsChannel,
+		Registry: reg, Schedules: cs, Location: loc, DefinitionsChannel: postgres.DefinitionsChannel,
 		Node: cluster.Node{ID: c.Node, Roles: c.Roles, Address: c.Address, Version: c.Version, Machines: c.Machines, Zone: loc.String()},
 	}, nil
 }
@@ -270,7 +278,7 @@ func (sb *Standby) Director(ctx context.Context) (cluster.Director, error) {
 
 // Wait plays the node's other roles until it takes the cluster over:
 // once its director left, or its lease expired and stayed unrenewed for a
-// node timeout (cluster.Registry.AwaitDirector). It then stops those
+// node timeout (cluster.AwaitDirector). It then stops those
 // roles as a stopped node does (commands go on, and the director's own
 // worker takes them up under the same node name) and returns the
 // Scheduler that directs the cluster, assembled as New does, not
@@ -285,7 +293,7 @@ func (sb *Standby) Wait(ctx context.Context) (*Scheduler, error) {
 		done <- cluster.Run(nctx, sb.cc)
 		cancel()
 	}()
-	_, err := sb.cc.Registry.AwaitDirector(nctx, sb.cc.Node, time.Now, sb.cfg.Logger)
+	_, err := cluster.AwaitDirector(nctx, sb.cc.Registry, sb.cc.Node, time.Now, sb.cfg.Logger)
 	cancel()
 	nerr := <-done
 	if err != nil {
@@ -350,7 +358,7 @@ func (f fireSink) SetCursor(ctx context.Context, id int64) error {
 
 // clusterOps is the cluster as the API operates it.
 type clusterOps struct {
-	reg *cluster.Registry
+	reg cluster.Operations
 	now func() time.Time
 }
 

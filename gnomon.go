@@ -383,7 +383,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		if !ok {
 			return nil, errors.New("a cluster's director needs a store that can be fenced")
 		}
-		epoch, err := cc.Registry.TakeOver(ctx, cc.Node, time.Now, cfg.Logger)
+		epoch, err := cluster.TakeOver(ctx, cc.Registry, cc.Node, time.Now, cfg.Logger)
 		if err != nil {
 			return nil, err
 		}

@@ -25,7 +25,7 @@ func hourly(name string, next time.Time) job.Record {
 
 // clockNode returns the clock of node c1, which owns every partition of
 // r, on the definitions defs.
-func clockNode(t *testing.T, r *Registry, defs schedules, now func() time.Time, virtual func(context.Context) (time.Time, bool, error)) *clock {
+func clockNode(t *testing.T, r Registry, defs schedules, now func() time.Time, virtual func(context.Context) (time.Time, bool, error)) *clock {
 	t.Helper()
 	ctx := context.Background()
 	register(t, r, "c1", t0, RoleClock)
@@ -54,7 +54,7 @@ func clockNode(t *testing.T, r *Registry, defs schedules, now func() time.Time, 
 }
 
 // recorded returns the fires of the registry as "task@HH:MM found HH:MM".
-func recorded(t *testing.T, r *Registry) []string {
+func recorded(t *testing.T, r Registry) []string {
 	t.Helper()
 	fs, err := r.Fires(context.Background(), 0, 100)
 	if err != nil {
@@ -161,7 +161,7 @@ func TestClockFollowsTheVirtualClock(t *testing.T) {
 
 // scatteredClock returns the clock of registered node id, which owns the
 // partitions its heartbeat returns, on the definitions defs.
-func scatteredClock(t *testing.T, r *Registry, id string, defs schedules, now func() time.Time) *clock {
+func scatteredClock(t *testing.T, r Registry, id string, defs schedules, now func() time.Time) *clock {
 	t.Helper()
 	ctx := context.Background()
 	n := &node{cfg: Config{Registry: r, Node: Node{ID: id, Roles: []string{RoleClock}}, Now: now,

@@ -22,11 +22,11 @@ const dispatchPoll = 500 * time.Millisecond
 // scheduler's Runner. Writes are gathered and made by one goroutine, in
 // batches, and retried until the database takes them: a run whose start
 // the engine made durable is queued even across an outage. Each write is
-// fenced by the director's epoch (Registry.Enqueue): once another
+// fenced by the director's epoch (Channel.Enqueue): once another
 // director took the cluster over, the dispatch drops what it gathered,
 // writes nothing more, and reports it deposed (Config.Deposed).
 type Dispatch struct {
-	reg      *Registry
+	reg      Channel
 	director string
 	epoch    int64
 	deposed  func(error)
@@ -187,7 +187,7 @@ func (d *Dispatch) run(ctx context.Context) {
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		d.reg.listen(ctx, d.wake, notifyEnded)
+		d.reg.Listen(ctx, d.wake, NoticeEnded)
 	}()
 	defer func() { <-listening }()
 	t := time.NewTimer(dispatchPoll)

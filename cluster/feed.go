@@ -42,7 +42,7 @@ const gapWait = 10 * time.Second
 // polls at each step of its virtual clock (Poll). A Feed is used by one
 // goroutine at a time.
 type Feed struct {
-	reg  *Registry
+	reg  FireSource
 	sink FireSink
 	now  func() time.Time
 	log  *slog.Logger
@@ -66,7 +66,7 @@ type Feed struct {
 // epoch (Config.Node.ID and Config.Epoch): it prunes the fires taken in
 // only while director holds the cluster at epoch. now is the clock fires
 // are stamped with (the director's, virtual when it simulates).
-func NewFeed(reg *Registry, director string, epoch int64, sink FireSink, now func() time.Time, log *slog.Logger) *Feed {
+func NewFeed(reg FireSource, director string, epoch int64, sink FireSink, now func() time.Time, log *slog.Logger) *Feed {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

@@ -12,8 +12,9 @@ import (
 
 // Config configures a node of a cluster.
 type Config struct {
-	// Registry is the cluster's coordination. Required.
-	Registry *Registry
+	// Registry is the cluster's coordination, in the store the nodes
+	// share (store/postgres: Store.Cluster). Required.
+	Registry Registry
 	// Node is this node: its ID (unique in the cluster), roles, address,
 	// version and machines.
 	Node Node
@@ -57,9 +58,9 @@ type Config struct {
 	// left, and what became of the runs their workers held. Optional.
 	Gone func(ctx context.Context, g Gone) error
 	// Epoch is the epoch at which a director holds the assignment lease
-	// (Registry.TakeDirector's): it rebalances, takes back the runs of
-	// workers gone, and leaves at it, and its dispatch (NewDispatch)
-	// writes at it. Zero for other nodes.
+	// (TakeOver's, or Registry.TakeDirector's): it rebalances, takes back
+	// the runs of workers gone, and leaves at it, and its dispatch
+	// (NewDispatch) writes at it. Zero for other nodes.
 	Epoch int64
 	// Deposed is called, for a director, once it finds that another
 	// director took the assignment lease from it (it was paused or cut
@@ -71,10 +72,10 @@ type Config struct {
 	Deposed func(err error)
 	// Standby makes a node with the director role a standby: another
 	// director holds the cluster, and this node plays only its other
-	// roles while it waits to take the cluster over (Registry.
-	// AwaitDirector). It registers with the director role, so that the
-	// cluster's status shows it, and its settings are checked against the
-	// director's as a clock node's are.
+	// roles while it waits to take the cluster over (AwaitDirector). It
+	// registers with the director role, so that the cluster's status
+	// shows it, and its settings are checked against the director's as a
+	// clock node's are.
 	Standby bool
 
 	// Executor runs the runs a worker claims. Required with the worker
@@ -194,7 +195,7 @@ func Run(ctx context.Context, cfg Config) error {
 			channels = append(channels, cfg.DefinitionsChannel)
 		}
 		if cfg.Virtual != nil {
-			channels = append(channels, notifyClock)
+			channels = append(channels, NoticeClock)
 		}
 		if len(channels) > 0 {
 			lctx, cancel := context.WithCancel(ctx)
@@ -202,7 +203,7 @@ func Run(ctx context.Context, cfg Config) error {
 			defer func() { cancel(); <-done }()
 			go func() {
 				defer close(done)
-				cfg.Registry.listen(lctx, changed, channels...)
+				cfg.Registry.Listen(lctx, changed, channels...)
 			}()
 		}
 	}
@@ -233,7 +234,7 @@ func (c *Config) directs() bool { return c.Node.Has(RoleDirector) && !c.Standby 
 // when it cannot go on.
 func (n *node) run(ctx context.Context, changed <-chan struct{}) error {
 	reg := n.cfg.Registry
-	beat := reg.timeout / beats
+	beat := reg.Timeout() / beats
 	registered := false
 	var nextBeat, nextPoll time.Time
 	timer := time.NewTimer(0)
@@ -342,7 +343,7 @@ func (n *node) heartbeat(ctx context.Context, registered bool) (bool, bool, erro
 		// director was stalled), breaks the watch: the nodes' silence
 		// meanwhile is not theirs to answer for.
 		now := n.now()
-		if n.lastRound.IsZero() || now.Sub(n.lastRound) > reg.timeout {
+		if n.lastRound.IsZero() || now.Sub(n.lastRound) > reg.Timeout() {
 			n.watched = now
 		}
 		b, err := reg.Rebalance(ctx, n.cfg.Node.ID, n.cfg.Epoch, now, n.watched)

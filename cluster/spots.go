@@ -28,6 +28,14 @@
 // node: regular spot s is in partition s mod P, and dedicated spot -X in
 // partition P + X - 1. The universe of partitions is fixed by S and P
 // alone (P + 59 of them), so that it does not change as definitions do.
+//
+// # The registry
+//
+// The nodes coordinate in the database they share, through a Registry:
+// the package declares it, with a smaller interface for each part of a
+// node (Membership, Rounds, Recorder, Queue, ...), and holds no SQL. The
+// PostgreSQL store implements it (store/postgres: Store.Cluster returns
+// the cluster's view of the store).
 package cluster
 
 import (

@@ -27,7 +27,7 @@ const workerPoll = time.Second
 // goroutine claims, starts and writes outcomes; the executor reports from
 // any goroutine.
 type worker struct {
-	reg      *Registry
+	reg      Queue
 	id       string
 	machines []string
 	slots    int
@@ -88,7 +88,7 @@ func (w *worker) run(ctx context.Context) {
 	listening := make(chan struct{})
 	go func() {
 		defer close(listening)
-		w.reg.listen(ctx, w.wake, notifyQueued)
+		w.reg.Listen(ctx, w.wake, NoticeQueued)
 	}()
 	defer func() {
 		<-listening

@@ -297,7 +297,7 @@ func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, ho
 		return p, b, err
 	}
 	defer st.Close()
-	reg, err := cluster.NewRegistry(ctx, st.Pool(), cluster.DefaultSpace, 5*time.Second)
+	reg, err := st.Cluster(ctx, cluster.DefaultSpace, 5*time.Second)
 	if err != nil {
 		return p, b, err
 	}
@@ -428,7 +428,7 @@ func window(seen []bench.Sighting, want int, start time.Time, passed func(time.T
 
 // watchAll watches the fires after ID after until total are recorded,
 // within limit.
-func watchAll(ctx context.Context, reg *cluster.Registry, after int64, total int, limit time.Duration) ([]bench.Sighting, error) {
+func watchAll(ctx context.Context, reg cluster.FireSource, after int64, total int, limit time.Duration) ([]bench.Sighting, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	seen, err := bench.Watch(ctx, reg, after, 5*time.Millisecond, total)
@@ -487,7 +487,7 @@ func rawFires(pg string, n, hours, k int) (float64, error) {
 	}
 	defer pool.Close()
 	space := cluster.DefaultSpace
-	reg, err := cluster.NewRegistry(ctx, pool, space, time.Minute)
+	reg, err := postgres.NewRegistry(ctx, pool, space, time.Minute)
 	if err != nil {
 		return 0, err
 	}

@@ -66,7 +66,7 @@ type Sighting struct {
 // as a director's feed finds them: the IDs above the lowest one not seen
 // are read again until it appears, or for two seconds (an ID that never
 // commits).
-func Watch(ctx context.Context, reg *cluster.Registry, after int64, poll time.Duration, want int) ([]Sighting, error) {
+func Watch(ctx context.Context, reg cluster.FireSource, after int64, poll time.Duration, want int) ([]Sighting, error) {
 	var out []Sighting
 	seen := map[int64]bool{}
 	lo := after // every ID up to lo was seen, or skipped

@@ -1,4 +1,4 @@
-package cluster
+package postgres
 
 import (
 	"context"
@@ -14,20 +14,20 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
 	"github.com/gnomon-sched/gnomon/job"
-	"github.com/gnomon-sched/gnomon/store/postgres"
 )
 
 // roleLogins sets up a fresh database with the group roles of
-// postgres.Grants under a prefix of the test's own (roles belong to the
+// Grants under a prefix of the test's own (roles belong to the
 // whole PostgreSQL server), and a login role in each; it returns the
 // owner's store and the URL of each login, by group.
-func roleLogins(t *testing.T) (*postgres.Store, map[string]string) {
+func roleLogins(t *testing.T) (*Store, map[string]string) {
 	t.Helper()
 	ctx := context.Background()
 	base := pgtest.URL(t)
-	owner, err := postgres.Open(ctx, base)
+	owner, err := Open(ctx, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,13 +40,13 @@ func roleLogins(t *testing.T) (*postgres.Store, map[string]string) {
 	logins := map[string]string{}
 	var made []string
 	t.Cleanup(func() {
-		for _, r := range append(made, prefixed(prefix, postgres.GrantRoles)...) {
+		for _, r := range append(made, prefixed(prefix, GrantRoles)...) {
 			owner.Pool().Exec(context.Background(), "DROP OWNED BY "+r) // takes back its grants in this database
 			owner.Pool().Exec(context.Background(), "DROP ROLE IF EXISTS "+r)
 		}
 		owner.Close()
 	})
-	for _, g := range postgres.GrantRoles {
+	for _, g := range GrantRoles {
 		login := prefix + g + "_login"
 		if _, err := owner.Pool().Exec(ctx, "CREATE ROLE "+login+" LOGIN IN ROLE "+prefix+g); err != nil {
 			t.Fatal(err)
@@ -107,12 +107,12 @@ func TestDatabaseRoles(t *testing.T) {
 	if len(tables) < 20 {
 		t.Fatalf("tables: %v", tables)
 	}
-	space := Space{Size: 1, Partitions: 1}
+	space := cluster.Space{Size: 1, Partitions: 1}
 
 	// The director: opens the store (the migrations are applied: it
 	// only reads their table), writes its state, queues runs and assigns
 	// the clock's partitions.
-	dirStore, err := postgres.Open(ctx, logins[postgres.RoleDirector])
+	dirStore, err := Open(ctx, logins[RoleDirector])
 	if err != nil {
 		t.Fatalf("the director opening the store: %v", err)
 	}
@@ -124,14 +124,14 @@ func TestDatabaseRoles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the director's registry: %v", err)
 	}
-	if err := dir.Register(ctx, Node{ID: "dir", Roles: []string{RoleDirector}, Version: "test"}, t0); err != nil {
+	if err := dir.Register(ctx, cluster.Node{ID: "dir", Roles: []string{cluster.RoleDirector}, Version: "test"}, clusterT0); err != nil {
 		t.Fatalf("the director registering: %v", err)
 	}
-	epoch, err := dir.TakeDirector(ctx, Node{ID: "dir"}, t0)
+	epoch, err := dir.TakeDirector(ctx, cluster.Node{ID: "dir"}, clusterT0)
 	if err != nil {
 		t.Fatalf("the director taking the cluster: %v", err)
 	}
-	if err := dir.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 1, Task: "a", Priority: job.Normal}}, t0); err != nil {
+	if err := dir.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 1, Task: "a", Priority: job.Normal}}, clusterT0); err != nil {
 		t.Errorf("the director queueing a run: %v", err)
 	}
 	_, err = dirStore.Pool().Exec(ctx, "ALTER TABLE runs ADD COLUMN intruder INT")
@@ -139,7 +139,7 @@ func TestDatabaseRoles(t *testing.T) {
 
 	// The clock node: registers, is given the partition, records a fire,
 	// reads the definitions and their version.
-	clockStore, err := postgres.Open(ctx, logins[postgres.RoleClock])
+	clockStore, err := Open(ctx, logins[RoleClock])
 	if err != nil {
 		t.Fatalf("the clock node opening the store: %v", err)
 	}
@@ -148,17 +148,17 @@ func TestDatabaseRoles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the clock node's registry: %v", err)
 	}
-	if err := clk.Register(ctx, Node{ID: "c1", Roles: []string{RoleClock}, Version: "test", Zone: "UTC"}, t0); err != nil {
+	if err := clk.Register(ctx, cluster.Node{ID: "c1", Roles: []string{cluster.RoleClock}, Version: "test", Zone: "UTC"}, clusterT0); err != nil {
 		t.Fatalf("the clock node registering: %v", err)
 	}
-	if _, err := dir.Rebalance(ctx, "dir", epoch, t0, time.Time{}); err != nil {
+	if _, err := dir.Rebalance(ctx, "dir", epoch, clusterT0, time.Time{}); err != nil {
 		t.Fatalf("the director assigning partitions: %v", err)
 	}
-	leases, err := clk.Heartbeat(ctx, "c1", t0)
+	leases, err := clk.Heartbeat(ctx, "c1", clusterT0)
 	if err != nil || len(leases) == 0 {
 		t.Fatalf("the clock node's heartbeat: %v %v", leases, err)
 	}
-	if n, err := clk.RecordAll(ctx, "c1", leases[0], []Fire{{Task: "a", Scheduled: t0}}, t0); n != 1 || err != nil {
+	if n, err := clk.RecordAll(ctx, "c1", leases[0], []cluster.Fire{{Task: "a", Scheduled: clusterT0}}, clusterT0); n != 1 || err != nil {
 		t.Errorf("the clock node recording a fire: %d %v", n, err)
 	}
 	if _, err := clockStore.Definitions(ctx); err != nil {
@@ -167,9 +167,9 @@ func TestDatabaseRoles(t *testing.T) {
 	if _, err := clockStore.DefinitionsVersion(ctx); err != nil {
 		t.Errorf("the clock node reading their version: %v", err)
 	}
-	err = clk.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 2, Task: "b"}}, t0)
+	err = clk.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 2, Task: "b"}}, clusterT0)
 	denied(t, "the clock node queueing a run", err)
-	err = clk.Prune(ctx, "dir", epoch, 1<<62, t0.Add(time.Hour))
+	err = clk.Prune(ctx, "dir", epoch, 1<<62, clusterT0.Add(time.Hour))
 	denied(t, "the clock node pruning the fires", err)
 	for _, stmt := range []string{
 		`INSERT INTO journal (kind, body) VALUES ('define', '{}')`,
@@ -182,7 +182,7 @@ func TestDatabaseRoles(t *testing.T) {
 	}
 
 	// The worker: registers, claims the run, starts and ends it.
-	workerStore, err := postgres.Open(ctx, logins[postgres.RoleWorker])
+	workerStore, err := Open(ctx, logins[RoleWorker])
 	if err != nil {
 		t.Fatalf("the worker opening the store: %v", err)
 	}
@@ -191,25 +191,25 @@ func TestDatabaseRoles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the worker's registry: %v", err)
 	}
-	if err := w.Register(ctx, Node{ID: "w1", Roles: []string{RoleWorker}, Version: "test"}, t0); err != nil {
+	if err := w.Register(ctx, cluster.Node{ID: "w1", Roles: []string{cluster.RoleWorker}, Version: "test"}, clusterT0); err != nil {
 		t.Fatalf("the worker registering: %v", err)
 	}
-	if _, err := w.Heartbeat(ctx, "w1", t0); err != nil {
+	if _, err := w.Heartbeat(ctx, "w1", clusterT0); err != nil {
 		t.Errorf("the worker's heartbeat: %v", err)
 	}
-	cs, err := w.Claim(ctx, "w1", nil, 1, t0)
+	cs, err := w.Claim(ctx, "w1", nil, 1, clusterT0)
 	if err != nil || len(cs) != 1 {
 		t.Fatalf("the worker claiming a run: %v %v", cs, err)
 	}
-	if ok, err := w.MarkStarted(ctx, "w1", cs[0], t0); !ok || err != nil {
+	if ok, err := w.MarkStarted(ctx, "w1", cs[0], clusterT0); !ok || err != nil {
 		t.Errorf("the worker starting the run: %v %v", ok, err)
 	}
-	if ok, err := w.End(ctx, "w1", cs[0].Attempt, job.Exit{RunID: 1, Result: job.ResultNormal, End: t0.Add(time.Second)}); !ok || err != nil {
+	if ok, err := w.End(ctx, "w1", cs[0].Attempt, job.Exit{RunID: 1, Result: job.ResultNormal, End: clusterT0.Add(time.Second)}); !ok || err != nil {
 		t.Errorf("the worker ending the run: %v %v", ok, err)
 	}
-	err = w.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 3, Task: "c"}}, t0)
+	err = w.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 3, Task: "c"}}, clusterT0)
 	denied(t, "the worker queueing a run", err)
-	_, err = w.RecordAll(ctx, "c1", leases[0], []Fire{{Task: "a", Scheduled: t0.Add(time.Hour)}}, t0)
+	_, err = w.RecordAll(ctx, "c1", leases[0], []cluster.Fire{{Task: "a", Scheduled: clusterT0.Add(time.Hour)}}, clusterT0)
 	denied(t, "the worker recording a fire", err)
 	for _, stmt := range []string{
 		`INSERT INTO tasks (name, def, state) VALUES ('intruder', '{}', '{}')`,
@@ -230,7 +230,7 @@ func TestDatabaseRoles(t *testing.T) {
 
 	// The reporting role reads the history and the queue, and writes
 	// nothing.
-	rp := pool(t, logins[postgres.RoleReader])
+	rp := pool(t, logins[RoleReader])
 	for _, table := range []string{"runs", "journal", "tasks", "audit", "fires", "alerts", "cluster_runs", "cluster_nodes", "tree_nodes"} {
 		if _, err := rp.Exec(ctx, "SELECT count(*) FROM "+table); err != nil {
 			t.Errorf("the reporting role reading %s: %v", table, err)
@@ -260,7 +260,7 @@ func TestDatabaseRolesCoverEveryTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sql, err := postgres.Grants("gnomon_")
+	sql, err := Grants("gnomon_")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,10 +280,10 @@ func TestDatabaseRolesCoverEveryTable(t *testing.T) {
 			t.Errorf("sequence %s is not in the grants", s)
 		}
 	}
-	if _, err := postgres.Grants("Robert'); DROP TABLE students;--"); err == nil {
+	if _, err := Grants("Robert'); DROP TABLE students;--"); err == nil {
 		t.Error("a prefix that is not a name was taken")
 	}
-	if !slices.Equal(postgres.GrantRoles, []string{"director", "clock", "worker", "reader"}) {
-		t.Errorf("roles: %v", postgres.GrantRoles)
+	if !slices.Equal(GrantRoles, []string{"director", "clock", "worker", "reader"}) {
+		t.Errorf("roles: %v", GrantRoles)
 	}
 }
