@@ -223,8 +223,14 @@ func TestPages(t *testing.T) {
 				run(t, ctx,
 					chromedp.Navigate(d.url+p.path),
 					chromedp.WaitVisible("main h1", chromedp.ByQuery),
-					chromedp.Text("main", &body, chromedp.ByQuery),
 				)
+				// What a page loads after it (why, while the loop was
+				// busy) shows a moment later: wait for it, then read.
+				want, _ := json.Marshal(p.want)
+				wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+				chromedp.Run(wait, chromedp.Poll(`document.querySelector("main").innerText.includes(`+string(want)+`)`, nil))
+				cancel()
+				run(t, ctx, chromedp.Text("main", &body, chromedp.ByQuery))
 				if !strings.Contains(body, p.want) {
 					t.Errorf("%s does not show %q:\n%s", p.path, p.want, body)
 				}
