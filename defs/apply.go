@@ -540,6 +540,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	a.checkTimeTrigger(act, t, at, ok)
 	a.checkPolicy(act, t, at, ok)
 	a.checkEnv(act, t, at, ok)
+	a.checkWatch(act, t, at, ok)
 	if len(t.Extras().Claims) > 0 && !t.Executes() && t.Type != "" && ok("command", "function") {
 		a.errorf(act, at("resources"), "resources: a task takes resources for its runs: it needs a command or a function")
 	}
@@ -706,6 +707,9 @@ func clear(t *job.Task, key string) {
 		if envAttrs[key] {
 			clearEnv(t, key)
 		}
+		if watchAttrs[key] {
+			clearWatch(t, key)
+		}
 	}
 }
 
@@ -828,6 +832,9 @@ func set(t *job.Task, key, v string) error {
 		}
 		if envAttrs[key] {
 			err = setEnv(t, key, v)
+		}
+		if watchAttrs[key] {
+			err = setWatch(t, key, v)
 		}
 	}
 	return err

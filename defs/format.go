@@ -69,6 +69,7 @@ func Attrs(t *job.Task) [][2]string {
 	addPolicy(add, t)
 	add("resources", job.FormatClaims(x.Claims))
 	addEnv(add, t)
+	addWatch(add, t)
 	addAlerts(add, t)
 	addKeep(add, x)
 	add("priority", strconv.Itoa(int(t.Priority)))

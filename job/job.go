@@ -158,6 +158,8 @@ type Extra struct {
 	// Claims are what each run of the task takes of shared resources
 	// while it runs, in definition order, one per resource.
 	Claims []Claim
+	// Watch is the task's file watcher, nil without one.
+	Watch *Watch
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -208,6 +210,9 @@ func (t *Task) Compact() {
 	if t.Extra != nil && t.Extra.Environment.IsZero() {
 		t.Extra.Environment = nil
 	}
+	if t.Extra != nil && t.Extra.Watch.IsZero() {
+		t.Extra.Watch = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -217,7 +222,7 @@ func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
 		x.KeepHistory == 0 && x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
-		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0
+		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0 && x.Watch.IsZero()
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -276,6 +281,11 @@ type TaskJSON struct {
 	Resources []Claim `json:"resources,omitempty"`
 	// Notify: see Extra.Notify.
 	Notify []string `json:"notify,omitempty"`
+	// The file watcher (see Watch).
+	WatchFile     string   `json:"watch_file,omitempty"`
+	WatchMinSize  int64    `json:"watch_min_size,omitempty"`
+	WatchSteady   Duration `json:"watch_steady,omitempty"`
+	WatchInterval Duration `json:"watch_interval,omitempty"`
 }
 
 // JSON returns the task's JSON form.
@@ -283,6 +293,10 @@ func (t *Task) JSON() TaskJSON {
 	x := t.Extras()
 	p := x.RunPolicy()
 	e := x.Env()
+	w := x.Watch
+	if w == nil {
+		w = &Watch{}
+	}
 	return TaskJSON{
 		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
 		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, Owner: x.Owner, RunDays: t.RunDays,
@@ -295,6 +309,7 @@ func (t *Task) JSON() TaskJSON {
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
 		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
 		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify,
+		WatchFile: w.File, WatchMinSize: w.MinSize, WatchSteady: w.Steady, WatchInterval: w.Interval,
 	}
 }
 
@@ -316,6 +331,9 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	if e := (Environment{Vars: j.Envvars, WorkingDir: j.WorkingDir, StdIn: j.StdIn, Umask: j.Umask, Params: j.Params}); !e.IsZero() {
 		x.Environment = &e
+	}
+	if w := (Watch{File: j.WatchFile, MinSize: j.WatchMinSize, Steady: j.WatchSteady, Interval: j.WatchInterval}); !w.IsZero() {
+		x.Watch = &w
 	}
 	if !x.empty() {
 		t.Extra = new(x)
