@@ -69,6 +69,7 @@ import (
 	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
+	"github.com/gnomon-sched/gnomon/watch"
 	"github.com/gnomon-sched/gnomon/web"
 )
 
@@ -421,6 +422,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location}),
+		Files:     watch.New(cfg.Store),
 		Retention: cfg.Retention,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },

@@ -1,6 +1,6 @@
 // Package watch is gnomon's file watcher: it looks at the files a task's
 // watch_file pattern matches, every watch_interval, and hands each
-// version of each file to a Sink once the file has landed and settled:
+// version of each file to a Found function once the file has landed and settled:
 // its size, modification time and inode unchanged for watch_steady, and
 // its size at least watch_min_size.
 //
@@ -21,10 +21,10 @@
 // started again (after a restart of the server) finds a settled file it
 // already handed over in Memory and does not hand it over again, while a
 // file that landed or changed meanwhile is new. A version is remembered
-// after the Sink has taken it: a crash between the two hands it over
+// after Found has taken it: a crash between the two hands it over
 // again at the next start (at least once). A path whose file has gone is
 // forgotten, and so are the paths of a watcher whose task is deleted (a
-// changed definition keeps them). A Sink that fails (its task is still running, say) leaves
+// changed definition keeps them). A Found that fails (its task is still running, say) leaves
 // the version to the next poll.
 package watch
 
@@ -52,40 +52,32 @@ type Memory interface {
 	SetCursors(ctx context.Context, values map[string]int64) error
 }
 
-// Sink takes a settled file version: it posts a data event, or starts a
-// task. An error leaves the version to be handed over at the next poll.
-type Sink interface {
-	Found(ctx context.Context, t Target, path string) error
+// Found takes a settled file version of a task's watcher: it posts a
+// data event, or starts the task. An error leaves the version to be
+// handed over at the next poll.
+type Found = func(ctx context.Context, t *job.Task, path string) error
+
+// target is one watcher: the task that defines it and what it watches.
+type target struct {
+	task  *job.Task
+	watch job.Watch
 }
 
-// SinkFunc adapts a function to Sink.
-type SinkFunc func(ctx context.Context, t Target, path string) error
-
-// Found calls f.
-func (f SinkFunc) Found(ctx context.Context, t Target, path string) error { return f(ctx, t, path) }
-
-// Target is one watcher: the task that defines it, what kind it is, and
-// what it watches.
-type Target struct {
-	Task  string
-	Type  job.Type
-	Watch job.Watch
-}
-
-// Targets returns the file watchers of the tasks, sorted by task name.
-func Targets(tasks []*job.Task) []Target {
-	var out []Target
+// targets returns the file watchers of the tasks, sorted by task name.
+func targets(tasks []*job.Task) []target {
+	var out []target
 	for _, t := range tasks {
 		if w := t.Extras().Watching(); w != nil && w.File != "" {
-			out = append(out, Target{Task: t.Name, Type: t.Type, Watch: *w})
+			out = append(out, target{task: t, watch: *w})
 		}
 	}
-	slices.SortFunc(out, func(a, b Target) int { return strings.Compare(a.Task, b.Task) })
+	slices.SortFunc(out, func(a, b target) int { return strings.Compare(a.task.Name, b.task.Name) })
 	return out
 }
 
-// By is the identity a watcher's events and starts are sent by.
-func (t Target) By() string { return "watch:" + t.Task }
+// By is the identity the events and starts of a task's watcher are sent
+// by.
+func By(task string) string { return "watch:" + task }
 
 // Key is the Memory name of a watcher's path.
 func Key(task, path string) string { return "watch\x00" + task + "\x00" + path }
@@ -167,9 +159,9 @@ type file struct {
 	err   string    // why the sink refused it last
 }
 
-// watcher is the state of one Target.
+// watcher is the state of one target.
 type watcher struct {
-	t     Target
+	t     target
 	next  time.Time // when the next poll is due; zero: at once
 	files map[string]*file
 	err   string
@@ -207,7 +199,7 @@ func (w *Watcher) Status(task string) (Status, bool) {
 	if !ok {
 		return Status{}, false
 	}
-	st := Status{Pattern: x.t.Watch.File, Error: x.err}
+	st := Status{Pattern: x.t.watch.File, Error: x.err}
 	for _, p := range slices.Sorted(maps.Keys(x.files)) {
 		f := x.files[p]
 		s := Seen{Path: p, State: Growing, Error: f.err}
@@ -216,7 +208,7 @@ func (w *Watcher) Status(task string) (Status, bool) {
 			s.State = Waiting
 		case f.done:
 			s.State = Settled
-		case f.v.Size < x.t.Watch.MinSize:
+		case f.v.Size < x.t.watch.MinSize:
 			s.State = Small
 		}
 		st.Seen = append(st.Seen, s)
@@ -224,27 +216,39 @@ func (w *Watcher) Status(task string) (Status, bool) {
 	return st, true
 }
 
-// Poll looks at the files of every target due at now (a target whose
-// definition changed, or is new, is due at once), hands over the file
-// versions that have settled, and returns when it wants to be called
-// again (zero without targets). Targets are those of the definitions as
-// they are now: a watcher whose target is gone is dropped, and what it
-// remembered forgotten.
-func (w *Watcher) Poll(ctx context.Context, now time.Time, targets []Target, sink Sink) (time.Time, error) {
+// Waiting says what the watcher of a task waits for, and whether the
+// task has one (see Status.String).
+func (w *Watcher) Waiting(task string) (string, bool) {
+	st, ok := w.Status(task)
+	if !ok {
+		return "", false
+	}
+	return st.String(), true
+}
+
+// Poll looks at the files of the watchers of tasks (those that define
+// one) due at now (a watcher whose definition changed, or is new, is due
+// at once), hands the file versions that have settled to found, and
+// returns when it wants to be called again (zero without watchers). The
+// tasks are the definitions as they are now: a watcher whose task is gone
+// is dropped, and what it remembered forgotten.
+func (w *Watcher) Poll(ctx context.Context, now time.Time, tasks []*job.Task, found Found) (time.Time, error) {
+	ts := targets(tasks)
 	w.mu.Lock()
 	live := map[string]bool{}
 	var forget []string
-	for _, t := range targets {
-		live[t.Task] = true
-		if x, ok := w.ws[t.Task]; ok {
-			if x.t != t {
+	for _, t := range ts {
+		live[t.task.Name] = true
+		if x, ok := w.ws[t.task.Name]; ok {
+			if x.t.watch != t.watch {
 				// Changed: looked at again at once; what it handed over
 				// stays handed over.
-				x.t, x.next = t, time.Time{}
+				x.next = time.Time{}
 			}
+			x.t = t
 			continue
 		}
-		w.ws[t.Task] = &watcher{t: t, files: map[string]*file{}}
+		w.ws[t.task.Name] = &watcher{t: t, files: map[string]*file{}}
 	}
 	for name, x := range w.ws {
 		if !live[name] {
@@ -260,12 +264,12 @@ func (w *Watcher) Poll(ctx context.Context, now time.Time, targets []Target, sin
 		errs = append(errs, err)
 	}
 	var next time.Time
-	for _, t := range targets {
+	for _, t := range ts {
 		w.mu.Lock()
-		x := w.ws[t.Task]
+		x := w.ws[t.task.Name]
 		w.mu.Unlock()
 		if x.next.IsZero() || !now.Before(x.next) {
-			if err := w.poll(ctx, now, x, sink); err != nil {
+			if err := w.poll(ctx, now, x, found); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -292,16 +296,16 @@ func (w *Watcher) forget(ctx context.Context, keys []string) error {
 }
 
 // poll looks at one target's files.
-func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, sink Sink) error {
-	spec := x.t.Watch
+func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, found Found) error {
+	spec := x.t.watch
 	steady := spec.SteadyFor()
 	x.next = now.Add(spec.Every())
 	paths, err := filepath.Glob(spec.File)
 	if err != nil {
 		// CheckWatchFile refuses a bad pattern: this is the only error.
-		return fmt.Errorf("watch %s: %w", x.t.Task, err)
+		return fmt.Errorf("watch %s: %w", x.t.task.Name, err)
 	}
-	found := map[string]Version{}
+	seen := map[string]Version{}
 	var lookErr string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -315,7 +319,7 @@ func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, sink Sink
 			continue
 		}
 		ino, dev := inode(fi)
-		found[p] = Version{Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, Dev: dev}
+		seen[p] = Version{Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Inode: ino, Dev: dev}
 	}
 	var (
 		errs   []error
@@ -324,18 +328,18 @@ func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, sink Sink
 	w.mu.Lock()
 	x.err = lookErr
 	for p := range x.files {
-		if _, ok := found[p]; !ok {
+		if _, ok := seen[p]; !ok {
 			// Forgotten only when it is gone for sure, not when its
 			// directory could not be read.
 			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) || err == nil {
-				forget = append(forget, Key(x.t.Task, p))
+				forget = append(forget, Key(x.t.task.Name, p))
 				delete(x.files, p)
 			}
 		}
 	}
 	var due []string
-	for _, p := range slices.Sorted(maps.Keys(found)) {
-		v := found[p]
+	for _, p := range slices.Sorted(maps.Keys(seen)) {
+		v := seen[p]
 		f, ok := x.files[p]
 		if !ok || f.v != v {
 			f = &file{v: v, since: now}
@@ -357,7 +361,7 @@ func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, sink Sink
 		errs = append(errs, err)
 	}
 	for _, p := range due {
-		if err := w.hand(ctx, x, p, found[p], sink); err != nil {
+		if err := w.hand(ctx, x, p, seen[p], found); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -365,19 +369,20 @@ func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, sink Sink
 }
 
 // hand hands a settled version over, unless Memory says it was.
-func (w *Watcher) hand(ctx context.Context, x *watcher, p string, v Version, sink Sink) error {
-	key := Key(x.t.Task, p)
+func (w *Watcher) hand(ctx context.Context, x *watcher, p string, v Version, found Found) error {
+	name := x.t.task.Name
+	key := Key(name, p)
 	h := v.Hash()
 	had, err := w.mem.Cursor(ctx, key)
 	if err != nil {
-		return fmt.Errorf("watch %s: %s: %w", x.t.Task, p, err)
+		return fmt.Errorf("watch %s: %s: %w", name, p, err)
 	}
 	if had != h {
-		if err := sink.Found(ctx, x.t, p); err != nil {
+		if err := found(ctx, x.t.task, p); err != nil {
 			w.mu.Lock()
 			x.files[p].err = err.Error()
 			w.mu.Unlock()
-			return fmt.Errorf("watch %s: %s: %w", x.t.Task, p, err)
+			return fmt.Errorf("watch %s: %s: %w", name, p, err)
 		}
 		w.mu.Lock()
 		w.posted++
@@ -389,7 +394,7 @@ func (w *Watcher) hand(ctx context.Context, x *watcher, p string, v Version, sin
 			x.files[p].done = true
 			x.files[p].err = ""
 			w.mu.Unlock()
-			return fmt.Errorf("watch %s: %s: remember: %w", x.t.Task, p, err)
+			return fmt.Errorf("watch %s: %s: remember: %w", name, p, err)
 		}
 	}
 	w.mu.Lock()

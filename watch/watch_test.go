@@ -47,7 +47,7 @@ type fixture struct {
 	dir  string
 	mem  *memory
 	w    *Watcher
-	ts   []Target
+	ts   []*job.Task
 	now  time.Time
 	got  []string
 	fail error // the sink's answer, nil to take
@@ -59,7 +59,9 @@ func setup(t *testing.T, spec job.Watch) *fixture {
 	spec.File = filepath.Join(dir, spec.File)
 	f := &fixture{t: t, dir: dir, mem: &memory{m: map[string]int64{}}, now: t0}
 	f.w = New(f.mem)
-	f.ts = []Target{{Task: "w", Type: job.Callable, Watch: spec}}
+	task := &job.Task{Name: "w", Type: job.Callable}
+	*task.EditWatch() = spec
+	f.ts = []*job.Task{task}
 	return f
 }
 
@@ -67,13 +69,13 @@ func setup(t *testing.T, spec job.Watch) *fixture {
 func (f *fixture) poll() []string {
 	f.t.Helper()
 	f.got = nil
-	_, err := f.w.Poll(context.Background(), f.now, f.ts, SinkFunc(func(_ context.Context, tg Target, p string) error {
+	_, err := f.w.Poll(context.Background(), f.now, f.ts, func(_ context.Context, tg *job.Task, p string) error {
 		if f.fail != nil {
 			return f.fail
 		}
 		f.got = append(f.got, filepath.Base(p))
 		return nil
-	}))
+	})
 	if err != nil && f.fail == nil {
 		f.t.Fatal(err)
 	}
@@ -144,12 +146,12 @@ func TestSettlesOnceAfterSteadyWindow(t *testing.T) {
 func TestNextPollIsTheEarliestDue(t *testing.T) {
 	t.Parallel()
 	f := setup(t, job.Watch{File: "*", Steady: job.Duration(5 * time.Second), Interval: job.Duration(time.Minute)})
-	next, err := f.w.Poll(context.Background(), f.now, f.ts, SinkFunc(func(context.Context, Target, string) error { return nil }))
+	next, err := f.w.Poll(context.Background(), f.now, f.ts, func(context.Context, *job.Task, string) error { return nil })
 	if err != nil || !next.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("nothing there: next %v, %v", next, err)
 	}
 	f.appendTo("a", "x")
-	next, _ = f.w.Poll(context.Background(), next, f.ts, SinkFunc(func(context.Context, Target, string) error { return nil }))
+	next, _ = f.w.Poll(context.Background(), next, f.ts, func(context.Context, *job.Task, string) error { return nil })
 	if want := t0.Add(time.Minute + 5*time.Second); !next.Equal(want) {
 		t.Fatalf("a file settling: next %v, want %v (its window's end)", next, want)
 	}
@@ -272,7 +274,9 @@ func TestTargetsDropped(t *testing.T) {
 	f.poll()
 	f.at(time.Second)
 	// Changed: what was handed over stays so.
-	f.ts[0].Watch.Interval = job.Duration(time.Minute)
+	changed := *f.ts[0]
+	changed.Extra = &job.Extra{Watch: &job.Watch{File: f.ts[0].Extras().Watch.File, Steady: job.Duration(time.Second), Interval: job.Duration(time.Minute)}}
+	f.ts = []*job.Task{&changed}
 	if got := f.at(time.Second); len(got) != 0 {
 		t.Fatalf("changed definition: %v", got)
 	}
@@ -294,8 +298,17 @@ func TestTargets(t *testing.T) {
 	a.EditWatch().File = "/x/*"
 	c := &job.Task{Name: "a", Type: job.Configuration}
 	c.EditWatch().File = "/y/*"
-	ts := Targets([]*job.Task{a, c, {Name: "n", Type: job.Callable}})
-	if len(ts) != 2 || ts[0].Task != "a" || ts[1].Task != "b" || ts[1].By() != "watch:b" {
+	ts := targets([]*job.Task{a, c, {Name: "n", Type: job.Callable}})
+	if len(ts) != 2 || ts[0].task.Name != "a" || ts[1].task.Name != "b" || By("b") != "watch:b" {
 		t.Fatalf("%+v", ts)
 	}
 }
+
+// poller is the scheduler's port, as scheduler.FileWatcher declares it.
+type poller interface {
+	Poll(ctx context.Context, now time.Time, tasks []*job.Task, found func(ctx context.Context, t *job.Task, path string) error) (time.Time, error)
+	Waiting(task string) (string, bool)
+	Posted() int64
+}
+
+var _ poller = (*Watcher)(nil)
