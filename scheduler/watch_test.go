@@ -93,3 +93,42 @@ func TestFileWatcherOnVirtualTime(t *testing.T) {
 		t.Fatalf("configuration runs after the restart: %+v", rs)
 	}
 }
+
+// TestFileWatcherOneRunAtATime has two files settle at the same poll of a
+// task's watcher: the first starts the task, the start for the second is
+// refused while that run is under way, and the second starts at a later
+// poll. A frozen task takes no file until it is reset.
+func TestFileWatcherOneRunAtATime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSimWith(t, dir, t0, func(c *Config) { c.Files = watch.New(c.Store) })
+	defer m.stop()
+	m.submit(engine.Define{File: "w.def", Text: "insert_task: w\ntype: callable\ncommand: true\nout_log_file: " + filepath.Join(dir, "w.out") +
+		"\nerr_log_file: " + filepath.Join(dir, "w.err") + "\nwatch_file: " + dir + "/*.dat\nwatch_steady: 5s\nwatch_interval: 5s\n"})
+	for _, n := range []string{"c.dat", "d.dat"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.advance(t0.Add(time.Minute))
+	rs := m.runs("w")
+	if len(rs) != 2 || rs[1].Params[0].Value != filepath.Join(dir, "c.dat") || rs[0].Params[0].Value != filepath.Join(dir, "d.dat") {
+		t.Fatalf("runs %+v; want c.dat's then d.dat's", rs)
+	}
+	m.submit(engine.Act{Task: "w", Action: job.ActFreeze})
+	if err := os.WriteFile(filepath.Join(dir, "e.dat"), []byte("e"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.advance(m.clock.Now().Add(time.Minute))
+	if rs := m.runs("w"); len(rs) != 2 {
+		t.Fatalf("a frozen task started: %+v", rs)
+	}
+	if why, _ := m.s.Watching("w"); !strings.Contains(why, "e.dat waiting: the task is frozen") {
+		t.Errorf("watching: %q", why)
+	}
+	m.submit(engine.Act{Task: "w", Action: job.ActReset})
+	m.advance(m.clock.Now().Add(time.Minute))
+	if rs := m.runs("w"); len(rs) != 3 || rs[0].Params[0].Value != filepath.Join(dir, "e.dat") {
+		t.Fatalf("after the reset: %+v", rs)
+	}
+}
