@@ -11,9 +11,9 @@ import (
 
 func TestNotify(t *testing.T) {
 	t.Parallel()
-	cur := load(t, "insert_task: x\n"+callable+"alert_on: failure\nnotify: slack:https://hooks.slack.com/services/T/B/X, webhook:https://ops.example.com/h?a=1,2, teams:https://t.example.com/w\n"+
+	cur := load(t, "insert_task: x\n"+callable+"alert_on: failure\nnotify: slack:https://hooks.slack.com/services/T/B/X, webhook:https://ops.example.com/h?a=1,2, teams:https://t.example.com/w, pagerduty:@file:/etc/gnomon/pd.key\n"+
 		"\ninsert_group: g\njobs: x\nalert_on: success\nnotify: webhook:http://127.0.0.1:9000/g\n")
-	want := []string{"slack:https://hooks.slack.com/services/T/B/X", "webhook:https://ops.example.com/h?a=1,2", "teams:https://t.example.com/w"}
+	want := []string{"slack:https://hooks.slack.com/services/T/B/X", "webhook:https://ops.example.com/h?a=1,2", "teams:https://t.example.com/w", "pagerduty:@file:/etc/gnomon/pd.key"}
 	if diff := cmp.Diff(want, cur["x"].Extras().Notify); diff != "" {
 		t.Errorf("notify (-want +got):\n%s", diff)
 	}
@@ -30,6 +30,8 @@ func TestNotify(t *testing.T) {
 		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: slack:ftp://x/y\n", "is not webhook:URL, slack:URL or teams:URL with an http or https URL"},
 		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: slack:https:///T0K3N\n", "notify: slack:https:///…: not a URL with a host"},
 		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: slack:https://h/T0K3N, slack:https://h/T0K3N\n", "notify: slack:https://h/… given more than once"},
+		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: pagerduty:T0K3N\n", "notify: pagerduty: the routing key is a secret: write it in a file"},
+		{"insert_task: y\n" + callable + "alert_on: failure\nnotify: pagerduty:@file:pd.key\n", "the key's file must be a clean absolute path"},
 	} {
 		_, err := run(nil, tt.text)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "T0K3N") {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
@@ -39,10 +40,17 @@ func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string,
 	var out []job.Alert
 	seen := map[string]bool{}
 	for _, src := range sources {
-		if !src.Alerts(o) {
+		on := src.Alerts(o)
+		// A success resolves the incident a PagerDuty target's trigger
+		// opened: it goes there whatever alert_on says.
+		resolves := !on && o == job.OutcomeSuccess && len(src.Extras().AlertOn) > 0
+		if !on && !resolves {
 			continue
 		}
 		for _, to := range src.Extras().AlertTo {
+			if !on {
+				break
+			}
 			if seen[to] {
 				continue
 			}
@@ -63,7 +71,7 @@ func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string,
 		}
 		// A webhook is an alert of its own: its delivery is its own.
 		for _, to := range src.Extras().Notify {
-			if seen[to] {
+			if seen[to] || !on && !strings.HasPrefix(to, job.HookPagerDuty+":") {
 				continue
 			}
 			seen[to] = true

@@ -57,16 +57,30 @@ const (
 	HookWebhook = "webhook" // any HTTP endpoint: a JSON body of the alert, signed
 	HookSlack   = "slack"   // a Slack incoming webhook: {"text": ...}
 	HookTeams   = "teams"   // a Microsoft Teams incoming webhook: {"text": ...}
+	// HookPagerDuty is PagerDuty's Events API v2: an alert triggers an
+	// incident, a success resolves it. Its target is
+	// pagerduty:@file:PATH, the file holding the routing key.
+	HookPagerDuty = "pagerduty"
 )
 
+// SecretFile is what a pagerduty target's value starts with: the routing
+// key is read from the file that follows, never written in a definition.
+const SecretFile = "@file:"
+
 // HookTarget reads an alert recipient that is a webhook, KIND:URL with
-// KIND webhook, slack or teams and an http or https URL; ok is false for
+// KIND webhook, slack or teams and an http or https URL, or
+// pagerduty:@file:/PATH (then url is @file:/PATH); ok is false for
 // anything else (an email address).
 func HookTarget(to string) (kind, url string, ok bool) {
 	kind, url, ok = strings.Cut(to, ":")
 	switch {
 	case !ok:
 		return "", "", false
+	case kind == HookPagerDuty:
+		if !strings.HasPrefix(url, SecretFile+"/") {
+			return "", "", false
+		}
+		return kind, url, true
 	case kind != HookWebhook && kind != HookSlack && kind != HookTeams:
 		return "", "", false
 	case !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://"):
@@ -80,8 +94,8 @@ func HookTarget(to string) (kind, url string, ok bool) {
 // (a Slack URL does); an email address as it is.
 func Redact(to string) string {
 	kind, url, ok := HookTarget(to)
-	if !ok {
-		return to
+	if !ok || kind == HookPagerDuty {
+		return to // a pagerduty target names the key's file, not the key
 	}
 	scheme, rest, _ := strings.Cut(url, "://")
 	host, _, hasPath := strings.Cut(rest, "/")
