@@ -92,6 +92,7 @@ func addAlerts(add func(k, v string), t *job.Task) {
 	add("alert_to", strings.Join(x.AlertTo, ","))
 	add("alert_template", x.AlertTemplate)
 	add("notify", strings.Join(x.Notify, ", "))
+	add("notify_template", x.NotifyTemplate)
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.

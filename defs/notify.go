@@ -6,6 +6,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -53,4 +54,27 @@ func ParseNotify(v string) ([]string, error) {
 		}
 	}
 	return items, nil
+}
+
+// sampleAlert is what CheckNotifyTemplate renders a template with: every
+// field set.
+var sampleAlert = job.HookPayload{
+	AlertID: 1, Task: "task", Outcome: job.OutcomeFailure, RunID: 2,
+	Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), End: time.Date(2026, 1, 2, 3, 5, 5, 0, time.UTC),
+	ExitCode: 1, Message: "exit status 1", Data: map[string]string{"k": "v"}, Sources: []string{"task"},
+	Created: time.Date(2026, 1, 2, 3, 5, 5, 0, time.UTC),
+}
+
+// CheckNotifyTemplate checks the notify_template attribute: a Go
+// text/template of a generic webhook's JSON body, one line, that renders
+// JSON for an alert with every field set.
+func CheckNotifyTemplate(v string) error {
+	t, err := job.ParseHookBody(v)
+	if err != nil {
+		return fmt.Errorf("notify_template: %v", strings.TrimPrefix(err.Error(), "template: "))
+	}
+	if _, err := job.RenderHookBody(t, sampleAlert); err != nil {
+		return fmt.Errorf("notify_template: %v", strings.TrimPrefix(err.Error(), "template: "))
+	}
+	return nil
 }

@@ -39,3 +39,30 @@ func TestNotify(t *testing.T) {
 		}
 	}
 }
+
+func TestNotifyTemplate(t *testing.T) {
+	t.Parallel()
+	tmpl := `{"summary": {{json (printf "%s %s" .Task .Outcome)}}, "run": {{.RunID}}, "rows": {{json .Data.rows}}}`
+	cur := load(t, "insert_task: x\n"+callable+"alert_on: failure\nnotify: webhook:https://w.example.com/h\nnotify_template: "+tmpl+"\n")
+	if got := cur["x"].Extras().NotifyTemplate; got != tmpl {
+		t.Fatalf("notify_template %q", got)
+	}
+	var b strings.Builder
+	if err := Format(&b, []*job.Task{cur["x"]}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cur, load(t, b.String())); diff != "" {
+		t.Errorf("round trip through\n%s(-want +got):\n%s", b.String(), diff)
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"notify: webhook:https://w/h\nnotify_template: {\"t\": {{.Task}\n", `f.def:8: insert_task y: notify_template: notify_template:1: bad character U+007D '}'`},
+		{"notify: webhook:https://w/h\nnotify_template: {\"t\": {{.Task}}}\n", `notify_template: the body is not JSON: "{\"t\": task}" (write a string as {{json .Message}}`},
+		{"notify: webhook:https://w/h\nnotify_template: {\"t\": {{json .Nope}}}\n", `notify_template: notify_template:1:13: executing "notify_template" at <.Nope>: can't evaluate field Nope in type job.HookPayload`},
+		{"notify: slack:https://w/h\nnotify_template: {}\n", "f.def:8: insert_task y: notify_template needs a webhook:URL in notify"},
+	} {
+		_, err := run(nil, "insert_task: y\n"+callable+"alert_on: failure\n"+tt.text)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: got %v, want %q", tt.text, err, tt.want)
+		}
+	}
+}

@@ -172,7 +172,7 @@ var attributes = map[string]bool{
 	"alert_on": true, "alert_to": true, "alert_template": true,
 	"dependencies": true, "jobs": true,
 	"run_calendar": true, "exclude_calendar": true, "keep_history": true,
-	"resources": true, "amount": true, "notify": true,
+	"resources": true, "amount": true, "notify": true, "notify_template": true,
 	// Named calendars.
 	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,
 }

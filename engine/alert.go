@@ -75,7 +75,13 @@ func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string,
 				continue
 			}
 			seen[to] = true
-			a := job.Alert{Task: name, Outcome: o, Created: now, Template: src.Extras().AlertTemplate, State: job.AlertPending, Message: reason,
+			// A generic webhook's template is its body's; the others take
+			// none.
+			tmpl := ""
+			if strings.HasPrefix(to, job.HookWebhook+":") {
+				tmpl = src.Extras().NotifyTemplate
+			}
+			a := job.Alert{Task: name, Outcome: o, Created: now, Template: tmpl, State: job.AlertPending, Message: reason,
 				To: []string{to}, Sources: []string{src.Name}}
 			if r != nil {
 				a.RunID, a.Start, a.End, a.ExitCode, a.Message, a.Data = r.ID, r.Start, r.End, r.ExitCode, r.Message, r.Data

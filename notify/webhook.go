@@ -73,21 +73,9 @@ func NewHooks(cfg HookConfig) *Hooks {
 	return &Hooks{cfg: cfg, text: template.Must(template.New("hook").Option("missingkey=zero").Parse(DefaultTemplate))}
 }
 
-// Payload is the JSON body a generic webhook receives.
-type Payload struct {
-	AlertID  int64             `json:"alert_id"`
-	Task     string            `json:"task"`
-	Outcome  job.Outcome       `json:"outcome"`
-	RunID    int64             `json:"run_id,omitempty"`
-	Start    time.Time         `json:"start,omitzero"`
-	End      time.Time         `json:"end,omitzero"`
-	ExitCode int               `json:"exit_code"`
-	Message  string            `json:"message,omitempty"`
-	Data     map[string]string `json:"data,omitempty"`
-	// Sources are the task or groups whose settings named the webhook.
-	Sources []string  `json:"sources"`
-	Created time.Time `json:"created"`
-}
+// Payload is the JSON body a generic webhook receives, and what its
+// notify_template sees.
+type Payload = job.HookPayload
 
 // Send posts one alert to the webhook it is for (its one recipient). An
 // answer 2xx is a delivery; 408, 429 and 5xx, or no answer, an error to
@@ -154,8 +142,24 @@ func (h *Hooks) Send(ctx context.Context, a *job.Alert) error {
 // body renders the alert for a webhook of a kind.
 func (h *Hooks) body(kind string, a *job.Alert) ([]byte, error) {
 	if kind == job.HookWebhook {
-		return json.Marshal(Payload{AlertID: a.ID, Task: a.Task, Outcome: a.Outcome, RunID: a.RunID, Start: a.Start, End: a.End,
-			ExitCode: a.ExitCode, Message: a.Message, Data: a.Data, Sources: a.Sources, Created: a.Created})
+		p := Payload{AlertID: a.ID, Task: a.Task, Outcome: a.Outcome, RunID: a.RunID, Start: a.Start, End: a.End,
+			ExitCode: a.ExitCode, Message: a.Message, Data: a.Data, Sources: a.Sources, Created: a.Created}
+		if a.Template == "" {
+			return json.Marshal(p)
+		}
+		// The task's notify_template, checked when it was defined.
+		t, err := job.ParseHookBody(a.Template)
+		if err != nil {
+			return nil, fmt.Errorf("notify_template: %w", err)
+		}
+		if p.Data == nil {
+			p.Data = map[string]string{}
+		}
+		b, err := job.RenderHookBody(t, p)
+		if err != nil {
+			return nil, fmt.Errorf("notify_template: %w", err)
+		}
+		return b, nil
 	}
 	// Slack and Teams take a text: the mail's default body.
 	var b strings.Builder
