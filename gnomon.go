@@ -70,6 +70,7 @@ import (
 	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/postgres"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
+	"github.com/gnomon-sched/gnomon/watch"
 	"github.com/gnomon-sched/gnomon/web"
 )
 
@@ -132,6 +133,10 @@ type Config struct {
 	// to generic webhooks (notify: webhook:URL); empty sends them
 	// unsigned. Webhook alerts are sent whether or not SMTP is set.
 	WebhookSecret []byte
+	// PagerDutyURL is where the events of PagerDuty targets (notify:
+	// pagerduty:@file:PATH) are posted; empty means PagerDuty's Events
+	// API v2 (notify.PagerDutyEvents).
+	PagerDutyURL string
 	// Location is the time zone of calendars, cron expressions and
 	// interval dates of jobs that name none, and of the times in the
 	// audit log and alerts. Nil means time.Local.
@@ -440,7 +445,8 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
 		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
-		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location}),
+		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location, PagerDutyURL: cfg.PagerDutyURL}),
+		Files:     watch.New(cfg.Store),
 		Retention: cfg.Retention,
 		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },

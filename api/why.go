@@ -55,6 +55,13 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 	if !found {
 		return notFound(name)
 	}
+	if def, st, ok := s.sched.View().Task(name); ok && def.Extras().Watching() != nil {
+		text, ok := s.sched.Watching(name)
+		if !ok {
+			text = "waits for a file matching " + def.Extras().Watch.File
+		}
+		resp.Reasons = append(resp.Reasons, engine.Reason{Kind: engine.WhyWatch, Task: name, Status: st.Status, Text: text})
+	}
 	if _, st, ok := s.sched.View().Task(name); ok && (st.Status == job.Failure || st.Status == job.Aborted) {
 		runs, err := s.sched.Store().Runs(r.Context(), store.RunQuery{Task: name, Done: true, Limit: 1})
 		if err != nil {

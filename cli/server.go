@@ -73,7 +73,10 @@ type ServerConfig struct {
 	// WebhookSecret keys the signature of generic webhook alerts; read
 	// from --webhook-secret-file or $GNOMON_WEBHOOK_SECRET_FILE.
 	WebhookSecret []byte
-	Logger        *slog.Logger
+	// PagerDutyURL overrides where PagerDuty events go
+	// (--pagerduty-url).
+	PagerDutyURL string
+	Logger       *slog.Logger
 	// SupervisorCommand overrides how run supervisors are started (tests).
 	SupervisorCommand []string
 	// TuneGC collects less often while the state loads, and returns the
@@ -166,7 +169,7 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
 		EventLateness: cfg.EventLateness, Supervisor: cfg.SupervisorCommand, Logger: cfg.Logger, LogRoots: cfg.LogRoots,
-		DefaultOwner: cfg.DefaultOwner, WebhookSecret: cfg.WebhookSecret, Retention: cfg.Retention, LogRotation: cfg.LogRotation,
+		DefaultOwner: cfg.DefaultOwner, WebhookSecret: cfg.WebhookSecret, PagerDutyURL: cfg.PagerDutyURL, Retention: cfg.Retention, LogRotation: cfg.LogRotation,
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
@@ -687,6 +690,7 @@ func serverCmd(env *Env) *cobra.Command {
 	f.DurationVar(&cfg.Drain, "shutdown-grace", 30*time.Second, "on SIGTERM, how long running commands may finish before the server exits (they keep running and are re-attached at the next start)")
 	f.StringVar(&cfg.SMTP.Addr, "smtp-addr", "", "SMTP server (host:port) that email alerts go through (default: alerts are recorded, not sent)")
 	f.StringVar(&cfg.SMTP.From, "smtp-from", "", "sender address of email alerts")
+	f.StringVar(&cfg.PagerDutyURL, "pagerduty-url", "", "where the events of notify: pagerduty:@file:PATH targets are posted (default PagerDuty's Events API v2, https://events.pagerduty.com/v2/enqueue)")
 	f.StringVar(&webhookSecretFile, "webhook-secret-file", "", "file holding the secret that signs generic webhook alerts (X-Gnomon-Signature), readable by its owner only (default $GNOMON_WEBHOOK_SECRET_FILE)")
 	f.StringVar(&smtpPasswordFile, "smtp-password-file", "", "file holding the SMTP password, readable by its owner only (default $GNOMON_SMTP_PASSWORD_FILE; or the password in $GNOMON_SMTP_PASSWORD, the user in $GNOMON_SMTP_USERNAME)")
 	f.StringVar(&cfg.SMTP.Subject, "smtp-subject", notify.DefaultSubject, "subject of email alerts (a Go text/template with the alert's fields)")

@@ -522,6 +522,9 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	case (len(x.AlertOn) > 0) != (len(x.AlertTo) > 0) && ok("alert_on", "alert_to"):
 		a.errorf(act, at("alert_on", "alert_to"), "alerts need both alert_on and alert_to")
 	}
+	if x.NotifyTemplate != "" && !slices.ContainsFunc(x.Notify, func(to string) bool { return strings.HasPrefix(to, job.HookWebhook+":") }) && ok("notify") {
+		a.errorf(act, at("notify_template"), "notify_template needs a webhook:URL in notify: it is the body generic webhooks receive")
+	}
 	if x.AlertTemplate != "" && len(x.AlertTo) == 0 && len(x.Notify) == 0 && ok("alert_on", "alert_to") {
 		a.errorf(act, at("alert_template"), "alert_template needs alert_on and alert_to")
 	}
@@ -540,6 +543,7 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 	a.checkTimeTrigger(act, t, at, ok)
 	a.checkPolicy(act, t, at, ok)
 	a.checkEnv(act, t, at, ok)
+	a.checkWatch(act, t, at, ok)
 	if len(t.Extras().Claims) > 0 && !t.Executes() && t.Type != "" && ok("command", "function") {
 		a.errorf(act, at("resources"), "resources: a task takes resources for its runs: it needs a command or a function")
 	}
@@ -598,7 +602,7 @@ func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string
 var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
 
 // groupAttrs are the attributes of a group.
-var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true, "keep_history": true}
+var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true, "notify_template": true, "keep_history": true}
 
 // checkRunner applies the rules on what a run executes: a command or a
 // registered function, not both; log files go with a command (a function
@@ -689,6 +693,8 @@ func clear(t *job.Task, key string) {
 		t.Edit().AlertTemplate = ""
 	case "notify":
 		t.Edit().Notify = nil
+	case "notify_template":
+		t.Edit().NotifyTemplate = ""
 	case "jobs":
 		t.Edit().Jobs = nil
 	case "run_calendar":
@@ -705,6 +711,9 @@ func clear(t *job.Task, key string) {
 		}
 		if envAttrs[key] {
 			clearEnv(t, key)
+		}
+		if watchAttrs[key] {
+			clearWatch(t, key)
 		}
 	}
 }
@@ -799,6 +808,10 @@ func set(t *job.Task, key, v string) error {
 		t.Edit().AlertTemplate = v
 	case "notify":
 		t.Edit().Notify, err = ParseNotify(v)
+	case "notify_template":
+		if err = CheckNotifyTemplate(v); err == nil {
+			t.Edit().NotifyTemplate = v
+		}
 	case "jobs":
 		t.Edit().Jobs, err = ParseJobs(v)
 	case "amount":
@@ -828,6 +841,9 @@ func set(t *job.Task, key, v string) error {
 		}
 		if envAttrs[key] {
 			err = setEnv(t, key, v)
+		}
+		if watchAttrs[key] {
+			err = setWatch(t, key, v)
 		}
 	}
 	return err

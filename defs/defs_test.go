@@ -415,8 +415,11 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: x\n" + callable + "envvars: A=1, B=\"x, y\"\nenvvars: C=${A}$$\nworking_dir: $HOME/w\nstd_in_file: /in\numask: 027\nparams: p=1, q\n")
 	f.Add("insert_task: x\n" + callable + "envvars: T=@file:/etc/s, 9=1\nupdate_task: x\nenvvars: A=${\numask: 8\n")
 	f.Add(resourceDefs)
-	f.Add("insert_task: x\n" + callable + "alert_on: failure\nnotify: slack:https://h/T/B, webhook:http://x:1/a?b=1,2\ninsert_group: g\njobs: x\nalert_on: retry\nnotify: teams:https://t/w\n")
+	f.Add("insert_task: x\n" + callable + "alert_on: failure\nnotify: slack:https://h/T/B, webhook:http://x:1/a?b=1,2, pagerduty:@file:/k\nnotify_template: {\"t\": {{json .Task}}, \"d\": {{json .Data.x}}}\ninsert_group: g\njobs: x\nalert_on: retry\nnotify: teams:https://t/w\n")
 	f.Add("insert_resource: r\namount: 3\ninsert_task: x\n" + callable + "resources: r=2, s\nupdate_resource: r\namount: 1\ndelete_resource: r\nupdate_task: r\n")
+	f.Add("insert_task: w\n" + callable + "watch_file: /data/in/*.csv\nwatch_min_size: 10K\nwatch_steady: 1m\nwatch_interval: 5s\n" +
+		"insert_task: v\n" + callable + "watch_file: data/[x\nwatch_min_size: -1\nwatch_steady: 0\nwatch_interval: 10ms\nupdate_task: w\nwatch_file:\n")
+	f.Add(`[{"name":"C","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":60}],"watch_file":"/in/*.csv","watch_min_size":512,"watch_steady":"2m"}]`)
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1

@@ -69,6 +69,7 @@ func Attrs(t *job.Task) [][2]string {
 	addPolicy(add, t)
 	add("resources", job.FormatClaims(x.Claims))
 	addEnv(add, t)
+	addWatch(add, t)
 	addAlerts(add, t)
 	addKeep(add, x)
 	add("priority", strconv.Itoa(int(t.Priority)))
@@ -91,6 +92,7 @@ func addAlerts(add func(k, v string), t *job.Task) {
 	add("alert_to", strings.Join(x.AlertTo, ","))
 	add("alert_template", x.AlertTemplate)
 	add("notify", strings.Join(x.Notify, ", "))
+	add("notify_template", x.NotifyTemplate)
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.

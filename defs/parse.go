@@ -172,19 +172,24 @@ var attributes = map[string]bool{
 	"alert_on": true, "alert_to": true, "alert_template": true,
 	"dependencies": true, "jobs": true,
 	"run_calendar": true, "exclude_calendar": true, "keep_history": true,
-	"resources": true, "amount": true, "notify": true,
+	"resources": true, "amount": true, "notify": true, "notify_template": true,
 	// Named calendars.
 	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,
 }
 
 // isAttribute reports whether key names an attribute of the language.
-func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] || envAttrs[key] }
+func isAttribute(key string) bool {
+	return attributes[key] || policyAttrs[key] || envAttrs[key] || watchAttrs[key]
+}
 
 // attributeNames are the attributes of the language, sorted: those an
 // invalid field is compared with.
 var attributeNames = func() []string {
 	names := slices.Collect(maps.Keys(attributes))
 	for k := range policyAttrs {
+		names = append(names, k)
+	}
+	for k := range watchAttrs {
 		names = append(names, k)
 	}
 	slices.Sort(names)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
@@ -39,10 +40,17 @@ func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string,
 	var out []job.Alert
 	seen := map[string]bool{}
 	for _, src := range sources {
-		if !src.Alerts(o) {
+		on := src.Alerts(o)
+		// A success resolves the incident a PagerDuty target's trigger
+		// opened: it goes there whatever alert_on says.
+		resolves := !on && o == job.OutcomeSuccess && len(src.Extras().AlertOn) > 0
+		if !on && !resolves {
 			continue
 		}
 		for _, to := range src.Extras().AlertTo {
+			if !on {
+				break
+			}
 			if seen[to] {
 				continue
 			}
@@ -63,11 +71,17 @@ func (e *Engine) Alerts(own *job.Task, o job.Outcome, r *job.Run, reason string,
 		}
 		// A webhook is an alert of its own: its delivery is its own.
 		for _, to := range src.Extras().Notify {
-			if seen[to] {
+			if seen[to] || !on && !strings.HasPrefix(to, job.HookPagerDuty+":") {
 				continue
 			}
 			seen[to] = true
-			a := job.Alert{Task: name, Outcome: o, Created: now, Template: src.Extras().AlertTemplate, State: job.AlertPending, Message: reason,
+			// A generic webhook's template is its body's; the others take
+			// none.
+			tmpl := ""
+			if strings.HasPrefix(to, job.HookWebhook+":") {
+				tmpl = src.Extras().NotifyTemplate
+			}
+			a := job.Alert{Task: name, Outcome: o, Created: now, Template: tmpl, State: job.AlertPending, Message: reason,
 				To: []string{to}, Sources: []string{src.Name}}
 			if r != nil {
 				a.RunID, a.Start, a.End, a.ExitCode, a.Message, a.Data = r.ID, r.Start, r.End, r.ExitCode, r.Message, r.Data

@@ -26,3 +26,22 @@ func TestNotifyAlerts(t *testing.T) {
 		t.Errorf("alerts %v, want %v", got, want)
 	}
 }
+
+// A PagerDuty target is told of a success whatever alert_on says, so that
+// the incident a failure opened is resolved; the other targets are not.
+func TestPagerDutyResolvesOnSuccess(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 5, callable("a", "alert_on: failure\nalert_to: ops@example.com\nnotify: pagerduty:@file:/etc/gnomon/pd.key, slack:https://h.example.com/s"))
+	h.act("a", job.ActStart)
+	_, st, _ := h.e.Task("a")
+	out := h.apply(RunExited{RunID: st.RunID, ExitCode: 1, Result: job.ResultNormal})
+	if len(out.Alerts) != 3 {
+		t.Fatalf("failure: %+v, want 3 alerts", out.Alerts)
+	}
+	h.act("a", job.ActStart)
+	_, st, _ = h.e.Task("a")
+	out = h.apply(RunExited{RunID: st.RunID, ExitCode: 0, Result: job.ResultNormal})
+	if len(out.Alerts) != 1 || out.Alerts[0].To[0] != "pagerduty:@file:/etc/gnomon/pd.key" || out.Alerts[0].Outcome != job.OutcomeSuccess {
+		t.Fatalf("success: %+v, want the PagerDuty target's alone", out.Alerts)
+	}
+}

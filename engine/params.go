@@ -11,8 +11,8 @@ const MaxParamValue = 4096
 
 // checkParams says why parameter values given with an action to task t
 // are refused, or nil: only a start (or a backfill) gives them, each one
-// the task declares, once, and a value is text an environment variable
-// can hold.
+// the task declares (or, for a task that watches files, job.WatchParam),
+// once, and a value is text an environment variable can hold.
 func checkParams(t *job.Task, a job.Action, given []job.Var) error {
 	if len(given) == 0 {
 		return nil
@@ -21,9 +21,13 @@ func checkParams(t *job.Task, a job.Action, given []job.Var) error {
 		return refused("parameters go with a start, not with %s", a)
 	}
 	declared := t.Extras().Env().Params
-	names := make([]string, len(declared))
+	names := make([]string, len(declared), len(declared)+1)
 	for i, p := range declared {
 		names[i] = p.Name
+	}
+	if t.Extras().Watching() != nil {
+		// The file its watcher found (see job.WatchParam).
+		names = append(names, job.WatchParam)
 	}
 	for i, g := range given {
 		known := false

@@ -45,6 +45,9 @@ const (
 	// WhyResource: ready, and waits for a resource it claims, held by
 	// other runs or wanted first by tasks before it in dispatch order.
 	WhyResource ReasonKind = "resource"
+	// WhyWatch: its file watcher waits for a file to land and settle
+	// (told by the scheduler, which runs the watchers).
+	WhyWatch ReasonKind = "watch"
 )
 
 // maxWhyDepth bounds how far the reasons follow condition clauses.

@@ -62,7 +62,8 @@ func IsJSON(src string) bool {
 
 // attrs are the members a configuration object may have besides its name
 // and dependencies, all taken as definition attributes.
-var attrs = []string{"command", "out_log_file", "err_log_file", "label", "machine", "priority", "profile", "owner", "overlap", "function"}
+var attrs = []string{"command", "out_log_file", "err_log_file", "label", "machine", "priority", "profile", "owner", "overlap", "function",
+	"watch_file", "watch_min_size", "watch_steady", "watch_interval"}
 
 // ParseConfigs reads one configuration object or an array of them. It
 // checks the shape of each one; names and the rest are checked where the
@@ -205,7 +206,7 @@ func parseConfig(raw json.RawMessage) (Config, []*ConfigError) {
 		case k == "name" || k == "dependencies":
 		case slices.Contains(attrs, k):
 			var s string
-			if k == "priority" && len(v) > 0 && v[0] >= '0' && v[0] <= '9' {
+			if (k == "priority" || k == "watch_min_size") && len(v) > 0 && v[0] >= '0' && v[0] <= '9' {
 				s = string(v)
 			} else if err := json.Unmarshal(v, &s); err != nil {
 				fail(k, "expected a string, got %s", kindOf(v))

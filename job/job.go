@@ -135,6 +135,9 @@ type Extra struct {
 	// Notify are the webhooks alerted on the same outcomes, KIND:URL (see
 	// HookTarget), in definition order.
 	Notify []string
+	// NotifyTemplate is the text/template of the JSON body generic
+	// webhooks (webhook:URL) receive; empty: notify.Payload.
+	NotifyTemplate string
 	// Jobs are a group's members, sorted.
 	Jobs []string
 	// KeepHistory is how long the task's runs, fires, audit records and
@@ -158,6 +161,8 @@ type Extra struct {
 	// Claims are what each run of the task takes of shared resources
 	// while it runs, in definition order, one per resource.
 	Claims []Claim
+	// Watch is the task's file watcher, nil without one.
+	Watch *Watch
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -208,6 +213,9 @@ func (t *Task) Compact() {
 	if t.Extra != nil && t.Extra.Environment.IsZero() {
 		t.Extra.Environment = nil
 	}
+	if t.Extra != nil && t.Extra.Watch.IsZero() {
+		t.Extra.Watch = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -217,7 +225,7 @@ func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
 		x.KeepHistory == 0 && x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
-		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0
+		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0 && x.NotifyTemplate == "" && x.Watch.IsZero()
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -275,7 +283,13 @@ type TaskJSON struct {
 	Amount    int     `json:"amount,omitempty"`
 	Resources []Claim `json:"resources,omitempty"`
 	// Notify: see Extra.Notify.
-	Notify []string `json:"notify,omitempty"`
+	Notify         []string `json:"notify,omitempty"`
+	NotifyTemplate string   `json:"notify_template,omitempty"`
+	// The file watcher (see Watch).
+	WatchFile     string   `json:"watch_file,omitempty"`
+	WatchMinSize  int64    `json:"watch_min_size,omitempty"`
+	WatchSteady   Duration `json:"watch_steady,omitempty"`
+	WatchInterval Duration `json:"watch_interval,omitempty"`
 }
 
 // JSON returns the task's JSON form.
@@ -283,6 +297,10 @@ func (t *Task) JSON() TaskJSON {
 	x := t.Extras()
 	p := x.RunPolicy()
 	e := x.Env()
+	w := x.Watch
+	if w == nil {
+		w = &Watch{}
+	}
 	return TaskJSON{
 		Name: t.Name, Type: t.Type, Command: t.Command, Condition: t.Condition, OutLog: t.OutLog, ErrLog: t.ErrLog,
 		Label: x.Label, Machine: x.Machine, Parent: t.Parent, Priority: t.Priority, Profile: x.Profile, Owner: x.Owner, RunDays: t.RunDays,
@@ -294,7 +312,8 @@ func (t *Task) JSON() TaskJSON {
 		TermRunTime: p.TermRunTime, MaxRunAlarm: p.MaxRunAlarm, MinRunAlarm: p.MinRunAlarm,
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
 		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
-		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify,
+		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify, NotifyTemplate: x.NotifyTemplate,
+		WatchFile: w.File, WatchMinSize: w.MinSize, WatchSteady: w.Steady, WatchInterval: w.Interval,
 	}
 }
 
@@ -307,7 +326,7 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	x := Extra{Label: j.Label, Machine: j.Machine, Profile: j.Profile, Owner: j.Owner, StartDelay: j.StartDelay, Overlap: j.Overlap,
 		Deps: j.Deps, Function: j.Function, AlertOn: j.AlertOn, AlertTo: j.AlertTo, AlertTemplate: j.AlertTemplate, Jobs: j.Jobs,
-		KeepHistory: j.KeepHistory, RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources, Notify: j.Notify}
+		KeepHistory: j.KeepHistory, RunCalendar: j.RunCalendar, ExcludeCalendar: j.ExcludeCalendar, Amount: j.Amount, Claims: j.Resources, Notify: j.Notify, NotifyTemplate: j.NotifyTemplate}
 	p := Policy{Retries: j.Retries, RetryDelay: j.RetryDelay, RetryBackoff: j.RetryBackoff, RetryMaxDelay: j.RetryMaxDelay,
 		TermRunTime: j.TermRunTime, MaxRunAlarm: j.MaxRunAlarm, MinRunAlarm: j.MinRunAlarm,
 		MustStartBy: j.MustStartBy, MustCompleteBy: j.MustCompleteBy}
@@ -316,6 +335,9 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	if e := (Environment{Vars: j.Envvars, WorkingDir: j.WorkingDir, StdIn: j.StdIn, Umask: j.Umask, Params: j.Params}); !e.IsZero() {
 		x.Environment = &e
+	}
+	if w := (Watch{File: j.WatchFile, MinSize: j.WatchMinSize, Steady: j.WatchSteady, Interval: j.WatchInterval}); !w.IsZero() {
+		x.Watch = &w
 	}
 	if !x.empty() {
 		t.Extra = new(x)

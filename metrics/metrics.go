@@ -292,12 +292,14 @@ var (
 		"Units of a resource held by runs in flight (an exclusive holder holds them all).", []string{"resource"}, nil)
 	descResWaiting = prometheus.NewDesc("gnomon_resource_waiting",
 		"Ready tasks that wait for a resource they claim.", []string{"resource"}, nil)
+	descWatchPosted = prometheus.NewDesc("gnomon_watch_files_total",
+		"Settled file versions the file watchers handed to their tasks (a start, or a FILE data event) since the server started.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (g gauges) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRunning, descReady, descSlots, descBusy, descSupervisors, descJournal, descUnavailable,
-		descResUnits, descResHeld, descResWaiting} {
+		descResUnits, descResHeld, descResWaiting, descWatchPosted} {
 		ch <- d
 	}
 }
@@ -317,6 +319,7 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	gauge(descSlots, int64(r.Scheduler.Workers))
 	gauge(descBusy, int64(r.Scheduler.Busy))
 	gauge(descJournal, r.Scheduler.Journal)
+	ch <- prometheus.MustNewConstMetric(descWatchPosted, prometheus.CounterValue, float64(r.Scheduler.FilesPosted))
 	unavailable := int64(0)
 	if r.Unavailable {
 		unavailable = 1

@@ -159,3 +159,25 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookTemplate renders a generic webhook's body from its
+// notify_template; Slack and Teams keep their text.
+func TestWebhookTemplate(t *testing.T) {
+	t.Parallel()
+	srv, got := hookServer(t)
+	h := NewHooks(HookConfig{})
+	a := hookAlert
+	a.To = []string{"webhook:" + srv.URL + "/h"}
+	a.Template = `{"summary": {{json (printf "%s %s" .Task .Outcome)}}, "run": {{.RunID}}, "rows": {{json .Data.rows}}, "at": {{json .End}}}`
+	if err := h.Send(context.Background(), &a); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if want := `{"summary": "load failure", "run": 42, "rows": "12", "at": "2026-06-01T05:01:00Z"}`; string(r.body) != want {
+		t.Errorf("body %s, want %s", r.body, want)
+	}
+	a.Template = `{"t": {{.Task}}}`
+	if err := h.Send(context.Background(), &a); !asPermanentOK(err) || !strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("a body that is not JSON: %v, want a permanent error", err)
+	}
+}

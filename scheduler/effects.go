@@ -89,13 +89,23 @@ func launchOf(r *job.Run, t *job.Task) job.Launch {
 }
 
 // envOf returns the environment a run of a task starts with: the task's,
-// its parameters given the values the run records; nil when it has none.
+// its parameters given the values the run records, and the file a file
+// watcher started it for (job.WatchParam); nil when it has none.
 func envOf(e *job.Environment, given []job.Var) *job.Environment {
-	if e.IsZero() {
+	var watched []job.Var
+	for _, g := range given {
+		if g.Name == job.WatchParam {
+			watched = append(watched, g)
+		}
+	}
+	if e.IsZero() && len(watched) == 0 {
 		return nil
 	}
-	c := *e
-	c.Params = e.Resolve(given)
+	var c job.Environment
+	if e != nil {
+		c = *e
+	}
+	c.Params = append(e.Resolve(given), watched...)
 	return &c
 }
 

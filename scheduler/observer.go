@@ -97,6 +97,9 @@ type Gauges struct {
 	// Resources are the resources shared between tasks and their use, by
 	// name (none when no resource is defined).
 	Resources []engine.Resource
+	// FilesPosted counts the settled file versions the file watchers
+	// handed to their tasks since the scheduler started.
+	FilesPosted int64
 }
 
 // gauges are the readings Gauges returns, which the loop stores after each
@@ -115,7 +118,7 @@ type gauges struct {
 // safe to call from any goroutine and never waits for the loop.
 func (s *Scheduler) Gauges() Gauges {
 	g := Gauges{Ready: int(s.gauges.ready.Load()), Workers: s.eng.Workers(), Busy: int(s.gauges.busy.Load()),
-		Journal: s.gauges.journal.Load()}
+		Journal: s.gauges.journal.Load(), FilesPosted: s.FilesPosted()}
 	if rs := s.gauges.resources.Load(); rs != nil {
 		g.Resources = *rs
 	}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -48,4 +49,19 @@ func IsPermanent(err error) bool {
 // begins in its task's log files.
 type LogSpanner interface {
 	Span(run int64) (job.LogSpan, bool)
+}
+
+// FileWatcher runs the tasks' file watchers (job.Watch): watch.Watcher.
+// Poll is called from one goroutine at a time; Waiting and Posted from
+// any.
+type FileWatcher interface {
+	// Poll looks at the files of the watchers of tasks due at now, calls
+	// found with each settled file version once, and returns when it
+	// wants to be called again (zero without watchers).
+	Poll(ctx context.Context, now time.Time, tasks []*job.Task, found func(ctx context.Context, t *job.Task, path string) error) (time.Time, error)
+	// Waiting says what the watcher of a task waits for, and whether the
+	// task has one.
+	Waiting(task string) (string, bool)
+	// Posted returns how many file versions it has handed over.
+	Posted() int64
 }

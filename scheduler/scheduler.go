@@ -80,6 +80,9 @@ type Config struct {
 	// Hooks sends the alerts of webhooks (job.HookTarget); nil records
 	// each as failed.
 	Hooks Mailer
+	// Files runs the file watchers of the tasks that define one; nil
+	// leaves them idle, with a warning for each such task.
+	Files FileWatcher
 	// RetryAlertsFor is how long an alert that cannot be sent is retried
 	// after its first attempt; zero means 24h.
 	RetryAlertsFor time.Duration
@@ -149,6 +152,8 @@ type Scheduler struct {
 	alertWake, auditWake chan struct{}
 
 	sim simulation // the virtual clock, when simulating
+	// watchWarned holds the tasks whose file watcher was warned of.
+	watchWarned sync.Map
 	// changes tells watchers of the state that a commit changed it.
 	changes changes
 
@@ -399,10 +404,11 @@ func (s *Scheduler) Start() {
 	first := []*request{{tree: periods.Restart{}}}
 	first = append(first, s.attach(append(s.nodesInFlight(), tasks...))...)
 	s.deferred = append(first, &request{ev: engine.Tick{}})
-	s.wg.Add(5)
+	s.wg.Add(6)
 	go s.loop()
 	go s.perform()
 	go s.deliver()
+	go s.watchFiles()
 	go s.writeAudit()
 	go s.prune()
 }

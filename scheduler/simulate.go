@@ -46,6 +46,9 @@ type simulation struct {
 	// kick asks the alert deliverer to attempt what is due and answer
 	// when the next retry is due (zero if none).
 	kick chan chan time.Time
+	// watchKick asks the file watchers to poll what is due and answer
+	// when the next poll is due (zero if none).
+	watchKick chan chan time.Time
 
 	// frozen is closed when the scheduler begins to stop: the clock moves
 	// no more, so that nothing is recorded at instants the stop would
@@ -68,6 +71,7 @@ func (m *simulation) init(ctx context.Context, c Clock, st store.Store, snap *st
 		return nil
 	}
 	m.clock, m.change, m.kick, m.runs = v, make(chan struct{}, 1), make(chan chan time.Time), map[int64][2]time.Time{}
+	m.watchKick = make(chan chan time.Time)
 	m.frozen = make(chan struct{})
 	ns, err := st.Cursor(ctx, ClockCursor)
 	if err != nil {
@@ -173,8 +177,8 @@ func (m *simulation) save(st store.Store) error {
 func (s *Scheduler) Simulated() bool { return s.sim.on() }
 
 // Advance moves a virtual clock to instant to. It stops at every instant
-// where something is due, in order, lets the engine fire it and the alert
-// deliverer retry what is due, and waits until every run started has
+// where something is due, in order, lets the engine fire it, the alert
+// deliverer retry what is due and the file watchers look at their files, and waits until every run started has
 // ended, so that when it returns the scheduler has settled at the new time
 // (or later: see the virtual time runs take). It fails on a real clock,
 // and for an instant before the current one.
@@ -302,7 +306,11 @@ func (s *Scheduler) nextDue(ctx context.Context) (time.Time, error) {
 	if wake.IsZero() || (!retry.IsZero() && retry.Before(wake)) {
 		wake = retry
 	}
-	return wake, nil
+	poll, err := s.kickWatchers(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return earliest(wake, poll), nil
 }
 
 // kickAlerts has the alert deliverer attempt every alert due now, and

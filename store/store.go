@@ -69,7 +69,7 @@ type Store interface {
 	// AuditPage returns a page of audit records, newest first.
 	AuditPage(ctx context.Context, q AuditQuery) ([]job.AuditRecord, error)
 	// Cursor returns a named position (0 if never set); SetCursors sets
-	// several in one transaction.
+	// several in one transaction, and forgets those it sets to 0.
 	Cursor(ctx context.Context, name string) (int64, error)
 	SetCursors(ctx context.Context, values map[string]int64) error
 	Tokens

@@ -172,7 +172,7 @@ func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	return v, nil
 }
 
-// SetCursors sets several cursors in one transaction.
+// SetCursors sets several cursors in one transaction; 0 deletes one.
 func (s *Store) SetCursors(ctx context.Context, values map[string]int64) error {
 	if len(values) == 0 {
 		return nil
@@ -181,7 +181,9 @@ func (s *Store) SetCursors(ctx context.Context, values map[string]int64) error {
 	for name, v := range values {
 		names, vals = append(names, name), append(vals, v)
 	}
-	const set = `INSERT INTO cursors (name, value) SELECT * FROM unnest($1::text[], $2::bigint[])
+	const set = `WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS t (name, value)),
+		gone AS (DELETE FROM cursors c USING v WHERE c.name = v.name AND v.value = 0)
+		INSERT INTO cursors (name, value) SELECT name, value FROM v WHERE value <> 0
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value`
 	if _, err := s.exec(ctx, set, names, vals); err != nil {
 		return s.failed("cursors", err)

@@ -228,7 +228,7 @@ func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	return v, nil
 }
 
-// SetCursors sets named positions in one transaction.
+// SetCursors sets named positions in one transaction; 0 deletes one.
 func (s *Store) SetCursors(ctx context.Context, values map[string]int64) (err error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -241,6 +241,12 @@ func (s *Store) SetCursors(ctx context.Context, values map[string]int64) (err er
 		}
 	}()
 	for name, v := range values {
+		if v == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM cursors WHERE name = ?`, name); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO cursors (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, v); err != nil {
 			return err
 		}

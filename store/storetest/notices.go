@@ -124,6 +124,16 @@ func testNotices(t *testing.T, open Open) {
 		if v, err := s.Cursor(ctx, "audit.log size"); err != nil || v != 900 {
 			t.Errorf("cursor = %d, %v; want 900", v, err)
 		}
+		// 0 forgets a cursor, beside one set in the same call.
+		if err := s.SetCursors(ctx, map[string]int64{"audit.log size": 0, "other": 3}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Cursor(ctx, "audit.log size"); err != nil || v != 0 {
+			t.Errorf("forgotten cursor = %d, %v; want 0", v, err)
+		}
+		if v, err := s.Cursor(ctx, "other"); err != nil || v != 3 {
+			t.Errorf("cursor = %d, %v; want 3", v, err)
+		}
 	})
 
 	t.Run("audit pages", func(t *testing.T) {

@@ -1,0 +1,212 @@
+package defs
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
+)
+
+// The file watcher's attributes (job.Watch).
+var watchAttrs = map[string]bool{
+	"watch_file": true, "watch_min_size": true, "watch_steady": true, "watch_interval": true,
+}
+
+// setWatch parses a non-empty file watcher attribute into t.
+func setWatch(t *job.Task, key, v string) error {
+	switch key {
+	case "watch_file":
+		if err := CheckWatchFile(v); err != nil {
+			return err
+		}
+		t.EditWatch().File = v
+	case "watch_min_size":
+		n, err := ParseSize(v)
+		if err != nil {
+			return fmt.Errorf("watch_min_size: %w", err)
+		}
+		t.EditWatch().MinSize = n
+	case "watch_steady":
+		d, err := ParseDuration(key, v)
+		if err != nil {
+			return err
+		}
+		if d < time.Second {
+			return fmt.Errorf("watch_steady: %q is below 1s; write how long a file stays unchanged before it triggers, such as 30s (a file renamed in whole settles at the first look after 1s)", v)
+		}
+		t.EditWatch().Steady = job.Duration(d)
+	case "watch_interval":
+		d, err := ParseDuration(key, v)
+		if err != nil {
+			return err
+		}
+		if d < job.MinInterval {
+			return fmt.Errorf("watch_interval: %q is below %s; files are looked at %s apart at the most often", v, job.MinInterval, job.MinInterval)
+		}
+		t.EditWatch().Interval = job.Duration(d)
+	}
+	return nil
+}
+
+// clearWatch resets a file watcher attribute.
+func clearWatch(t *job.Task, key string) {
+	if t.Extras().Watch == nil {
+		return
+	}
+	w := t.EditWatch()
+	switch key {
+	case "watch_file":
+		w.File = ""
+	case "watch_min_size":
+		w.MinSize = 0
+	case "watch_steady":
+		w.Steady = 0
+	case "watch_interval":
+		w.Interval = 0
+	}
+}
+
+// addWatch writes the file watcher's attributes.
+func addWatch(add func(k, v string), t *job.Task) {
+	w := t.Extras().Watch
+	if w == nil {
+		return
+	}
+	add("watch_file", w.File)
+	if w.MinSize > 0 {
+		add("watch_min_size", FormatSize(w.MinSize))
+	}
+	if w.Steady > 0 {
+		add("watch_steady", time.Duration(w.Steady).String())
+	}
+	if w.Interval > 0 {
+		add("watch_interval", time.Duration(w.Interval).String())
+	}
+}
+
+// CheckWatchFile checks the value of watch_file: an absolute, clean path
+// whose elements may be glob patterns (path/filepath.Match).
+func CheckWatchFile(v string) error {
+	switch {
+	case !strings.HasPrefix(v, "/"):
+		return fmt.Errorf("watch_file: %q is not an absolute path (write it from /, such as /data/in/*.csv)", v)
+	case strings.HasSuffix(v, "/") || path.Clean(v) != v:
+		return fmt.Errorf("watch_file: %q is not a clean path (write it as %s, a pattern of files, not of a directory)", v, strings.TrimSuffix(path.Clean(v), "/"))
+	case v == "/":
+		return fmt.Errorf("watch_file: %q names no file (write a pattern such as /data/in/*.csv)", v)
+	}
+	if _, err := filepath.Match(v, ""); err != nil {
+		return fmt.Errorf("watch_file: %q is not a valid pattern: %v (a pattern uses *, ?, [a-z], and \\ to escape)", v, err)
+	}
+	return nil
+}
+
+// WatchDir returns the directory that holds every file a watch_file
+// pattern matches: its leading elements without pattern characters.
+func WatchDir(pattern string) string {
+	dir := "/"
+	for el := range strings.SplitSeq(strings.TrimPrefix(pattern, "/"), "/") {
+		if strings.ContainsAny(el, `*?[\`) {
+			break
+		}
+		dir = path.Join(dir, el)
+	}
+	if dir == pattern {
+		return path.Dir(pattern)
+	}
+	return dir
+}
+
+// sizeUnits are the units of a size, binary as du and ls -h count.
+var sizeUnits = []struct {
+	names []string
+	n     int64
+}{
+	{[]string{"g", "gb", "gib"}, 1 << 30},
+	{[]string{"m", "mb", "mib"}, 1 << 20},
+	{[]string{"k", "kb", "kib"}, 1 << 10},
+	{[]string{"b", ""}, 1},
+}
+
+// ParseSize reads a size in bytes: a whole number, alone or followed by a
+// unit K, M or G (also KB, KiB, ..., in any case), each 1024 times the
+// one before, as du and ls -h count: 10K is 10240 bytes.
+func ParseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || i == 0 && (s[i] == '-' || s[i] == '+')) {
+		i++
+	}
+	num, unit := s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size; write a number of bytes, or one with a unit: 512, 10K, 5M, 1G", v)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%q is negative; a size is 0 or more bytes", v)
+	}
+	for _, u := range sizeUnits {
+		for _, name := range u.names {
+			if unit == name {
+				if n > math.MaxInt64/u.n {
+					return 0, fmt.Errorf("%q is too large", v)
+				}
+				return n * u.n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%q: unknown unit %q; write a number of bytes, or one with a unit K, M or G (10K is 10240 bytes)", v, strings.TrimSpace(s[i:]))
+}
+
+// FormatSize writes a size as ParseSize reads it, in the largest unit
+// that holds it whole.
+func FormatSize(n int64) string {
+	for _, u := range sizeUnits[:3] {
+		if n >= u.n && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + strings.ToUpper(u.names[0])
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// checkWatch applies the rules of file watchers: the other attributes go
+// with watch_file, a watcher starts a task that runs something, and a
+// configuration's watched files are in a directory one of its FILE
+// dependencies names, where the events it posts validate it.
+func (a *applier) checkWatch(act *Action, t *job.Task, at func(...string) int, ok func(...string) bool) {
+	w := t.Extras().Watch
+	if w == nil {
+		return
+	}
+	if w.File == "" {
+		if ok("watch_file") {
+			a.errorf(act, at("watch_min_size", "watch_steady", "watch_interval"), "watch_min_size, watch_steady and watch_interval need watch_file: the files to watch")
+		}
+		return
+	}
+	switch t.Type {
+	case job.Callable, job.Configuration:
+	default:
+		a.errorf(act, at("watch_file"), "watch_file: a file watcher starts a callable task or feeds a configuration, not a %s", t.Type)
+		return
+	}
+	if t.Type != job.Configuration || !ok("dependencies") {
+		return
+	}
+	dir := WatchDir(w.File)
+	for _, d := range t.Extras().Deps {
+		if d.Type != job.File {
+			continue
+		}
+		dd := path.Clean(d.Resource)
+		if dir == dd || strings.HasPrefix(dir, strings.TrimSuffix(dd, "/")+"/") {
+			return
+		}
+	}
+	a.errorf(act, at("watch_file"), "watch_file: no FILE dependency covers %s, so the events the watcher posts would validate nothing; add {\"type\": \"FILE\", \"resourceId\": %q, \"lifeDuration\": 3600}", dir, dir)
+}
