@@ -23,7 +23,10 @@ import (
 // nothing to make. A commit that changes k of n tasks costs O(k log n),
 // and a reader holds its View for as long as it likes.
 type View struct {
-	tasks    *btree.BTreeG[*TaskItem]
+	tasks *btree.BTreeG[*TaskItem]
+	// watching are the tasks with a file watcher, kept as tasks is, so
+	// that the watchers' polls never walk every task.
+	watching *btree.BTreeG[*TaskItem]
 	summary  engine.Summary
 	problems []string
 	at       time.Time // the clock reading of the commit
@@ -103,6 +106,10 @@ func (v *View) Ascend(after string, fn func(*TaskItem) bool) {
 	})
 }
 
+// Watching calls fn with each task that has a file watcher (watch_file),
+// in name order, until fn returns false.
+func (v *View) Watching(fn func(*TaskItem) bool) { v.watching.Scan(fn) }
+
 // Children returns the names of a bundle's children, sorted.
 func (v *View) Children(bundle string) []string {
 	if it, ok := v.Item(bundle); ok {
@@ -161,8 +168,8 @@ func (v *View) Workers() int { return v.workers }
 // viewer keeps the loop's tree of task items and publishes Views of it;
 // only the loop touches it.
 type viewer struct {
-	tasks *btree.BTreeG[*TaskItem]
-	seq   uint64
+	tasks, watching *btree.BTreeG[*TaskItem]
+	seq             uint64
 }
 
 // item builds the item of a task from the engine.
@@ -185,10 +192,13 @@ func item(e *engine.Engine, name string) (*TaskItem, bool) {
 
 // load fills the tree with every task of the engine.
 func (w *viewer) load(e *engine.Engine) {
-	w.tasks = newTaskTree()
+	w.tasks, w.watching = newTaskTree(), newTaskTree()
 	for _, name := range e.Names() {
 		it, _ := item(e, name)
 		w.tasks.Load(it)
+		if it.Def.Extras().Watching() != nil {
+			w.watching.Load(it)
+		}
 	}
 }
 
@@ -228,10 +238,16 @@ func (w *viewer) def(name string) *job.Task {
 }
 
 func (w *viewer) set(e *engine.Engine, name string) {
-	if it, ok := item(e, name); ok {
+	it, ok := item(e, name)
+	if ok {
 		w.tasks.Set(it)
 	} else {
 		w.tasks.Delete(key(name))
+	}
+	if ok && it.Def.Extras().Watching() != nil {
+		w.watching.Set(it)
+	} else if w.watching.Len() > 0 {
+		w.watching.Delete(key(name))
 	}
 }
 
@@ -239,7 +255,7 @@ func (w *viewer) set(e *engine.Engine, name string) {
 func (w *viewer) publish(e *engine.Engine, now time.Time) *View {
 	w.seq++
 	return &View{
-		tasks: w.tasks.Copy(), summary: e.Summarize(SummaryRows, now.Add(-24*time.Hour)), problems: e.Problems(), at: now, seq: w.seq,
+		tasks: w.tasks.Copy(), watching: w.watching.Copy(), summary: e.Summarize(SummaryRows, now.Add(-24*time.Hour)), problems: e.Problems(), at: now, seq: w.seq,
 		ready: e.Ready(), running: e.Running(), workers: e.Workers(),
 	}
 }

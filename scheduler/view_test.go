@@ -150,3 +150,30 @@ func TestIdle(t *testing.T) {
 	close(gate)
 	waitIdle()
 }
+
+// The View keeps the tasks with a file watcher apart: defining, changing
+// and deleting a task moves it in and out of them.
+func TestViewWatching(t *testing.T) {
+	dir := t.TempDir()
+	m := openSim(t, dir, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), nil)
+	defer m.stop()
+	watching := func() []string {
+		var out []string
+		m.s.View().Watching(func(it *TaskItem) bool {
+			out = append(out, it.Def.Name)
+			return true
+		})
+		return out
+	}
+	task := func(name, extra string) string {
+		return fmt.Sprintf("insert_task: %s\ntype: callable\ncommand: true\nout_log_file: %s/o\nerr_log_file: %s/e\n%s\n", name, dir, dir, extra)
+	}
+	m.submit(engine.Define{File: "t.def", Text: task("plain", "") + task("lands", "watch_file: "+dir+"/in/*.csv") + task("arrives", "watch_file: "+dir+"/in/*.dat")})
+	if got := watching(); !slices.Equal(got, []string{"arrives", "lands"}) {
+		t.Fatalf("watching %v, want arrives, lands", got)
+	}
+	m.submit(engine.Define{File: "t.def", Text: "update_task: lands\nwatch_file:\n\ndelete_task: arrives\n\nupdate_task: plain\nwatch_file: " + dir + "/x\n"})
+	if got := watching(); !slices.Equal(got, []string{"plain"}) {
+		t.Fatalf("after the changes, watching %v, want plain", got)
+	}
+}

@@ -22,8 +22,10 @@ import (
 // refuses (the task is running, or frozen) leaves the file to the next
 // poll.
 //
-// The definitions are read from the View at every poll and at least
-// every watchRescan, so that a watcher defined meanwhile starts then.
+// The watching tasks are read from the View (which keeps them apart, so a
+// poll costs nothing per task without a watcher) at every poll and at
+// least every watchRescan, so that a watcher defined meanwhile starts
+// then.
 const watchRescan = job.DefaultInterval
 
 // watchFiles runs the file watchers until the scheduler stops.
@@ -64,10 +66,8 @@ func (s *Scheduler) watchFiles() {
 // is due (zero if none).
 func (s *Scheduler) pollWatchers(ctx context.Context) time.Time {
 	var tasks []*job.Task
-	s.View().Ascend("", func(it *TaskItem) bool {
-		if it.Def.Extras().Watching() != nil {
-			tasks = append(tasks, it.Def)
-		}
+	s.View().Watching(func(it *TaskItem) bool {
+		tasks = append(tasks, it.Def)
 		return true
 	})
 	for _, t := range tasks {
