@@ -57,10 +57,28 @@ const (
 // task; After is the last task of the page before.
 type tlFilter struct {
 	Task, Q, Label, Bundle, Status, After string
+	// Group groups the rows of a page by bundle or by label ("" does
+	// not): it chooses no task.
+	Group string
 }
 
 func (f tlFilter) values() url.Values {
-	return params("task", f.Task, "q", f.Q, "label", f.Label, "bundle", f.Bundle, "status", f.Status, "after", f.After)
+	return params("task", f.Task, "q", f.Q, "label", f.Label, "bundle", f.Bundle, "status", f.Status, "after", f.After, "group", f.Group)
+}
+
+// groupKey is the group a task's row goes in, "" for none: its bundle
+// (a bundle's own row goes in its group) or its label.
+func (f tlFilter) groupKey(def *job.Task) string {
+	switch f.Group {
+	case "bundle":
+		if def.Type == job.Bundle {
+			return def.Name
+		}
+		return def.Parent
+	case "label":
+		return def.Extras().Label
+	}
+	return ""
 }
 
 // matches reports whether a task passes the filter.
@@ -129,12 +147,14 @@ type timelineData struct {
 	Filter   tlFilter
 	Filtered bool
 	Statuses []string
-	Rows     []tlRow
-	Ticks    []tlTick
-	NowX     float64
-	ShowNow  bool
-	Height   int
-	Width    int
+	// Rows are the rows of the page, in name order; Charts draw them,
+	// in one chart or one a group.
+	Rows    []tlRow
+	Charts  []tlChart
+	Ticks   []tlTick
+	NowX    float64
+	ShowNow bool
+	Width   int
 	// Matched is how many tasks the filter chose, Drawn how many of them
 	// have a run or a planned fire in the range: First is the number of
 	// the first of those on this page (from 1), and Next links to the
@@ -161,8 +181,21 @@ type spanLink struct {
 	Active bool
 }
 
+// tlChart is one chart of a page: all its rows, or one group's.
+type tlChart struct {
+	// ID tells the chart apart from every other of the page and of the
+	// pages after, which scrolling appends to it.
+	ID string
+	// Group names the group ("" for the rows of no group), Heading says
+	// it; both are "" when the rows are not grouped.
+	Group, Heading string
+	Rows           []tlRow
+	Height         int
+}
+
 type tlRow struct {
 	Task  string
+	group string
 	Y     int
 	Bars  []tlBar
 	Plans []tlPlan
@@ -209,7 +242,10 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		from = t
 	}
 	to := from.Add(span)
-	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after")}
+	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after"), Group: q.Get("group")}
+	if f.Group != "" && f.Group != "bundle" && f.Group != "label" {
+		return "", nil, badRequest("group: %q is not a grouping: give bundle or label, or leave it out", f.Group)
+	}
 	var status job.Status
 	if f.Status != "" {
 		var err error
@@ -335,6 +371,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	var (
 		page  []string
 		sched = map[string]calendar.Schedule{}
+		group = map[string]string{}
 		past  int // the tasks walked past the full page
 	)
 	visit := func(it *scheduler.TaskItem) bool {
@@ -367,7 +404,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 			d.First++
 		case !full:
 			page = append(page, name)
-			sched[name] = it.Schedule
+			sched[name], group[name] = it.Schedule, f.groupKey(it.Def)
 		case d.Next == "":
 			d.Next = "next" // linked below, once the rows before are counted
 		}
@@ -414,8 +451,8 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	x := func(t time.Time) float64 {
 		return tlLabel + float64(t.Sub(from))/float64(span)*tlWidth
 	}
-	for i, name := range page {
-		row := tlRow{Task: name, Y: tlHeader + i*tlRowH}
+	for _, name := range page {
+		row := tlRow{Task: name, group: group[name]}
 		for _, run := range byTask[name] {
 			end := run.End
 			if end.IsZero() {
@@ -449,7 +486,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		d.Rows = append(d.Rows, row)
 	}
 	d.Empty = len(d.Rows) == 0
-	d.Height = tlHeader + max(len(d.Rows), 1)*tlRowH + 4
+	d.Charts = charts(d.Rows, f.Group, d.First)
 	d.Ticks = ticks(u.local(from), span, x)
 	if !now.Before(from) && now.Before(to) {
 		d.ShowNow, d.NowX = true, x(now)
@@ -459,6 +496,56 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		title += " of " + f.Task
 	}
 	return title, d, nil
+}
+
+// charts lays the rows of a page out in charts: one, or with grouping
+// one a group, in the order of the groups' names and the rows of no group
+// last. The groups are those of the page's rows: a group whose rows are
+// on several pages is on each of them. first is the number of the page's
+// first row, which makes the charts' IDs.
+func charts(rows []tlRow, grouping string, first int) []tlChart {
+	var out []tlChart
+	if grouping == "" {
+		out = []tlChart{{Rows: rows}}
+	} else {
+		at := map[string]int{}
+		for _, r := range rows {
+			i, ok := at[r.group]
+			if !ok {
+				i = len(out)
+				at[r.group] = i
+				out = append(out, tlChart{Group: r.group})
+			}
+			out[i].Rows = append(out[i].Rows, r)
+		}
+		slices.SortFunc(out, func(a, b tlChart) int {
+			switch {
+			case a.Group == b.Group:
+				return 0
+			case a.Group == "":
+				return 1
+			case b.Group == "":
+				return -1
+			}
+			return strings.Compare(a.Group, b.Group)
+		})
+	}
+	for i := range out {
+		c := &out[i]
+		c.ID = fmt.Sprintf("tl-%d-%d", first, i)
+		switch {
+		case grouping == "":
+		case c.Group == "":
+			c.Heading = "No " + grouping
+		default:
+			c.Heading = strings.ToUpper(grouping[:1]) + grouping[1:] + " " + c.Group
+		}
+		for j := range c.Rows {
+			c.Rows[j].Y = tlHeader + j*tlRowH
+		}
+		c.Height = tlHeader + max(len(c.Rows), 1)*tlRowH + 4
+	}
+	return out
 }
 
 func endText(t time.Time) string {

@@ -156,6 +156,27 @@ func TestTimeline(t *testing.T) {
 			}
 		}
 	})
+	t.Run("grouped", func(t *testing.T) {
+		t.Parallel()
+		d := get(t, fromQ+"&q=[a-e]&group=label")
+		var got []string
+		for _, c := range d.Charts {
+			var names []string
+			for _, r := range c.Rows {
+				names = append(names, r.Task)
+			}
+			got = append(got, fmt.Sprintf("%s: %s", c.Heading, strings.Join(names, " ")))
+		}
+		if want := []string{"Label nightly: a b", "No label: e"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("grouped by label: %q, want %q", got, want)
+		}
+		if d := get(t, fromQ+"&q=[a-e]"); len(d.Charts) != 1 || d.Charts[0].Heading != "" || len(d.Charts[0].Rows) != 3 {
+			t.Errorf("not grouped: %+v", d.Charts)
+		}
+		if _, _, err := u.timeline(asRole("/timeline?group=colour", auth.Viewer)); err == nil || !strings.Contains(err.Error(), "group:") {
+			t.Errorf("a bad grouping: %v", err)
+		}
+	})
 	t.Run("planned fires are not cut silently", func(t *testing.T) {
 		t.Parallel()
 		now := s.Now().Truncate(time.Minute).Add(time.Minute)
@@ -229,5 +250,37 @@ func TestTimelineCountBound(t *testing.T) {
 	}
 	if d := data.(timelineData); d.Drawn != n || d.DrawnMore || d.Next != "" || d.First != 5101 || len(d.Rows) != tlRows {
 		t.Errorf("the last page: %d rows from %d of %d (more: %v), next %q; want %d from 5101 of %d", len(d.Rows), d.First, d.Drawn, d.DrawnMore, d.Next, tlRows, n)
+	}
+}
+
+// TestTimelineCharts: grouped rows go in one chart a group, in the
+// order of the groups' names with the rows of no group last, each chart
+// with its own rows' places and an ID no other page's chart has.
+func TestTimelineCharts(t *testing.T) {
+	t.Parallel()
+	rows := []tlRow{{Task: "a", group: "x"}, {Task: "b"}, {Task: "c", group: "w"}, {Task: "d", group: "x"}}
+	got := charts(rows, "bundle", 201)
+	want := []struct {
+		id, heading string
+		tasks       []string
+	}{{"tl-201-0", "Bundle w", []string{"c"}}, {"tl-201-1", "Bundle x", []string{"a", "d"}}, {"tl-201-2", "No bundle", []string{"b"}}}
+	if len(got) != len(want) {
+		t.Fatalf("%d charts, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		c := got[i]
+		var tasks []string
+		for j, r := range c.Rows {
+			tasks = append(tasks, r.Task)
+			if r.Y != tlHeader+j*tlRowH {
+				t.Errorf("%s: row %s at %d, want %d", w.heading, r.Task, r.Y, tlHeader+j*tlRowH)
+			}
+		}
+		if c.ID != w.id || c.Heading != w.heading || fmt.Sprint(tasks) != fmt.Sprint(w.tasks) || c.Height != tlHeader+len(w.tasks)*tlRowH+4 {
+			t.Errorf("chart %d: %s %q %v height %d, want %s %q %v", i, c.ID, c.Heading, tasks, c.Height, w.id, w.heading, w.tasks)
+		}
+	}
+	if got := charts(rows, "", 1); len(got) != 1 || got[0].Heading != "" || len(got[0].Rows) != 4 || got[0].ID != "tl-1-0" {
+		t.Errorf("not grouped: %+v", got)
 	}
 }
