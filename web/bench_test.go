@@ -319,6 +319,7 @@ func BenchmarkPage(b *testing.B) {
 		{"runs_label", "/runs?label=load+partition+5", false, nil},
 		{"runs_bundle", "/runs?bundle=" + taskName(benchTasks/2), false, nil},
 		{"runs_aborted", "/runs?status=aborted", false, nil},
+		{"runs_oldest", "/runs?sort=start", false, nil},
 		{"runs_day_failure", "", false, func() string { return "/runs?status=failure&from=" + day() + "&to=" + day() }},
 		{"runs_older", "", false, func() string { return "/runs?older=" + mid() }},
 		{"runs_newer", "", false, func() string { return "/runs?status=failure&newer=" + mid() }},
