@@ -203,6 +203,7 @@ var pages = []struct{ name, path, want string }{
 	{"alerts", "/alerts", "Alerts"},
 	{"audit", "/audit", "Audit"},
 	{"runs", "/runs", "Runs"},
+	{"runs_oldest", "/runs?sort=start", "Runs"},
 }
 
 // TestPages loads every page at a desktop and a phone size, saves a

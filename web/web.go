@@ -73,6 +73,8 @@ type UI struct {
 	failures sharedRead[struct{}, failureCounts]
 	// outcomes shares the overview's chart of the runs' outcomes.
 	outcomes sharedRead[struct{}, outcomeData]
+	// hourCounts keeps the counts of the hours the chart totals.
+	hourCounts hourCounts
 }
 
 // New returns the UI.
