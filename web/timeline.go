@@ -40,6 +40,9 @@ const (
 	// tlFew is the most tasks whose runs the page reads task by task,
 	// when its filter chooses so few.
 	tlFew = 64
+	// tlListed is the most tasks a filter's first walk lists: when it
+	// chooses no more, the page walks the list, not every task again.
+	tlListed = 2_000
 	// tlNexts bounds the calendars a page works out to count the rows
 	// after its own: past it, it says there are more than it counted.
 	tlNexts = 5_000
@@ -298,7 +301,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	// when they are few enough to be read task by task.
 	v := u.cfg.Scheduler.View()
 	in := store.RunPageQuery{From: from, To: to}
-	chosen, listed := f.list(v, status, tlFew)
+	chosen, listed := f.list(v, status, tlListed)
 	if listed && len(chosen) <= tlFew {
 		in.Tasks = chosen
 		if len(chosen) == 0 {
