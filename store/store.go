@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
@@ -42,6 +43,10 @@ type Store interface {
 	// (its Older, Newer and Limit aside), in name order: what ran in a
 	// range, without reading every run.
 	RunTasks(ctx context.Context, q RunPageQuery) ([]string, error)
+	// RunCounts counts the runs in the statuses q names that started in
+	// its range, by status and by step from its start, from an index
+	// alone: what the overview's chart of outcomes draws.
+	RunCounts(ctx context.Context, q RunCountQuery) ([]RunCount, error)
 	// Fires returns the recorded fates of occurrences, newest first, with
 	// the run each one started when there is one.
 	Fires(ctx context.Context, q FireQuery) ([]job.Fire, error)
@@ -199,6 +204,48 @@ type RunPageQuery struct {
 	Newer *RunKey
 	// Limit is the most runs returned; 0 means no limit.
 	Limit int
+}
+
+// RunCountQuery selects the runs RunCounts counts.
+type RunCountQuery struct {
+	// From and To bound the start time: From <= start < To. Both are
+	// required.
+	From, To time.Time
+	// Step is the width of each count's span of start times, from From;
+	// 0 counts the whole range as one.
+	Step time.Duration
+	// Statuses are the statuses counted: at least one.
+	Statuses []job.Status
+}
+
+// Valid reports what is wrong with a query of counts, nil if nothing.
+func (q RunCountQuery) Valid() error {
+	switch {
+	case q.From.IsZero() || q.To.IsZero() || !q.From.Before(q.To):
+		return fmt.Errorf("run counts: give a range, From before To")
+	case q.Step < 0:
+		return fmt.Errorf("run counts: the step %s is negative: give 0 or more", q.Step)
+	case len(q.Statuses) == 0:
+		return fmt.Errorf("run counts: give the statuses to count")
+	}
+	return nil
+}
+
+// StepNanos is the width of a count's span in nanoseconds: Step, or the
+// whole range.
+func (q RunCountQuery) StepNanos() int64 {
+	if q.Step == 0 {
+		return int64(q.To.Sub(q.From))
+	}
+	return int64(q.Step)
+}
+
+// RunCount is how many runs in one status started in one step of a
+// RunCountQuery's range: the Step-th from its start (from 0).
+type RunCount struct {
+	Step   int
+	Status job.Status
+	Runs   int
 }
 
 // RunKey is a run's place in the history of every task: runs are ordered

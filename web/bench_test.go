@@ -319,6 +319,7 @@ func BenchmarkPage(b *testing.B) {
 		{"runs_label", "/runs?label=load+partition+5", false, nil},
 		{"runs_bundle", "/runs?bundle=" + taskName(benchTasks/2), false, nil},
 		{"runs_aborted", "/runs?status=aborted", false, nil},
+		{"runs_oldest", "/runs?sort=start", false, nil},
 		{"runs_day_failure", "", false, func() string { return "/runs?status=failure&from=" + day() + "&to=" + day() }},
 		{"runs_older", "", false, func() string { return "/runs?older=" + mid() }},
 		{"runs_newer", "", false, func() string { return "/runs?status=failure&newer=" + mid() }},
@@ -326,6 +327,12 @@ func BenchmarkPage(b *testing.B) {
 		{"timeline", "/timeline", false, nil},
 		{"timeline_week", "/timeline?span=168h", false, nil},
 		{"timeline_label", "/timeline?span=24h&label=load+partition+5", false, nil},
+		// A range after now, whose planned fires the page works out, and
+		// a page of rows after the first.
+		{"timeline_later", "", false, func() string {
+			return "/timeline?span=6h&from=" + url.QueryEscape(time.Now().Add(12*time.Hour).UTC().Format(time.RFC3339))
+		}},
+		{"timeline_rows", "/timeline?span=24h&after=" + taskName(benchTasks/2), false, nil},
 		{"audit", "/audit", false, nil},
 		{"audit_task", "/audit?task=" + taskName(benchTasks/2+1), false, nil},
 		{"audit_older", "", false, func() string { return "/audit?status=failure&older=" + mid() }},

@@ -194,6 +194,7 @@ var pages = []struct{ name, path, want string }{
 	{"callable", "/tasks/demo_extract", "Logs"},
 	{"why", "/tasks/demo_report", "it starts when its condition su(demo_flow) holds"},
 	{"timeline", "/timeline?span=24h", "planned fires"},
+	{"timeline_grouped", "/timeline?span=24h&group=bundle", "grouped by bundle"},
 	{"graph", "/graph?task=demo_flow", "Tasks in the graph"},
 	{"graph_all", "/graph", "Tasks in the graph"},
 	{"data", "/data", "Configurations"},
@@ -202,6 +203,7 @@ var pages = []struct{ name, path, want string }{
 	{"alerts", "/alerts", "Alerts"},
 	{"audit", "/audit", "Audit"},
 	{"runs", "/runs", "Runs"},
+	{"runs_oldest", "/runs?sort=start", "Runs"},
 }
 
 // TestPages loads every page at a desktop and a phone size, saves a

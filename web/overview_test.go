@@ -80,3 +80,58 @@ func TestOverviewCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewOutcomes: the overview's chart counts the runs of each of
+// the last 24 hours by outcome, the hour in progress last, and totals
+// the last 7 days; a run older than a week is not counted; the page says the totals in words and draws each outcome with
+// its own pattern.
+func TestOverviewOutcomes(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	_, u := withHistory(t, historyDefs, func(last int64) store.Batch {
+		var b store.Batch
+		id := last
+		add := func(ago time.Duration, st job.Status) {
+			id++
+			start := now.Add(-ago)
+			b.Runs = append(b.Runs, job.Run{ID: id, Task: "a", Status: st, Start: start, End: start.Add(time.Second)})
+		}
+		add(time.Minute, job.Success)
+		add(2*time.Minute, job.Failure)
+		add(5*time.Hour, job.Aborted)
+		add(3*24*time.Hour, job.Failure) // in the week only
+		add(8*24*time.Hour, job.Success) // in neither
+		return b
+	})
+	_, data, err := u.overview(asRole("/", auth.Viewer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc := data.(overviewData).Outcomes
+	if len(oc.Hours) != 24 {
+		t.Fatalf("%d hours, want 24", len(oc.Hours))
+	}
+	// The runs of a minute or two ago are in the hour in progress, unless
+	// it began since.
+	if got, want := oc.Hours[23].Totals, (outcomeTotals{Success: 1, Failure: 1}); got != want && now.In(time.UTC).Minute() >= 2 {
+		t.Errorf("the hour in progress: %+v, want %+v", got, want)
+	}
+	if want := (outcomeTotals{Success: 1, Failure: 1, Aborted: 1}); oc.Day != want {
+		t.Errorf("24 hours: %+v, want %+v", oc.Day, want)
+	}
+	if want := (outcomeTotals{Success: 1, Failure: 2, Aborted: 1}); oc.Week != want {
+		t.Errorf("7 days: %+v, want %+v", oc.Week, want)
+	}
+	if oc.Max < 1 || oc.Max > 2 {
+		t.Errorf("the most in an hour: %d", oc.Max)
+	}
+	w := httptest.NewRecorder()
+	u.ServeHTTP(w, asRole("/", auth.Viewer))
+	body := w.Body.String()
+	for _, want := range []string{"Last 24 hours: 1 succeeded, 1 failed, 1 aborted.", "Last 7 days: 1 succeeded, 2 failed, 1 aborted.",
+		`class="oc oc-failure"`, `class="oc oc-aborted"`, "failed (striped)", "aborted (dotted)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the overview does not show %q", want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -28,11 +29,13 @@ type runsFilter struct {
 	// From and To are days (2006-01-02) in the server's zone, both
 	// included.
 	From, To string
+	// Sort is "start" for the oldest first; "" is the newest first.
+	Sort string
 }
 
 // values returns the filter as URL parameters.
 func (f runsFilter) values() url.Values {
-	return params("status", f.Status, "task", f.Task, "label", f.Label, "bundle", f.Bundle, "from", f.From, "to", f.To)
+	return params("status", f.Status, "task", f.Task, "label", f.Label, "bundle", f.Bundle, "from", f.From, "to", f.To, "sort", f.Sort)
 }
 
 // runsData is a page of the runs page.
@@ -46,15 +49,29 @@ type runsData struct {
 	// Tasks is how many tasks the label and bundle filters chose, -1
 	// when neither is given.
 	Tasks int
-	// Newer and Older link to the pages before and after this one, ""
-	// at either end; First to the newest page.
+	// Newer and Older link to the pages of newer and older runs than
+	// this one's, "" at either end; First to the first page in the
+	// order shown.
 	Newer, Older, First string
+	// Oldest says the runs are shown oldest first; Resort links to the
+	// other order.
+	Oldest bool
+	Resort string
 }
+
+// oldestKey is before every run's place: the first page of the runs
+// oldest first reads the runs newer than it.
+var oldestKey = store.RunKey{Start: time.Unix(0, math.MinInt64), ID: math.MinInt64}
 
 func (u *UI) runs(r *http.Request) (string, any, error) {
 	q := r.URL.Query()
-	f := runsFilter{Status: q.Get("status"), Task: q.Get("task"), Label: q.Get("label"), Bundle: q.Get("bundle"), From: q.Get("from"), To: q.Get("to")}
-	d := runsData{Filter: f, Statuses: runStatuses, Tasks: -1, First: "/runs?" + f.values().Encode()}
+	f := runsFilter{Status: q.Get("status"), Task: q.Get("task"), Label: q.Get("label"), Bundle: q.Get("bundle"), From: q.Get("from"), To: q.Get("to"), Sort: q.Get("sort")}
+	if f.Sort != "" && f.Sort != "start" {
+		return "", nil, badRequest("sort: %q is not an order of the runs: give start for the oldest first, or leave it out for the newest first", f.Sort)
+	}
+	other := f
+	other.Sort = map[string]string{"": "start", "start": ""}[f.Sort]
+	d := runsData{Filter: f, Statuses: runStatuses, Tasks: -1, First: "/runs?" + f.values().Encode(), Oldest: f.Sort == "start", Resort: "/runs?" + other.values().Encode()}
 	rq := store.RunPageQuery{Limit: historyRows + 1}
 	if f.Status != "" {
 		s, err := job.ParseStatus(f.Status)
@@ -99,12 +116,26 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 	if rq.Newer, err = u.runKey(r, "newer"); err != nil {
 		return "", nil, err
 	}
+	// Oldest first, the first page is the one newer than every run.
+	first := d.Oldest && rq.Older == nil && rq.Newer == nil
+	if first {
+		rq.Newer = &oldestKey
+	}
 	st := u.cfg.Scheduler.Store()
 	runs, err := st.RunPage(r.Context(), rq)
 	if err != nil {
 		return "", nil, err
 	}
 	runs, d.Older, d.Newer = historyPage(runs, rq.Newer != nil, rq.Older != nil, "/runs", f.values(), func(r job.Run) int64 { return r.ID })
+	if first {
+		d.Older = ""
+	}
+	if d.Oldest {
+		// The page is read newest first, in the order of the keys that
+		// page it both ways, and shown the other way up.
+		runs = slices.Clone(runs)
+		slices.Reverse(runs)
+	}
 	d.Logs = map[int64]bool{}
 	id := auth.FromContext(r.Context())
 	for _, run := range runs {

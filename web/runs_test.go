@@ -220,6 +220,78 @@ func TestRunsPage(t *testing.T) {
 			}
 		})
 	}
+	// Oldest first: paged through to the newest, and back, under a few
+	// filters, by the same keys.
+	for _, c := range []struct {
+		query string
+		keep  func(job.Run) bool
+	}{
+		{"sort=start", func(job.Run) bool { return true }},
+		{"sort=start&status=failure", func(r job.Run) bool { return r.Status == job.Failure }},
+		{"sort=start&label=nightly", func(r job.Run) bool { return r.Task == "a" || r.Task == "b" }},
+		{"sort=start&task=b&from=2026-11-20", func(r job.Run) bool {
+			return r.Task == "b" && !r.Start.Before(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
+		}},
+	} {
+		t.Run(c.query, func(t *testing.T) {
+			t.Parallel()
+			var want []int64
+			for _, r := range slices.Backward(all) {
+				if c.keep(r) {
+					want = append(want, r.ID)
+				}
+			}
+			var (
+				pages [][]int64
+				got   []int64
+				path  = "/runs?" + c.query
+				last  runsData
+			)
+			for path != "" {
+				d := page(t, path, auth.Admin)
+				if !d.Oldest {
+					t.Fatalf("%s: not oldest first", path)
+				}
+				var ids []int64
+				for _, r := range d.Runs {
+					ids = append(ids, r.ID)
+				}
+				if (len(pages) > 0) != (d.Older != "") {
+					t.Errorf("%s: page %d links to an older one: %q", path, len(pages), d.Older)
+				}
+				pages, got, path, last = append(pages, ids), append(got, ids...), d.Newer, d
+				if len(pages) > 20 {
+					t.Fatal("more pages than runs")
+				}
+			}
+			if !slices.Equal(want, got) {
+				t.Fatalf("paged to the newest: %d runs\n got %v\nwant %v", len(got), got, want)
+			}
+			for i := len(pages) - 1; i > 0; i-- {
+				d := page(t, last.Older, auth.Admin)
+				var ids []int64
+				for _, r := range d.Runs {
+					ids = append(ids, r.ID)
+				}
+				if !slices.Equal(ids, pages[i-1]) {
+					t.Fatalf("the page older than page %d:\n got %v\nwant %v", i, ids, pages[i-1])
+				}
+				last = d
+			}
+		})
+	}
+	t.Run("the order lives in the links", func(t *testing.T) {
+		t.Parallel()
+		d := page(t, "/runs?sort=start&label=nightly", auth.Admin)
+		next, _ := url.Parse(d.Newer)
+		back, _ := url.Parse(d.Resort)
+		if next.Query().Get("sort") != "start" || next.Query().Get("label") != "nightly" || back.Query().Get("sort") != "" || back.Query().Get("label") != "nightly" {
+			t.Errorf("the next page %q and the other order %q", d.Newer, d.Resort)
+		}
+		if _, _, err := u.runs(asRole("/runs?sort=size", auth.Admin)); err == nil || !strings.Contains(err.Error(), "sort:") {
+			t.Errorf("a bad order: %v", err)
+		}
+	})
 	t.Run("filters live in the links", func(t *testing.T) {
 		t.Parallel()
 		d := page(t, "/runs?from=2026-11-01&label=nightly", auth.Admin)

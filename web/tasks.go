@@ -59,6 +59,8 @@ type overviewData struct {
 	// Undelivered counts the alerts not delivered among the last
 	// overviewAlerts.
 	Undelivered int
+	// Outcomes is the chart of the runs' outcomes by the hour.
+	Outcomes outcomeData
 }
 
 // failedRow is a task that failed or was aborted, and its status now.
@@ -117,6 +119,16 @@ func (u *UI) overview(r *http.Request) (string, any, error) {
 		}
 	}
 	d.Failures, d.FailedTasks, d.FailuresCut = fc.runs, len(fc.times), fc.cut
+	// The chart of outcomes, shared the same way.
+	oc := u.outcomes.read(v.Seq(), struct{}{}, func() outcomeData {
+		return u.countOutcomes(context.WithoutCancel(r.Context()), u.cfg.Scheduler.Now())
+	})
+	if oc.err != nil {
+		if oc = u.countOutcomes(r.Context(), u.cfg.Scheduler.Now()); oc.err != nil {
+			return "", nil, oc.err
+		}
+	}
+	d.Outcomes = oc
 	d.Failed = slices.Clone(d.Failed)
 	for i := range d.Failed {
 		d.Failed[i].Times, d.Failed[i].Run = fc.times[d.Failed[i].Name], fc.last[d.Failed[i].Name]

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,19 @@ const (
 	tlPlans = 500
 	// tlCounted bounds the planned fires a row counts past those it draws.
 	tlCounted = 10 * tlPlans
+	// tlFew is the most tasks whose runs the page reads task by task,
+	// when its filter chooses so few.
+	tlFew = 64
+	// tlListed is the most tasks a filter's first walk lists: when it
+	// chooses no more, the page walks the list, not every task again.
+	tlListed = 2_000
+	// tlNexts bounds the calendars a page works out to count the rows
+	// after its own: past it, it says there are more than it counted.
+	tlNexts = 5_000
+	// tlWalk bounds the tasks a page walks past its own rows, to count
+	// the rows after them: past it, it says there are more than it
+	// counted.
+	tlWalk = 5_000
 	// tlLookback is how long before the range a run may have started and
 	// still be drawn, running into it.
 	tlLookback = 24 * time.Hour
@@ -46,10 +60,28 @@ const (
 // task; After is the last task of the page before.
 type tlFilter struct {
 	Task, Q, Label, Bundle, Status, After string
+	// Group groups the rows of a page by bundle or by label ("" does
+	// not): it chooses no task.
+	Group string
 }
 
 func (f tlFilter) values() url.Values {
-	return params("task", f.Task, "q", f.Q, "label", f.Label, "bundle", f.Bundle, "status", f.Status, "after", f.After)
+	return params("task", f.Task, "q", f.Q, "label", f.Label, "bundle", f.Bundle, "status", f.Status, "after", f.After, "group", f.Group)
+}
+
+// groupKey is the group a task's row goes in, "" for none: its bundle
+// (a bundle's own row goes in its group) or its label.
+func (f tlFilter) groupKey(def *job.Task) string {
+	switch f.Group {
+	case "bundle":
+		if def.Type == job.Bundle {
+			return def.Name
+		}
+		return def.Parent
+	case "label":
+		return def.Extras().Label
+	}
+	return ""
 }
 
 // matches reports whether a task passes the filter.
@@ -72,11 +104,38 @@ func (f tlFilter) matches(it *scheduler.TaskItem, status job.Status) bool {
 	}
 }
 
-// tlTask is a task the timeline's filter chose.
-type tlTask struct {
-	name  string
-	sched calendar.Schedule
-	next  time.Time // its next fire, zero if none is due
+// list returns the tasks the filter chooses, in name order, and whether
+// that is all of them: it lists them all when it names them (one task,
+// or a bundle and its members) and when a filter matches at most n; it
+// walks every task for a filter that names none, but stops at the n+1st
+// match, and without a filter it lists none.
+func (f tlFilter) list(v *scheduler.View, status job.Status, n int) ([]string, bool) {
+	var names []string
+	switch {
+	case f.Task != "":
+		names = []string{f.Task}
+	case f.Bundle != "":
+		names = append([]string{f.Bundle}, v.Children(f.Bundle)...)
+	case f.Q == "" && f.Label == "" && f.Status == "":
+		return nil, false
+	default:
+		v.Ascend("", func(it *scheduler.TaskItem) bool {
+			if f.matches(it, status) {
+				names = append(names, it.Def.Name)
+			}
+			return len(names) <= n
+		})
+		return names, len(names) <= n
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := names[:0]
+	for _, name := range names {
+		if it, ok := v.Item(name); ok && f.matches(it, status) {
+			out = append(out, name)
+		}
+	}
+	return out, true
 }
 
 // timelineData is a Gantt chart of runs with the planned fires after now
@@ -91,18 +150,24 @@ type timelineData struct {
 	Filter   tlFilter
 	Filtered bool
 	Statuses []string
-	Rows     []tlRow
-	Ticks    []tlTick
-	NowX     float64
-	ShowNow  bool
-	Height   int
-	Width    int
+	// Rows are the rows of the page, in name order; Charts draw them,
+	// in one chart or one a group.
+	Rows    []tlRow
+	Charts  []tlChart
+	Ticks   []tlTick
+	NowX    float64
+	ShowNow bool
+	Width   int
 	// Matched is how many tasks the filter chose, Drawn how many of them
 	// have a run or a planned fire in the range: First is the number of
 	// the first of those on this page (from 1), and Next links to the
 	// page after, "" on the last.
 	Matched, Drawn, First int
-	Next, FirstPage       string
+	// DrawnMore and MatchedMore say that there are more than Drawn and
+	// Matched: the page did not walk every task after it, or work out
+	// every calendar (see tlWalk and tlNexts).
+	DrawnMore, MatchedMore bool
+	Next, FirstPage        string
 	// RunsCut says that the rows of this page had more than tlRuns runs
 	// in the range: the oldest were not read.
 	RunsCut bool
@@ -119,8 +184,21 @@ type spanLink struct {
 	Active bool
 }
 
+// tlChart is one chart of a page: all its rows, or one group's.
+type tlChart struct {
+	// ID tells the chart apart from every other of the page and of the
+	// pages after, which scrolling appends to it.
+	ID string
+	// Group names the group ("" for the rows of no group), Heading says
+	// it; both are "" when the rows are not grouped.
+	Group, Heading string
+	Rows           []tlRow
+	Height         int
+}
+
 type tlRow struct {
 	Task  string
+	group string
 	Y     int
 	Bars  []tlBar
 	Plans []tlPlan
@@ -167,7 +245,10 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		from = t
 	}
 	to := from.Add(span)
-	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after")}
+	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after"), Group: q.Get("group")}
+	if f.Group != "" && f.Group != "bundle" && f.Group != "label" {
+		return "", nil, badRequest("group: %q is not a grouping: give bundle or label, or leave it out", f.Group)
+	}
 	var status job.Status
 	if f.Status != "" {
 		var err error
@@ -185,44 +266,45 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 			d.Statuses = append(d.Statuses, s.String())
 		}
 	}
-	link := func(fr time.Time, s time.Duration, after string) string {
+	// link links to a range; after a row, it says the number of the row
+	// after it, so that the page after need not count the rows before.
+	link := func(fr time.Time, s time.Duration, after string, row int) string {
 		g := f
 		g.After = after
 		v := g.values()
+		if after != "" {
+			v.Set("row", strconv.Itoa(row))
+		}
 		v.Set("from", fr.In(u.cfg.Location).Format(time.RFC3339))
 		v.Set("span", shortDuration(s))
 		return "/timeline?" + v.Encode()
 	}
 	for _, s := range spans {
 		mid := from.Add(span / 2)
-		d.Spans = append(d.Spans, spanLink{Label: shortDuration(s), URL: link(mid.Add(-s/2), s, ""), Active: s == span})
+		d.Spans = append(d.Spans, spanLink{Label: shortDuration(s), URL: link(mid.Add(-s/2), s, "", 0), Active: s == span})
 	}
-	d.Earlier, d.Later, d.NowLink = link(from.Add(-span/2), span, ""), link(from.Add(span/2), span, ""), link(now.Add(-span/2), span, "")
-	d.FirstPage = link(from, span, "")
-
-	// The tasks the filter chooses, in name order, with their time
-	// triggers and next fires.
-	v := u.cfg.Scheduler.View()
-	var chosen []tlTask
-	v.Ascend("", func(it *scheduler.TaskItem) bool {
-		if f.matches(it, status) {
-			chosen = append(chosen, tlTask{name: it.Def.Name, sched: it.Schedule, next: it.State.NextFire.Time()})
+	d.Earlier, d.Later, d.NowLink = link(from.Add(-span/2), span, "", 0), link(from.Add(span/2), span, "", 0), link(now.Add(-span/2), span, "", 0)
+	d.FirstPage = link(from, span, "", 0)
+	// The number of the first row of the page, which the link to it
+	// says: the walk of the tasks then starts after f.After.
+	row := 0
+	if v := q.Get("row"); v != "" && f.After != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return "", nil, badRequest("row: %q is not a row number: give a whole number from 1, or leave it out to count the rows from the first", v)
 		}
-		return true
-	})
-	d.Matched = len(chosen)
-	names := make([]string, len(chosen))
-	for i, c := range chosen {
-		names[i] = c.name
+		row = n
 	}
 
 	// The tasks that ran in the range, or had begun up to tlLookback
 	// before it and not ended by its start: of the chosen tasks only,
 	// when they are few enough to be read task by task.
+	v := u.cfg.Scheduler.View()
 	in := store.RunPageQuery{From: from, To: to}
-	if d.Filtered && len(names) <= 64 {
-		in.Tasks = names
-		if len(names) == 0 {
+	chosen, listed := f.list(v, status, tlListed)
+	if listed && len(chosen) <= tlFew {
+		in.Tasks = chosen
+		if len(chosen) == 0 {
 			in.Tasks = []string{""}
 		}
 	}
@@ -250,45 +332,103 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		}
 		return found
 	}
-	// The planned fires: from now (or the range's start) to its end. For
-	// a range that holds now, a task's next fire says whether it has one.
+	// The planned fires: from now (or the range's start) to its end.
+	nexts := 0 // the calendars worked out
 	start := from
 	if now.After(start) {
 		start = now
 	}
-	planned := func(c tlTask) bool {
-		if c.sched == nil || !to.After(now) {
-			return false
+	// planned reports whether a task has a planned fire in the range, and
+	// whether it knew without working its calendar out. A task's next
+	// fire, when it is not past, answers for most: nothing fires before
+	// it, and it is in the range or after it.
+	planned := func(it *scheduler.TaskItem, work bool) (yes, known bool) {
+		sc := it.Schedule
+		if sc == nil || !to.After(now) {
+			return false, true
 		}
-		if start.Equal(now) && !c.next.IsZero() && !c.next.Before(now) {
-			return c.next.Before(to)
+		if next := it.State.NextFire.Time(); !next.IsZero() && !next.Before(now) {
+			switch {
+			case !next.Before(to):
+				return false, true
+			case !next.Before(start):
+				return true, true
+			}
 		}
-		t, ok := c.sched.Next(start.Add(-time.Nanosecond))
-		return ok && t.Before(to)
+		if !work {
+			return false, false
+		}
+		nexts++
+		t, ok := sc.Next(start.Add(-time.Nanosecond))
+		return ok && t.Before(to), true
 	}
 	// The rows: every chosen task with a run or a planned fire in the
-	// range, in name order, a page of tlRows after f.After.
+	// range, in name order, a page of tlRows after f.After. One walk of
+	// the chosen tasks finds them and counts them, allocating nothing
+	// for the tasks it passes. Past the page it walks at most tlWalk
+	// tasks and works out at most tlNexts calendars to count the rows
+	// after it, and says "more than" when it could not count them all.
+	// When the link to the page says the number of its first row, the
+	// walk starts after f.After, and the tasks before it that match are
+	// counted as at least those rows.
 	var (
 		page  []string
 		sched = map[string]calendar.Schedule{}
+		group = map[string]string{}
+		past  int // the tasks walked past the full page
 	)
-	for _, c := range chosen {
-		if !hasRun(c.name) && !planned(c) {
-			continue
+	visit := func(it *scheduler.TaskItem) bool {
+		full := len(page) == tlRows
+		if full {
+			if past == tlWalk {
+				d.DrawnMore, d.MatchedMore = true, true
+				return false
+			}
+			past++
+		}
+		if !f.matches(it, status) {
+			return true
+		}
+		d.Matched++
+		name := it.Def.Name
+		if !hasRun(name) {
+			yes, known := planned(it, !full || nexts < tlNexts)
+			if !known {
+				d.DrawnMore = true
+				return true
+			}
+			if !yes {
+				return true
+			}
 		}
 		d.Drawn++
-		if c.name <= f.After {
+		switch {
+		case name <= f.After:
 			d.First++
-			continue
+		case !full:
+			page = append(page, name)
+			sched[name], group[name] = it.Schedule, f.groupKey(it.Def)
+		case d.Next == "":
+			d.Next = "next" // linked below, once the rows before are counted
 		}
-		if len(page) < tlRows {
-			page = append(page, c.name)
-			sched[c.name] = c.sched
-		} else if d.Next == "" {
-			d.Next = link(from, span, page[len(page)-1])
+		return true
+	}
+	switch {
+	case listed:
+		for _, name := range chosen {
+			it, _ := v.Item(name)
+			visit(it)
 		}
+	case row > 0:
+		d.First, d.Drawn, d.Matched, d.MatchedMore = row-1, row-1, row-1, row > 1
+		v.Ascend(f.After, visit)
+	default:
+		v.Ascend("", visit)
 	}
 	d.First++
+	if d.Next != "" {
+		d.Next = link(from, span, page[len(page)-1], d.First+len(page))
+	}
 	// The runs of the rows of this page.
 	var runs []job.Run
 	for _, q := range []store.RunPageQuery{in, before} {
@@ -314,8 +454,8 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	x := func(t time.Time) float64 {
 		return tlLabel + float64(t.Sub(from))/float64(span)*tlWidth
 	}
-	for i, name := range page {
-		row := tlRow{Task: name, Y: tlHeader + i*tlRowH}
+	for _, name := range page {
+		row := tlRow{Task: name, group: group[name]}
 		for _, run := range byTask[name] {
 			end := run.End
 			if end.IsZero() {
@@ -349,7 +489,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		d.Rows = append(d.Rows, row)
 	}
 	d.Empty = len(d.Rows) == 0
-	d.Height = tlHeader + max(len(d.Rows), 1)*tlRowH + 4
+	d.Charts = charts(d.Rows, f.Group, d.First)
 	d.Ticks = ticks(u.local(from), span, x)
 	if !now.Before(from) && now.Before(to) {
 		d.ShowNow, d.NowX = true, x(now)
@@ -359,6 +499,56 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		title += " of " + f.Task
 	}
 	return title, d, nil
+}
+
+// charts lays the rows of a page out in charts: one, or with grouping
+// one a group, in the order of the groups' names and the rows of no group
+// last. The groups are those of the page's rows: a group whose rows are
+// on several pages is on each of them. first is the number of the page's
+// first row, which makes the charts' IDs.
+func charts(rows []tlRow, grouping string, first int) []tlChart {
+	var out []tlChart
+	if grouping == "" {
+		out = []tlChart{{Rows: rows}}
+	} else {
+		at := map[string]int{}
+		for _, r := range rows {
+			i, ok := at[r.group]
+			if !ok {
+				i = len(out)
+				at[r.group] = i
+				out = append(out, tlChart{Group: r.group})
+			}
+			out[i].Rows = append(out[i].Rows, r)
+		}
+		slices.SortFunc(out, func(a, b tlChart) int {
+			switch {
+			case a.Group == b.Group:
+				return 0
+			case a.Group == "":
+				return 1
+			case b.Group == "":
+				return -1
+			}
+			return strings.Compare(a.Group, b.Group)
+		})
+	}
+	for i := range out {
+		c := &out[i]
+		c.ID = fmt.Sprintf("tl-%d-%d", first, i)
+		switch {
+		case grouping == "":
+		case c.Group == "":
+			c.Heading = "No " + grouping
+		default:
+			c.Heading = strings.ToUpper(grouping[:1]) + grouping[1:] + " " + c.Group
+		}
+		for j := range c.Rows {
+			c.Rows[j].Y = tlHeader + j*tlRowH
+		}
+		c.Height = tlHeader + max(len(c.Rows), 1)*tlRowH + 4
+	}
+	return out
 }
 
 func endText(t time.Time) string {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -129,6 +130,52 @@ func TestTimeline(t *testing.T) {
 		if len(seen) != 453 {
 			t.Errorf("%d rows on all pages, want 453", len(seen))
 		}
+		// Every count is exact under the bounds.
+		if d.DrawnMore {
+			t.Errorf("the last page says more than %d drawn", d.Drawn)
+		}
+	})
+	t.Run("a page without its row number counts the rows before", func(t *testing.T) {
+		t.Parallel()
+		// many_000 is the fourth row, after a, b and e.
+		d := get(t, fromQ+"&after=many_099")
+		if d.First != 104 || d.Drawn != 453 || d.DrawnMore || d.Rows[0].Task != "many_100" {
+			t.Errorf("after many_099: rows from %d of %d (more: %v), first %s; want from 104 of 453", d.First, d.Drawn, d.DrawnMore, d.Rows[0].Task)
+		}
+		// The link says the number, and the page believes it.
+		next, _ := url.Parse(d.Next)
+		if got := next.Query().Get("row"); got != "304" {
+			t.Errorf("the next page's link says row %q, want 304", got)
+		}
+		if d := get(t, fromQ+"&after=many_099&row=104"); d.First != 104 || d.Rows[0].Task != "many_100" || d.Drawn != 453 {
+			t.Errorf("after many_099, row 104: rows from %d of %d, first %s", d.First, d.Drawn, d.Rows[0].Task)
+		}
+		for _, bad := range []string{"0", "-1", "x"} {
+			if _, _, err := u.timeline(asRole("/timeline?after=a&row="+bad, auth.Viewer)); err == nil || !strings.Contains(err.Error(), "row:") {
+				t.Errorf("row=%s: %v, want an error naming row", bad, err)
+			}
+		}
+	})
+	t.Run("grouped", func(t *testing.T) {
+		t.Parallel()
+		d := get(t, fromQ+"&q=[a-e]&group=label")
+		var got []string
+		for _, c := range d.Charts {
+			var names []string
+			for _, r := range c.Rows {
+				names = append(names, r.Task)
+			}
+			got = append(got, fmt.Sprintf("%s: %s", c.Heading, strings.Join(names, " ")))
+		}
+		if want := []string{"Label nightly: a b", "No label: e"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("grouped by label: %q, want %q", got, want)
+		}
+		if d := get(t, fromQ+"&q=[a-e]"); len(d.Charts) != 1 || d.Charts[0].Heading != "" || len(d.Charts[0].Rows) != 3 {
+			t.Errorf("not grouped: %+v", d.Charts)
+		}
+		if _, _, err := u.timeline(asRole("/timeline?group=colour", auth.Viewer)); err == nil || !strings.Contains(err.Error(), "group:") {
+			t.Errorf("a bad grouping: %v", err)
+		}
 	})
 	t.Run("planned fires are not cut silently", func(t *testing.T) {
 		t.Parallel()
@@ -159,4 +206,81 @@ func TestTimeline(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTimelineCountBound: past its page, a timeline walks at most tlWalk
+// tasks to count the rows after it, and says that there are more than
+// it counted, on the page too.
+func TestTimelineCountBound(t *testing.T) {
+	t.Parallel()
+	from := time.Date(2026, 11, 20, 6, 0, 0, 0, time.UTC)
+	n := tlRows + tlWalk + 100
+	var defs strings.Builder
+	for i := range n {
+		fmt.Fprintf(&defs, "insert_task: w_%05d\ntype: callable\nfunction: log\n\n", i)
+	}
+	_, u := withHistory(t, defs.String(), func(last int64) store.Batch {
+		var b store.Batch
+		for i := range n {
+			start := from.Add(time.Duration(i) * time.Second)
+			b.Runs = append(b.Runs, job.Run{ID: last + 1 + int64(i), Task: fmt.Sprintf("w_%05d", i), Status: job.Success, Start: start, End: start.Add(time.Minute)})
+		}
+		return b
+	})
+	path := "/timeline?span=6h&q=w_&from=" + url.QueryEscape(from.Format(time.RFC3339))
+	_, data, err := u.timeline(asRole(path, auth.Viewer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := data.(timelineData)
+	if len(d.Rows) != tlRows || d.Drawn != tlRows+tlWalk || !d.DrawnMore || !d.MatchedMore || d.Next == "" {
+		t.Fatalf("%d rows, %d drawn (more: %v), %d matched (more: %v), next %q; want %d rows of more than %d",
+			len(d.Rows), d.Drawn, d.DrawnMore, d.Matched, d.MatchedMore, d.Next, tlRows, tlRows+tlWalk)
+	}
+	w := httptest.NewRecorder()
+	u.ServeHTTP(w, asRole(path, auth.Viewer))
+	want := fmt.Sprintf("More than %d tasks match the filter; more than %d of them have a run", tlRows+tlWalk, tlRows+tlWalk)
+	if body := w.Body.String(); !strings.Contains(body, want) {
+		t.Errorf("the page does not say %q:\n%s", want, body)
+	}
+	// The last page counts the rows to the end exactly.
+	_, data, err = u.timeline(asRole(path+"&after=w_05099&row=5101", auth.Viewer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := data.(timelineData); d.Drawn != n || d.DrawnMore || d.Next != "" || d.First != 5101 || len(d.Rows) != tlRows {
+		t.Errorf("the last page: %d rows from %d of %d (more: %v), next %q; want %d from 5101 of %d", len(d.Rows), d.First, d.Drawn, d.DrawnMore, d.Next, tlRows, n)
+	}
+}
+
+// TestTimelineCharts: grouped rows go in one chart a group, in the
+// order of the groups' names with the rows of no group last, each chart
+// with its own rows' places and an ID no other page's chart has.
+func TestTimelineCharts(t *testing.T) {
+	t.Parallel()
+	rows := []tlRow{{Task: "a", group: "x"}, {Task: "b"}, {Task: "c", group: "w"}, {Task: "d", group: "x"}}
+	got := charts(rows, "bundle", 201)
+	want := []struct {
+		id, heading string
+		tasks       []string
+	}{{"tl-201-0", "Bundle w", []string{"c"}}, {"tl-201-1", "Bundle x", []string{"a", "d"}}, {"tl-201-2", "No bundle", []string{"b"}}}
+	if len(got) != len(want) {
+		t.Fatalf("%d charts, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		c := got[i]
+		var tasks []string
+		for j, r := range c.Rows {
+			tasks = append(tasks, r.Task)
+			if r.Y != tlHeader+j*tlRowH {
+				t.Errorf("%s: row %s at %d, want %d", w.heading, r.Task, r.Y, tlHeader+j*tlRowH)
+			}
+		}
+		if c.ID != w.id || c.Heading != w.heading || fmt.Sprint(tasks) != fmt.Sprint(w.tasks) || c.Height != tlHeader+len(w.tasks)*tlRowH+4 {
+			t.Errorf("chart %d: %s %q %v height %d, want %s %q %v", i, c.ID, c.Heading, tasks, c.Height, w.id, w.heading, w.tasks)
+		}
+	}
+	if got := charts(rows, "", 1); len(got) != 1 || got[0].Heading != "" || len(got[0].Rows) != 4 || got[0].ID != "tl-1-0" {
+		t.Errorf("not grouped: %+v", got)
+	}
 }

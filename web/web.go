@@ -71,6 +71,10 @@ type UI struct {
 	// failures shares the overview's count of the failed runs of the last
 	// 24 hours.
 	failures sharedRead[struct{}, failureCounts]
+	// outcomes shares the overview's chart of the runs' outcomes.
+	outcomes sharedRead[struct{}, outcomeData]
+	// hourCounts keeps the counts of the hours the chart totals.
+	hourCounts hourCounts
 }
 
 // New returns the UI.

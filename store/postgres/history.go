@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -90,6 +91,49 @@ func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, e
 		return nil, s.failed("tasks run", err)
 	}
 	return out, nil
+}
+
+// RunCounts counts the runs in the statuses q names that started in its
+// range, by status and step, through runs_status_start alone.
+func (s *Store) RunCounts(ctx context.Context, q store.RunCountQuery) ([]store.RunCount, error) {
+	if err := q.Valid(); err != nil {
+		return nil, err
+	}
+	query, args := runCountQuery(q)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, s.failed("run counts", err)
+	}
+	defer rows.Close()
+	var out []store.RunCount
+	for rows.Next() {
+		var (
+			status      string
+			step, count int64
+		)
+		if err := rows.Scan(&status, &step, &count); err != nil {
+			return nil, s.failed("run counts", err)
+		}
+		st, err := job.ParseStatus(status)
+		if err != nil {
+			return nil, fmt.Errorf("run counts: %w", err)
+		}
+		out = append(out, store.RunCount{Step: int(step), Status: st, Runs: int(count)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.failed("run counts", err)
+	}
+	return out, nil
+}
+
+func runCountQuery(q store.RunCountQuery) (string, []any) {
+	var w where
+	w.in("status", statusNames(q.Statuses))
+	w.add("start_at >= ?", q.From.UnixNano())
+	w.add("start_at < ?", q.To.UnixNano())
+	n := len(w.args)
+	args := append(w.args, q.From.UnixNano(), q.StepNanos())
+	return fmt.Sprintf(`SELECT status, (start_at - $%d::bigint) / $%d::bigint AS step, count(*) FROM runs%s GROUP BY status, step ORDER BY status, step`, n+1, n+2, w.String()), args
 }
 
 // AuditPage returns a page of audit records, newest first.

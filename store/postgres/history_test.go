@@ -65,4 +65,26 @@ func TestHistoryPlans(t *testing.T) {
 			t.Errorf("%s: plan %q, want an index scan of %s without a sort", c.name, text, c.index)
 		}
 	}
+	// The counts of runs by status and step read the range of start times
+	// through an index (of starts, or of statuses and starts, as the
+	// planner finds cheaper), never the whole table.
+	q, args := runCountQuery(store.RunCountQuery{From: day, To: day.AddDate(0, 0, 1), Step: time.Hour, Statuses: []job.Status{job.Success, job.Failure, job.Aborted}})
+	rows, err := f.db.Query(ctx, "EXPLAIN "+q, args...)
+	if err != nil {
+		t.Fatalf("run counts: %v", err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, strings.TrimSpace(line))
+	}
+	rows.Close()
+	text := strings.Join(plan, "; ")
+	byIndex := strings.Contains(text, "using runs_start ") || strings.Contains(text, "using runs_status_start ")
+	if strings.Contains(text, "Seq Scan") || !byIndex || !strings.Contains(text, "start_at >= ") {
+		t.Errorf("run counts: plan %q, want an index scan of the range of runs_start or runs_status_start", text)
+	}
 }

@@ -95,6 +95,44 @@ func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, e
 	return out, rows.Err()
 }
 
+// RunCounts counts the runs in the statuses q names that started in its
+// range, by status and step, through runs_status_start alone.
+func (s *Store) RunCounts(ctx context.Context, q store.RunCountQuery) ([]store.RunCount, error) {
+	if err := q.Valid(); err != nil {
+		return nil, err
+	}
+	query, args := runCountQuery(q)
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("run counts: %w", err)
+	}
+	defer rows.Close()
+	var out []store.RunCount
+	for rows.Next() {
+		var (
+			c      store.RunCount
+			status string
+		)
+		if err := rows.Scan(&status, &c.Step, &c.Runs); err != nil {
+			return nil, fmt.Errorf("run counts: %w", err)
+		}
+		if c.Status, err = job.ParseStatus(status); err != nil {
+			return nil, fmt.Errorf("run counts: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func runCountQuery(q store.RunCountQuery) (string, []any) {
+	var f filter
+	f.in("status", statusNames(q.Statuses))
+	f.add("start_at >= ?", q.From.UnixNano())
+	f.add("start_at < ?", q.To.UnixNano())
+	args := append([]any{q.From.UnixNano(), q.StepNanos()}, f.args...)
+	return `SELECT status, (start_at - ?) / ? AS step, COUNT(*) FROM runs` + f.String() + ` GROUP BY status, step ORDER BY status, step`, args
+}
+
 func runPageQuery(q store.RunPageQuery) (string, []any) {
 	if n := len(q.Tasks); n > 1 && n <= mergedTasks && q.Limit > 0 {
 		var (

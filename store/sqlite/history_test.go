@@ -109,6 +109,39 @@ func TestHistoryPlans(t *testing.T) {
 	}
 }
 
+// TestRunCountPlan checks that the counts of runs by status and step are
+// read from the index of statuses alone, over the range.
+func TestRunCountPlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	for _, statuses := range [][]job.Status{{job.Failure}, {job.Success, job.Failure, job.Aborted}} {
+		q, args := runCountQuery(store.RunCountQuery{From: day, To: day.AddDate(0, 0, 1), Step: time.Hour, Statuses: statuses})
+		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if text := strings.Join(plan, "; "); !strings.Contains(text, "USING COVERING INDEX runs_status_start (status=? AND start_at>? AND start_at<?)") {
+			t.Errorf("%d statuses: plan %q, want the range of runs_status_start alone", len(statuses), text)
+		}
+	}
+}
+
 // TestMigrateHistoryIndexes opens a database of schema 14, from before the
 // history pages: its runs and audit records are paged through the new
 // indexes.

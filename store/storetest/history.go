@@ -16,6 +16,70 @@ import (
 // fire ledger and backfilled occurrences.
 func testHistory(t *testing.T, open Open) {
 	ctx := context.Background()
+	t.Run("run counts", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		// Runs every 20 minutes over three hours from t0, one in three
+		// failed, one running; one an instant before the range and one
+		// at its end, neither counted.
+		var runs []job.Run
+		for i := range 9 {
+			r := job.Run{ID: int64(i + 1), Task: "a", Status: job.Success, Start: t0.Add(time.Duration(i) * 20 * time.Minute)}
+			r.End = r.Start.Add(time.Minute)
+			switch {
+			case i%3 == 1:
+				r.Status = job.Failure
+			case i == 8:
+				r.Status, r.End = job.Running, time.Time{}
+			}
+			runs = append(runs, r)
+		}
+		runs = append(runs,
+			job.Run{ID: 20, Task: "b", Status: job.Success, Start: t0.Add(-time.Nanosecond), End: t0},
+			job.Run{ID: 21, Task: "b", Status: job.Failure, Start: t0.Add(3 * time.Hour), End: t0.Add(3 * time.Hour)})
+		if err := s.Commit(ctx, &store.Batch{Runs: runs}); err != nil {
+			t.Fatal(err)
+		}
+		q := store.RunCountQuery{From: t0, To: t0.Add(3 * time.Hour), Step: time.Hour, Statuses: []job.Status{job.Success, job.Failure, job.Aborted}}
+		got, err := s.RunCounts(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortCounts := func(cs []store.RunCount) {
+			slices.SortFunc(cs, func(a, b store.RunCount) int {
+				if a.Step != b.Step {
+					return a.Step - b.Step
+				}
+				return int(a.Status) - int(b.Status)
+			})
+		}
+		sortCounts(got)
+		want := []store.RunCount{
+			{Step: 0, Status: job.Success, Runs: 2}, {Step: 0, Status: job.Failure, Runs: 1},
+			{Step: 1, Status: job.Success, Runs: 2}, {Step: 1, Status: job.Failure, Runs: 1},
+			{Step: 2, Status: job.Success, Runs: 1}, {Step: 2, Status: job.Failure, Runs: 1},
+		}
+		sortCounts(want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("by the hour (-want +got):\n%s", diff)
+		}
+		q.Step = 0
+		got, err = s.RunCounts(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortCounts(got)
+		want = []store.RunCount{{Status: job.Success, Runs: 5}, {Status: job.Failure, Runs: 3}}
+		sortCounts(want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the whole range (-want +got):\n%s", diff)
+		}
+		for _, bad := range []store.RunCountQuery{{To: t0, Statuses: q.Statuses}, {From: t0, To: t0, Statuses: q.Statuses}, {From: t0, To: t0.Add(time.Hour)}, {From: t0, To: t0.Add(time.Hour), Step: -1, Statuses: q.Statuses}} {
+			if _, err := s.RunCounts(ctx, bad); err == nil {
+				t.Errorf("%+v: no error", bad)
+			}
+		}
+	})
 	t.Run("runs query", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)
