@@ -266,6 +266,9 @@ type AuditQuery struct {
 	// Statuses selects the records of runs that ended in one of these
 	// statuses; empty means any.
 	Statuses []job.Status
+	// From and To bound the time the run stopped: From <= Stop < To,
+	// when set.
+	From, To time.Time
 	// Before selects the records numbered below it: the next page.
 	Before int64
 	// After selects the Limit records numbered just above it: the page

@@ -202,6 +202,7 @@ var pages = []struct{ name, path, want string }{
 	{"tree", "/trees/client", "client_hourly"},
 	{"alerts", "/alerts", "Alerts"},
 	{"audit", "/audit", "Audit"},
+	{"audit_days", "/audit?status=failure&from=2000-01-01&to=2100-12-31", "Audit"},
 	{"runs", "/runs", "Runs"},
 	{"runs_oldest", "/runs?sort=start", "Runs"},
 }

@@ -358,6 +358,12 @@ func TestAuditPage(t *testing.T) {
 		{"task=c", func(a job.AuditRecord) bool { return a.Task == "c" }},
 		{"status=failure", func(a job.AuditRecord) bool { return a.Status == job.Failure }},
 		{"task=a&status=success", func(a job.AuditRecord) bool { return a.Task == "a" && a.Status == job.Success }},
+		{"from=2026-11-20&to=2026-11-23", func(a job.AuditRecord) bool { return stoppedIn(a, "2026-11-20", "2026-11-24") }},
+		{"from=2026-11-25", func(a job.AuditRecord) bool { return stoppedIn(a, "2026-11-25", "2100-01-01") }},
+		{"to=2026-11-19", func(a job.AuditRecord) bool { return stoppedIn(a, "2000-01-01", "2026-11-20") }},
+		{"task=c&status=failure&from=2026-11-19&to=2026-11-26", func(a job.AuditRecord) bool {
+			return a.Task == "c" && a.Status == job.Failure && stoppedIn(a, "2026-11-19", "2026-11-27")
+		}},
 	} {
 		t.Run(c.query, func(t *testing.T) {
 			t.Parallel()
@@ -378,6 +384,19 @@ func TestAuditPage(t *testing.T) {
 				var seqs []int64
 				for _, a := range last.Records {
 					seqs = append(seqs, a.Seq)
+				}
+				// The paging links keep the filter.
+				filter, _ := url.ParseQuery(c.query)
+				for _, link := range []string{last.Older, last.Newer, last.First} {
+					if link == "" {
+						continue
+					}
+					l, _ := url.Parse(link)
+					for k := range filter {
+						if l.Query().Get(k) != filter.Get(k) {
+							t.Errorf("link %s loses the filter %s", link, c.query)
+						}
+					}
 				}
 				pages, got = append(pages, seqs), append(got, seqs...)
 				if len(pages) > 10 {
@@ -403,7 +422,23 @@ func TestAuditPage(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := u.audit(asRole("/audit?status=frozen", auth.Viewer)); err == nil || !strings.Contains(err.Error(), "give success, failure or aborted") {
-		t.Errorf("a bad status: %v", err)
+	for query, want := range map[string]string{
+		"status=frozen":                 "give success, failure or aborted",
+		"from=yesterday":                `from: "yesterday" is not a day: give it as 2006-01-02`,
+		"to=2026-13-01":                 `to: "2026-13-01" is not a day`,
+		"from=2026-11-25&to=2026-11-20": "from 2026-11-25 is after to 2026-11-20: give the first day, then the last",
+	} {
+		var he *httpError
+		if _, _, err := u.audit(asRole("/audit?"+query, auth.Viewer)); !errors.As(err, &he) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", query, err, want)
+		}
 	}
+}
+
+// stoppedIn reports whether a record's run stopped from the start of day
+// from (UTC) to before the start of day to.
+func stoppedIn(a job.AuditRecord, from, to string) bool {
+	f, _ := time.Parse(time.DateOnly, from)
+	t, _ := time.Parse(time.DateOnly, to)
+	return !a.Stop.Before(f) && a.Stop.Before(t)
 }

@@ -386,15 +386,20 @@ type auditData struct {
 	Newer, Older, First string
 }
 
-type auditFilter struct{ Task, Status string }
+// auditFilter is the filter of the audit page, as the URL gives it. From
+// and To are days (2006-01-02) in the server's zone, both included: the
+// records of the runs that stopped in them.
+type auditFilter struct{ Task, Status, From, To string }
 
-func (f auditFilter) values() url.Values { return params("task", f.Task, "status", f.Status) }
+func (f auditFilter) values() url.Values {
+	return params("task", f.Task, "status", f.Status, "from", f.From, "to", f.To)
+}
 
 // audit shows the audit records newest first, a page of historyRows, paged
 // both ways by the record that ends (older) or begins (newer) the page.
 func (u *UI) audit(r *http.Request) (string, any, error) {
 	q := r.URL.Query()
-	f := auditFilter{Task: q.Get("task"), Status: q.Get("status")}
+	f := auditFilter{Task: q.Get("task"), Status: q.Get("status"), From: q.Get("from"), To: q.Get("to")}
 	d := auditData{Filter: f, Statuses: runStatuses[1:], First: "/audit?" + f.values().Encode()}
 	aq := store.AuditQuery{Task: f.Task, Limit: historyRows + 1}
 	if f.Status != "" {
@@ -403,6 +408,16 @@ func (u *UI) audit(r *http.Request) (string, any, error) {
 			return "", nil, badRequest("status: %q is not a status a run ends in: give success, failure or aborted", f.Status)
 		}
 		aq.Statuses = []job.Status{s}
+	}
+	var err error
+	if aq.From, err = u.day("from", f.From, 0); err != nil {
+		return "", nil, err
+	}
+	if aq.To, err = u.day("to", f.To, 1); err != nil {
+		return "", nil, err
+	}
+	if !aq.From.IsZero() && !aq.To.IsZero() && !aq.From.Before(aq.To) {
+		return "", nil, badRequest("from %s is after to %s: give the first day, then the last", f.From, f.To)
 	}
 	for _, c := range []struct {
 		param string

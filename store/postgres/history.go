@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -136,6 +137,40 @@ func runCountQuery(q store.RunCountQuery) (string, []any) {
 	return fmt.Sprintf(`SELECT status, (start_at - $%d::bigint) / $%d::bigint AS step, count(*) FROM runs%s GROUP BY status, step ORDER BY status, step`, n+1, n+2, w.String()), args
 }
 
+// auditRange adds the range of stop times of q. The records are read in
+// the order of their numbers (the primary key, audit_task or
+// audit_status), between the lowest and the highest number of a record
+// in the range, which audit_stop gives from the index alone; the stop
+// times themselves are then checked (stop + 0 keeps the page off
+// audit_stop, which would sort the whole range).
+func auditRange(w *where, q store.AuditQuery) {
+	if q.From.IsZero() && q.To.IsZero() {
+		return
+	}
+	var (
+		conds []string
+		args  []any
+	)
+	if !q.From.IsZero() {
+		conds, args = append(conds, "stop >= ?"), append(args, q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		conds, args = append(conds, "stop < ?"), append(args, q.To.UnixNano())
+	}
+	in := strings.Join(conds, " AND ")
+	// Each bound of numbers is needed only with its bound of times: the
+	// records out of the range the other way end the page by its limit.
+	if !q.From.IsZero() {
+		w.add("seq >= (SELECT min(seq) FROM audit WHERE "+in+")", args...)
+	}
+	if !q.To.IsZero() {
+		w.add("seq <= (SELECT max(seq) FROM audit WHERE "+in+")", args...)
+	}
+	for i, c := range conds {
+		w.add(strings.Replace(c, "stop", "stop + 0", 1), args[i])
+	}
+}
+
 // AuditPage returns a page of audit records, newest first.
 func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditRecord, error) {
 	query, args := auditPageQuery(q)
@@ -155,6 +190,7 @@ func auditPageQuery(q store.AuditQuery) (string, []any) {
 		w.add("task = ?", q.Task)
 	}
 	w.in("status", statusNames(q.Statuses))
+	auditRange(&w, q)
 	order := "DESC"
 	switch {
 	case q.After > 0:

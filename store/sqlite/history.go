@@ -195,6 +195,41 @@ func runFilter(q store.RunPageQuery, byTask bool) filter {
 	return f
 }
 
+// auditRange adds the range of stop times of q. The records are read in
+// the order of their numbers (the primary key, audit_task or
+// audit_status), between the lowest and the highest number of a record
+// in the range, which audit_stop gives from the index alone: records are
+// written as their runs stop, so the numbers between are nearly all in
+// the range. The stop times themselves are then checked (the unary +
+// keeps the page off audit_stop, which would sort the whole range).
+func auditRange(f *filter, q store.AuditQuery) {
+	if q.From.IsZero() && q.To.IsZero() {
+		return
+	}
+	var (
+		r     filter
+		stops []any
+	)
+	if !q.From.IsZero() {
+		r.add("stop >= ?", q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		r.add("stop < ?", q.To.UnixNano())
+	}
+	stops = r.args
+	// Each bound of numbers is needed only with its bound of times: the
+	// records out of the range the other way end the page by its limit.
+	if !q.From.IsZero() {
+		f.add("seq >= (SELECT min(seq) FROM audit INDEXED BY audit_stop"+r.String()+")", stops...)
+	}
+	if !q.To.IsZero() {
+		f.add("seq <= (SELECT max(seq) FROM audit INDEXED BY audit_stop"+r.String()+")", stops...)
+	}
+	for i, c := range r.conds {
+		f.add("+"+c, stops[i])
+	}
+}
+
 // AuditPage returns a page of audit records, newest first.
 func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditRecord, error) {
 	query, args := auditPageQuery(q)
@@ -214,6 +249,7 @@ func auditPageQuery(q store.AuditQuery) (string, []any) {
 		f.add("task = ?", q.Task)
 	}
 	f.in("status", statusNames(q.Statuses))
+	auditRange(&f, q)
 	order := "DESC"
 	switch {
 	case q.After > 0:

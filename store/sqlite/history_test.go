@@ -57,6 +57,9 @@ func TestHistoryPlans(t *testing.T) {
 		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false, false},
 		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false, false},
 		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false, false},
+		{"audit of a day", nil, &store.AuditQuery{From: day, To: day1, Limit: 101}, "", false, false},
+		{"audit of a task in a day, the next page", nil, &store.AuditQuery{Task: "t1", From: day, To: day1, Before: 900, Limit: 101}, "audit_task", false, false},
+		{"failed audit records from a day", nil, &store.AuditQuery{Statuses: failed, From: day, Limit: 101}, "audit_status", false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -104,6 +107,11 @@ func TestHistoryPlans(t *testing.T) {
 			}
 			if !strings.Contains(text, want) {
 				t.Errorf("%s: plan %q, want it %s", q, text, want)
+			}
+			// The range of numbers of a range of days comes from
+			// audit_stop alone.
+			if c.audit != nil && strings.Count(text, "USING COVERING INDEX audit_stop") != bounds(*c.audit) {
+				t.Errorf("%s: plan %q, want the range of numbers from audit_stop", q, text)
 			}
 		})
 	}
@@ -175,5 +183,45 @@ func TestMigrateHistoryIndexes(t *testing.T) {
 	recs, err := s.AuditPage(ctx, store.AuditQuery{Task: "a"})
 	if err != nil || len(recs) != 1 || recs[0].Seq != 1 {
 		t.Errorf("audit of a %+v, %v", recs, err)
+	}
+}
+
+// bounds is how many bounds of time an audit query has: each is read from
+// audit_stop.
+func bounds(q store.AuditQuery) int {
+	n := 0
+	for _, t := range []time.Time{q.From, q.To} {
+		if !t.IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMigrateAuditStop opens a database of schema 17, from before the
+// audit of a range of days: its records are chosen by their stop through
+// the new index.
+func TestMigrateAuditStop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 17)
+	q := `INSERT INTO audit (seq, task, run, launch, stop, result, status) VALUES (1, 'a', 1, 10, 11, 'normal', 'success'), (2, 'b', 2, 20, 21, 'normal', 'failure'), (3, 'a', 3, 30, 31, 'normal', 'failure')`
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'audit_stop'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d audit_stop indexes, %v", n, err)
+	}
+	recs, err := s.AuditPage(ctx, store.AuditQuery{From: time.Unix(0, 15), To: time.Unix(0, 31)})
+	if err != nil || len(recs) != 1 || recs[0].Seq != 2 {
+		t.Errorf("audit stopped in [15, 31) %+v, %v; want record 2", recs, err)
 	}
 }

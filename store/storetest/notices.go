@@ -187,5 +187,47 @@ func testNotices(t *testing.T, open Open) {
 		if got, err := s.AuditPage(ctx, store.AuditQuery{Limit: 1}); err != nil || len(got) != 1 || !cmp.Equal(got[0], b.Audit[29]) {
 			t.Errorf("the newest record: %+v, %v; want %+v", got, err, b.Audit[29])
 		}
+		// A range of stop times: records written out of the order of
+		// their stops, in the range and out of it, count by their stop.
+		late := &store.Batch{Audit: []job.AuditRecord{
+			{Task: "c", RunID: 31, Launch: t0, Stop: t0.Add(15*time.Minute + 30*time.Second), Result: job.ResultNormal, Status: job.Failure},
+			{Task: "a", RunID: 32, Launch: t0, Stop: t0.Add(5 * time.Minute), Result: job.ResultNormal, Status: job.Failure},
+		}}
+		if err := s.Commit(ctx, late); err != nil {
+			t.Fatal(err)
+		}
+		from, to := t0.Add(10*time.Minute), t0.Add(20*time.Minute)
+		var inRange []int64 // newest first
+		inRange = append(inRange, late.Audit[0].Seq)
+		for i := 19; i >= 10; i-- {
+			inRange = append(inRange, seq(i))
+		}
+		if diff := cmp.Diff(inRange[:4], seqs(store.AuditQuery{From: from, To: to, Limit: 4})); diff != "" {
+			t.Errorf("a range of stops (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(inRange[4:8], seqs(store.AuditQuery{From: from, To: to, Before: inRange[3], Limit: 4})); diff != "" {
+			t.Errorf("a range of stops, the next page (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(inRange[8:], seqs(store.AuditQuery{From: from, To: to, Before: inRange[7], Limit: 4})); diff != "" {
+			t.Errorf("a range of stops, the last page (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(inRange[1:5], seqs(store.AuditQuery{From: from, To: to, After: inRange[5], Limit: 4})); diff != "" {
+			t.Errorf("a range of stops, the page before (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]int64{late.Audit[0].Seq, seq(19), seq(17), seq(15), seq(13), seq(11)}, seqs(store.AuditQuery{From: from, To: to, Statuses: []job.Status{job.Failure}})); diff != "" {
+			t.Errorf("the failures of a range of stops (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]int64{seq(18), seq(15), seq(12)}, seqs(store.AuditQuery{From: from, To: to, Task: "a"})); diff != "" {
+			t.Errorf("a task's records in a range of stops (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]int64{late.Audit[1].Seq, seq(5), seq(4)}, seqs(store.AuditQuery{To: t0.Add(6 * time.Minute), Limit: 3})); diff != "" {
+			t.Errorf("the records stopped before a time (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]int64{seq(29), seq(28)}, seqs(store.AuditQuery{From: t0.Add(28 * time.Minute)})); diff != "" {
+			t.Errorf("the records stopped from a time (-want +got):\n%s", diff)
+		}
+		if got := seqs(store.AuditQuery{From: t0.Add(time.Hour)}); len(got) != 0 {
+			t.Errorf("records past the last stop: %v", got)
+		}
 	})
 }
