@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -48,9 +49,10 @@ func (u *UI) rows(v *scheduler.View, names []string) []taskRow {
 }
 
 // listTasks makes one pass over the tasks, in name order: it counts the
-// matches and keeps the first page of them after f.After.
-func (u *UI) listTasks(v *scheduler.View, f taskFilter, status job.Status) tasksData {
-	d := tasksData{Filter: f, Types: []job.Type{job.Callable, job.Bundle, job.Configuration}}
+// matches and keeps the first page of them after f.After, of the tasks
+// the scope covers (every task for none).
+func (u *UI) listTasks(v *scheduler.View, f taskFilter, status job.Status, scope auth.Scope) tasksData {
+	d := tasksData{Filter: f, Types: []job.Type{job.Callable, job.Bundle, job.Configuration}, Scope: scopeLine(scope)}
 	for s := job.Idle; s <= job.Frozen; s++ {
 		if s != job.Staged && s != job.Queued {
 			d.Statuses = append(d.Statuses, s.String())
@@ -60,10 +62,14 @@ func (u *UI) listTasks(v *scheduler.View, f taskFilter, status job.Status) tasks
 	v.Ascend("", func(it *scheduler.TaskItem) bool {
 		def, name := it.Def, it.Def.Name
 		if def.Type == job.Group {
-			d.Groups = append(d.Groups, name)
+			if len(scope) == 0 || scope.Covers(name, it.Groups) || slices.Contains(scope, "group:"+name) {
+				d.Groups = append(d.Groups, name)
+			}
 			return true
 		}
 		switch {
+		case len(scope) > 0 && !scope.Covers(name, it.Groups):
+			return true
 		case q != "" && !strings.Contains(strings.ToLower(name), q),
 			f.Type != "" && string(def.Type) != f.Type,
 			f.Label != "" && def.Extras().Label != f.Label,

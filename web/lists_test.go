@@ -102,7 +102,7 @@ func TestLists(t *testing.T) {
 			for pages := 0; ; pages++ {
 				var got, want tasksData
 				err := s.Read(ctx, func(e *engine.Engine) {
-					got = u.listTasks(s.View(), f, status)
+					got = u.listTasks(s.View(), f, status, nil)
 					want = tasksBySorting(u, e, f, status)
 				})
 				if err != nil {

@@ -51,13 +51,18 @@ func (u *UI) runPage(r *http.Request) (string, any, error) {
 	st := u.cfg.Scheduler.Store()
 	local := u.localRun(run)
 	d := runData{Run: &local}
-	def, _, ok := u.cfg.Scheduler.View().Task(run.Task)
+	v := u.cfg.Scheduler.View()
+	scope := scopeOf(r)
+	if !covers(v, scope, run.Task) {
+		return "", nil, &auth.Denied{Identity: auth.FromContext(r.Context()), Permission: auth.Read, Task: run.Task}
+	}
+	def, _, ok := v.Task(run.Task)
 	d.Defined, d.Type = ok, def.Type
 	if d.Attempts, err = u.attempts(r, run); err != nil {
 		return "", nil, err
 	}
 	if run.BundleRun != 0 && run.BundleRun != run.ID {
-		if b, err := u.run(r, run.BundleRun); err == nil {
+		if b, err := u.run(r, run.BundleRun); err == nil && covers(v, scope, b.Task) {
 			b = u.localRun(b)
 			d.Bundle = &b
 		}
@@ -68,6 +73,10 @@ func (u *UI) runPage(r *http.Request) (string, any, error) {
 			return "", nil, err
 		}
 		for i := len(kids) - 1; i >= 0; i-- {
+			if !covers(v, scope, kids[i].Task) {
+				// A bundle's page shows its members: all in the scope.
+				return "", nil, &auth.Denied{Identity: auth.FromContext(r.Context()), Permission: auth.Read, Task: kids[i].Task, Via: run.Task}
+			}
 			d.Children = append(d.Children, u.localRun(kids[i]))
 		}
 	}

@@ -57,6 +57,9 @@ type runsData struct {
 	// other order.
 	Oldest bool
 	Resort string
+	// Scope names the scope of the viewer's token, which the runs are
+	// limited to; "" for every task.
+	Scope string
 }
 
 // oldestKey is before every run's place: the first page of the runs
@@ -91,8 +94,19 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 		return "", nil, badRequest("from %s is after to %s: give the first day, then the last", f.From, f.To)
 	}
 	v := u.cfg.Scheduler.View()
-	if f.Label != "" || f.Bundle != "" {
-		rq.Tasks = chosenTasks(v, f)
+	// A token with a scope sees the runs of the tasks it covers, of
+	// those the other filters choose.
+	scope := scopeOf(r)
+	d.Scope = scopeLine(scope)
+	inScope := func(list []string) []string {
+		if len(scope) == 0 {
+			return list
+		}
+		return slices.DeleteFunc(list, func(n string) bool { return !covers(v, scope, n) })
+	}
+	switch {
+	case f.Label != "" || f.Bundle != "":
+		rq.Tasks = inScope(chosenTasks(v, f))
 		d.Tasks = len(rq.Tasks)
 		if f.Task != "" {
 			if slices.Contains(rq.Tasks, f.Task) {
@@ -101,11 +115,13 @@ func (u *UI) runs(r *http.Request) (string, any, error) {
 				rq.Tasks = nil
 			}
 		}
-		if len(rq.Tasks) == 0 {
-			return "Runs", d, nil
-		}
-	} else if f.Task != "" {
-		rq.Tasks = []string{f.Task}
+	case f.Task != "":
+		rq.Tasks = inScope([]string{f.Task})
+	case len(scope) > 0:
+		rq.Tasks = scopedTasks(v, scope)
+	}
+	if len(rq.Tasks) == 0 && (f.Label != "" || f.Bundle != "" || f.Task != "" || len(scope) > 0) {
+		return "Runs", d, nil
 	}
 	if q.Get("older") != "" && q.Get("newer") != "" {
 		return "", nil, badRequest("give older or newer, not both")

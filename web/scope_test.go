@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,13 +12,22 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // scopedServer serves the API with the UI mounted for the tokens given,
 // and returns the server's URL.
 func scopedServer(t *testing.T, text string, cfg Config, tokens ...auth.Token) string {
 	t.Helper()
-	s, _ := startScheduler(t, text)
+	return scopedHistory(t, text, nil, cfg, tokens...)
+}
+
+// scopedHistory is scopedServer with the history given stored first (see
+// withHistory).
+func scopedHistory(t *testing.T, text string, history func(int64) store.Batch, cfg Config, tokens ...auth.Token) string {
+	t.Helper()
+	s, _ := withHistory(t, text, history)
 	a := auth.NewAuthority(time.Now, 0)
 	a.Load(tokens)
 	sessions := auth.NewSessions(a, 0, 0)
@@ -92,7 +102,6 @@ func TestScopedPages(t *testing.T) {
 		"/tasks/demo_after/why":         http.StatusForbidden,
 		"/tasks/secret_member":          http.StatusForbidden,
 		"/":                             http.StatusForbidden,
-		"/tasks":                        http.StatusForbidden,
 		"/timeline":                     http.StatusForbidden,
 		"/graph":                        http.StatusForbidden,
 		"/graph.json":                   http.StatusForbidden,
@@ -188,5 +197,82 @@ func TestLiveStreamsPerToken(t *testing.T) {
 			t.Fatalf("a stream after one ended: %d", resp.StatusCode)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A token with a scope sees the lists of every task narrowed to the tasks
+// its scope covers, and their runs and audit records, with a line saying
+// so; the page of a run outside the scope is refused.
+func TestScopedLists(t *testing.T) {
+	t.Parallel()
+	demo, secret := token("demo-viewer", auth.Viewer, "demo_*")
+	all, allSecret := token("all-viewer", auth.Viewer)
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	var ids = map[string]int64{}
+	history := func(last int64) store.Batch {
+		var b store.Batch
+		for i, task := range []string{"demo_ok", "secret_job", "secret_member", "demo_after"} {
+			r := job.Run{ID: last + 1 + int64(i), Task: task, Status: job.Failure, Start: t0.Add(time.Duration(i) * time.Minute), Trigger: "start"}
+			r.End = r.Start.Add(time.Second)
+			ids[task] = r.ID
+			b.Runs = append(b.Runs, r)
+			b.Audit = append(b.Audit, job.AuditRecord{Task: task, RunID: r.ID, Launch: r.Start, Stop: r.End, Result: job.ResultNormal, Status: r.Status})
+		}
+		return b
+	}
+	base := scopedHistory(t, scopeDefs, history, Config{}, demo, all)
+	_, cookie, _ := postLogin(t, base, secret, "/tasks")
+	_, allCookie, _ := postLogin(t, base, allSecret, "/tasks")
+	if cookie == nil || allCookie == nil {
+		t.Fatal("a viewer could not sign in")
+	}
+	const line = "limited to the tasks of your token's scope: demo_*"
+	run := func(task string) string { return fmt.Sprintf(`href="/runs/%d"`, ids[task]) }
+	for _, c := range []struct {
+		path       string
+		show, hide []string
+	}{
+		{"/tasks", []string{"/tasks/demo_ok", "/tasks/demo_after", line}, []string{"secret_job", "secret_member"}},
+		{"/tasks?q=secret", []string{line}, []string{"/tasks/secret_"}},
+		{"/runs", []string{run("demo_ok"), run("demo_after"), line}, []string{run("secret_job"), run("secret_member"), "secret_"}},
+		{"/runs?task=secret_job", []string{line}, []string{run("secret_job")}},
+		{"/runs?bundle=demo_box", []string{"1 task of bundle demo_box", line}, []string{run("secret_member")}},
+		{"/runs?status=failure&sort=start", []string{run("demo_ok"), line}, []string{run("secret_job")}},
+	} {
+		status, body := getWith(t, base, cookie, c.path)
+		if status != http.StatusOK {
+			t.Errorf("scoped viewer GET %s: %d, want 200\n%s", c.path, status, body)
+			continue
+		}
+		for _, s := range c.show {
+			if !strings.Contains(body, s) {
+				t.Errorf("scoped viewer GET %s does not show %q:\n%s", c.path, s, body)
+			}
+		}
+		for _, s := range c.hide {
+			if strings.Contains(body, s) {
+				t.Errorf("scoped viewer GET %s shows %q:\n%s", c.path, s, body)
+			}
+		}
+		// A token without a scope sees every task, and no such line.
+		if _, body := getWith(t, base, allCookie, c.path); strings.Contains(body, "your token") {
+			t.Errorf("viewer without a scope GET %s says it is limited:\n%s", c.path, body)
+		}
+	}
+	if _, body := getWith(t, base, allCookie, "/runs"); !strings.Contains(body, run("secret_job")) {
+		t.Errorf("viewer without a scope GET /runs does not show every run:\n%s", body)
+	}
+	for path, want := range map[string]int{
+		fmt.Sprintf("/runs/%d", ids["demo_ok"]):       http.StatusOK,
+		fmt.Sprintf("/runs/%d", ids["secret_job"]):    http.StatusForbidden,
+		fmt.Sprintf("/runs/%d", ids["secret_member"]): http.StatusForbidden,
+	} {
+		status, body := getWith(t, base, cookie, path)
+		if status != want {
+			t.Errorf("scoped viewer GET %s: %d, want %d\n%s", path, status, want, body)
+		}
+		if status == http.StatusForbidden && !strings.Contains(body, "scope is [demo_*]") {
+			t.Errorf("scoped viewer GET %s: the refusal does not say why:\n%s", path, body)
+		}
 	}
 }

@@ -177,10 +177,16 @@ type tasksData struct {
 	Groups   []string
 	Statuses []string
 	Types    []job.Type
+	// Scope names the scope of the viewer's token, which the list is
+	// limited to; "" for every task.
+	Scope string
 }
 
 type taskFilter struct {
 	Q, Status, Type, Group, Label, Bundle, After string
+	// scope is the viewer's scope (scopeLine), part of the key of the
+	// reads the lists share.
+	scope string
 }
 
 // tasksPage is the length of a page of the task list.
@@ -197,7 +203,9 @@ func (u *UI) tasks(r *http.Request) (string, any, error) {
 		}
 	}
 	v := u.cfg.Scheduler.View()
-	return "Tasks", u.lists.read(v.Seq(), f, func() tasksData { return u.listTasks(v, f, status) }), nil
+	scope := scopeOf(r)
+	f.scope = scopeLine(scope)
+	return "Tasks", u.lists.read(v.Seq(), f, func() tasksData { return u.listTasks(v, f, status, scope) }), nil
 }
 
 // taskData is everything the task page shows.

@@ -110,9 +110,10 @@ func New(cfg Config) (*UI, error) {
 // an ingest token, gets 403 everywhere, as it does from the API. A token
 // with a scope reads the pages of the tasks in it, whole: a task's page
 // shows its bundle's members and the tasks its condition names, which
-// must be in the scope too; the pages that show every task (the overview,
-// the lists, the timeline, the graph, data events, trees, alerts, the
-// audit) are for tokens without a scope.
+// must be in the scope too. The lists of tasks, runs and the audit, and the
+// timeline, show such a token the tasks its scope covers (see scope.go);
+// the other pages that show every task (the overview, the graph, data
+// events, trees, alerts) are for tokens without a scope.
 func (u *UI) routes() {
 	u.mux.HandleFunc("GET /static/", u.serveStatic)
 	u.mux.HandleFunc("GET /login", u.loginPage)
@@ -122,19 +123,20 @@ func (u *UI) routes() {
 		read     = api.Rule{Perm: auth.Read}
 		every    = api.Rule{Perm: auth.Read, Reach: api.Unscoped}
 		task     = api.Rule{Perm: auth.Read, Reach: api.Shown, Param: "name"}
+		filtered = api.Rule{Perm: auth.Read, Reach: api.Filtered}
 		taskPage = api.Rule{Perm: auth.Read, Reach: api.Explained, Param: "name"}
 	)
 	u.route("GET /live", read, u.live)
 	u.page("GET /{$}", "overview", every, u.overview)
-	u.page("GET /tasks", "tasks", every, u.tasks)
+	u.page("GET /tasks", "tasks", filtered, u.tasks)
 	u.page("GET /tasks/{name}", "task", taskPage, u.task)
 	u.route("GET /tasks/{name}/log/{stream}", task, u.handle(u.log))
 	u.route("GET /tasks/{name}/why", taskPage, u.handle(u.whyFragment))
 	u.route("GET /tasks/{name}/runs/{id}/logs", task, u.handle(u.runLogs))
-	// A run names its task only once read: for tokens without a scope,
-	// as GET /api/v1/runs/{id} is.
-	u.page("GET /runs", "runs", every, u.runs)
-	u.page("GET /runs/{id}", "run", every, u.runPage)
+	// A run names its task only once read: its page checks the scope
+	// itself.
+	u.page("GET /runs", "runs", filtered, u.runs)
+	u.page("GET /runs/{id}", "run", filtered, u.runPage)
 	u.route("GET /runs/{id}/log/{stream}", every, u.handle(u.runLogDownload))
 	u.page("GET /timeline", "timeline", every, u.timeline)
 	u.page("GET /graph", "graph", every, u.graph)
