@@ -263,6 +263,9 @@ func Key(r job.Run) RunKey { return RunKey{Start: r.Start, ID: r.ID} }
 // sequence number first).
 type AuditQuery struct {
 	Task string // empty means every task
+	// Tasks selects the records of these tasks; empty means every task.
+	// With Task, a record is of both.
+	Tasks []string
 	// Statuses selects the records of runs that ended in one of these
 	// statuses; empty means any.
 	Statuses []job.Status

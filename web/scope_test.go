@@ -108,7 +108,6 @@ func TestScopedPages(t *testing.T) {
 		"/data":                         http.StatusForbidden,
 		"/trees":                        http.StatusForbidden,
 		"/alerts":                       http.StatusForbidden,
-		"/audit":                        http.StatusForbidden,
 		"/tasks/secret_job/runs/1/logs": http.StatusForbidden,
 	} {
 		status, body := getWith(t, base, cookie, path)
@@ -238,6 +237,9 @@ func TestScopedLists(t *testing.T) {
 		{"/runs?task=secret_job", []string{line}, []string{run("secret_job")}},
 		{"/runs?bundle=demo_box", []string{"1 task of bundle demo_box", line}, []string{run("secret_member")}},
 		{"/runs?status=failure&sort=start", []string{run("demo_ok"), line}, []string{run("secret_job")}},
+		{"/audit", []string{run("demo_ok"), run("demo_after"), line}, []string{run("secret_job"), run("secret_member"), "secret_"}},
+		{"/audit?task=secret_job", []string{line}, []string{run("secret_job")}},
+		{"/audit?task=demo_ok&from=2026-11-20&to=2026-11-20", []string{run("demo_ok"), line}, []string{run("demo_after")}},
 	} {
 		status, body := getWith(t, base, cookie, c.path)
 		if status != http.StatusOK {

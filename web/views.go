@@ -384,6 +384,9 @@ type auditData struct {
 	// Newer and Older link to the pages before and after this one, ""
 	// at either end; First to the newest page.
 	Newer, Older, First string
+	// Scope names the scope of the viewer's token, which the records are
+	// limited to; "" for every task.
+	Scope string
 }
 
 // auditFilter is the filter of the audit page, as the URL gives it. From
@@ -433,6 +436,19 @@ func (u *UI) audit(r *http.Request) (string, any, error) {
 	}
 	if aq.Before > 0 && aq.After > 0 {
 		return "", nil, badRequest("give older or newer, not both")
+	}
+	if scope := scopeOf(r); len(scope) > 0 {
+		// The records of the tasks the scope covers.
+		d.Scope = scopeLine(scope)
+		v := u.cfg.Scheduler.View()
+		if f.Task == "" {
+			aq.Tasks = scopedTasks(v, scope)
+		} else if covers(v, scope, f.Task) {
+			aq.Tasks = []string{f.Task}
+		}
+		if len(aq.Tasks) == 0 {
+			return "Audit", d, nil
+		}
 	}
 	list, err := u.cfg.Scheduler.Store().AuditPage(r.Context(), aq)
 	if err != nil {

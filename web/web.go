@@ -145,7 +145,7 @@ func (u *UI) routes() {
 	u.page("GET /trees", "trees", every, u.trees)
 	u.page("GET /trees/{name}", "tree", every, u.tree)
 	u.page("GET /alerts", "alerts", every, u.alerts)
-	u.page("GET /audit", "audit", every, u.audit)
+	u.page("GET /audit", "audit", filtered, u.audit)
 	u.route("/", read, func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no page at " + r.URL.Path})
 	})

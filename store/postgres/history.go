@@ -189,6 +189,7 @@ func auditPageQuery(q store.AuditQuery) (string, []any) {
 	if q.Task != "" {
 		w.add("task = ?", q.Task)
 	}
+	w.in("task", q.Tasks)
 	w.in("status", statusNames(q.Statuses))
 	auditRange(&w, q)
 	order := "DESC"

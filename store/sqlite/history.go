@@ -244,9 +244,37 @@ func (s *Store) AuditPage(ctx context.Context, q store.AuditQuery) ([]job.AuditR
 }
 
 func auditPageQuery(q store.AuditQuery) (string, []any) {
+	if n := len(q.Tasks); n > 1 && n <= mergedTasks && q.Limit > 0 {
+		// The first page of each task, through audit_task, merged (as
+		// the runs of a few tasks are: see mergedTasks).
+		var (
+			parts []string
+			args  []any
+		)
+		for _, task := range q.Tasks {
+			one := q
+			one.Tasks = []string{task}
+			sub, a := auditPageQuery(one)
+			parts = append(parts, `SELECT * FROM (`+sub+`)`)
+			args = append(args, a...)
+		}
+		order := "DESC"
+		if q.After > 0 {
+			order = "ASC"
+		}
+		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `) ORDER BY seq ` + order + ` LIMIT ?`, append(args, q.Limit)
+	}
 	var f filter
 	if q.Task != "" {
 		f.add("task = ?", q.Task)
+	}
+	if len(q.Tasks) > 1 {
+		// Not through audit_task (the unary +): many tasks' records are
+		// read by number, and those of the tasks kept.
+		list, _ := json.Marshal(q.Tasks)
+		f.add("+task IN (SELECT value FROM json_each(?))", string(list))
+	} else {
+		f.in("task", q.Tasks)
 	}
 	f.in("status", statusNames(q.Statuses))
 	auditRange(&f, q)

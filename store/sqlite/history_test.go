@@ -57,6 +57,8 @@ func TestHistoryPlans(t *testing.T) {
 		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false, false},
 		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false, false},
 		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false, false},
+		{"audit of a few tasks", nil, &store.AuditQuery{Tasks: []string{"t1", "t2", "t3"}, Before: 900, Limit: 101}, "audit_task", true, false},
+		{"audit of many tasks", nil, &store.AuditQuery{Tasks: many, After: 900, Limit: 101}, "", false, false},
 		{"audit of a day", nil, &store.AuditQuery{From: day, To: day1, Limit: 101}, "", false, false},
 		{"audit of a task in a day, the next page", nil, &store.AuditQuery{Task: "t1", From: day, To: day1, Before: 900, Limit: 101}, "audit_task", false, false},
 		{"failed audit records from a day", nil, &store.AuditQuery{Statuses: failed, From: day, Limit: 101}, "audit_status", false, false},

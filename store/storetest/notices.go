@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -186,6 +187,32 @@ func testNotices(t *testing.T, open Open) {
 		}
 		if got, err := s.AuditPage(ctx, store.AuditQuery{Limit: 1}); err != nil || len(got) != 1 || !cmp.Equal(got[0], b.Audit[29]) {
 			t.Errorf("the newest record: %+v, %v; want %+v", got, err, b.Audit[29])
+		}
+		// The records of some tasks: a few, and more than a store may
+		// merge task by task.
+		ofAC := func(a job.AuditRecord) bool { return a.Task == "a" || a.Task == "c" }
+		if diff := cmp.Diff(want(ofAC, 0, 4), seqs(store.AuditQuery{Tasks: []string{"a", "c"}, Limit: 4})); diff != "" {
+			t.Errorf("two tasks' records (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(ofAC, 4, 4), seqs(store.AuditQuery{Tasks: []string{"c", "a"}, Before: want(ofAC, 3, 1)[0], Limit: 4})); diff != "" {
+			t.Errorf("two tasks' records, the next page (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(ofAC, 2, 4), seqs(store.AuditQuery{Tasks: []string{"a", "c"}, After: want(ofAC, 6, 1)[0], Limit: 4})); diff != "" {
+			t.Errorf("two tasks' records, the page before (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(ofB, 0, 20), seqs(store.AuditQuery{Tasks: []string{"a", "b"}, Task: "b", Statuses: []job.Status{job.Failure}})); diff != "" {
+			t.Errorf("a task of the tasks (-want +got):\n%s", diff)
+		}
+		many := []string{"b"}
+		for i := range 80 {
+			many = append(many, fmt.Sprintf("none%d", i))
+		}
+		ofBAll := func(a job.AuditRecord) bool { return a.Task == "b" }
+		if diff := cmp.Diff(want(ofBAll, 2, 3), seqs(store.AuditQuery{Tasks: many, Before: want(ofBAll, 1, 1)[0], Limit: 3})); diff != "" {
+			t.Errorf("many tasks' records, the next page (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want(ofBAll, 0, 3), seqs(store.AuditQuery{Tasks: many, After: want(ofBAll, 3, 1)[0], Limit: 3})); diff != "" {
+			t.Errorf("many tasks' records, the page before (-want +got):\n%s", diff)
 		}
 		// A range of stop times: records written out of the order of
 		// their stops, in the range and out of it, count by their stop.
