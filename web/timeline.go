@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -63,6 +64,9 @@ type tlFilter struct {
 	// Group groups the rows of a page by bundle or by label ("" does
 	// not): it chooses no task.
 	Group string
+	// scope, when set, is the scope of the viewer's token: the filter
+	// chooses the tasks it covers only.
+	scope *auth.Scope
 }
 
 func (f tlFilter) values() url.Values {
@@ -92,7 +96,8 @@ func (f tlFilter) matches(it *scheduler.TaskItem, status job.Status) bool {
 		f.Task != "" && def.Name != f.Task,
 		f.Label != "" && def.Extras().Label != f.Label,
 		f.Bundle != "" && def.Parent != f.Bundle && def.Name != f.Bundle,
-		f.Status != "" && it.State.Status != status:
+		f.Status != "" && it.State.Status != status,
+		f.scope != nil && !f.scope.Covers(def.Name, it.Groups):
 		return false
 	case f.Q == "":
 		return true
@@ -176,6 +181,9 @@ type timelineData struct {
 	PlansCut     int
 	PlansCutMore bool
 	Empty        bool
+	// Scope names the scope of the viewer's token, which the rows are
+	// limited to; "" for every task.
+	Scope string
 }
 
 type spanLink struct {
@@ -246,6 +254,10 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	}
 	to := from.Add(span)
 	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after"), Group: q.Get("group")}
+	scope := scopeOf(r)
+	if len(scope) > 0 {
+		f.scope = &scope
+	}
 	if f.Group != "" && f.Group != "bundle" && f.Group != "label" {
 		return "", nil, badRequest("group: %q is not a grouping: give bundle or label, or leave it out", f.Group)
 	}
@@ -259,7 +271,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	if _, err := path.Match(f.Q, ""); err != nil {
 		return "", nil, badRequest("q: %q is not a name pattern (* any characters, ? one, [a-z] one of a set): %v", f.Q, err)
 	}
-	d := timelineData{From: u.local(from), To: u.local(to), Span: span, Filter: f, Width: tlLabel + tlWidth + tlRight}
+	d := timelineData{From: u.local(from), To: u.local(to), Span: span, Filter: f, Width: tlLabel + tlWidth + tlRight, Scope: scopeLine(scope)}
 	d.Filtered = f.Task != "" || f.Q != "" || f.Label != "" || f.Bundle != "" || f.Status != ""
 	for s := job.Idle; s <= job.Frozen; s++ {
 		if s != job.Staged && s != job.Queued {

@@ -138,7 +138,7 @@ func (u *UI) routes() {
 	u.page("GET /runs", "runs", filtered, u.runs)
 	u.page("GET /runs/{id}", "run", filtered, u.runPage)
 	u.route("GET /runs/{id}/log/{stream}", every, u.handle(u.runLogDownload))
-	u.page("GET /timeline", "timeline", every, u.timeline)
+	u.page("GET /timeline", "timeline", filtered, u.timeline)
 	u.page("GET /graph", "graph", every, u.graph)
 	u.route("GET /graph.json", every, u.handle(u.graphJSON))
 	u.page("GET /data", "data", every, u.data)
