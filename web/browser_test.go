@@ -681,3 +681,28 @@ func waitTrue(t *testing.T, ctx context.Context, script string) {
 		}
 	}
 }
+
+// TestScopedListsAccessible signs in with a token scoped to the demo's
+// tasks: the lists of every task show the line that says they are
+// narrowed to the scope, with no accessibility violation.
+func TestScopedListsAccessible(t *testing.T) {
+	d := startDemo(t)
+	tok, err := d.s.NewToken(context.Background(), auth.Request{Name: "dee", Role: auth.Viewer, Scope: auth.Scope{"demo_*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	d.signIn(t, ctx, tok)
+	for _, path := range []string{"/tasks", "/runs", "/timeline?span=24h", "/audit?from=2000-01-01"} {
+		var body string
+		run(t, ctx,
+			chromedp.Navigate(d.url+path),
+			chromedp.WaitVisible("main h1", chromedp.ByQuery),
+			chromedp.Text("main", &body, chromedp.ByQuery),
+		)
+		if !strings.Contains(body, "limited to the tasks of your token's scope: demo_*") {
+			t.Errorf("%s does not say it is limited to the scope:\n%s", path, body)
+		}
+		checkAccessibility(t, ctx, path)
+	}
+}
