@@ -204,6 +204,11 @@ type RunPageQuery struct {
 	Newer *RunKey
 	// Limit is the most runs returned; 0 means no limit.
 	Limit int
+	// ByTook orders the runs by how long they took, the longest first,
+	// and runs that took as long by ID, the highest first; runs that have
+	// not ended are left out. Older and Newer are then places in that
+	// order (RunKey.Took and ID).
+	ByTook bool
 }
 
 // RunCountQuery selects the runs RunCounts counts.
@@ -254,10 +259,29 @@ type RunCount struct {
 type RunKey struct {
 	Start time.Time
 	ID    int64
+	// Took is how long an ended run took: its place in the order of
+	// RunPageQuery.ByTook.
+	Took time.Duration
 }
 
-// Key returns the place of a run in the history of every task.
-func Key(r job.Run) RunKey { return RunKey{Start: r.Start, ID: r.ID} }
+// Key returns the place of a run in the history of every task, and in
+// the order of how long the runs took.
+func Key(r job.Run) RunKey {
+	k := RunKey{Start: r.Start, ID: r.ID}
+	if !r.End.IsZero() {
+		k.Took = r.End.Sub(r.Start)
+	}
+	return k
+}
+
+// Value returns the key's value of the order of q, beside the ID: the
+// start in nanoseconds, or with ByTook how long the run took.
+func (k RunKey) Value(q RunPageQuery) int64 {
+	if q.ByTook {
+		return int64(k.Took)
+	}
+	return k.Start.UnixNano()
+}
 
 // AuditQuery selects a page of audit records, newest first (highest
 // sequence number first).

@@ -205,6 +205,7 @@ var pages = []struct{ name, path, want string }{
 	{"audit_days", "/audit?status=failure&from=2000-01-01&to=2100-12-31", "Audit"},
 	{"runs", "/runs", "Runs"},
 	{"runs_oldest", "/runs?sort=start", "Runs"},
+	{"runs_longest", "/runs?sort=took", "Runs"},
 }
 
 // TestPages loads every page at a desktop and a phone size, saves a

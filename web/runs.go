@@ -29,7 +29,8 @@ type runsFilter struct {
 	// From and To are days (2006-01-02) in the server's zone, both
 	// included.
 	From, To string
-	// Sort is "start" for the oldest first; "" is the newest first.
+	// Sort is "start" for the oldest first, "took" for the runs that
+	// took longest first (ended runs only); "" is the newest first.
 	Sort string
 }
 
@@ -54,9 +55,13 @@ type runsData struct {
 	// order shown.
 	Newer, Older, First string
 	// Oldest says the runs are shown oldest first; Resort links to the
-	// other order.
+	// other order by start.
 	Oldest bool
 	Resort string
+	// ByTook says the runs are shown the longest first; TookSort links
+	// to that order, or back to the newest first from it.
+	ByTook   bool
+	TookSort string
 	// Scope names the scope of the viewer's token, which the runs are
 	// limited to; "" for every task.
 	Scope string
@@ -69,13 +74,15 @@ var oldestKey = store.RunKey{Start: time.Unix(0, math.MinInt64), ID: math.MinInt
 func (u *UI) runs(r *http.Request) (string, any, error) {
 	q := r.URL.Query()
 	f := runsFilter{Status: q.Get("status"), Task: q.Get("task"), Label: q.Get("label"), Bundle: q.Get("bundle"), From: q.Get("from"), To: q.Get("to"), Sort: q.Get("sort")}
-	if f.Sort != "" && f.Sort != "start" {
-		return "", nil, badRequest("sort: %q is not an order of the runs: give start for the oldest first, or leave it out for the newest first", f.Sort)
+	if f.Sort != "" && f.Sort != "start" && f.Sort != "took" {
+		return "", nil, badRequest("sort: %q is not an order of the runs: give start for the oldest first, took for the longest first, or leave it out for the newest first", f.Sort)
 	}
-	other := f
-	other.Sort = map[string]string{"": "start", "start": ""}[f.Sort]
-	d := runsData{Filter: f, Statuses: runStatuses, Tasks: -1, First: "/runs?" + f.values().Encode(), Oldest: f.Sort == "start", Resort: "/runs?" + other.values().Encode()}
-	rq := store.RunPageQuery{Limit: historyRows + 1}
+	other, took := f, f
+	other.Sort = map[string]string{"": "start", "start": "", "took": ""}[f.Sort]
+	took.Sort = map[string]string{"": "took", "start": "took", "took": ""}[f.Sort]
+	d := runsData{Filter: f, Statuses: runStatuses, Tasks: -1, First: "/runs?" + f.values().Encode(), Oldest: f.Sort == "start", Resort: "/runs?" + other.values().Encode(),
+		ByTook: f.Sort == "took", TookSort: "/runs?" + took.values().Encode()}
+	rq := store.RunPageQuery{Limit: historyRows + 1, ByTook: f.Sort == "took"}
 	if f.Status != "" {
 		s, err := job.ParseStatus(f.Status)
 		if err != nil || !slices.Contains(runStatuses, s) {

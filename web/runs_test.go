@@ -113,7 +113,7 @@ func historyRuns(t0 time.Time) func(int64) store.Batch {
 		tasks := []string{"a", "b", "bun", "c", "d", "e"}
 		for i := range 450 {
 			start := t0.Add(-10*24*time.Hour + time.Duration(i/3)*96*time.Minute)
-			r := job.Run{ID: last + 1 + int64(i), Task: tasks[i%len(tasks)], Status: job.Success, Start: start, End: start.Add(time.Minute), Trigger: "start"}
+			r := job.Run{ID: last + 1 + int64(i), Task: tasks[i%len(tasks)], Status: job.Success, Start: start, End: start.Add(time.Duration(1+i%7) * time.Minute), Trigger: "start"}
 			switch {
 			case i%5 == 0:
 				r.Status, r.ExitCode, r.Message = job.Failure, 1, "exit status 1"
@@ -280,6 +280,65 @@ func TestRunsPage(t *testing.T) {
 			}
 		})
 	}
+	// The longest first: paged through to the shortest, and back.
+	byTook := slices.Clone(all)
+	slices.SortStableFunc(byTook, func(a, b job.Run) int {
+		return cmp.Or(cmp.Compare(b.End.Sub(b.Start), a.End.Sub(a.Start)), cmp.Compare(b.ID, a.ID))
+	})
+	for _, c := range []struct {
+		query string
+		keep  func(job.Run) bool
+	}{
+		{"sort=took", func(job.Run) bool { return true }},
+		{"sort=took&status=failure", func(r job.Run) bool { return r.Status == job.Failure }},
+		{"sort=took&label=nightly&from=2026-11-20", func(r job.Run) bool {
+			return (r.Task == "a" || r.Task == "b") && !r.Start.Before(time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
+		}},
+	} {
+		t.Run(c.query, func(t *testing.T) {
+			t.Parallel()
+			var want []int64
+			for _, r := range byTook {
+				if c.keep(r) {
+					want = append(want, r.ID)
+				}
+			}
+			var (
+				pages [][]int64
+				got   []int64
+				path  = "/runs?" + c.query
+				last  runsData
+			)
+			for path != "" {
+				d := page(t, path, auth.Admin)
+				if !d.ByTook {
+					t.Fatalf("%s: not the longest first", path)
+				}
+				var ids []int64
+				for _, r := range d.Runs {
+					ids = append(ids, r.ID)
+				}
+				pages, got, path, last = append(pages, ids), append(got, ids...), d.Older, d
+				if len(pages) > 20 {
+					t.Fatal("more pages than runs")
+				}
+			}
+			if !slices.Equal(want, got) {
+				t.Fatalf("paged to the shortest: %d runs\n got %v\nwant %v", len(got), got, want)
+			}
+			for i := len(pages) - 1; i > 0; i-- {
+				d := page(t, last.Newer, auth.Admin)
+				var ids []int64
+				for _, r := range d.Runs {
+					ids = append(ids, r.ID)
+				}
+				if !slices.Equal(ids, pages[i-1]) {
+					t.Fatalf("the page longer than page %d:\n got %v\nwant %v", i, ids, pages[i-1])
+				}
+				last = d
+			}
+		})
+	}
 	t.Run("the order lives in the links", func(t *testing.T) {
 		t.Parallel()
 		d := page(t, "/runs?sort=start&label=nightly", auth.Admin)
@@ -287,6 +346,12 @@ func TestRunsPage(t *testing.T) {
 		back, _ := url.Parse(d.Resort)
 		if next.Query().Get("sort") != "start" || next.Query().Get("label") != "nightly" || back.Query().Get("sort") != "" || back.Query().Get("label") != "nightly" {
 			t.Errorf("the next page %q and the other order %q", d.Newer, d.Resort)
+		}
+		d = page(t, "/runs?sort=took&label=nightly", auth.Admin)
+		next, _ = url.Parse(d.Older)
+		back, _ = url.Parse(d.TookSort)
+		if next.Query().Get("sort") != "took" || next.Query().Get("label") != "nightly" || back.Query().Get("sort") != "" || back.Query().Get("label") != "nightly" {
+			t.Errorf("the next page %q and the way back %q", d.Older, d.TookSort)
 		}
 		if _, _, err := u.runs(asRole("/runs?sort=size", auth.Admin)); err == nil || !strings.Contains(err.Error(), "sort:") {
 			t.Errorf("a bad order: %v", err)

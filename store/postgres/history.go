@@ -50,16 +50,22 @@ func (s *Store) RunPage(ctx context.Context, q store.RunPageQuery) ([]job.Run, e
 }
 
 func runPageQuery(q store.RunPageQuery) (string, []any) {
+	// The order: by start, or by how long the runs took (runs_took).
+	key := "start_at"
 	w := runFilter(q)
+	if q.ByTook {
+		key = "(end_at - start_at)"
+		w.add("end_at <> 0")
+	}
 	order := "DESC"
 	switch {
 	case q.Newer != nil:
-		w.add("(start_at, id) > (?, ?)", q.Newer.Start.UnixNano(), q.Newer.ID)
+		w.add("("+key+", id) > (?, ?)", q.Newer.Value(q), q.Newer.ID)
 		order = "ASC"
 	case q.Older != nil:
-		w.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
+		w.add("("+key+", id) < (?, ?)", q.Older.Value(q), q.Older.ID)
 	}
-	query := `SELECT ` + runColumns + ` FROM runs` + w.String() + ` ORDER BY start_at ` + order + `, id ` + order + w.limit(q.Limit)
+	query := `SELECT ` + runColumns + ` FROM runs` + w.String() + ` ORDER BY ` + key + ` ` + order + `, id ` + order + w.limit(q.Limit)
 	return query, w.args
 }
 

@@ -35,6 +35,8 @@ func TestHistoryPlans(t *testing.T) {
 		{"runs of a day, the page before", &store.RunPageQuery{From: day, To: day.AddDate(0, 0, 1), Newer: key, Limit: 101}, nil, "runs_start"},
 		{"runs of a task", &store.RunPageQuery{Tasks: []string{"t1"}, Older: key, Limit: 101}, nil, "runs_task_start"},
 		{"failed runs of a day", &store.RunPageQuery{Statuses: failed, From: day, To: day.AddDate(0, 0, 1), Limit: 101}, nil, "runs_status_start"},
+		{"runs by how long they took", &store.RunPageQuery{ByTook: true, Limit: 101}, nil, "runs_took"},
+		{"runs by how long they took, the next page", &store.RunPageQuery{ByTook: true, Older: &store.RunKey{Took: time.Minute, ID: 7}, Limit: 101}, nil, "runs_took"},
 		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task"},
 		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status"},
 		{"audit of a day", nil, &store.AuditQuery{From: day, To: day.AddDate(0, 0, 1), Limit: 101}, "audit_pkey"},

@@ -134,6 +134,12 @@ func runCountQuery(q store.RunCountQuery) (string, []any) {
 }
 
 func runPageQuery(q store.RunPageQuery) (string, []any) {
+	// The order: by start (runs_start, runs_task_start,
+	// runs_status_start), or by how long the runs took (runs_took).
+	key := "start_at"
+	if q.ByTook {
+		key = "end_at - start_at"
+	}
 	if n := len(q.Tasks); n > 1 && n <= mergedTasks && q.Limit > 0 {
 		var (
 			parts []string
@@ -150,18 +156,21 @@ func runPageQuery(q store.RunPageQuery) (string, []any) {
 		if q.Newer != nil {
 			order = "ASC"
 		}
-		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `) ORDER BY start_at ` + order + `, id ` + order + ` LIMIT ?`, append(args, q.Limit)
+		return `SELECT * FROM (` + strings.Join(parts, ` UNION ALL `) + `) ORDER BY ` + key + ` ` + order + `, id ` + order + ` LIMIT ?`, append(args, q.Limit)
 	}
 	f := runFilter(q, false)
+	if q.ByTook {
+		f.add("end_at <> 0")
+	}
 	order := "DESC"
 	switch {
 	case q.Newer != nil:
-		f.add("(start_at, id) > (?, ?)", q.Newer.Start.UnixNano(), q.Newer.ID)
+		f.add("("+key+", id) > (?, ?)", q.Newer.Value(q), q.Newer.ID)
 		order = "ASC"
 	case q.Older != nil:
-		f.add("(start_at, id) < (?, ?)", q.Older.Start.UnixNano(), q.Older.ID)
+		f.add("("+key+", id) < (?, ?)", q.Older.Value(q), q.Older.ID)
 	}
-	query := `SELECT ` + runColumns + ` FROM runs` + f.String() + ` ORDER BY start_at ` + order + `, id ` + order
+	query := `SELECT ` + runColumns + ` FROM runs` + f.String() + ` ORDER BY ` + key + ` ` + order + `, id ` + order
 	if q.Limit > 0 {
 		query += ` LIMIT ?`
 		f.args = append(f.args, q.Limit)

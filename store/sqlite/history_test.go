@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +55,9 @@ func TestHistoryPlans(t *testing.T) {
 		{"failed runs of a day, the page before", &store.RunPageQuery{Statuses: failed, From: day, To: day1, Newer: key, Limit: 101}, nil, "runs_status_start", false, false},
 		{"tasks that ran in a day", &store.RunPageQuery{From: day, To: day1}, nil, "runs_start", false, true},
 		{"which of many tasks ran in a day", &store.RunPageQuery{Tasks: many, From: day, To: day1}, nil, "runs_task_start", false, true},
+		{"runs by how long they took", &store.RunPageQuery{ByTook: true, Limit: 101}, nil, "runs_took", false, false},
+		{"runs by how long they took, the page before", &store.RunPageQuery{ByTook: true, Newer: &store.RunKey{Took: time.Minute, ID: 7}, Limit: 101}, nil, "runs_took", false, false},
+		{"runs of a few tasks by how long they took", &store.RunPageQuery{ByTook: true, Tasks: []string{"t1", "t2"}, Limit: 101}, nil, "runs_task", true, false},
 		{"audit", nil, &store.AuditQuery{Before: 900, Limit: 101}, "", false, false},
 		{"audit of a task", nil, &store.AuditQuery{Task: "t1", Before: 900, Limit: 101}, "audit_task", false, false},
 		{"failed audit records, the page before", nil, &store.AuditQuery{Statuses: failed, After: 900, Limit: 101}, "audit_status", false, false},
@@ -225,5 +229,37 @@ func TestMigrateAuditStop(t *testing.T) {
 	recs, err := s.AuditPage(ctx, store.AuditQuery{From: time.Unix(0, 15), To: time.Unix(0, 31)})
 	if err != nil || len(recs) != 1 || recs[0].Seq != 2 {
 		t.Errorf("audit stopped in [15, 31) %+v, %v; want record 2", recs, err)
+	}
+}
+
+// TestMigrateRunsTook opens a database of schema 18, from before the runs
+// page ordered by how long the runs took: its runs are read through the
+// new index, the longest first, those still running left out.
+func TestMigrateRunsTook(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gnomon.db")
+	db := atSchema(t, path, 18)
+	q := `INSERT INTO runs (id, task, status, start_at, end_at, trigger) VALUES (1, 'a', 'success', 10, 15, 'start'), (2, 'b', 'failure', 20, 40, 'start'), (3, 'a', 'running', 30, 0, 'start'), (4, 'c', 'success', 35, 40, 'start')`
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'runs_took'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d runs_took indexes, %v", n, err)
+	}
+	runs, err := s.RunPage(ctx, store.RunPageQuery{ByTook: true})
+	var ids []int64
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	if err != nil || !slices.Equal(ids, []int64{2, 4, 1}) {
+		t.Errorf("runs by how long they took %v, %v; want 2, 4, 1", ids, err)
 	}
 }
