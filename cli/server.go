@@ -313,7 +313,15 @@ func (s *Server) serve() {
 func (s *Server) ready(lc gnomon.Config) {
 	clock := "real"
 	if !lc.SimulateFrom.IsZero() {
-		clock = "simulated, reading " + s.sched.Now().UTC().Format(time.RFC3339)
+		now := s.sched.Now()
+		clock = "simulated, reading " + now.UTC().Format(time.RFC3339)
+		if now.After(lc.SimulateFrom) {
+			// A virtual clock never goes back: one the data directory
+			// recorded resumes where it was.
+			s.cfg.Logger.Warn("--simulate-from is before the virtual clock this server recorded: the clock resumes where it stopped, not at --simulate-from",
+				"simulate_from", lc.SimulateFrom.UTC().Format(time.RFC3339), "clock", now.UTC().Format(time.RFC3339),
+				"fix", "to simulate from an earlier instant, start on a new data directory (--data) or an empty database (--db)")
+		}
 	}
 	db := s.cfg.DB
 	if db == "" {
