@@ -106,10 +106,12 @@ type Config struct {
 	// the directories the runs need are created readable by their owner
 	// only.
 	LogRoots []string
-	// LogRotation bounds the log files of jobs by size: a file that
-	// reached LogRotation.Size when a run starts, and that no run writes
-	// to, is renamed FILE.1 (FILE.1 FILE.2, and so on, up to
-	// LogRotation.Keep files kept). The zero value never rotates.
+	// LogRotation bounds the log files of jobs by size and age: a file
+	// that reached LogRotation.Size, or whose oldest content is
+	// LogRotation.Age old, when a run starts, and that no run writes to,
+	// is renamed FILE.1 (FILE.1 FILE.2, and so on, up to LogRotation.Keep
+	// files kept). A task's own log_rotate_size, log_rotate_age and
+	// log_keep replace them for its files. The zero value never rotates.
 	LogRotation LogRotation
 	// Store keeps the journal, definitions, state and history; nil means
 	// the database DB names (see OpenStore). The Scheduler owns it: Stop

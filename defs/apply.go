@@ -706,6 +706,9 @@ func clear(t *job.Task, key string) {
 		if envAttrs[key] {
 			clearEnv(t, key)
 		}
+		if logRotateAttrs[key] {
+			clearLogRotate(t, key)
+		}
 	}
 }
 
@@ -828,6 +831,9 @@ func set(t *job.Task, key, v string) error {
 		}
 		if envAttrs[key] {
 			err = setEnv(t, key, v)
+		}
+		if logRotateAttrs[key] {
+			err = setLogRotate(t, key, v)
 		}
 	}
 	return err

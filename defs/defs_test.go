@@ -417,6 +417,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(resourceDefs)
 	f.Add("insert_task: x\n" + callable + "alert_on: failure\nnotify: slack:https://h/T/B, webhook:http://x:1/a?b=1,2\ninsert_group: g\njobs: x\nalert_on: retry\nnotify: teams:https://t/w\n")
 	f.Add("insert_resource: r\namount: 3\ninsert_task: x\n" + callable + "resources: r=2, s\nupdate_resource: r\namount: 1\ndelete_resource: r\nupdate_task: r\n")
+	f.Add("insert_task: x\n" + callable + "log_rotate_size: 64M\nlog_rotate_age: 7d\nlog_keep: 3\nupdate_task: x\nlog_rotate_size: 0\nlog_rotate_age: 0\nlog_keep:\n")
+	f.Add("insert_task: x\n" + callable + "log_rotate_size: 1.5G\nlog_rotate_age: forever\nlog_keep: -2\ninsert_group: g\njobs: x\nlog_keep: 2\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		acts, err := Parse("f", text)
 		nlines := strings.Count(text, "\n") + 1

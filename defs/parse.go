@@ -178,13 +178,18 @@ var attributes = map[string]bool{
 }
 
 // isAttribute reports whether key names an attribute of the language.
-func isAttribute(key string) bool { return attributes[key] || policyAttrs[key] || envAttrs[key] }
+func isAttribute(key string) bool {
+	return attributes[key] || policyAttrs[key] || envAttrs[key] || logRotateAttrs[key]
+}
 
 // attributeNames are the attributes of the language, sorted: those an
 // invalid field is compared with.
 var attributeNames = func() []string {
 	names := slices.Collect(maps.Keys(attributes))
 	for k := range policyAttrs {
+		names = append(names, k)
+	}
+	for k := range logRotateAttrs {
 		names = append(names, k)
 	}
 	slices.Sort(names)

@@ -158,6 +158,9 @@ type Extra struct {
 	// Claims are what each run of the task takes of shared resources
 	// while it runs, in definition order, one per resource.
 	Claims []Claim
+	// LogRotate is the task's own rotation of its log files, nil when it
+	// leaves it to the server (see LogRotation).
+	LogRotate *LogRotation
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -208,6 +211,9 @@ func (t *Task) Compact() {
 	if t.Extra != nil && t.Extra.Environment.IsZero() {
 		t.Extra.Environment = nil
 	}
+	if t.Extra != nil && t.Extra.LogRotate.IsZero() {
+		t.Extra.LogRotate = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -217,7 +223,7 @@ func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
 		x.KeepHistory == 0 && x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
-		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0
+		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0 && x.LogRotate.IsZero()
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -276,6 +282,10 @@ type TaskJSON struct {
 	Resources []Claim `json:"resources,omitempty"`
 	// Notify: see Extra.Notify.
 	Notify []string `json:"notify,omitempty"`
+	// The task's own log rotation (see LogRotation).
+	LogRotateSize int64    `json:"log_rotate_size,omitempty"`
+	LogRotateAge  Duration `json:"log_rotate_age,omitempty"`
+	LogKeep       int      `json:"log_keep,omitempty"`
 }
 
 // JSON returns the task's JSON form.
@@ -295,6 +305,7 @@ func (t *Task) JSON() TaskJSON {
 		MustStartBy: p.MustStartBy, MustCompleteBy: p.MustCompleteBy,
 		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
 		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify,
+		LogRotateSize: x.LogRotate.size(), LogRotateAge: x.LogRotate.age(), LogKeep: x.LogRotate.keep(),
 	}
 }
 
@@ -316,6 +327,9 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	if e := (Environment{Vars: j.Envvars, WorkingDir: j.WorkingDir, StdIn: j.StdIn, Umask: j.Umask, Params: j.Params}); !e.IsZero() {
 		x.Environment = &e
+	}
+	if r := (LogRotation{Size: j.LogRotateSize, Age: j.LogRotateAge, Keep: j.LogKeep}); !r.IsZero() {
+		x.LogRotate = &r
 	}
 	if !x.empty() {
 		t.Extra = new(x)
