@@ -62,6 +62,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/metrics"
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -424,7 +425,9 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location}),
 		Retention: cfg.Retention,
-		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
+		// audit.log rotates as the log files of runs do.
+		AuditRotation: job.LogRotation{Size: cfg.LogRotation.Size, Age: job.Duration(cfg.LogRotation.Age), Keep: cfg.LogRotation.Keep},
+		Functions:     func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 		Owner:    owner,
 		Observer: m,
