@@ -236,6 +236,18 @@ func (r *Run) Scheduled() time.Time { return r.c.Scheduled }
 // its first run, n for its n-th retry of the same occurrence.
 func (r *Run) Attempt() int { return r.c.Attempt }
 
+// Param returns the value of the run's parameter name (the job's params,
+// with the values its start gave); ok is false when the job declares no
+// such parameter.
+func (r *Run) Param(name string) (value string, ok bool) {
+	for _, p := range r.c.Params {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
 // Period returns the timeperiod a timeperiod process's run is for: its
 // key (YYYYMMDDHH, UTC) and bounds, [start, end). ok is false for a
 // task's run.
@@ -603,8 +615,12 @@ func (s *Scheduler) function(name string) executor.Func {
 	s.mu.RLock()
 	fn := s.funcs[name]
 	s.mu.RUnlock()
-	if fn == nil && name == engine.BuiltinLog {
+	switch {
+	case fn != nil:
+	case name == engine.BuiltinLog:
 		return logFunc(s.cfg.Logger)
+	case name == BackupFunc:
+		return s.backupFunc
 	}
 	return fn
 }

@@ -95,8 +95,13 @@ func (a *applier) checkEnv(act *Action, t *job.Task, at func(...string) int, ok 
 		return
 	}
 	if t.Command == "" {
+		// A function reads its parameters (Call.Params), and nothing
+		// else of an environment.
+		if t.Extras().Function != "" && len(e.Vars) == 0 && e.WorkingDir == "" && e.StdIn == "" && e.Umask == "" {
+			return
+		}
 		a.errorf(act, at("envvars", "working_dir", "std_in_file", "umask", "params"),
-			"envvars, working_dir, std_in_file, umask and params need a task that runs a command (a function runs inside the server)")
+			"envvars, working_dir, std_in_file and umask need a task that runs a command (a function runs inside the server), and params a command or a function")
 		return
 	}
 	for _, p := range e.Params {

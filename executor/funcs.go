@@ -37,6 +37,9 @@ type Call struct {
 	// Stdout and Stderr append to the task's log files (discarding when
 	// it has none).
 	Stdout, Stderr io.Writer
+	// Params are the run's parameters (the task's params, with the values
+	// its start gave), nil when it has none.
+	Params []job.Var
 
 	mu     sync.Mutex
 	status string
@@ -107,6 +110,9 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 		return
 	}
 	c := &Call{RunID: spec.RunID, Task: spec.Task, Scheduled: spec.Scheduled, Attempt: spec.Attempt, Period: spec.Period, Stdout: io.Discard, Stderr: io.Discard}
+	if spec.Env != nil {
+		c.Params = spec.Env.Params
+	}
 	var files []*os.File
 	openLog := f.logs.Opener()
 	for i, p := range []string{spec.OutLog, spec.ErrLog} {
