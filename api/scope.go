@@ -8,9 +8,8 @@ import (
 	"net/http"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/eventdep"
-	"github.com/gnomon-sched/gnomon/periods"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // Rule is what a route asks of a request's identity: a permission of its
@@ -111,26 +110,11 @@ func (s *Server) inScope(r *http.Request, id *auth.Identity, rule Rule) error {
 				rule.Perm, id.Name, []string(id.Scope), rule.Param)}
 		}
 	}
-	var reached []string
-	var groups map[string][]string
-	err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, e *engine.Engine) {
-		_, _, task := e.Task(name)
-		switch {
-		case task:
-			reached = e.Reached([]string{name}, rule.Reach == Acted)
-			if rule.Reach == Explained {
-				reached = append(reached, e.Upstream(name)...)
-			}
-		case rule.Reach == Acted:
-			reached = f.Reached(name)
-		default:
-			reached = f.Shown(name) // a process, or nothing: the handler says which
-		}
-		groups = groupsOf(e, id, reached)
-	})
+	reached, err := s.sched.Reach(r.Context(), name, scheduler.Reach{Acted: rule.Reach == Acted, Upstream: rule.Reach == Explained})
 	if err != nil {
 		return err
 	}
+	groups := groupsOf(s.sched.View(), id, reached)
 	return covered(id, rule.Perm, name, reached, groups)
 }
 
@@ -150,25 +134,23 @@ func (s *Server) dataInScope(r *http.Request, id *auth.Identity, rule Rule) erro
 	if err != nil {
 		return nil // the handler refuses it, saying why
 	}
-	var reached []string
-	var groups map[string][]string
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		reached = e.Reached(e.DataReached(ev.Type, ev.Resource), true)
-		groups = groupsOf(e, id, reached)
-	}); err != nil {
+	reached, err := s.sched.DataReached(r.Context(), ev.Type, ev.Resource)
+	if err != nil {
 		return err
 	}
+	groups := groupsOf(s.sched.View(), id, reached)
 	return covered(id, rule.Perm, "a data event on "+ev.Resource, reached, groups)
 }
 
-// groupsOf returns the groups of the tasks, when the scope needs them.
-func groupsOf(e *engine.Engine, id *auth.Identity, names []string) map[string][]string {
+// groupsOf returns the groups of the tasks as of v's commit, when the
+// scope needs them.
+func groupsOf(v *scheduler.View, id *auth.Identity, names []string) map[string][]string {
 	if !id.Scope.NeedsGroups() {
 		return nil
 	}
 	m := make(map[string][]string, len(names))
 	for _, n := range names {
-		m[n] = e.Groups(n)
+		m[n] = v.Groups(n)
 	}
 	return m
 }
