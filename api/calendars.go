@@ -65,7 +65,7 @@ const maxCalendarDays = MaxPage
 // calendarView shows a calendar to id: the tasks that use it are those
 // of its scope.
 func (s *Server) calendarView(ci scheduler.CalendarInfo, id *auth.Identity) CalendarView {
-	v := CalendarView{Calendar: *ci.Calendar, UsedBy: ci.UsedBy, HolidaysOf: ci.HolidaysOf}
+	v := CalendarView{Calendar: *ci.Calendar.Clone(), UsedBy: slices.Clone(ci.UsedBy), HolidaysOf: ci.HolidaysOf}
 	if len(id.Scope) > 0 {
 		view := s.sched.View()
 		v.UsedBy = slices.DeleteFunc(v.UsedBy, func(n string) bool { return !id.Scope.Covers(n, view.Groups(n)) })
@@ -79,11 +79,7 @@ func (s *Server) calendarView(ci scheduler.CalendarInfo, id *auth.Identity) Cale
 // calendars lists the named calendars.
 func (s *Server) calendars(w http.ResponseWriter, r *http.Request) error {
 	resp := CalendarsResponse{Calendars: []CalendarView{}}
-	cals, err := s.sched.Calendars(r.Context())
-	if err != nil {
-		return err
-	}
-	for _, ci := range cals {
+	for _, ci := range s.sched.View().Calendars() {
 		resp.Calendars = append(resp.Calendars, s.calendarView(ci, identity(r)))
 	}
 	return writeJSON(w, http.StatusOK, resp)
@@ -111,10 +107,7 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) error {
 	if to < from {
 		return badRequest("to: %s is before from %s", to, from)
 	}
-	ci, found, err := s.sched.Calendar(r.Context(), name)
-	if err != nil {
-		return err
-	}
+	ci, found := s.sched.View().Calendar(name)
 	if !found {
 		return calendarNotFound(name)
 	}
@@ -151,11 +144,7 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 		return jsonFields(err, fields)
 	}
 	var v CalendarView
-	ci, ok, err := s.sched.Calendar(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	if ok {
+	if ci, ok := s.sched.View().Calendar(name); ok {
 		v = s.calendarView(ci, identity(r))
 	}
 	return writeJSON(w, http.StatusOK, v)
@@ -165,14 +154,10 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 // another calendar names it.
 func (s *Server) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	_, found, err := s.sched.Calendar(r.Context(), name)
-	if err != nil {
-		return err
-	}
-	if !found {
+	if _, found := s.sched.View().Calendar(name); !found {
 		return calendarNotFound(name)
 	}
-	err = s.sched.Submit(r.Context(), engine.Define{File: "calendar " + name, Text: string(defs.DeleteCalendar) + ": " + name + "\n",
+	err := s.sched.Submit(r.Context(), engine.Define{File: "calendar " + name, Text: string(defs.DeleteCalendar) + ": " + name + "\n",
 		By: auth.NameOf(r.Context())})
 	if err != nil {
 		return jsonFields(err, []string{""})

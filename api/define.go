@@ -61,10 +61,7 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	if periods.IsTreeFile(req.Text) {
 		return s.defineTrees(w, r, req, msg)
 	}
-	d, err := s.sched.Definitions(r.Context())
-	if err != nil {
-		return err
-	}
+	d := s.sched.View().Definitions()
 	p, err := planDefinitions(d, req)
 	if err != nil {
 		return err
@@ -407,10 +404,7 @@ func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest)
 	if err != nil {
 		return err
 	}
-	d, err := s.sched.Definitions(r.Context())
-	if err != nil {
-		return err
-	}
+	d := s.sched.View().Definitions()
 	cur, cals := d.Tasks, d.Calendars
 	if req.Mode != "" || defs.IsJSON(req.Text) {
 		acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))

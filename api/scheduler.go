@@ -16,12 +16,12 @@ import (
 // it grows and changes with the API.
 //
 // Most reads do not wait for the scheduler's loop: View returns the
-// tasks as of the last commit, and the API reads a task's definition,
-// state, children and groups there. The queries that need the loop's
-// live structures (the named calendars, a task's reach and its reasons,
-// backfill runs, the timeperiod forest, the definitions a file is
-// planned against) are answered by the loop between two batches, each
-// from one commit.
+// tasks and the named calendars as of the last commit, and the API reads
+// there a task's definition, state, children and groups, the calendars,
+// and the definitions a file is planned against. The queries that need
+// the loop's live structures (a task's reach and its reasons, its
+// backfill runs, the timeperiod forest) are answered by the loop between
+// two batches, each from one commit.
 type Scheduler interface {
 	// Now is the scheduler's clock; Simulated reports a simulated clock,
 	// which Advance moves.
@@ -49,9 +49,6 @@ type Scheduler interface {
 	Progress(run int64) (status string, data map[string]string, ok bool)
 
 	// The queries answered by the loop.
-	Calendars(ctx context.Context) ([]scheduler.CalendarInfo, error)
-	Calendar(ctx context.Context, name string) (scheduler.CalendarInfo, bool, error)
-	Definitions(ctx context.Context) (*scheduler.Definitions, error)
 	Reached(ctx context.Context, acted bool, roots ...string) ([][]string, error)
 	Reach(ctx context.Context, name string, how scheduler.Reach) ([]string, error)
 	DataReached(ctx context.Context, typ job.DataType, resource string) ([]string, error)

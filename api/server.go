@@ -333,10 +333,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 		cals    []*job.Calendar
 		missing error
 	)
-	d, err := s.sched.Definitions(r.Context())
-	if err != nil {
-		return err
-	}
+	d := s.sched.View().Definitions()
 	all := d.Tasks
 	switch {
 	case calName != "":

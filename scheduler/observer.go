@@ -125,7 +125,11 @@ func (s *Scheduler) Gauges() Gauges {
 // publish stores the loop's readings for Gauges, and a View of the tasks
 // with what a committed batch changed (nil: all of them, as loaded).
 func (s *Scheduler) publish(bt *batch) {
-	if bt == nil || len(bt.seen) > 0 || s.view.Load() == nil {
+	cals := bt == nil || len(bt.defined) > 0 || s.viewer.calendarsMoved(s.eng)
+	if cals {
+		s.viewer.loadCalendars(s.eng)
+	}
+	if bt == nil || len(bt.seen) > 0 || cals || s.view.Load() == nil {
 		if bt != nil {
 			s.viewer.update(s.eng, bt.seen, bt.defined)
 		}

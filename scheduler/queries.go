@@ -13,16 +13,17 @@ import (
 )
 
 // The queries below answer what readers such as the API ask of the
-// tasks, calendars and timeperiod trees, each in one visit of the loop
-// goroutine: they read the engine's and the forest's live structures
-// (the reach of a task, why it waits, the named calendars, the trees),
-// which the View does not hold. What they see is durable, as with Read.
-// What the View holds (a task's definition, state, children and groups)
-// is read from it instead, without waiting.
+// tasks and timeperiod trees, each in one visit of the loop goroutine:
+// they read the engine's and the forest's live structures (the reach of a
+// task, why it waits, its backfill runs, the trees), which the View does
+// not hold. What they see is durable, as with Read. What the View holds
+// (a task's definition, state, children and groups, the named calendars,
+// the definitions) is read from it instead, without waiting.
 
-// CalendarInfo is a named calendar with what refers to it.
+// CalendarInfo is a named calendar with what refers to it, as a View
+// holds it: read only.
 type CalendarInfo struct {
-	// Calendar is a copy of the definition.
+	// Calendar is the definition.
 	Calendar *job.Calendar
 	// UsedBy names the tasks whose run_calendar or exclude_calendar names
 	// it, sorted; HolidaysOf the calendars whose holidays name it, in
@@ -31,47 +32,6 @@ type CalendarInfo struct {
 	// Days is the compiled set of its days, nil if it has none. It never
 	// changes once compiled: a new definition compiles a new set.
 	Days *calendar.DaySet
-}
-
-func calendarInfo(e *engine.Engine, c *job.Calendar) CalendarInfo {
-	ci := CalendarInfo{Calendar: c.Clone(), UsedBy: e.CalendarUsers(c.Name), Days: e.DaySet(c.Name)}
-	for _, n := range e.CalendarNames() {
-		o, _ := e.Calendar(n)
-		for _, h := range o.HolidayCalendars() {
-			if h == c.Name {
-				ci.HolidaysOf = append(ci.HolidaysOf, n)
-			}
-		}
-	}
-	return ci
-}
-
-// Calendars returns the named calendars, in name order.
-func (s *Scheduler) Calendars(ctx context.Context) ([]CalendarInfo, error) {
-	var out []CalendarInfo
-	err := s.Read(ctx, func(e *engine.Engine) {
-		for _, n := range e.CalendarNames() {
-			c, _ := e.Calendar(n)
-			out = append(out, calendarInfo(e, c))
-		}
-	})
-	return out, err
-}
-
-// Calendar returns a named calendar, and false if there is none of that
-// name.
-func (s *Scheduler) Calendar(ctx context.Context, name string) (CalendarInfo, bool, error) {
-	var (
-		ci CalendarInfo
-		ok bool
-	)
-	err := s.Read(ctx, func(e *engine.Engine) {
-		var c *job.Calendar
-		if c, ok = e.Calendar(name); ok {
-			ci = calendarInfo(e, c)
-		}
-	})
-	return ci, ok, err
 }
 
 // Definitions are the definitions of the tasks and of the named calendars
@@ -102,22 +62,6 @@ func (d *Definitions) Children(bundle string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// Definitions returns the definitions of the tasks and calendars as of
-// one commit. Tasks and calendars are defined together in one file, so
-// both are read in one visit of the loop.
-func (s *Scheduler) Definitions(ctx context.Context) (*Definitions, error) {
-	var d *Definitions
-	err := s.Read(ctx, func(e *engine.Engine) {
-		d = &Definitions{Tasks: maps.Clone(e.Definitions()), Calendars: maps.Clone(e.Calendars()), active: map[string]bool{}}
-		for _, name := range e.Names() {
-			if _, st, ok := e.Task(name); ok && (st.Status.Active() || st.RunID != 0) {
-				d.active[name] = true
-			}
-		}
-	})
-	return d, err
 }
 
 // Reached returns, for each of roots, the tasks that acting on it (acted)

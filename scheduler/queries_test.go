@@ -47,8 +47,7 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 	}
 
 	t.Run("calendars", func(t *testing.T) {
-		cals, err := m.s.Calendars(ctx)
-		must(err)
+		cals := m.s.View().Calendars()
 		var names []string
 		for _, c := range cals {
 			names = append(names, c.Calendar.Name)
@@ -60,19 +59,25 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 		if !slices.Equal(h.UsedBy, []string{"daily"}) || !slices.Equal(h.HolidaysOf, []string{"month_end"}) || h.Days == nil {
 			t.Errorf("holidays: used by %v, holidays of %v, days %v", h.UsedBy, h.HolidaysOf, h.Days)
 		}
-		one, ok, err := m.s.Calendar(ctx, "month_end")
-		must(err)
+		one, ok := m.s.View().Calendar("month_end")
 		if !ok || !reflect.DeepEqual(one, cals[1]) {
 			t.Errorf("month_end alone: %+v, %v; in the list: %+v", one, ok, cals[1])
 		}
-		if _, ok, err := m.s.Calendar(ctx, "nope"); err != nil || ok {
-			t.Errorf("a calendar never defined: %v, %v", ok, err)
+		if _, ok := m.s.View().Calendar("nope"); ok {
+			t.Errorf("a calendar never defined is in the View")
 		}
+		engine_(func(e *engine.Engine, _ *periods.Forest) {
+			for _, ci := range cals {
+				c, _ := e.Calendar(ci.Calendar.Name)
+				if !c.Equal(ci.Calendar) || ci.Days != e.DaySet(c.Name) || !slices.Equal(ci.UsedBy, e.CalendarUsers(c.Name)) {
+					t.Errorf("calendar %s: the View holds %+v", c.Name, ci)
+				}
+			}
+		})
 	})
 
 	t.Run("definitions", func(t *testing.T) {
-		d, err := m.s.Definitions(ctx)
-		must(err)
+		d := m.s.View().Definitions()
 		engine_(func(e *engine.Engine, _ *periods.Forest) {
 			if !reflect.DeepEqual(d.Tasks, e.Definitions()) || !reflect.DeepEqual(d.Calendars, e.Calendars()) {
 				t.Errorf("definitions differ from the engine's")
@@ -186,19 +191,26 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 		}
 	})
 
-	// Each commit is seen by the next query: a calendar changed, a task
+	// Each commit is seen by the next query and the View published with
+	// it: a calendar changed (and the days of the calendar whose
+	// holidays it is compiled again), a calendar no task names, a task
 	// deleted.
+	before, _ := m.s.View().Calendar("month_end")
 	m.submit(engine.Define{File: "u.def", Text: "update_calendar: holidays\ndates: 2026-12-25, 2026-12-31\n"})
-	h, _, err := m.s.Calendar(ctx, "holidays")
-	must(err)
+	h, _ := m.s.View().Calendar("holidays")
 	if got := strings.Join(h.Calendar.Dates, ","); got != "2026-12-25,2026-12-31" {
 		t.Errorf("holidays after the update: %s", got)
 	}
+	if after, _ := m.s.View().Calendar("month_end"); after.Days == before.Days {
+		t.Errorf("the View holds month_end's days as compiled before its holidays changed")
+	}
+	m.submit(engine.Define{File: "n.def", Text: "insert_calendar: alone\ndates: 2027-01-04\n"})
+	if c, ok := m.s.View().Calendar("alone"); !ok || len(c.UsedBy) != 0 || c.Days == nil {
+		t.Errorf("a calendar no task names, after its commit: %+v, %v", c, ok)
+	}
 	m.submit(engine.Define{File: "d.def", Text: "delete_task: daily\n"})
-	d, err := m.s.Definitions(ctx)
-	must(err)
-	h, _, err = m.s.Calendar(ctx, "holidays")
-	must(err)
+	d := m.s.View().Definitions()
+	h, _ = m.s.View().Calendar("holidays")
 	if _, ok := d.Tasks["daily"]; ok || len(h.UsedBy) != 0 {
 		t.Errorf("after daily's deletion: defined %v, holidays used by %v", ok, h.UsedBy)
 	}
