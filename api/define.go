@@ -488,7 +488,6 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 	if err != nil {
 		return err
 	}
-	view := s.sched.View()
 	for _, a := range acts {
 		if a.Kind.IsGroup() {
 			return &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
@@ -509,7 +508,13 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 				}
 			}
 		}
-		if err := covered(id, auth.Define, a.Name, names, groupsOf(view, id, names)); err != nil {
+		var groups map[string][]string
+		if id.Scope.NeedsGroups() {
+			if groups, err = s.sched.Groups(r.Context(), names); err != nil {
+				return err
+			}
+		}
+		if err := covered(id, auth.Define, a.Name, names, groups); err != nil {
 			return err
 		}
 	}

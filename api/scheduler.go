@@ -17,9 +17,10 @@ import (
 //
 // Most reads do not wait for the scheduler's loop: View returns the
 // tasks and the named calendars as of the last commit, and the API reads
-// there a task's definition, state, children and groups, the calendars,
+// there a task's definition, state and children, the calendars,
 // and the definitions a file is planned against. The queries that need
-// the loop's live structures (a task's reach and its reasons, its
+// the loop's live structures (the reach and groups of a task or a
+// process, why a task waits, its
 // backfill runs, the timeperiod forest) are answered by the loop between
 // two batches, each from one commit.
 type Scheduler interface {
@@ -50,8 +51,9 @@ type Scheduler interface {
 
 	// The queries answered by the loop.
 	Reached(ctx context.Context, acted bool, roots ...string) ([][]string, error)
-	Reach(ctx context.Context, name string, how scheduler.Reach) ([]string, error)
-	DataReached(ctx context.Context, typ job.DataType, resource string) ([]string, error)
+	Reach(ctx context.Context, name string, how scheduler.Reach) (scheduler.Reachable, error)
+	DataReached(ctx context.Context, typ job.DataType, resource string, groups bool) (scheduler.Reachable, error)
+	Groups(ctx context.Context, names []string) (map[string][]string, error)
 	Why(ctx context.Context, name string, now time.Time) (scheduler.Explanation, bool, error)
 	Backfills(ctx context.Context, name string) (scheduler.BackfillState, bool, error)
 	IsProcess(ctx context.Context, name string) (bool, error)

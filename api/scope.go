@@ -110,12 +110,12 @@ func (s *Server) inScope(r *http.Request, id *auth.Identity, rule Rule) error {
 				rule.Perm, id.Name, []string(id.Scope), rule.Param)}
 		}
 	}
-	reached, err := s.sched.Reach(r.Context(), name, scheduler.Reach{Acted: rule.Reach == Acted, Upstream: rule.Reach == Explained})
+	reached, err := s.sched.Reach(r.Context(), name,
+		scheduler.Reach{Acted: rule.Reach == Acted, Upstream: rule.Reach == Explained, Groups: id.Scope.NeedsGroups()})
 	if err != nil {
 		return err
 	}
-	groups := groupsOf(s.sched.View(), id, reached)
-	return covered(id, rule.Perm, name, reached, groups)
+	return covered(id, rule.Perm, name, reached.Names, reached.Groups)
 }
 
 // dataInScope checks a data event: every configuration it is offered to,
@@ -134,25 +134,11 @@ func (s *Server) dataInScope(r *http.Request, id *auth.Identity, rule Rule) erro
 	if err != nil {
 		return nil // the handler refuses it, saying why
 	}
-	reached, err := s.sched.DataReached(r.Context(), ev.Type, ev.Resource)
+	reached, err := s.sched.DataReached(r.Context(), ev.Type, ev.Resource, id.Scope.NeedsGroups())
 	if err != nil {
 		return err
 	}
-	groups := groupsOf(s.sched.View(), id, reached)
-	return covered(id, rule.Perm, "a data event on "+ev.Resource, reached, groups)
-}
-
-// groupsOf returns the groups of the tasks as of v's commit, when the
-// scope needs them.
-func groupsOf(v *scheduler.View, id *auth.Identity, names []string) map[string][]string {
-	if !id.Scope.NeedsGroups() {
-		return nil
-	}
-	m := make(map[string][]string, len(names))
-	for _, n := range names {
-		m[n] = v.Groups(n)
-	}
-	return m
+	return covered(id, rule.Perm, "a data event on "+ev.Resource, reached.Names, reached.Groups)
 }
 
 // covered returns a *auth.Denied naming the first task of reached the

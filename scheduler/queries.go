@@ -86,6 +86,25 @@ type Reach struct {
 	// Upstream adds, for a task, the tasks its condition names, and
 	// theirs.
 	Upstream bool
+	// Groups asks for the groups of each name reached too.
+	Groups bool
+}
+
+// Reachable is what a question reaches: names, and the groups of each
+// when they were asked for.
+type Reachable struct {
+	Names  []string
+	Groups map[string][]string
+}
+
+// groupsOf returns the groups of each name (task or process) that a
+// group's jobs name.
+func groupsOf(e *engine.Engine, names []string) map[string][]string {
+	m := make(map[string][]string, len(names))
+	for _, n := range names {
+		m[n] = e.Groups(n)
+	}
+	return m
 }
 
 // Reach returns what a task or a timeperiod process reaches: for a task,
@@ -93,30 +112,46 @@ type Reach struct {
 // processes an action on it changes (periods.Forest.Reached) or a read
 // of it shows (periods.Forest.Shown). A name that is neither reaches
 // only itself.
-func (s *Scheduler) Reach(ctx context.Context, name string, how Reach) ([]string, error) {
-	var out []string
+func (s *Scheduler) Reach(ctx context.Context, name string, how Reach) (Reachable, error) {
+	var out Reachable
 	err := s.Read(ctx, func(e *engine.Engine) {
 		_, _, task := e.Task(name)
 		switch {
 		case task:
-			out = e.Reached([]string{name}, how.Acted)
+			out.Names = e.Reached([]string{name}, how.Acted)
 			if how.Upstream {
-				out = append(out, e.Upstream(name)...)
+				out.Names = append(out.Names, e.Upstream(name)...)
 			}
 		case how.Acted:
-			out = s.trees.f.Reached(name)
+			out.Names = s.trees.f.Reached(name)
 		default:
-			out = s.trees.f.Shown(name)
+			out.Names = s.trees.f.Shown(name)
+		}
+		if how.Groups {
+			out.Groups = groupsOf(e, out.Names)
 		}
 	})
 	return out, err
 }
 
 // DataReached returns the tasks a data event reaches: the configurations
-// it is offered to and every task they reach.
-func (s *Scheduler) DataReached(ctx context.Context, typ job.DataType, resource string) ([]string, error) {
-	var out []string
-	err := s.Read(ctx, func(e *engine.Engine) { out = e.Reached(e.DataReached(typ, resource), true) })
+// it is offered to and every task they reach, with their groups if asked.
+func (s *Scheduler) DataReached(ctx context.Context, typ job.DataType, resource string, groups bool) (Reachable, error) {
+	var out Reachable
+	err := s.Read(ctx, func(e *engine.Engine) {
+		out.Names = e.Reached(e.DataReached(typ, resource), true)
+		if groups {
+			out.Groups = groupsOf(e, out.Names)
+		}
+	})
+	return out, err
+}
+
+// Groups returns the groups each of names (tasks or processes) belongs
+// to, sorted.
+func (s *Scheduler) Groups(ctx context.Context, names []string) (map[string][]string, error) {
+	var out map[string][]string
+	err := s.Read(ctx, func(e *engine.Engine) { out = groupsOf(e, names) })
 	return out, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 )
 
@@ -31,6 +32,7 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 		task("daily", "start_times: 09:00\nexclude_calendar: holidays") + task("close", "start_times: 09:00\nrun_calendar: month_end") +
 		"insert_task: box\ntype: bundle\n\n" + task("c1", "parent: box") + task("after", "condition: su(c1)")})
 	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
+	m.submit(engine.Define{File: "g.def", Text: "insert_group: g\njobs: c1, site_hourly\n"})
 
 	// engine reads what the queries should answer, on the loop.
 	engine_ := func(fn func(*engine.Engine, *periods.Forest)) {
@@ -104,12 +106,29 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 				}
 			}
 		})
-		up, err := m.s.Reach(ctx, "after", Reach{Upstream: true})
+		r, err := m.s.Reach(ctx, "after", Reach{Upstream: true})
 		must(err)
-		shown, err := m.s.Reach(ctx, "site_hourly", Reach{})
+		up := r.Names
+		r, err = m.s.Reach(ctx, "site_hourly", Reach{})
 		must(err)
-		acted, err := m.s.Reach(ctx, "site_hourly", Reach{Acted: true})
+		shown := r.Names
+		r, err = m.s.Reach(ctx, "site_hourly", Reach{Acted: true, Groups: true})
 		must(err)
+		acted := r.Names
+		// A group may name a process, which the View does not hold.
+		if g := r.Groups["site_hourly"]; !slices.Equal(g, []string{"g"}) || r.Groups == nil {
+			t.Errorf("groups of site_hourly: %v", r.Groups)
+		}
+		groups, err := m.s.Groups(ctx, []string{"c1", "site_hourly", "box"})
+		must(err)
+		if !reflect.DeepEqual(groups, map[string][]string{"c1": {"g"}, "site_hourly": {"g"}, "box": nil}) {
+			t.Errorf("groups: %v", groups)
+		}
+		data, err := m.s.DataReached(ctx, job.Table, "t", false)
+		must(err)
+		if len(data.Names) != 0 || data.Groups != nil {
+			t.Errorf("a data event no configuration takes reaches %+v", data)
+		}
 		engine_(func(e *engine.Engine, f *periods.Forest) {
 			if want := append(e.Reached([]string{"after"}, false), e.Upstream("after")...); !slices.Equal(up, want) || !slices.Contains(up, "c1") {
 				t.Errorf("after with upstream: %v, the engine says %v", up, want)
