@@ -17,12 +17,11 @@ import (
 //
 // Most reads do not wait for the scheduler's loop: View returns the
 // tasks and the named calendars as of the last commit, and the API reads
-// there a task's definition, state and children, the calendars,
-// and the definitions a file is planned against. The queries that need
-// the loop's live structures (the reach and groups of a task or a
-// process, why a task waits, its
-// backfill runs, the timeperiod forest) are answered by the loop between
-// two batches, each from one commit.
+// there a task's definition, state and children, the calendars, and the
+// definitions a file is planned against. The queries that need the
+// loop's live structures (the reach and groups of a task or a process,
+// why a task waits, its backfill runs, the timeperiod forest) are
+// answered by the loop between two batches, each from one commit.
 type Scheduler interface {
 	// Now is the scheduler's clock; Simulated reports a simulated clock,
 	// which Advance moves.
