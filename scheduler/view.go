@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"maps"
 	"slices"
 	"time"
 
@@ -207,35 +206,13 @@ func (v *View) Workers() int { return v.workers }
 type viewer struct {
 	tasks *btree.BTreeG[*TaskItem]
 	seq   uint64
-	// cals and days are the engine's calendars and compiled days as of
-	// the calendars published, to tell when they move.
-	cals map[string]*job.Calendar
-	days map[string]*calendar.DaySet
-	cv   *viewCalendars
-}
-
-// calendarsMoved reports whether the engine's calendars, or their
-// compiled days, are not those published: the engine replaces a calendar
-// and its days rather than change them, so comparing pointers is enough.
-// It costs a look at each calendar, at each commit.
-func (w *viewer) calendarsMoved(e *engine.Engine) bool {
-	cur := e.Calendars()
-	if w.cv == nil || len(cur) != len(w.cals) {
-		return true
-	}
-	for n, c := range cur {
-		if w.cals[n] != c || w.days[n] != e.DaySet(n) {
-			return true
-		}
-	}
-	return false
+	cv    *viewCalendars
 }
 
 // loadCalendars takes in the engine's calendars: after a change of
 // calendar, or of definition (which changes their users).
 func (w *viewer) loadCalendars(e *engine.Engine) {
 	cur := e.Calendars()
-	w.cals, w.days = maps.Clone(cur), make(map[string]*calendar.DaySet, len(cur))
 	names := e.CalendarNames()
 	cv := &viewCalendars{list: make([]CalendarInfo, len(names)), byName: make(map[string]int, len(names))}
 	holidaysOf := map[string][]string{}
@@ -245,8 +222,7 @@ func (w *viewer) loadCalendars(e *engine.Engine) {
 		}
 	}
 	for i, n := range names {
-		w.days[n] = e.DaySet(n)
-		cv.list[i] = CalendarInfo{Calendar: cur[n].Clone(), UsedBy: e.CalendarUsers(n), HolidaysOf: holidaysOf[n], Days: w.days[n]}
+		cv.list[i] = CalendarInfo{Calendar: cur[n].Clone(), UsedBy: e.CalendarUsers(n), HolidaysOf: holidaysOf[n], Days: e.DaySet(n)}
 		cv.byName[n] = i
 	}
 	w.cv = cv
