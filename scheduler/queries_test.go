@@ -240,3 +240,33 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 		t.Errorf("the View still holds a deleted task")
 	}
 }
+
+// TestCalendarsAndDefinitionsDoNotWaitForTheLoop holds the loop in a read
+// and reads the calendars and the definitions meanwhile: the View answers
+// them, so the reads end while the loop is still held.
+func TestCalendarsAndDefinitionsDoNotWaitForTheLoop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSim(t, dir, t0, nil)
+	defer m.stop()
+	m.submit(engine.Define{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
+		"insert_task: daily\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 09:00\nexclude_calendar: holidays\n"})
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- m.s.Read(context.Background(), func(*engine.Engine) {
+			close(held)
+			<-release
+		})
+	}()
+	<-held
+	c, ok := m.s.View().Calendar("holidays")
+	d := m.s.View().Definitions()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !ok || !slices.Equal(c.UsedBy, []string{"daily"}) || d.Tasks["daily"] == nil || d.Calendars["holidays"] == nil {
+		t.Errorf("read while the loop is held: %+v, %v; definitions %v", c, ok, d)
+	}
+}
