@@ -794,13 +794,7 @@ type Retention = scheduler.Retention
 // Nodes returns the nodes of a timeperiod process, in key order. Trees
 // are defined like jobs, by Declare or Apply of a tree file.
 func (s *Scheduler) Nodes(ctx context.Context, process string) ([]Node, error) {
-	var (
-		nodes []Node
-		err   error
-	)
-	if rerr := s.sched.ReadTrees(ctx, func(f *periods.Forest, _ *engine.Engine) { nodes, err = f.Nodes(process, 0, 0) }); rerr != nil {
-		err = rerr
-	}
+	nodes, err := s.sched.Nodes(ctx, process, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: nodes of %s: %w", process, err)
 	}
