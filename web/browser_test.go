@@ -206,8 +206,9 @@ var pages = []struct{ name, path, want string }{
 	{"runs_oldest", "/runs?sort=start", "Runs"},
 }
 
-// TestPages loads every page at a desktop and a phone size, saves a
-// screenshot of each, and runs the accessibility check on each.
+// TestPages loads every page at a desktop and a phone size, and in the
+// dark colours of a system that asks for them, saves a screenshot of
+// each, and runs the accessibility check on each.
 func TestPages(t *testing.T) {
 	d := startDemo(t)
 	ctx := browser(t)
@@ -215,10 +216,15 @@ func TestPages(t *testing.T) {
 	sizes := []struct {
 		name          string
 		width, height int64
-		mobile        bool
-	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}}
+		mobile, dark  bool
+	}{{"desktop", 1280, 800, false, false}, {"phone", 390, 844, true, false}, {"dark", 1280, 800, false, true}}
 	for _, size := range sizes {
 		run(t, ctx, emulation.SetDeviceMetricsOverride(size.width, size.height, 1, size.mobile))
+		scheme := "light"
+		if size.dark {
+			scheme = "dark"
+		}
+		run(t, ctx, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
 		for _, p := range pages {
 			t.Run(size.name+"/"+p.name, func(t *testing.T) {
 				var body string
