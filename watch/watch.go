@@ -30,6 +30,8 @@ package watch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -79,8 +81,13 @@ func targets(tasks []*job.Task) []target {
 // by.
 func By(task string) string { return "watch:" + task }
 
-// Key is the Memory name of a watcher's path.
-func Key(task, path string) string { return "watch\x00" + task + "\x00" + path }
+// Key is the Memory name of a watcher's path: text any store keeps (a
+// path may hold bytes that are not UTF-8, which PostgreSQL's text
+// refuses), so the path goes in as a digest. A task's name has no colon.
+func Key(task, path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return "watch:" + task + ":" + hex.EncodeToString(sum[:16])
+}
 
 // Version tells the versions of a file apart.
 type Version struct {
