@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -684,5 +685,31 @@ func waitTrue(t *testing.T, ctx context.Context, script string) {
 			t.Fatalf("never true: %s", script)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// The header's clock ticks on a real clock, in the format the server
+// prints.
+func TestHeaderClockTicks(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.admin)
+	var first string
+	run(t, ctx, chromedp.Navigate(d.url+"/"), chromedp.WaitVisible("header time[data-tick]", chromedp.ByQuery),
+		chromedp.Text("header time", &first, chromedp.ByQuery))
+	format := regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
+	if !format.MatchString(first) {
+		t.Fatalf("the clock shows %q", first)
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	moved := fmt.Sprintf(`document.querySelector("header time").textContent !== %q`, first)
+	if err := chromedp.Run(wait, chromedp.Poll(moved, nil)); err != nil {
+		t.Fatalf("the clock stayed at %s: %v", first, err)
+	}
+	var now string
+	run(t, ctx, chromedp.Text("header time", &now, chromedp.ByQuery))
+	if !format.MatchString(now) || now < first {
+		t.Errorf("the clock went from %q to %q", first, now)
 	}
 }
