@@ -116,7 +116,7 @@ type node struct {
 	cfg    Config
 	log    *slog.Logger
 	clock  *clock
-	worker *worker // runs on a goroutine of its own
+	worker *worker    // runs on a goroutine of its own
 	files  *fileWatch // a worker's file watchers, on a goroutine of their own
 	// holder is the director that deposed this one, once it was.
 	holder string
