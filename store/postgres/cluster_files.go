@@ -73,10 +73,10 @@ func (r *Registry) FilesTaken(ctx context.Context, director string, epoch int64,
 }
 
 // WatchMemory returns what node's file watchers remember under name (0
-// when nothing).
+// when nothing). Names are stored as the cursors' are (encodeName).
 func (r *Registry) WatchMemory(ctx context.Context, node, name string) (int64, error) {
 	var v int64
-	err := r.pool.QueryRow(ctx, `SELECT value FROM cluster_watch_memory WHERE node = $1 AND name = $2`, node, name).Scan(&v)
+	err := r.pool.QueryRow(ctx, `SELECT value FROM cluster_watch_memory WHERE node = $1 AND name = $2`, node, encodeName(name)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -103,11 +103,11 @@ func (r *Registry) SetWatchMemory(ctx context.Context, node string, values map[s
 	}
 	var b pgx.Batch
 	if len(drop) > 0 {
-		b.Queue(`DELETE FROM cluster_watch_memory WHERE node = $1 AND name = ANY($2)`, node, drop)
+		b.Queue(`DELETE FROM cluster_watch_memory WHERE node = $1 AND name = ANY($2)`, node, encodeNames(drop))
 	}
 	if len(set) > 0 {
 		b.Queue(`INSERT INTO cluster_watch_memory (node, name, value) SELECT $1, * FROM unnest($2::text[], $3::bigint[])
-			ON CONFLICT (node, name) DO UPDATE SET value = excluded.value`, node, set, vals)
+			ON CONFLICT (node, name) DO UPDATE SET value = excluded.value`, node, encodeNames(set), vals)
 	}
 	if err := r.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("cluster: watch memory of %s: %w", node, err)
