@@ -67,7 +67,7 @@ var tableGrants = map[string]map[string]string{
 	"cluster_runs": {RoleWorker: "SELECT, UPDATE", RoleReader: "SELECT"},
 	// The file versions a worker's watchers found, for the director to
 	// take, and what each worker's watchers handed over.
-	"cluster_files":        {RoleWorker: "INSERT", RoleReader: "SELECT"},
+	"cluster_files":        {RoleWorker: "SELECT, INSERT", RoleReader: "SELECT"}, // INSERT ... ON CONFLICT reads the key
 	"cluster_watch_memory": {RoleWorker: "SELECT, INSERT, UPDATE, DELETE", RoleReader: "SELECT"},
 }
 
