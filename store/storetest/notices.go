@@ -147,7 +147,7 @@ func testNotices(t *testing.T, open Open) {
 			Cursors(context.Context) (map[string]int64, error)
 		}); ok {
 			if m, err := all.Cursors(ctx); err != nil || m[odd] != 7 {
-				t.Errorf("Cursors = %q, %v; want %q at 7", m, err, odd)
+				t.Errorf("Cursors = %v, %v; want %q at 7", m, err, odd)
 			}
 		}
 		if err := s.SetCursors(ctx, map[string]int64{odd: 0}); err != nil {
