@@ -403,6 +403,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		cfg.Logger.Info("director of the cluster", "node", cc.Node.ID, "epoch", epoch, "timezone", cc.Node.Zone,
 			"space", cc.Registry.Space().Size, "partitions", cc.Registry.Space().Partitions, "scatter_steps", cc.Registry.Space().Scatter)
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
+		cc.Files = s.handFile
 		if !cfg.SimulateFrom.IsZero() {
 			// Liveness stays on the system's clock; occurrences are
 			// found by the virtual one, which the clock nodes read in

@@ -233,6 +233,22 @@ func (w *Watcher) Waiting(task string) (string, bool) {
 	return st.String(), true
 }
 
+// Version returns the version of a task's file the watcher last saw:
+// the one being handed over, when called from Found.
+func (w *Watcher) Version(task, path string) (Version, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	x, ok := w.ws[task]
+	if !ok {
+		return Version{}, false
+	}
+	f, ok := x.files[path]
+	if !ok {
+		return Version{}, false
+	}
+	return f.v, true
+}
+
 // Poll looks at the files of the watchers of tasks (those that define
 // one) due at now (a watcher whose definition changed, or is new, is due
 // at once), hands the file versions that have settled to found, and
