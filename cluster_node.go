@@ -356,6 +356,16 @@ func (f fireSink) SetCursor(ctx context.Context, id int64) error {
 	return f.s.store.SetCursors(ctx, map[string]int64{firesCursor: id})
 }
 
+// handFile hands a file version a worker's watcher found to the
+// director's engine (cluster.Config.Files).
+func (s *Scheduler) handFile(ctx context.Context, f cluster.FoundFile) error {
+	err := s.sched.HandFile(ctx, f.Task, f.Path)
+	if errors.Is(err, scheduler.ErrNotWatching) {
+		return fmt.Errorf("%w: %s", cluster.ErrNotWatching, f.Task)
+	}
+	return err
+}
+
 // clusterOps is the cluster as the API operates it.
 type clusterOps struct {
 	reg cluster.Operations

@@ -108,10 +108,12 @@ type Config struct {
 	// the directories the runs need are created readable by their owner
 	// only.
 	LogRoots []string
-	// LogRotation bounds the log files of jobs by size: a file that
-	// reached LogRotation.Size when a run starts, and that no run writes
-	// to, is renamed FILE.1 (FILE.1 FILE.2, and so on, up to
-	// LogRotation.Keep files kept). The zero value never rotates.
+	// LogRotation bounds the log files of jobs by size and age: a file
+	// that reached LogRotation.Size, or whose oldest content is
+	// LogRotation.Age old, when a run starts, and that no run writes to,
+	// is renamed FILE.1 (FILE.1 FILE.2, and so on, up to LogRotation.Keep
+	// files kept). A task's own log_rotate_size, log_rotate_age and
+	// log_keep replace them for its files. The zero value never rotates.
 	LogRotation LogRotation
 	// Store keeps the journal, definitions, state and history; nil means
 	// the database DB names (see OpenStore). The Scheduler owns it: Stop
@@ -401,6 +403,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		cfg.Logger.Info("director of the cluster", "node", cc.Node.ID, "epoch", epoch, "timezone", cc.Node.Zone,
 			"space", cc.Registry.Space().Size, "partitions", cc.Registry.Space().Partitions, "scatter_steps", cc.Registry.Space().Scatter)
 		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
+		cc.Files = s.handFile
 		if !cfg.SimulateFrom.IsZero() {
 			// Liveness stays on the system's clock; occurrences are
 			// found by the virtual one, which the clock nodes read in
@@ -448,7 +451,9 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location, PagerDutyURL: cfg.PagerDutyURL}),
 		Files:     watch.New(cfg.Store),
 		Retention: cfg.Retention,
-		Functions: func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
+		// audit.log rotates as the log files of runs do.
+		AuditRotation: job.LogRotation{Size: cfg.LogRotation.Size, Age: job.Duration(cfg.LogRotation.Age), Keep: cfg.LogRotation.Keep},
+		Functions:     func(name string) bool { return s.function(name) != nil }, Listener: s.notify,
 		ExternalClock: s.node != nil, Fetch: fetch, LogFile: func(p string) error { _, err := logs.Resolve(p); return err },
 		Owner:    owner,
 		Observer: m,
@@ -624,8 +629,12 @@ func (s *Scheduler) function(name string) executor.Func {
 	s.mu.RLock()
 	fn := s.funcs[name]
 	s.mu.RUnlock()
-	if fn == nil && name == engine.BuiltinLog {
+	switch {
+	case fn != nil:
+	case name == engine.BuiltinLog:
 		return logFunc(s.cfg.Logger)
+	case name == BackupFunc:
+		return s.backupFunc
 	}
 	return fn
 }
@@ -786,13 +795,7 @@ type Retention = scheduler.Retention
 // Nodes returns the nodes of a timeperiod process, in key order. Trees
 // are defined like jobs, by Declare or Apply of a tree file.
 func (s *Scheduler) Nodes(ctx context.Context, process string) ([]Node, error) {
-	var (
-		nodes []Node
-		err   error
-	)
-	if rerr := s.sched.ReadTrees(ctx, func(f *periods.Forest, _ *engine.Engine) { nodes, err = f.Nodes(process, 0, 0) }); rerr != nil {
-		err = rerr
-	}
+	nodes, err := s.sched.Nodes(ctx, process, 0, 0)
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: nodes of %s: %w", process, err)
 	}

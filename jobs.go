@@ -318,19 +318,15 @@ type RunStatus struct {
 
 // Running returns the runs in flight, oldest first.
 func (s *Scheduler) Running(ctx context.Context) ([]RunStatus, error) {
-	var out []RunStatus
-	err := s.sched.Read(ctx, func(e *engine.Engine) {
-		for _, r := range e.ActiveRuns() {
-			if def, _, ok := e.Task(r.Task); ok && def.Type != job.Bundle {
-				out = append(out, RunStatus{Run: *r}) // copied here: the engine owns r
-			}
-		}
-	})
+	runs, err := s.sched.Running(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("gnomon: %w", err)
 	}
-	for i := range out {
-		out[i].RunningStatus, out[i].Data, _ = s.sched.Progress(out[i].Run.ID)
+	var out []RunStatus
+	for _, r := range runs {
+		rs := RunStatus{Run: r}
+		rs.RunningStatus, rs.Data, _ = s.sched.Progress(r.ID)
+		out = append(out, rs)
 	}
 	return out, nil
 }

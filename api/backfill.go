@@ -114,13 +114,13 @@ func (s *Server) backfill(w http.ResponseWriter, r *http.Request) error {
 // isProcess reports whether name is a timeperiod process rather than a
 // task (names are unique among both).
 func (s *Server) isProcess(r *http.Request, name string) (bool, error) {
-	var task, process bool
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, e *engine.Engine) {
-		if _, _, task = e.Task(name); !task {
-			_, _, process = f.Process(name)
+	_, _, task := s.sched.View().Task(name)
+	process := false
+	if !task {
+		var err error
+		if process, err = s.sched.IsProcess(r.Context(), name); err != nil {
+			return false, err
 		}
-	}); err != nil {
-		return false, err
 	}
 	if !task && !process {
 		return false, notFound(name)
@@ -249,21 +249,14 @@ func (s *Server) cancelBackfill(w http.ResponseWriter, r *http.Request) error {
 // backfillStatus says what remains of a task's backfills.
 func (s *Server) backfillStatus(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	var (
-		st    job.State
-		found bool
-		runs  []job.Run
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		if _, st, found = e.Task(name); found {
-			runs = e.BackfillRuns(name)
-		}
-	}); err != nil {
+	st, found, err := s.sched.Backfills(r.Context(), name)
+	if err != nil {
 		return err
 	}
 	if !found {
 		return notFound(name)
 	}
+	runs := st.Runs
 	resp := BackfillStatus{Task: name, Waiting: []job.BackfillItem{}, Running: []job.Run{}}
 	if bf := st.Backfill; bf != nil {
 		resp.MaxParallel = bf.MaxParallel

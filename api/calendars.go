@@ -17,6 +17,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // TypeCalendar is the type under which Changes lists named calendars.
@@ -63,21 +64,14 @@ const maxCalendarDays = MaxPage
 
 // calendarView shows a calendar to id: the tasks that use it are those
 // of its scope.
-func (s *Server) calendarView(e *engine.Engine, c *job.Calendar, id *auth.Identity) CalendarView {
-	v := CalendarView{Calendar: *c.Clone(), UsedBy: e.CalendarUsers(c.Name)}
+func (s *Server) calendarView(ci scheduler.CalendarInfo, id *auth.Identity) CalendarView {
+	v := CalendarView{Calendar: *ci.Calendar.Clone(), UsedBy: slices.Clone(ci.UsedBy), HolidaysOf: ci.HolidaysOf}
 	if len(id.Scope) > 0 {
-		v.UsedBy = slices.DeleteFunc(v.UsedBy, func(n string) bool { return !id.Scope.Covers(n, e.Groups(n)) })
+		view := s.sched.View()
+		v.UsedBy = slices.DeleteFunc(v.UsedBy, func(n string) bool { return !id.Scope.Covers(n, view.Groups(n)) })
 	}
 	if v.UsedBy == nil {
 		v.UsedBy = []string{}
-	}
-	for _, n := range e.CalendarNames() {
-		o, _ := e.Calendar(n)
-		for _, h := range o.HolidayCalendars() {
-			if h == c.Name {
-				v.HolidaysOf = append(v.HolidaysOf, n)
-			}
-		}
 	}
 	return v
 }
@@ -85,13 +79,8 @@ func (s *Server) calendarView(e *engine.Engine, c *job.Calendar, id *auth.Identi
 // calendars lists the named calendars.
 func (s *Server) calendars(w http.ResponseWriter, r *http.Request) error {
 	resp := CalendarsResponse{Calendars: []CalendarView{}}
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		for _, n := range e.CalendarNames() {
-			c, _ := e.Calendar(n)
-			resp.Calendars = append(resp.Calendars, s.calendarView(e, c, identity(r)))
-		}
-	}); err != nil {
-		return err
+	for _, ci := range s.sched.View().Calendars() {
+		resp.Calendars = append(resp.Calendars, s.calendarView(ci, identity(r)))
 	}
 	return writeJSON(w, http.StatusOK, resp)
 }
@@ -118,23 +107,11 @@ func (s *Server) calendar(w http.ResponseWriter, r *http.Request) error {
 	if to < from {
 		return badRequest("to: %s is before from %s", to, from)
 	}
-	var (
-		v     CalendarView
-		found bool
-		set   *calendar.DaySet
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		c, ok := e.Calendar(name)
-		if !ok {
-			return
-		}
-		found, v, set = true, s.calendarView(e, c, identity(r)), e.DaySet(name)
-	}); err != nil {
-		return err
-	}
+	ci, found := s.sched.View().Calendar(name)
 	if !found {
 		return calendarNotFound(name)
 	}
+	v, set := s.calendarView(ci, identity(r)), ci.Days
 	v.From, v.To, v.Days = from.String(), to.String(), []string{}
 	if set != nil {
 		days, more := set.Between(from, to, maxCalendarDays)
@@ -167,12 +144,8 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 		return jsonFields(err, fields)
 	}
 	var v CalendarView
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		if c, ok := e.Calendar(name); ok {
-			v = s.calendarView(e, c, identity(r))
-		}
-	}); err != nil {
-		return err
+	if ci, ok := s.sched.View().Calendar(name); ok {
+		v = s.calendarView(ci, identity(r))
 	}
 	return writeJSON(w, http.StatusOK, v)
 }
@@ -181,11 +154,7 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 // another calendar names it.
 func (s *Server) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	found := false
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { _, found = e.Calendar(name) }); err != nil {
-		return err
-	}
-	if !found {
+	if _, found := s.sched.View().Calendar(name); !found {
 		return calendarNotFound(name)
 	}
 	err := s.sched.Submit(r.Context(), engine.Define{File: "calendar " + name, Text: string(defs.DeleteCalendar) + ": " + name + "\n",

@@ -17,6 +17,7 @@ import (
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // define applies a definition file: as written, or in the apply and sync
@@ -60,15 +61,10 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	if periods.IsTreeFile(req.Text) {
 		return s.defineTrees(w, r, req, msg)
 	}
-	var (
-		p    *plan
-		perr error
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) { p, perr = planDefinitions(e, req) }); err != nil {
+	d := s.sched.View().Definitions()
+	p, err := planDefinitions(d, req)
+	if err != nil {
 		return err
-	}
-	if perr != nil {
-		return perr
 	}
 	// The engine checks the file again as it applies it (with what the
 	// plan cannot know, such as the functions it has registered).
@@ -92,23 +88,20 @@ type plan struct {
 }
 
 // planDefinitions plans a file in the apply or sync mode against the
-// engine's definitions, validating it as the engine will. In the sync
+// definitions d, validating it as the engine will. In the sync
 // mode it adds a delete for every definition of a kind the file owns that
 // the file does not define: the file owns its tasks (callables, bundles
 // and groups) if it defines at least one of them, and its configurations
 // if it defines at least one configuration.
-func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
+func planDefinitions(d *scheduler.Definitions, req DefineRequest) (*plan, error) {
 	p := &plan{file: req.File, text: req.Text, deletes: map[string]int{}}
 	acts, err := defs.Parse(req.File, req.Text)
 	if err != nil {
 		return nil, err
 	}
-	cur := e.Definitions()
-	cals := e.Calendars()
-	env := &defs.Env{Active: func(name string) bool {
-		_, st, ok := e.Task(name)
-		return ok && (st.Status.Active() || st.RunID != 0)
-	}, Calendars: cals}
+	cur := d.Tasks
+	cals := d.Calendars
+	env := &defs.Env{Active: d.Active, Calendars: cals}
 	decl := defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
 	var owns []string
 	if req.Mode == ModeSync {
@@ -180,7 +173,7 @@ func planDefinitions(e *engine.Engine, req DefineRequest) (*plan, error) {
 			gone = append(gone, defs.Action{Kind: kind, Name: name})
 		}
 		if len(keptCals) > 0 {
-			for _, name := range e.CalendarNames() {
+			for _, name := range d.CalendarNames() {
 				if !keptCals[name] && !slices.Contains(alone.DeletedCalendars, name) {
 					gone = append(gone, defs.Action{Kind: defs.DeleteCalendar, Name: name})
 				}
@@ -411,40 +404,33 @@ func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest)
 	if err != nil {
 		return err
 	}
-	var denied error
-	err = s.sched.Read(r.Context(), func(e *engine.Engine) {
-		cur, cals := e.Definitions(), e.Calendars()
-		if req.Mode != "" || defs.IsJSON(req.Text) {
-			acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
-		}
-		// Apply is more lenient here than in the engine (every task is
-		// idle, every function registered): a file it refuses, the
-		// engine refuses too.
-		res, aerr := defs.Apply(req.File, cur, acts, &defs.Env{Calendars: cals})
-		if aerr != nil {
-			denied = aerr
-			return
-		}
-		for _, name := range res.Changed {
-			t := res.Tasks[name]
-			if t.Command == "" && t.Extras().Profile == "" {
-				continue
-			}
-			owner := cmp.Or(t.Extras().Owner, dflt)
-			if err := id.MayRunAs(owner); err != nil {
-				var den *auth.Denied
-				if errors.As(err, &den) {
-					den.Task = name
-				}
-				denied = err
-				return
-			}
-		}
-	})
+	d := s.sched.View().Definitions()
+	cur, cals := d.Tasks, d.Calendars
+	if req.Mode != "" || defs.IsJSON(req.Text) {
+		acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
+	}
+	// Apply is more lenient here than in the engine (every task is
+	// idle, every function registered): a file it refuses, the
+	// engine refuses too.
+	res, err := defs.Apply(req.File, cur, acts, &defs.Env{Calendars: cals})
 	if err != nil {
 		return err
 	}
-	return denied
+	for _, name := range res.Changed {
+		t := res.Tasks[name]
+		if t.Command == "" && t.Extras().Profile == "" {
+			continue
+		}
+		owner := cmp.Or(t.Extras().Owner, dflt)
+		if err := id.MayRunAs(owner); err != nil {
+			var den *auth.Denied
+			if errors.As(err, &den) {
+				den.Task = name
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // defaultOwner is whom the commands of tasks without an owner run as: the
@@ -483,41 +469,54 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 	if err != nil {
 		return err
 	}
-	var denied error
-	err = s.sched.Read(r.Context(), func(e *engine.Engine) {
-		for _, a := range acts {
-			if a.Kind.IsGroup() {
-				denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
-				return
-			}
-			if a.Kind.IsCalendar() {
-				denied = &auth.Denied{Identity: id, Permission: auth.Define, Task: "calendar " + a.Name}
-				return
-			}
-			// What changes with the task: what its runs and status reach
-			// now (a change of its command can fail or succeed for the
-			// tasks whose condition names it), the members of a bundle it
-			// deletes, the bundle it joins, and the tasks its condition
-			// names, whose status it would show and wait on.
-			names := e.Reached([]string{a.Name}, true)
-			for _, f := range a.Fields {
-				switch f.Key {
-				case "parent", "box_name":
-					names = append(names, e.Reached([]string{f.Value}, true)...) // joining a bundle changes its runs
-				case "condition":
-					if c, err := cond.Parse(f.Value); err == nil {
-						names = append(names, c.Names()...)
-					}
-				}
-			}
-			if err := covered(id, auth.Define, a.Name, names, groupsOf(e, id, names)); err != nil {
-				denied = err
-				return
+	// What changes with the task: what its runs and status reach now (a
+	// change of its command can fail or succeed for the tasks whose
+	// condition names it), the members of a bundle it deletes, the
+	// bundle it joins, and the tasks its condition names, whose status it
+	// would show and wait on. The reach of each task and bundle is read
+	// at once, from one commit.
+	var roots []string
+	for _, a := range acts {
+		roots = append(roots, a.Name)
+		for _, f := range a.Fields {
+			if f.Key == "parent" || f.Key == "box_name" {
+				roots = append(roots, f.Value)
 			}
 		}
-	})
+	}
+	reach, err := s.sched.Reached(r.Context(), true, roots...)
 	if err != nil {
 		return err
 	}
-	return denied
+	for _, a := range acts {
+		if a.Kind.IsGroup() {
+			return &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
+		}
+		if a.Kind.IsCalendar() {
+			return &auth.Denied{Identity: id, Permission: auth.Define, Task: "calendar " + a.Name}
+		}
+		names := reach[0]
+		reach = reach[1:]
+		for _, f := range a.Fields {
+			switch f.Key {
+			case "parent", "box_name":
+				names = append(names, reach[0]...) // joining a bundle changes its runs
+				reach = reach[1:]
+			case "condition":
+				if c, err := cond.Parse(f.Value); err == nil {
+					names = append(names, c.Names()...)
+				}
+			}
+		}
+		var groups map[string][]string
+		if id.Scope.NeedsGroups() {
+			if groups, err = s.sched.Groups(r.Context(), names); err != nil {
+				return err
+			}
+		}
+		if err := covered(id, auth.Define, a.Name, names, groups); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,9 +8,8 @@ import (
 	"net/http"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/eventdep"
-	"github.com/gnomon-sched/gnomon/periods"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // Rule is what a route asks of a request's identity: a permission of its
@@ -111,27 +110,12 @@ func (s *Server) inScope(r *http.Request, id *auth.Identity, rule Rule) error {
 				rule.Perm, id.Name, []string(id.Scope), rule.Param)}
 		}
 	}
-	var reached []string
-	var groups map[string][]string
-	err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, e *engine.Engine) {
-		_, _, task := e.Task(name)
-		switch {
-		case task:
-			reached = e.Reached([]string{name}, rule.Reach == Acted)
-			if rule.Reach == Explained {
-				reached = append(reached, e.Upstream(name)...)
-			}
-		case rule.Reach == Acted:
-			reached = f.Reached(name)
-		default:
-			reached = f.Shown(name) // a process, or nothing: the handler says which
-		}
-		groups = groupsOf(e, id, reached)
-	})
+	reached, err := s.sched.Reach(r.Context(), name,
+		scheduler.Reach{Acted: rule.Reach == Acted, Upstream: rule.Reach == Explained, Groups: id.Scope.NeedsGroups()})
 	if err != nil {
 		return err
 	}
-	return covered(id, rule.Perm, name, reached, groups)
+	return covered(id, rule.Perm, name, reached.Names, reached.Groups)
 }
 
 // dataInScope checks a data event: every configuration it is offered to,
@@ -150,27 +134,11 @@ func (s *Server) dataInScope(r *http.Request, id *auth.Identity, rule Rule) erro
 	if err != nil {
 		return nil // the handler refuses it, saying why
 	}
-	var reached []string
-	var groups map[string][]string
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		reached = e.Reached(e.DataReached(ev.Type, ev.Resource), true)
-		groups = groupsOf(e, id, reached)
-	}); err != nil {
+	reached, err := s.sched.DataReached(r.Context(), ev.Type, ev.Resource, id.Scope.NeedsGroups())
+	if err != nil {
 		return err
 	}
-	return covered(id, rule.Perm, "a data event on "+ev.Resource, reached, groups)
-}
-
-// groupsOf returns the groups of the tasks, when the scope needs them.
-func groupsOf(e *engine.Engine, id *auth.Identity, names []string) map[string][]string {
-	if !id.Scope.NeedsGroups() {
-		return nil
-	}
-	m := make(map[string][]string, len(names))
-	for _, n := range names {
-		m[n] = e.Groups(n)
-	}
-	return m
+	return covered(id, rule.Perm, "a data event on "+ev.Resource, reached.Names, reached.Groups)
 }
 
 // covered returns a *auth.Denied naming the first task of reached the

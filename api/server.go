@@ -48,7 +48,7 @@ type Server struct {
 	// owners; empty means the user this process runs as.
 	DefaultOwner string
 
-	sched   *scheduler.Scheduler
+	sched   Scheduler
 	loc     *time.Location
 	version string
 	log     *slog.Logger
@@ -68,7 +68,7 @@ func (s *Server) Mount(ui UI) { s.ui = ui }
 // table: each names the permission its requests need and how far a token
 // with a scope may go (Rule, Reach); docs/security.md gives the same
 // table, and Check applies it before any handler runs.
-func NewServer(s *scheduler.Scheduler, loc *time.Location, version string, log *slog.Logger, access Access) *Server {
+func NewServer(s Scheduler, loc *time.Location, version string, log *slog.Logger, access Access) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -333,39 +333,34 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 		cals    []*job.Calendar
 		missing error
 	)
-	err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		all := e.Definitions()
-		switch {
-		case calName != "":
-			c, ok := e.Calendar(calName)
-			if !ok {
-				missing = calendarNotFound(calName)
-				return
-			}
-			cals = append(cals, c.Clone())
-		case name == "":
-			for _, t := range all {
-				list = append(list, t.Clone())
-			}
-			for _, n := range e.CalendarNames() {
-				c, _ := e.Calendar(n)
-				cals = append(cals, c.Clone())
-			}
-		default:
-			t, ok := all[name]
-			if !ok {
-				missing = &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
-				return
-			}
-			list = append(list, t.Clone())
-			for _, c := range e.Children(name) {
-				list = append(list, all[c].Clone())
-			}
-			cals = namedCalendars(e, list)
+	d := s.sched.View().Definitions()
+	all := d.Tasks
+	switch {
+	case calName != "":
+		c, ok := d.Calendars[calName]
+		if !ok {
+			missing = calendarNotFound(calName)
+			break
 		}
-	})
-	if err != nil {
-		return err
+		cals = append(cals, c.Clone())
+	case name == "":
+		for _, t := range all {
+			list = append(list, t.Clone())
+		}
+		for _, n := range d.CalendarNames() {
+			cals = append(cals, d.Calendars[n].Clone())
+		}
+	default:
+		t, ok := all[name]
+		if !ok {
+			missing = &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("task %s not found", name)}
+			break
+		}
+		list = append(list, t.Clone())
+		for _, c := range d.Children(name) {
+			list = append(list, all[c].Clone())
+		}
+		cals = namedCalendars(d.Calendars, list)
 	}
 	if missing != nil {
 		return missing
@@ -386,12 +381,12 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 
 // namedCalendars returns the calendars tasks name, and those their
 // holidays name, so that they apply with the tasks.
-func namedCalendars(e *engine.Engine, tasks []*job.Task) []*job.Calendar {
+func namedCalendars(all map[string]*job.Calendar, tasks []*job.Task) []*job.Calendar {
 	seen := map[string]bool{}
 	var out []*job.Calendar
 	var add func(name string)
 	add = func(name string) {
-		c, ok := e.Calendar(name)
+		c, ok := all[name]
 		if seen[name] || !ok {
 			return
 		}
@@ -584,7 +579,8 @@ func (s *Server) historyOwner(r *http.Request, name string) (bundle bool, err er
 	def, _, task := s.sched.View().Task(name)
 	process := false
 	if !task {
-		if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { _, _, process = f.Process(name) }); err != nil {
+		var err error
+		if process, err = s.sched.IsProcess(r.Context(), name); err != nil {
 			return false, err
 		}
 	}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // The timeperiod trees of seed 003 (docs/timeperiods.md): the trees, their
@@ -192,21 +192,14 @@ func (s *Server) nodes(w http.ResponseWriter, r *http.Request) error {
 	if process == "" && (from != 0 || to != 0) {
 		return badRequest("from and to bound the nodes of a process: give process=NAME with them")
 	}
-	var (
-		nodes []periods.Node
-		ferr  error
-	)
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) {
-		if process == "" {
-			nodes = f.Outstanding()
-			return
-		}
-		nodes, ferr = f.Nodes(process, from, to)
-	}); err != nil {
-		return err
+	var nodes []periods.Node
+	if process == "" {
+		nodes, err = s.sched.Outstanding(r.Context())
+	} else {
+		nodes, err = s.sched.Nodes(r.Context(), process, from, to)
 	}
-	if ferr != nil {
-		return ferr
+	if err != nil {
+		return err
 	}
 	if outstanding {
 		nodes = slices.DeleteFunc(nodes, func(n periods.Node) bool { return n.RunID == 0 })
@@ -217,14 +210,7 @@ func (s *Server) nodes(w http.ResponseWriter, r *http.Request) error {
 // readNode reads one node; a timeperiod of a finer level is cast to the
 // process's.
 func (s *Server) readNode(r *http.Request, process, timeperiod string) (periods.NodeDetail, error) {
-	var (
-		d    periods.NodeDetail
-		ferr error
-	)
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { d, ferr = f.Node(process, timeperiod) }); err != nil {
-		return d, err
-	}
-	return d, ferr
+	return s.sched.Node(r.Context(), process, timeperiod)
 }
 
 // writeNode answers with the detail of a node.
@@ -377,8 +363,8 @@ func (s *Server) localTree(t periods.TreeInfo) periods.TreeInfo {
 
 // trees lists the trees: their levels, dependencies and nodes by state.
 func (s *Server) trees(w http.ResponseWriter, r *http.Request) error {
-	var list []periods.TreeInfo
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { list = f.Trees() }); err != nil {
+	list, err := s.sched.TreeList(r.Context())
+	if err != nil {
 		return err
 	}
 	resp := TreesResponse{Trees: make([]periods.TreeInfo, 0, len(list))}
@@ -390,11 +376,8 @@ func (s *Server) trees(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	var (
-		t  periods.TreeInfo
-		ok bool
-	)
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { t, ok = f.Tree(name) }); err != nil {
+	t, ok, err := s.sched.Tree(r.Context(), name)
+	if err != nil {
 		return err
 	}
 	if !ok {
@@ -407,17 +390,8 @@ func (s *Server) tree(w http.ResponseWriter, r *http.Request) error {
 // periods.Format gives: defining it again under the same name changes
 // nothing.
 func (s *Server) exportTreeFile(w http.ResponseWriter, r *http.Request, name string) error {
-	var (
-		text  []byte
-		files []string
-	)
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) {
-		if def, ok := f.Definition(name); ok {
-			text = periods.Format(def)
-			return
-		}
-		files = f.Files()
-	}); err != nil {
+	text, files, err := s.sched.TreeFile(r.Context(), name)
+	if err != nil {
 		return err
 	}
 	if text == nil {
@@ -428,7 +402,7 @@ func (s *Server) exportTreeFile(w http.ResponseWriter, r *http.Request, name str
 		return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf("tree file %s not found (%s)", name, known)}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, err := w.Write(text)
+	_, err = w.Write(text)
 	return err
 }
 
@@ -438,20 +412,11 @@ func (s *Server) exportTreeFile(w http.ResponseWriter, r *http.Request, name str
 // removes (with Check: would).
 func (s *Server) defineTrees(w http.ResponseWriter, r *http.Request, req DefineRequest, msg string) error {
 	ev := periods.Define{File: req.File, Text: req.Text}
-	var (
-		p    *treePlan
-		perr error
-	)
-	if err := s.sched.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) {
-		if perr = f.Check(ev); perr == nil {
-			p = planTrees(f, ev)
-		}
-	}); err != nil {
+	facts, err := s.sched.CheckTrees(r.Context(), ev)
+	if err != nil {
 		return err
 	}
-	if perr != nil {
-		return perr
-	}
+	p := planTrees(facts, ev)
 	defined, removed := p.defined, p.removed
 	if !req.Check {
 		out, err := s.sched.Trees(r.Context(), ev)
@@ -478,22 +443,22 @@ type treePlan struct {
 // planTrees compares a tree file that passed the forest's Check with the
 // trees its file defines now, as the forest does: a tree changes when its
 // definition or its settings in effect do.
-func planTrees(f *periods.Forest, ev periods.Define) *treePlan {
+func planTrees(f *scheduler.TreeFacts, ev periods.Define) *treePlan {
 	p := &treePlan{existed: map[string]bool{}, fields: map[string][]FieldChange{}}
 	opts := periods.Options{
 		TreeFunc: func(name string) (string, []string, bool) {
-			t, ok := f.Tree(name)
+			t, ok := f.Trees[name]
 			if !ok || t.File == ev.File {
 				return "", nil, false
 			}
 			return t.File, t.DependentOn, true
 		},
 		ProcessFunc: func(name string) (string, string, bool) {
-			tree, _, ok := f.Process(name)
+			tree, ok := f.Processes[name]
 			if !ok {
 				return "", "", false
 			}
-			t, _ := f.Tree(tree)
+			t := f.Trees[tree]
 			if t.File == ev.File {
 				return "", "", false
 			}
@@ -505,7 +470,7 @@ func planTrees(f *periods.Forest, ev periods.Define) *treePlan {
 		return p // the apply names the trees; the fields stay unknown
 	}
 	old := map[string]periods.Tree{}
-	if def, ok := f.Definition(ev.File); ok {
+	if def := f.File; def != nil {
 		for _, t := range def.Trees {
 			old[t.Name] = t
 		}
@@ -514,7 +479,7 @@ func planTrees(f *periods.Forest, ev periods.Define) *treePlan {
 	for _, nt := range file.Trees {
 		kept[nt.Name] = true
 		now := settingsOf(file.Settings, nt.Settings)
-		info, ok := f.Tree(nt.Name)
+		info, ok := f.Trees[nt.Name]
 		p.existed[nt.Name] = ok
 		if !ok {
 			p.defined = append(p.defined, nt.Name)

@@ -39,22 +39,14 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	now := s.sched.Now()
 	resp := WhyResponse{Task: name, Now: s.local(now), Reasons: []engine.Reason{}}
-	var (
-		found bool
-		sched calendar.Schedule
-	)
-	if err := s.sched.Read(r.Context(), func(e *engine.Engine) {
-		var rs []engine.Reason
-		if rs, found = e.Why(name, now); found {
-			resp.Reasons = rs
-			sched = e.Schedule(name)
-		}
-	}); err != nil {
+	x, found, err := s.sched.Why(r.Context(), name, now)
+	if err != nil {
 		return err
 	}
 	if !found {
 		return notFound(name)
 	}
+	resp.Reasons = x.Reasons
 	if def, st, ok := s.sched.View().Task(name); ok && def.Extras().Watching() != nil {
 		text, ok := s.sched.Watching(name)
 		if !ok {
@@ -79,7 +71,7 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("at: %v", err)
 		}
 		resp.At = s.local(at)
-		if resp.Occurrence, resp.Fire, err = s.occurrence(r, name, at, sched); err != nil {
+		if resp.Occurrence, resp.Fire, err = s.occurrence(r, name, at, x.Schedule); err != nil {
 			return err
 		}
 	}

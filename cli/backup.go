@@ -38,14 +38,14 @@ VACUUM INTO reads the database in one read transaction, which holds no
 commit up, and writes a compact copy. Run it on the server's machine, as
 the server's user. gnomon restore brings a server back from it.
 
-Scheduled backups are a task like any other, for example:
+Scheduled backups are a task like any other, through the built-in
+function gnomon_backup, which keeps the newest KEEP backups of DIR:
 
     insert_task: backup
     type: callable
-    command: gnomon backup --to /backups/gnomon-$(date +%F).db && find /backups -name 'gnomon-*.db' -mtime +14 -delete
-    out_log_file: /var/log/gnomon/backup.out
-    err_log_file: /var/log/gnomon/backup.err
-    start_times: 02:30
+    function: gnomon_backup
+    params: dir=/srv/backups/gnomon, keep=14
+    cron: 30 2 * * *
 
 A PostgreSQL database is backed up with pg_dump (docs/operations.md).`,
 		Args:        cobra.MaximumNArgs(1),

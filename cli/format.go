@@ -77,6 +77,7 @@ var taskLabels = map[string]string{
 	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
 	"function": "Function", "alert_on": "AlertOn", "alert_to": "AlertTo", "alert_template": "AlertTemplate", "jobs": "Jobs", "keep_history": "KeepHistory",
 	"run_calendar": "RunCalendar", "exclude_calendar": "ExcludeCalendar",
+	"log_rotate_size": "LogRotateSize", "log_rotate_age": "LogRotateAge", "log_keep": "LogKeep",
 }
 
 func taskLines(w io.Writer, t *job.Task, indent string) {

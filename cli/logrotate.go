@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"strconv"
-	"strings"
+	"time"
+
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // sizeFlag is a size in bytes given as a whole number with an optional
@@ -29,51 +31,47 @@ func (f sizeFlag) Set(s string) error {
 
 func (sizeFlag) Type() string { return "SIZE" }
 
-var sizeUnits = []struct {
-	name  string
-	shift uint
-}{{"G", 30}, {"M", 20}, {"K", 10}}
-
 // parseSize reads a size: 0, or a positive whole number of bytes with an
-// optional unit (see sizeFlag).
-func parseSize(s string) (int64, error) {
-	num, shift := strings.TrimSpace(s), uint(0)
-	upper := strings.ToUpper(num)
-	for _, u := range sizeUnits {
-		for _, suffix := range []string{u.name + "IB", u.name + "B", u.name} {
-			if strings.HasSuffix(upper, suffix) {
-				num, shift = num[:len(num)-len(suffix)], u.shift
-				break
-			}
-		}
-		if shift != 0 {
-			break
-		}
+// optional unit (job.ParseSize).
+func parseSize(s string) (int64, error) { return job.ParseSize(s) }
+
+// formatSize writes a size as parseSize reads it (job.FormatSize).
+func formatSize(n int64) string { return job.FormatSize(n) }
+
+// ageFlag is an age given as a retention is, without forever (job.ParseAge):
+// --log-rotate-age.
+type ageFlag struct{ d *time.Duration }
+
+func (f ageFlag) String() string {
+	if f.d == nil || *f.d == 0 {
+		return "0"
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > (1<<63-1)>>shift {
-		return 0, fmt.Errorf("%q is not a size: give a whole number of bytes, with K, M or G (powers of 1024) if you like: 64M, 1G, 500000", s)
-	}
-	return n << shift, nil
+	return job.Duration(*f.d).Retention()
 }
 
-// formatSize writes a size as parseSize reads it, in the largest unit
-// that divides it.
-func formatSize(n int64) string {
-	for _, u := range sizeUnits {
-		if n%(1<<u.shift) == 0 {
-			return strconv.FormatInt(n>>u.shift, 10) + u.name
-		}
+func (f ageFlag) Set(s string) error {
+	if s == "0" {
+		*f.d = 0
+		return nil
 	}
-	return strconv.FormatInt(n, 10)
+	d, err := job.ParseAge(s)
+	if err != nil {
+		return err
+	}
+	*f.d = d
+	return nil
 }
 
-// setLogRotation sets --log-rotate-size or --log-keep from its text (for
+func (ageFlag) Type() string { return "AGE" }
+
+// setLogRotation sets --log-rotate-size, --log-rotate-age or --log-keep from its text (for
 // tests, as the flags do).
 func (c *ServerConfig) setLogRotation(flag, v string) error {
 	switch flag {
 	case "log-rotate-size":
 		return sizeFlag{&c.LogRotation.Size}.Set(v)
+	case "log-rotate-age":
+		return ageFlag{&c.LogRotation.Age}.Set(v)
 	case "log-keep":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -93,3 +93,76 @@ cron: 0 * * * *
 		}
 	}
 }
+
+// TestLogRotationAge runs a task every 6 hours with --log-rotate-age 1d on
+// the simulated clock: each day's runs share a file, rotated at the first
+// run of the next day, three rotated files kept.
+func TestLogRotationAge(t *testing.T) {
+	t.Parallel()
+	if onCluster() {
+		t.Skip("a cluster's workers rotate the log files of their own runs, with their own settings")
+	}
+	f := setup(t, simulateFrom("2026-03-01 00:00"), func(c *ServerConfig) {
+		for flag, v := range map[string]string{"log-rotate-age": "1d", "log-keep": "3"} {
+			if err := c.setLogRotation(flag, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	logs := filepath.Join(f.dir, "data", "logs")
+	f.mustRun("gnomon", "def", "-f", f.file("r.def", `insert_task: daily
+type: callable
+command: echo "$GNOMON_SCHEDULED_TIME"
+out_log_file: daily.out
+err_log_file: daily.err
+cron: 0 */6 * * *
+`))
+	f.mustRun("gnomon", "clock", "advance", "--to", "2026-03-04 00:00")
+	// The server's zone is Europe/Paris: its days begin at 23:00 UTC.
+	want := map[string]string{
+		"daily.out":   "2026-03-03T23:00:00Z\n",
+		"daily.out.1": "2026-03-02T23:00:00Z\n2026-03-03T05:00:00Z\n2026-03-03T11:00:00Z\n2026-03-03T17:00:00Z\n",
+		"daily.out.2": "2026-03-01T23:00:00Z\n2026-03-02T05:00:00Z\n2026-03-02T11:00:00Z\n2026-03-02T17:00:00Z\n",
+		"daily.out.3": "2026-02-28T23:00:00Z\n2026-03-01T05:00:00Z\n2026-03-01T11:00:00Z\n2026-03-01T17:00:00Z\n",
+	}
+	if _, err := os.Stat(filepath.Join(logs, "daily.out.4")); err == nil {
+		t.Error("a fourth rotated file is kept")
+	}
+	for name, w := range want {
+		if b, err := os.ReadFile(filepath.Join(logs, name)); err != nil || string(b) != w {
+			t.Errorf("%s = %q, %v; want %q", name, b, err, w)
+		}
+	}
+}
+
+// TestLogRotationOwn: a task's own log_rotate_size and log_keep rotate its
+// file on a server that rotates none, and export writes them back.
+func TestLogRotationOwn(t *testing.T) {
+	t.Parallel()
+	if onCluster() {
+		t.Skip("a cluster's workers rotate the log files of their own runs, with their own settings")
+	}
+	f := setup(t, simulateFrom("2026-03-01 00:00"))
+	logs := filepath.Join(f.dir, "data", "logs")
+	f.mustRun("gnomon", "def", "-f", f.file("r.def", `insert_task: chatty
+type: callable
+command: for i in $(seq 1 40); do echo "line $i of $GNOMON_SCHEDULED_TIME"; done
+out_log_file: chatty.out
+err_log_file: chatty.err
+cron: 0 * * * *
+log_rotate_size: 1K
+log_keep: 2
+`))
+	f.mustRun("gnomon", "clock", "advance", "--to", "2026-03-01 06:00")
+	for _, name := range []string{"chatty.out", "chatty.out.1", "chatty.out.2"} {
+		if _, err := os.Stat(filepath.Join(logs, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(logs, "chatty.out.3")); err == nil {
+		t.Error("a third rotated file is kept")
+	}
+	if out := f.mustRun("gnomon", "export"); !strings.Contains(out, "log_rotate_size: 1K\nlog_keep: 2\n") {
+		t.Errorf("export:\n%s", out)
+	}
+}

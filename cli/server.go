@@ -313,7 +313,15 @@ func (s *Server) serve() {
 func (s *Server) ready(lc gnomon.Config) {
 	clock := "real"
 	if !lc.SimulateFrom.IsZero() {
-		clock = "simulated, reading " + s.sched.Now().UTC().Format(time.RFC3339)
+		now := s.sched.Now()
+		clock = "simulated, reading " + now.UTC().Format(time.RFC3339)
+		if now.After(lc.SimulateFrom) {
+			// A virtual clock never goes back: one the data directory
+			// recorded resumes where it was.
+			s.cfg.Logger.Warn("--simulate-from is before the virtual clock this server recorded: the clock resumes where it stopped, not at --simulate-from",
+				"simulate_from", lc.SimulateFrom.UTC().Format(time.RFC3339), "clock", now.UTC().Format(time.RFC3339),
+				"fix", "to simulate from an earlier instant, start on a new data directory (--data) or an empty database (--db)")
+		}
 	}
 	db := s.cfg.DB
 	if db == "" {
@@ -710,7 +718,8 @@ func serverCmd(env *Env) *cobra.Command {
 	f.IntVar(&cfg.LiveStreams, "live-streams", 0, "most streams of the web UI's change notices (one per open page) a token holds at once; the next gets 429 (default 16)")
 	f.Var(retentionFlag{&cfg.Retention}, "retention", retentionUsage)
 	f.Var(sizeFlag{&cfg.LogRotation.Size}, "log-rotate-size", "rotate a task's log file when a run starts and it holds this much (64M, 1G; K, M, G are powers of 1024), unless a run writes to it: FILE becomes FILE.1, FILE.1 FILE.2, up to --log-keep files (default 0: never)")
-	f.IntVar(&cfg.LogRotation.Keep, "log-keep", 5, "rotated log files kept per log file (FILE.1 to FILE.N), with --log-rotate-size")
+	f.Var(ageFlag{&cfg.LogRotation.Age}, "log-rotate-age", "rotate a task's log file when a run starts and its oldest content is this old (7d, 2w, 24h), unless a run writes to it; with --log-rotate-size, either rotates (default 0: never)")
+	f.IntVar(&cfg.LogRotation.Keep, "log-keep", 5, "rotated log files kept per log file (FILE.1 to FILE.N), with --log-rotate-size or --log-rotate-age")
 	f.IntVar(&cfg.TokenRate, "token-rate", 100, "requests a second a token may make unless it has a rate of its own (0: no limit); over it, 429 with Retry-After")
 	var cl gnomon.Cluster
 	var roles, machines []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -407,6 +408,31 @@ cron: * * * * * *
 		t.Logf("command due at %s started %v after it", due, late)
 		if late < 0 {
 			t.Errorf("a command due at %s ran %v before it", due, -late)
+		}
+	}
+}
+
+// A server started again with --simulate-from on a data directory whose
+// virtual clock went further resumes that clock, and says so, naming
+// both instants and how to start from the earlier one.
+func TestSimulateFromOnARecordedClock(t *testing.T) {
+	singleServer(t, "it reads the server's log")
+	t.Parallel()
+	var log lockedBuffer
+	logTo := func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) }
+	f := setup(t, simulateFrom("2026-06-01 00:00"), logTo)
+	f.mustRun("gnomon", "clock", "advance", "--to", "2026-06-02 00:00")
+	if strings.Contains(log.String(), "simulate-from is before") {
+		t.Fatalf("a new simulation warned:\n%s", log.String())
+	}
+	f.stop()
+	f.start(simulateFrom("2026-06-01 00:00"), logTo)
+	if out := f.mustRun("gnomon", "clock"); out != "2026-06-02 00:00:00 CEST (simulated)\n" {
+		t.Errorf("clock after the restart: %q, want where it stopped", out)
+	}
+	for _, want := range []string{"--simulate-from is before the virtual clock", "simulate_from=2026-05-31T22:00:00Z", "clock=2026-06-01T22:00:00Z", "new data directory"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, log.String())
 		}
 	}
 }

@@ -54,6 +54,10 @@ type Config struct {
 	// Fires takes the fires clock nodes record, for the director's
 	// engine. Required with the director role.
 	Fires FireSink
+	// Files hands the director's engine the file versions the watchers
+	// of workers found (see files.go). Optional: without it, the director
+	// takes none in.
+	Files FileSink
 	// Gone records, for the director, that nodes were found dead or
 	// left, and what became of the runs their workers held. Optional.
 	Gone func(ctx context.Context, g Gone) error
@@ -79,7 +83,8 @@ type Config struct {
 	Standby bool
 
 	// Executor runs the runs a worker claims. Required with the worker
-	// role.
+	// role. A worker with Schedules and machines also runs the file
+	// watchers of the tasks that name them.
 	Executor Executor
 	// Slots is the most runs a worker runs at once; zero means 10.
 	Slots int
@@ -111,7 +116,8 @@ type node struct {
 	cfg    Config
 	log    *slog.Logger
 	clock  *clock
-	worker *worker // runs on a goroutine of its own
+	worker *worker    // runs on a goroutine of its own
+	files  *fileWatch // a worker's file watchers, on a goroutine of their own
 	// holder is the director that deposed this one, once it was.
 	holder string
 	// A director's watch of the cluster: since when its rounds have
@@ -171,6 +177,24 @@ func Run(ctx context.Context, cfg Config) error {
 		go func() {
 			defer close(done)
 			n.worker.run(wctx)
+		}()
+	}
+	if cfg.Node.Has(RoleWorker) && cfg.Schedules != nil && len(cfg.Node.Machines) > 0 {
+		n.files = newFileWatch(n)
+		fctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		defer func() { cancel(); <-done }()
+		go func() {
+			defer close(done)
+			n.files.run(fctx)
+		}()
+	}
+	if cfg.directs() && cfg.Files != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			TakeFiles(ctx, cfg.Registry, cfg.Node.ID, cfg.Epoch, cfg.Files, n.now, n.log)
 		}()
 	}
 	if cfg.directs() && cfg.Virtual == nil {

@@ -256,6 +256,7 @@ type Registry interface {
 	Channel
 	Operations
 	Simulation
+	Files
 	// Record records one fire as RecordTurn does: it returns true if
 	// the fire is recorded, false if this occurrence was recorded
 	// already, and ErrFenced if node no longer owns the partition at

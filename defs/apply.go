@@ -715,6 +715,9 @@ func clear(t *job.Task, key string) {
 		if watchAttrs[key] {
 			clearWatch(t, key)
 		}
+		if logRotateAttrs[key] {
+			clearLogRotate(t, key)
+		}
 	}
 }
 
@@ -844,6 +847,9 @@ func set(t *job.Task, key, v string) error {
 		}
 		if watchAttrs[key] {
 			err = setWatch(t, key, v)
+		}
+		if logRotateAttrs[key] {
+			err = setLogRotate(t, key, v)
 		}
 	}
 	return err

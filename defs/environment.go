@@ -96,9 +96,14 @@ func (a *applier) checkEnv(act *Action, t *job.Task, at func(...string) int, ok 
 	if e.IsZero() || t.Type == "" || !ok("command", "function", "envvars", "params") {
 		return
 	}
-	if t.Command == "" && (t.Extras().Function == "" || len(e.Vars) > 0 || e.WorkingDir != "" || e.StdIn != "" || e.Umask != "") {
+	if t.Command == "" {
+		// A function reads its parameters (Call.Params), and nothing
+		// else of an environment.
+		if t.Extras().Function != "" && len(e.Vars) == 0 && e.WorkingDir == "" && e.StdIn == "" && e.Umask == "" {
+			return
+		}
 		a.errorf(act, at("envvars", "working_dir", "std_in_file", "umask", "params"),
-			"envvars, working_dir, std_in_file and umask need a task that runs a command (a function runs inside the server; it may declare params)")
+			"envvars, working_dir, std_in_file and umask need a task that runs a command (a function runs inside the server), and params a command or a function")
 		return
 	}
 	for _, p := range e.Params {

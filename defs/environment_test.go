@@ -130,3 +130,20 @@ func FuzzVars(f *testing.F) {
 		}
 	})
 }
+
+// TestFunctionParams: a task that runs a function takes params, which
+// the function reads, and none of the rest of an environment.
+func TestFunctionParams(t *testing.T) {
+	t.Parallel()
+	res, err := applyText(nil, nil, "insert_task: backup\ntype: callable\nfunction: log\nparams: dir=/srv/b, keep=3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Tasks["backup"].Extras().Env().Params; len(got) != 2 || got[0].Name != "dir" || got[1].Value != "3" {
+		t.Errorf("params = %+v", got)
+	}
+	_, err = applyText(nil, nil, "insert_task: backup\ntype: callable\nfunction: log\nenvvars: A=1\n")
+	if err == nil || !strings.Contains(err.Error(), "envvars, working_dir, std_in_file and umask need a task that runs a command") {
+		t.Errorf("envvars on a function: %v", err)
+	}
+}

@@ -72,6 +72,7 @@ func Attrs(t *job.Task) [][2]string {
 	addWatch(add, t)
 	addAlerts(add, t)
 	addKeep(add, x)
+	addLogRotate(add, x)
 	add("priority", strconv.Itoa(int(t.Priority)))
 	return out
 }

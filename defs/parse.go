@@ -179,7 +179,7 @@ var attributes = map[string]bool{
 
 // isAttribute reports whether key names an attribute of the language.
 func isAttribute(key string) bool {
-	return attributes[key] || policyAttrs[key] || envAttrs[key] || watchAttrs[key]
+	return attributes[key] || policyAttrs[key] || envAttrs[key] || watchAttrs[key] || logRotateAttrs[key]
 }
 
 // attributeNames are the attributes of the language, sorted: those an
@@ -190,6 +190,9 @@ var attributeNames = func() []string {
 		names = append(names, k)
 	}
 	for k := range watchAttrs {
+		names = append(names, k)
+	}
+	for k := range logRotateAttrs {
 		names = append(names, k)
 	}
 	slices.Sort(names)

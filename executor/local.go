@@ -55,6 +55,9 @@ type Local struct {
 	// writers counts the runs in flight that write to each log file (by
 	// resolved path): a file is rotated only when none does.
 	writers map[string]int
+	// begun is when the runner made each log file it made (by identity),
+	// on its clock: a file's age (see Rotation).
+	begun map[uint64]time.Time
 }
 
 // watched is a run in flight: where its outcome goes, and where its output
@@ -77,7 +80,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if cfg.Functions == nil {
 		cfg.Functions = func(string) Func { return nil }
 	}
-	l := &Local{cfg: cfg, runs: map[int64]*watched{}, writers: map[string]int{}}
+	l := &Local{cfg: cfg, runs: map[int64]*watched{}, writers: map[string]int{}, begun: map[uint64]time.Time{}}
 	var err error
 	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Keep: cfg.Keep, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
 	if err != nil {
@@ -123,8 +126,9 @@ func (l *Local) watch(w job.Launch, report func(Exit), started bool) {
 		if owner == "" {
 			owner = l.cfg.DefaultOwner
 		}
-		r.span.OutFrom, r.span.OutFile = l.begin(w.OutLog, owner)
-		r.span.ErrFrom, r.span.ErrFile = l.begin(w.ErrLog, owner)
+		rot := l.cfg.Logs.rotation().Over(w.LogRotate)
+		r.span.OutFrom, r.span.OutFile = l.begin(w.OutLog, owner, rot)
+		r.span.ErrFrom, r.span.ErrFile = l.begin(w.ErrLog, owner, rot)
 	}
 	l.runs[w.RunID] = r
 	l.written(r, 1)
@@ -152,23 +156,28 @@ func (l *Local) logKey(path string) string {
 }
 
 // begin returns where a run starting now begins in a log file, and which
-// file it is, rotating it first when it is due and no run writes to it;
+// file it is, rotating it first when it is due by rot and no run writes to it;
 // -1 when not known. A file not there yet is made, for the run's owner,
 // as the run would make it: its identity is then known from the start,
 // whatever renames it later. l.mu is held.
-func (l *Local) begin(path, owner string) (int64, uint64) {
+func (l *Local) begin(path, owner string, rot Rotation) (int64, uint64) {
 	if path == "" {
 		return 0, 0
 	}
+	now := l.cfg.Now()
 	if l.writers[l.logKey(path)] == 0 {
-		if _, err := l.cfg.Logs.rotate(path); err != nil && l.cfg.Logger != nil {
+		id, err := l.cfg.Logs.rotate(path, rot, now, func(id uint64) time.Time { return l.begun[id] })
+		if err != nil && l.cfg.Logger != nil {
 			l.cfg.Logger.Warn("log file not rotated", "path", path, "err", err)
 		}
+		delete(l.begun, id)
 	}
 	n, id, err := l.cfg.Logs.Stat(path)
 	if err == nil && id == 0 && n == 0 {
 		l.create(path, owner)
-		n, id, err = l.cfg.Logs.Stat(path)
+		if n, id, err = l.cfg.Logs.Stat(path); err == nil && id != 0 {
+			l.begun[id] = now
+		}
 	}
 	if err != nil {
 		return -1, 0

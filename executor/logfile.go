@@ -45,7 +45,8 @@ type LogFiles struct {
 	// Own are the server's files wherever they are (absolute and clean):
 	// its database, with its -wal and -shm files.
 	Own []string `json:"own,omitempty"`
-	// Rotate bounds the files by size (see Rotation); the runner rotates
+	// Rotate bounds the files by size and age (see Rotation), unless a run's
+	// task has its own (job.Launch.LogRotate); the runner rotates
 	// them when runs start.
 	Rotate Rotation `json:"rotate,omitzero"`
 }

@@ -9,23 +9,83 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gnomon-sched/gnomon/job"
 )
 
-// Rotation bounds the log files of runs by size, as logrotate's size and
-// rotate do: when a run starts and its task's log file holds Size bytes
-// or more, and no run in flight writes to it, PATH becomes PATH.1, PATH.1
-// becomes PATH.2, and so on up to PATH.Keep; the oldest goes. The run then
+// Rotation bounds the log files of runs by size and by age, as
+// logrotate's size, maxage and rotate do: when a run starts and its task's
+// log file holds Size bytes or more, or its oldest content is Age old or
+// older, and no run in flight writes to it, PATH becomes PATH.1, PATH.1
+// becomes PATH.2, and so on up to PATH.Keep; older ones go. The run then
 // writes to a new PATH. A run's output is never split: the file is renamed
 // only while no run writes to it, and a run whose file was renamed under
 // it by another tool (logrotate's default, create) goes on writing to the
 // renamed file, where its range is found (job.LogSpan's OutFile and
 // ErrFile). The zero Rotation never rotates.
+//
+// The age of a file's oldest content is the time since it was begun, on
+// the runner's clock (LocalConfig.Now, a simulated one included): the
+// runner makes each log file when the first run that writes to it starts,
+// and notes when. A file it did not make, or made before a restart, is as
+// old as its birth time says (statx's btime, on the system's clock); on a
+// file system that does not record births, as the time since the last
+// write to PATH.1, which ended when PATH was begun; a file never rotated
+// there rotates by size only.
 type Rotation struct {
 	Size int64 `json:"size,omitempty"`
+	// Age rotates a file whose oldest content is this old; 0 never.
+	Age time.Duration `json:"age,omitempty"`
 	// Keep is how many rotated files are kept; 0 means DefaultKeep.
 	Keep int `json:"keep,omitempty"`
+}
+
+// Over returns the rotation a task's own (job.LogRotation) makes of r:
+// each of its fields set replaces r's, Off turning a trigger off.
+func (r Rotation) Over(t *job.LogRotation) Rotation {
+	if t == nil {
+		return r
+	}
+	if t.Size != 0 {
+		r.Size = max(t.Size, 0)
+	}
+	if t.Age != 0 {
+		r.Age = max(time.Duration(t.Age), 0)
+	}
+	if t.Keep > 0 {
+		r.Keep = t.Keep
+	}
+	return r
+}
+
+// due reports whether a file of logStat ls, whose rotated files are at
+// PATH.N (p is PATH), is due for rotation at now; begun is when the
+// runner made it, zero when not known.
+func (r Rotation) due(p string, ls logStat, begun, now time.Time) bool {
+	if !ls.regular || ls.size == 0 {
+		return false
+	}
+	if r.Size > 0 && ls.size >= r.Size {
+		return true
+	}
+	if r.Age <= 0 {
+		return false
+	}
+	born := begun
+	if born.IsZero() {
+		born = ls.born
+	}
+	if born.IsZero() {
+		fi, err := os.Lstat(p + ".1")
+		if err != nil {
+			return false
+		}
+		born = fi.ModTime()
+	}
+	return now.Sub(born) >= r.Age
 }
 
 // DefaultKeep is Rotation.Keep's default.
@@ -43,6 +103,8 @@ type logStat struct {
 	size    int64
 	id      uint64
 	regular bool
+	// born is when the file was made, zero when not recorded.
+	born time.Time
 }
 
 // statLog reads a log file's logStat without following a symbolic link (a
@@ -63,6 +125,7 @@ func statLog(path string) (logStat, error) {
 		binary.LittleEndian.PutUint64(b[16:], uint64(st.Btime.Nsec))
 		h.Write(b[:])
 		ls.id = max(h.Sum64(), 1)
+		ls.born = time.Unix(st.Btime.Sec, int64(st.Btime.Nsec))
 	}
 	return ls, nil
 }
@@ -120,25 +183,37 @@ func (l *LogFiles) locate(path string, id uint64) (string, int64, bool) {
 	return "", 0, false
 }
 
-// rotate rotates a log file that reached the rotation's size (see
-// Rotation), and reports whether it did. The caller makes sure that no
-// run writes to it.
-func (l *LogFiles) rotate(path string) (bool, error) {
-	if l == nil || l.Rotate.Size <= 0 || path == "" {
-		return false, nil
+// rotate rotates a log file that is due by rotation r at now (see
+// Rotation); begun returns when the runner made a file of an identity, if
+// it did. It returns the identity of the file it rotated, 0 when it did
+// not (or the file has none). The caller makes sure that no run writes to
+// it.
+func (l *LogFiles) rotate(path string, r Rotation, now time.Time, begun func(id uint64) time.Time) (rotated uint64, err error) {
+	if l == nil || r.Size <= 0 && r.Age <= 0 || path == "" {
+		return 0, nil
 	}
 	p, err := l.Resolve(path)
 	if err != nil || p == os.DevNull {
-		return false, err
+		return 0, err
 	}
 	ls, err := statLog(p)
-	if errors.Is(err, fs.ErrNotExist) || err == nil && (!ls.regular || ls.size < l.Rotate.Size) {
-		return false, nil
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	keep := l.Rotate.Keep
+	var at time.Time
+	if begun != nil {
+		at = begun(ls.id)
+	}
+	if !r.due(p, ls, at, now) {
+		return 0, nil
+	}
+	if ls.id == 0 {
+		ls.id = 1 // rotated, though without an identity
+	}
+	keep := r.Keep
 	if keep <= 0 {
 		keep = DefaultKeep
 	}
@@ -148,7 +223,7 @@ func (l *LogFiles) rotate(path string) (bool, error) {
 	if r, ok := l.rootOf(p); ok {
 		root, err := os.OpenRoot(r)
 		if err != nil {
-			return false, fmt.Errorf("log root: %w", err)
+			return 0, fmt.Errorf("log root: %w", err)
 		}
 		defer root.Close()
 		rel, _ := filepath.Rel(r, dir)
@@ -162,13 +237,28 @@ func (l *LogFiles) rotate(path string) (bool, error) {
 		}
 		return filepath.Join(dir, base+"."+strconv.Itoa(n))
 	}
-	if err := remove(name(keep)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("rotate %s: %w", path, err)
+	// The oldest kept goes, with any beyond it (a Keep lowered since).
+	for n := keep; n <= maxRotated; n++ {
+		err := remove(name(n))
+		if errors.Is(err, fs.ErrNotExist) && n > keep {
+			break
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("rotate %s: %w", path, err)
+		}
 	}
 	for n := keep - 1; n >= 0; n-- {
 		if err := rename(name(n), name(n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("rotate %s: %w", path, err)
+			return 0, fmt.Errorf("rotate %s: %w", path, err)
 		}
 	}
-	return true, nil
+	return ls.id, nil
+}
+
+// rotation returns the runner's rotation: none without LogFiles.
+func (l *LogFiles) rotation() Rotation {
+	if l == nil {
+		return Rotation{}
+	}
+	return l.Rotate
 }

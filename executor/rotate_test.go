@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,5 +129,195 @@ func TestRotationSparesWriters(t *testing.T) {
 	e1 := waitExit(t, exits)
 	if out := l.cfg.Logs.RunOutput(def, 1, e1.Log, 1<<20)[0]; out.Text != "first\nlast\n" {
 		t.Errorf("run 1's output = %q (%s), want both its lines from the renamed file", out.Text, out.Problem)
+	}
+}
+
+// simClock is a clock tests move by hand.
+type simClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *simClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *simClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// ageSetup is a Local runner on a simulated clock whose log files, in
+// dir/logs, rotate as rot says.
+func ageSetup(t *testing.T, rot Rotation) (*Local, *simClock, string, chan Exit) {
+	t.Helper()
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	if err := os.Mkdir(logs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	clock := &simClock{now: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l, err := NewLocal(LocalConfig{Dir: filepath.Join(dir, "runs"), Grace: 300 * time.Millisecond, Now: clock.Now,
+		Logs: &LogFiles{Roots: []string{logs}, Rotate: rot}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Wait)
+	return l, clock, logs, make(chan Exit, 16)
+}
+
+// runEcho runs a command that prints line into t.out, and waits for it.
+func runEcho(t *testing.T, l *Local, exits chan Exit, id int64, line string, own *job.LogRotation) {
+	t.Helper()
+	l.Start(job.Launch{RunID: id, Task: "t", Command: "echo " + line, OutLog: "t.out", ErrLog: "t.err", LogRotate: own},
+		func(e Exit) { exits <- e })
+	if e := waitExit(t, exits); e.Code != 0 {
+		t.Fatalf("run %d: %+v", id, e)
+	}
+}
+
+func readLog(t *testing.T, logs, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(logs, name))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRotationAge: a file whose oldest content reached the age, on the
+// runner's simulated clock, is rotated at the next run's start, and the
+// rotated files beyond the kept count go.
+func TestRotationAge(t *testing.T) {
+	t.Parallel()
+	l, clock, logs, exits := ageSetup(t, Rotation{Age: 7 * 24 * time.Hour, Keep: 2})
+	runEcho(t, l, exits, 1, "one", nil)
+	clock.advance(6 * 24 * time.Hour)
+	runEcho(t, l, exits, 2, "two", nil)
+	if got := readLog(t, logs, "t.out"); got != "one\ntwo\n" {
+		t.Fatalf("t.out after 6 days = %q, want both runs: not rotated before its age", got)
+	}
+	clock.advance(24 * time.Hour)
+	runEcho(t, l, exits, 3, "three", nil)
+	if got, old := readLog(t, logs, "t.out"), readLog(t, logs, "t.out.1"); got != "three\n" || old != "one\ntwo\n" {
+		t.Fatalf("after 7 days: t.out = %q, t.out.1 = %q", got, old)
+	}
+	// The new file's age counts from run 3.
+	clock.advance(6 * 24 * time.Hour)
+	runEcho(t, l, exits, 4, "four", nil)
+	if got := readLog(t, logs, "t.out"); got != "three\nfour\n" {
+		t.Fatalf("t.out = %q, want runs 3 and 4", got)
+	}
+	for id, w := range []string{"five", "six", "seven"} {
+		clock.advance(8 * 24 * time.Hour)
+		runEcho(t, l, exits, int64(5+id), w, nil)
+	}
+	if got, old, older := readLog(t, logs, "t.out"), readLog(t, logs, "t.out.1"), readLog(t, logs, "t.out.2"); got != "seven\n" || old != "six\n" || older != "five\n" {
+		t.Errorf("t.out = %q, .1 = %q, .2 = %q", got, old, older)
+	}
+	if _, err := os.Stat(filepath.Join(logs, "t.out.3")); err == nil {
+		t.Error("a third rotated file is kept")
+	}
+}
+
+// TestRotationOwn: a task's own rotation replaces the server's, a trigger
+// at a time: its size where the server has none, Off where it has one,
+// and its own count of files kept, rotated files beyond which go.
+func TestRotationOwn(t *testing.T) {
+	t.Parallel()
+	t.Run("size", func(t *testing.T) {
+		t.Parallel()
+		l, _, logs, exits := ageSetup(t, Rotation{})
+		runEcho(t, l, exits, 1, "one", nil)
+		runEcho(t, l, exits, 2, "two", nil)
+		if got := readLog(t, logs, "t.out"); got != "one\ntwo\n" {
+			t.Fatalf("t.out = %q: rotated without a rotation", got)
+		}
+		runEcho(t, l, exits, 3, "three", &job.LogRotation{Size: 4})
+		if got, old := readLog(t, logs, "t.out"), readLog(t, logs, "t.out.1"); got != "three\n" || old != "one\ntwo\n" {
+			t.Fatalf("t.out = %q, t.out.1 = %q", got, old)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		t.Parallel()
+		l, clock, logs, exits := ageSetup(t, Rotation{Size: 4, Age: time.Hour})
+		off := &job.LogRotation{Size: job.Off, Age: job.Off}
+		runEcho(t, l, exits, 1, "one", off)
+		clock.advance(2 * time.Hour)
+		runEcho(t, l, exits, 2, "two", off)
+		if got := readLog(t, logs, "t.out"); got != "one\ntwo\n" {
+			t.Fatalf("t.out = %q: rotated though the task turned rotation off", got)
+		}
+		runEcho(t, l, exits, 3, "three", &job.LogRotation{Size: job.Off})
+		if got := readLog(t, logs, "t.out"); got != "three\n" {
+			t.Fatalf("t.out = %q: the server's age no longer rotates", got)
+		}
+	})
+	t.Run("keep", func(t *testing.T) {
+		t.Parallel()
+		l, _, logs, exits := ageSetup(t, Rotation{Size: 1, Keep: 4})
+		for id := int64(1); id <= 5; id++ {
+			runEcho(t, l, exits, id, fmt.Sprint(id), nil)
+		}
+		for _, n := range []string{"t.out.1", "t.out.2", "t.out.3", "t.out.4"} {
+			if _, err := os.Stat(filepath.Join(logs, n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runEcho(t, l, exits, 6, "6", &job.LogRotation{Keep: 1})
+		if got, old := readLog(t, logs, "t.out"), readLog(t, logs, "t.out.1"); got != "6\n" || old != "5\n" {
+			t.Errorf("t.out = %q, t.out.1 = %q", got, old)
+		}
+		for _, n := range []string{"t.out.2", "t.out.3", "t.out.4"} {
+			if _, err := os.Stat(filepath.Join(logs, n)); err == nil {
+				t.Errorf("%s kept beyond log_keep 1", n)
+			}
+		}
+	})
+}
+
+// TestRotationDue: a file the runner did not make is as old as its birth
+// time says, else as the last write to PATH.1.
+func TestRotationDue(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.out")
+	if err := os.WriteFile(p, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := statLog(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Rotation{Age: 24 * time.Hour}
+	if !ls.born.IsZero() {
+		if r.due(p, ls, time.Time{}, ls.born.Add(23*time.Hour)) || !r.due(p, ls, time.Time{}, ls.born.Add(24*time.Hour)) {
+			t.Errorf("by birth time %v: due before a day, or not after it", ls.born)
+		}
+	}
+	ls.born = time.Time{}
+	if r.due(p, ls, time.Time{}, time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Error("due without a birth time nor a rotated file")
+	}
+	written := time.Date(2020, 5, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.WriteFile(p+".1", []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p+".1", written, written); err != nil {
+		t.Fatal(err)
+	}
+	if r.due(p, ls, time.Time{}, written.Add(time.Hour)) || !r.due(p, ls, time.Time{}, written.Add(25*time.Hour)) {
+		t.Error("by the last write to t.out.1: due before a day, or not after it")
+	}
+	begun := written.Add(48 * time.Hour)
+	if r.due(p, ls, begun, begun.Add(time.Hour)) {
+		t.Error("due by t.out.1 though the runner made the file an hour ago")
+	}
+	ls.size = 0
+	if r.due(p, ls, begun, begun.Add(48*time.Hour)) {
+		t.Error("an empty file is due")
 	}
 }

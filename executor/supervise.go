@@ -187,18 +187,70 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 		}
 		return 0, line
 	}
-	launchFailed := func(format string, args ...any) (int, []byte) {
-		return record(Exit{Code: -1, Result: job.ResultLaunch, Message: fmt.Sprintf(format, args...)})
+	launchFailed := func(err error) (int, []byte) {
+		return record(Exit{Code: -1, Result: job.ResultLaunch, Message: err.Error()})
 	}
 
+	l, err := prepare(spec)
+	defer l.close()
+	if err != nil {
+		return launchFailed(err)
+	}
+	// An abort that came while the run was being prepared ends it before
+	// its command starts.
+	select {
+	case <-term:
+		return record(Exit{Code: -1, Result: job.ResultKilled, Message: "aborted before its command started"})
+	default:
+	}
+	if l.umask >= 0 {
+		// The supervisor runs one command at a time: its own mask
+		// matters only while the command's process is created.
+		old := syscall.Umask(l.umask)
+		err = l.cmd.Start()
+		syscall.Umask(old)
+	} else {
+		err = l.cmd.Start()
+	}
+	if err != nil {
+		return launchFailed(fmt.Errorf("start %s: %w", l.cmd.Path, err))
+	}
+	pgid := l.cmd.Process.Pid
+	if err := recordPid(lock, Record{Pid: os.Getpid(), Pgid: pgid}); err != nil {
+		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
+	}
+	return record(await(l.cmd, pgid, term, spec.Grace))
+}
+
+// launch is a command ready to start: its process, the mask it starts
+// under (-1: the supervisor's), and the files the supervisor opened for
+// it, closed once it has started or failed to.
+type launch struct {
+	cmd   *exec.Cmd
+	umask int
+	files []*os.File
+}
+
+func (l *launch) close() {
+	for _, f := range l.files {
+		f.Close()
+	}
+}
+
+// prepare checks what a run's spec names (its owner, profile, log files,
+// working directory and standard input) and builds its command. An error
+// is the message of a run that could not be launched, naming the field.
+func prepare(spec Spec) (*launch, error) {
+	l := &launch{umask: -1}
 	var owner *Owner
 	if spec.Owner != "" {
+		var err error
 		if owner, err = LookupOwner(spec.Owner); err != nil {
-			return launchFailed("owner %s: %v", spec.Owner, err)
+			return l, fmt.Errorf("owner %s: %v", spec.Owner, err)
 		}
 		if !owner.Self() {
 			if err := CanChangeUser(); err != nil {
-				return launchFailed("owner %s: %v", spec.Owner, err)
+				return l, fmt.Errorf("owner %s: %v", spec.Owner, err)
 			}
 		}
 	}
@@ -206,33 +258,26 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 		// Without waiting: a FIFO must not hold the launch.
 		f, err := os.OpenFile(spec.Profile, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
-			return launchFailed("profile: %v", err)
+			return l, fmt.Errorf("profile: %v", err)
 		}
 		fi, err := f.Stat()
 		f.Close()
 		if err == nil && !fi.Mode().IsRegular() {
-			return launchFailed("profile: %s is a %s, not a regular file", spec.Profile, kind(fi.Mode()))
+			return l, fmt.Errorf("profile: %s is a %s, not a regular file", spec.Profile, kind(fi.Mode()))
 		}
 	}
 	openLog := spec.Logs.OpenerAs(owner)
 	out, err := openLog(spec.OutLog)
 	if err != nil {
-		return launchFailed("out_log_file: %v", err)
+		return l, fmt.Errorf("out_log_file: %v", err)
 	}
-	defer out.Close()
+	l.files = append(l.files, out)
 	errf, err := openLog(spec.ErrLog)
 	if err != nil {
-		return launchFailed("err_log_file: %v", err)
+		return l, fmt.Errorf("err_log_file: %v", err)
 	}
-	defer errf.Close()
+	l.files = append(l.files, errf)
 
-	scheduled := spec.Scheduled
-	if scheduled.IsZero() {
-		scheduled = spec.Start
-	}
-	if scheduled.IsZero() {
-		scheduled = time.Now()
-	}
 	cmd := exec.Command("/bin/sh", "-c", script)
 	if spec.Profile == "" {
 		if argv := plainCommand(spec.Command); argv != nil {
@@ -242,6 +287,59 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 	cmd.Stdout, cmd.Stderr = out, errf
 	if null, err := devNull(); err == nil {
 		cmd.Stdin = null
+	}
+	env := commandEnv(spec)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if owner != nil {
+		env = owner.env(env)
+		if !owner.Self() {
+			cmd.SysProcAttr.Credential = owner.credential()
+		}
+	}
+	re, err := resolveEnv(env, spec.Env)
+	if err != nil {
+		return l, err
+	}
+	cmd.Env, cmd.Dir, l.umask = re.env, re.dir, re.umask
+	if re.dir != "" {
+		if fi, err := os.Stat(re.dir); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = fmt.Errorf("%s is not a directory", re.dir)
+			}
+			return l, fmt.Errorf("working_dir: %v", err)
+		}
+	}
+	if re.stdin != "" {
+		if owner == nil || owner.Self() {
+			// Without waiting: a FIFO must not hold the launch.
+			in, err := os.OpenFile(re.stdin, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return l, fmt.Errorf("std_in_file: %v", err)
+			}
+			l.files = append(l.files, in)
+			if err := syscall.SetNonblock(int(in.Fd()), false); err != nil {
+				return l, fmt.Errorf("std_in_file: %v", err)
+			}
+			cmd.Stdin = in
+		} else {
+			cmd = exec.Command("/bin/sh", "-c", stdinScript+script)
+			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential()}
+			cmd.Env = append(re.env, "GNOMON_STD_IN_FILE="+re.stdin)
+		}
+	}
+	l.cmd = cmd
+	return l, nil
+}
+
+// commandEnv is the environment a run's command starts from: the
+// server's, less its own settings, and the run's GNOMON_* variables.
+func commandEnv(spec Spec) []string {
+	scheduled := spec.Scheduled
+	if scheduled.IsZero() {
+		scheduled = spec.Start
+	}
+	if scheduled.IsZero() {
+		scheduled = time.Now()
 	}
 	env := append(taskEnv(os.Environ()),
 		"GNOMON_TASK="+spec.Task,
@@ -259,68 +357,13 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 			"GNOMON_PERIOD_END="+p.End.UTC().Format(time.RFC3339),
 		)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if owner != nil {
-		env = owner.env(env)
-		if !owner.Self() {
-			cmd.SysProcAttr.Credential = owner.credential()
-		}
-	}
-	re, err := resolveEnv(env, spec.Env)
-	if err != nil {
-		return launchFailed("%v", err)
-	}
-	cmd.Env, cmd.Dir = re.env, re.dir
-	if re.dir != "" {
-		if fi, err := os.Stat(re.dir); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = fmt.Errorf("%s is not a directory", re.dir)
-			}
-			return launchFailed("working_dir: %v", err)
-		}
-	}
-	if re.stdin != "" {
-		if owner == nil || owner.Self() {
-			// Without waiting: a FIFO must not hold the launch.
-			in, err := os.OpenFile(re.stdin, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return launchFailed("std_in_file: %v", err)
-			}
-			defer in.Close()
-			if err := syscall.SetNonblock(int(in.Fd()), false); err != nil {
-				return launchFailed("std_in_file: %v", err)
-			}
-			cmd.Stdin = in
-		} else {
-			cmd = exec.Command("/bin/sh", "-c", stdinScript+script)
-			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential()}
-			cmd.Env = append(re.env, "GNOMON_STD_IN_FILE="+re.stdin)
-		}
-	}
-	// An abort that came while the run was being prepared ends it before
-	// its command starts.
-	select {
-	case <-term:
-		return record(Exit{Code: -1, Result: job.ResultKilled, Message: "aborted before its command started"})
-	default:
-	}
-	if re.umask >= 0 {
-		// The supervisor runs one command at a time: its own mask
-		// matters only while the command's process is created.
-		old := syscall.Umask(re.umask)
-		err = cmd.Start()
-		syscall.Umask(old)
-	} else {
-		err = cmd.Start()
-	}
-	if err != nil {
-		return launchFailed("start %s: %v", cmd.Path, err)
-	}
-	pgid := cmd.Process.Pid
-	if err := recordPid(lock, Record{Pid: os.Getpid(), Pgid: pgid}); err != nil {
-		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
-	}
+	return env
+}
 
+// await waits for a started command to end, and returns its outcome. A
+// SIGTERM (term) aborts it: TERM to its process group, then KILL after
+// grace. Whatever it left behind in its group is killed at its end.
+func await(cmd *exec.Cmd, pgid int, term <-chan os.Signal, grace time.Duration) Exit {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	killed := false
@@ -331,7 +374,7 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 			if !killed {
 				killed = true
 				syscall.Kill(-pgid, syscall.SIGTERM)
-				kill = time.After(spec.Grace)
+				kill = time.After(grace)
 			}
 		case <-kill:
 			syscall.Kill(-pgid, syscall.SIGKILL)
@@ -357,7 +400,7 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 			}
 			// Whatever the shell left behind in its group goes too.
 			syscall.Kill(-pgid, syscall.SIGKILL)
-			return record(e)
+			return e
 		}
 	}
 }

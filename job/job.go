@@ -163,6 +163,9 @@ type Extra struct {
 	Claims []Claim
 	// Watch is the task's file watcher, nil without one.
 	Watch *Watch
+	// LogRotate is the task's own rotation of its log files, nil when it
+	// leaves it to the server (see LogRotation).
+	LogRotate *LogRotation
 }
 
 // Extras returns the task's less common attributes, for reading only:
@@ -216,6 +219,9 @@ func (t *Task) Compact() {
 	if t.Extra != nil && t.Extra.Watch.IsZero() {
 		t.Extra.Watch = nil
 	}
+	if t.Extra != nil && t.Extra.LogRotate.IsZero() {
+		t.Extra.LogRotate = nil
+	}
 	if t.Extra != nil && t.Extra.empty() {
 		t.Extra = nil
 	}
@@ -225,7 +231,7 @@ func (x *Extra) empty() bool {
 	return x.Label == "" && x.Machine == "" && x.Profile == "" && x.Owner == "" && x.StartDelay == 0 && x.Overlap == "" && len(x.Deps) == 0 &&
 		x.Function == "" && len(x.AlertOn) == 0 && len(x.AlertTo) == 0 && x.AlertTemplate == "" && len(x.Jobs) == 0 &&
 		x.KeepHistory == 0 && x.RunCalendar == "" && x.ExcludeCalendar == "" && x.Policy.IsZero() && x.Environment.IsZero() &&
-		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0 && x.NotifyTemplate == "" && x.Watch.IsZero()
+		x.Amount == 0 && len(x.Claims) == 0 && len(x.Notify) == 0 && x.NotifyTemplate == "" && x.Watch.IsZero() && x.LogRotate.IsZero()
 }
 
 // TaskJSON is the JSON form of a Task: every attribute in one object.
@@ -290,6 +296,10 @@ type TaskJSON struct {
 	WatchMinSize  int64    `json:"watch_min_size,omitempty"`
 	WatchSteady   Duration `json:"watch_steady,omitempty"`
 	WatchInterval Duration `json:"watch_interval,omitempty"`
+	// The task's own log rotation (see LogRotation).
+	LogRotateSize int64    `json:"log_rotate_size,omitempty"`
+	LogRotateAge  Duration `json:"log_rotate_age,omitempty"`
+	LogKeep       int      `json:"log_keep,omitempty"`
 }
 
 // JSON returns the task's JSON form.
@@ -314,6 +324,7 @@ func (t *Task) JSON() TaskJSON {
 		Envvars: e.Vars, WorkingDir: e.WorkingDir, StdIn: e.StdIn, Umask: e.Umask, Params: e.Params,
 		Amount: x.Amount, Resources: x.Claims, Notify: x.Notify, NotifyTemplate: x.NotifyTemplate,
 		WatchFile: w.File, WatchMinSize: w.MinSize, WatchSteady: w.Steady, WatchInterval: w.Interval,
+		LogRotateSize: x.LogRotate.size(), LogRotateAge: x.LogRotate.age(), LogKeep: x.LogRotate.keep(),
 	}
 }
 
@@ -338,6 +349,9 @@ func (j *TaskJSON) Into(t *Task) {
 	}
 	if w := (Watch{File: j.WatchFile, MinSize: j.WatchMinSize, Steady: j.WatchSteady, Interval: j.WatchInterval}); !w.IsZero() {
 		x.Watch = &w
+	}
+	if r := (LogRotation{Size: j.LogRotateSize, Age: j.LogRotateAge, Keep: j.LogKeep}); !r.IsZero() {
+		x.LogRotate = &r
 	}
 	if !x.empty() {
 		t.Extra = new(x)

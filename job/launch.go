@@ -32,6 +32,9 @@ type Launch struct {
 	// Env is the task's environment with the run's parameters resolved
 	// (see Environment.Resolve); nil when it has none.
 	Env *Environment `json:",omitempty"`
+	// LogRotate is the task's own rotation of its log files, over the
+	// runner's; nil when it has none.
+	LogRotate *LogRotation `json:",omitempty"`
 }
 
 // Exit is how a run ended, as its runner reports it.

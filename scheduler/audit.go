@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
@@ -26,12 +27,17 @@ const (
 	auditSync  = 2 * time.Second
 )
 
-// Store cursors of the audit log: the last record written, and the size
-// of the file after it.
+// Store cursors of the audit log: the last record written, the size of
+// the file after it, and when the file was begun (Unix nanoseconds on the
+// scheduler's clock; 0 when not known).
 const (
-	auditSeq  = "audit.log"
-	auditSize = "audit.log size"
+	auditSeq   = "audit.log"
+	auditSize  = "audit.log size"
+	auditBegun = "audit.log begun"
 )
+
+// auditKeep is the rotated audit logs kept when AuditRotation.Keep is 0.
+const auditKeep = 5
 
 // writeAudit appends the audit records the store holds to audit.log, in
 // commit order, at most auditEvery after their commit. Every auditSync it
@@ -47,7 +53,7 @@ func (s *Scheduler) writeAudit() {
 		s.log.Error("audit log not written", "path", path, "err", err)
 		return
 	}
-	defer f.Close()
+	defer func() { f.Close() }() // the file open when it returns
 	ctx := context.Background()
 	cursor, err := s.cfg.Store.Cursor(ctx, auditSeq)
 	if err == nil {
@@ -60,6 +66,14 @@ func (s *Scheduler) writeAudit() {
 		s.log.Error("audit log not written", "err", err)
 		return
 	}
+	begun, err := s.auditBegun(ctx)
+	if err != nil {
+		s.log.Error("audit log not written", "err", err)
+		return
+	}
+	// reset is set when audit.log was rotated and the store does not
+	// know yet: nothing is written to the new file until it does.
+	reset := false
 	synced, lastSync := cursor, time.Now()
 	ticker := time.NewTicker(auditSync)
 	defer ticker.Stop()
@@ -78,6 +92,16 @@ func (s *Scheduler) writeAudit() {
 		case <-ticker.C:
 		case <-s.quit:
 			stop = true // write what the last batches recorded, then stop
+		}
+		if reset {
+			if err := s.cfg.Store.SetCursors(ctx, map[string]int64{auditSize: 0, auditBegun: begun.UnixNano()}); err != nil {
+				s.log.Error("audit log: saving position after rotation", "err", err)
+				if stop {
+					return
+				}
+				continue
+			}
+			reset = false
 		}
 		for {
 			recs, err := s.cfg.Store.Audit(ctx, cursor, 1000)
@@ -101,12 +125,86 @@ func (s *Scheduler) writeAudit() {
 				s.log.Error("audit log: saving position", "err", err)
 			} else {
 				synced, lastSync = cursor, time.Now()
+				if nf, rotated, err := s.rotateAudit(f, path, begun); err != nil {
+					s.log.Error("audit log: rotating", "path", path, "err", err)
+				} else if rotated {
+					f.Close()
+					f, begun, reset = nf, s.cfg.Clock.Now(), true
+				}
 			}
 		}
 		if stop {
+			if reset {
+				if err := s.cfg.Store.SetCursors(ctx, map[string]int64{auditSize: 0, auditBegun: begun.UnixNano()}); err != nil {
+					s.log.Error("audit log: saving position after rotation", "err", err)
+				}
+			}
 			return
 		}
 	}
+}
+
+// auditBegun returns when audit.log was begun, on the scheduler's clock:
+// as recorded, else now (recorded), for a file begun before it was.
+func (s *Scheduler) auditBegun(ctx context.Context) (time.Time, error) {
+	v, err := s.cfg.Store.Cursor(ctx, auditBegun)
+	if err != nil || v != 0 {
+		return time.Unix(0, v), err
+	}
+	now := s.cfg.Clock.Now()
+	return now, s.cfg.Store.SetCursors(ctx, map[string]int64{auditBegun: now.UnixNano()})
+}
+
+// rotateAudit rotates audit.log when AuditRotation makes it due: f, open
+// on path, holds Size bytes or more, or was begun Age ago or more. It is
+// called only once the store records that f holds every line written (its
+// position): audit.log becomes audit.log.1, audit.log.1 audit.log.2, and
+// so on up to Keep, the older ones removed, and a new audit.log is opened.
+// The caller records the new file's position (size 0) before it writes
+// to it: a crash before that finds the new file no larger than the
+// position recorded, and appends after what it holds.
+func (s *Scheduler) rotateAudit(f *os.File, path string, begun time.Time) (*os.File, bool, error) {
+	r := s.cfg.AuditRotation
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return nil, false, err
+	}
+	due := r.Size > 0 && st.Size() >= r.Size || r.Age > 0 && s.cfg.Clock.Now().Sub(begun) >= time.Duration(r.Age)
+	if !due {
+		return nil, false, nil
+	}
+	keep := r.Keep
+	if keep <= 0 {
+		keep = auditKeep
+	}
+	name := func(n int) string { return path + "." + strconv.Itoa(n) }
+	for n := keep; ; n++ {
+		err := os.Remove(name(n))
+		if errors.Is(err, fs.ErrNotExist) && n > keep {
+			break
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+	}
+	for n := keep - 1; n >= 1; n-- {
+		if err := os.Rename(name(n), name(n+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+	}
+	if err := os.Rename(path, name(1)); err != nil {
+		return nil, false, err
+	}
+	nf, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		// Back where it was: the writer goes on with the file it has.
+		return nil, false, errors.Join(err, os.Rename(name(1), path))
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nf, true, nil
 }
 
 // syncAudit syncs the file, then records that it holds every record up to

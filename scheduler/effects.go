@@ -85,7 +85,7 @@ func launchOf(r *job.Run, t *job.Task) job.Launch {
 	x := t.Extras()
 	return job.Launch{RunID: r.ID, Task: r.Task, Command: t.Command, Function: x.Function, Profile: x.Profile, Owner: x.Owner,
 		OutLog: t.OutLog, ErrLog: t.ErrLog, Scheduled: r.Scheduled, Attempt: r.Attempt, Machine: x.Machine, Priority: t.Priority,
-		Env: envOf(x.Environment, r.Params)}
+		Env: envOf(x.Environment, r.Params), LogRotate: x.LogRotate}
 }
 
 // envOf returns the environment a run of a task starts with: the task's,

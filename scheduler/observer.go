@@ -128,7 +128,14 @@ func (s *Scheduler) Gauges() Gauges {
 // publish stores the loop's readings for Gauges, and a View of the tasks
 // with what a committed batch changed (nil: all of them, as loaded).
 func (s *Scheduler) publish(bt *batch) {
-	if bt == nil || len(bt.seen) > 0 || s.view.Load() == nil {
+	// The calendars a View holds change with a calendar (whose change
+	// compiles again the days of those whose holidays it is) and with a
+	// definition (which changes their users).
+	cals := bt == nil || len(bt.defined) > 0 || len(bt.calendars) > 0
+	if cals {
+		s.viewer.loadCalendars(s.eng)
+	}
+	if bt == nil || len(bt.seen) > 0 || cals || s.view.Load() == nil {
 		if bt != nil {
 			s.viewer.update(s.eng, bt.seen, bt.defined)
 		}

@@ -110,6 +110,12 @@ type Config struct {
 	// a store that can (store.Pruner). The zero value keeps
 	// DefaultRetention.
 	Retention Retention
+	// AuditRotation rotates audit.log as the server's log files rotate
+	// (its Size, Age and Keep; Off counts as zero): once it holds Size
+	// bytes, or its oldest line is Age old on Clock, audit.log becomes
+	// audit.log.1 (and so on, Keep files kept, 0 meaning 5) right after
+	// the writer recorded its position. The zero value never rotates it.
+	AuditRotation job.LogRotation
 }
 
 // ErrStopped is returned for requests made after Stop, or after the store

@@ -11,9 +11,10 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
-// A View is the state of the tasks as of one commit, for readers on any
-// goroutine: the API, the web UI, metrics and the library read it without
-// waiting for the loop, however busy the loop is. The loop publishes one
+// A View is the state of the tasks, and the named calendars, as of one
+// commit, for readers on any goroutine: the API, the web UI, metrics and
+// the library read it without waiting for the loop, however busy the loop
+// is. The loop publishes one
 // after each commit (Scheduler.View); a View never changes once
 // published, so every read of one sees a single commit.
 //
@@ -34,6 +35,15 @@ type View struct {
 	ready    int
 	running  int
 	workers  int
+	// cals are the named calendars, shared by the Views published until
+	// a commit changes a calendar or a definition.
+	cals *viewCalendars
+}
+
+// viewCalendars are the named calendars as a View holds them.
+type viewCalendars struct {
+	list   []CalendarInfo // in name order
+	byName map[string]int // index in list
 }
 
 // TaskItem is one task as a View holds it. Its fields are read only: the
@@ -143,6 +153,39 @@ func (v *View) Schedule(name string) calendar.Schedule {
 	return nil
 }
 
+// Calendars returns the named calendars as of the View's commit, in name
+// order. They are shared by every reader: read only.
+func (v *View) Calendars() []CalendarInfo { return v.cals.list }
+
+// Calendar returns a named calendar as of the View's commit (read only),
+// and false if there is none of that name.
+func (v *View) Calendar(name string) (CalendarInfo, bool) {
+	i, ok := v.cals.byName[name]
+	if !ok {
+		return CalendarInfo{}, false
+	}
+	return v.cals.list[i], true
+}
+
+// Definitions returns the definitions of the tasks and of the named
+// calendars as of the View's commit, for planning a definition file
+// against them or exporting them. It costs a map of every task.
+func (v *View) Definitions() *Definitions {
+	d := &Definitions{Tasks: make(map[string]*job.Task, v.tasks.Len()), Calendars: make(map[string]*job.Calendar, len(v.cals.list)),
+		active: map[string]bool{}}
+	v.tasks.Scan(func(it *TaskItem) bool {
+		d.Tasks[it.Def.Name] = it.Def
+		if it.State.Status.Active() || it.State.RunID != 0 {
+			d.active[it.Def.Name] = true
+		}
+		return true
+	})
+	for _, ci := range v.cals.list {
+		d.Calendars[ci.Calendar.Name] = ci.Calendar
+	}
+	return d
+}
+
 // Summary returns the overview of the tasks (engine.Engine.Summarize),
 // with at most SummaryRows names in each list and the failures of the 24
 // hours before the View's commit.
@@ -170,6 +213,26 @@ func (v *View) Workers() int { return v.workers }
 type viewer struct {
 	tasks, watching *btree.BTreeG[*TaskItem]
 	seq             uint64
+	cv              *viewCalendars
+}
+
+// loadCalendars takes in the engine's calendars: after a change of
+// calendar, or of definition (which changes their users).
+func (w *viewer) loadCalendars(e *engine.Engine) {
+	cur := e.Calendars()
+	names := e.CalendarNames()
+	cv := &viewCalendars{list: make([]CalendarInfo, len(names)), byName: make(map[string]int, len(names))}
+	holidaysOf := map[string][]string{}
+	for _, n := range names { // in name order, as the lists
+		for _, h := range cur[n].HolidayCalendars() {
+			holidaysOf[h] = append(holidaysOf[h], n)
+		}
+	}
+	for i, n := range names {
+		cv.list[i] = CalendarInfo{Calendar: cur[n].Clone(), UsedBy: e.CalendarUsers(n), HolidaysOf: holidaysOf[n], Days: e.DaySet(n)}
+		cv.byName[n] = i
+	}
+	w.cv = cv
 }
 
 // item builds the item of a task from the engine.
@@ -256,7 +319,7 @@ func (w *viewer) publish(e *engine.Engine, now time.Time) *View {
 	w.seq++
 	return &View{
 		tasks: w.tasks.Copy(), watching: w.watching.Copy(), summary: e.Summarize(SummaryRows, now.Add(-24*time.Hour)), problems: e.Problems(), at: now, seq: w.seq,
-		ready: e.Ready(), running: e.Running(), workers: e.Workers(),
+		ready: e.Ready(), running: e.Running(), workers: e.Workers(), cals: w.cv,
 	}
 }
 

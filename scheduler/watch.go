@@ -22,6 +22,11 @@ import (
 // refuses (the task is running, or frozen) leaves the file to the next
 // poll.
 //
+// On a cluster (ExternalClock), the watcher of a task that names a
+// machine runs on the workers that serve it (package cluster), which
+// record the versions they find; the director hands each to its task
+// with HandFile, as its own watchers hand theirs.
+//
 // The watching tasks are read from the View (which keeps them apart, so a
 // poll costs nothing per task without a watcher) at every poll and at
 // least every watchRescan, so that a watcher defined meanwhile starts
@@ -67,21 +72,18 @@ func (s *Scheduler) watchFiles() {
 func (s *Scheduler) pollWatchers(ctx context.Context) time.Time {
 	var tasks []*job.Task
 	s.View().Watching(func(it *TaskItem) bool {
-		tasks = append(tasks, it.Def)
+		if !s.watchesElsewhere(it.Def) {
+			tasks = append(tasks, it.Def)
+		}
 		return true
 	})
 	for _, t := range tasks {
 		if _, warned := s.watchWarned.Load(t.Name); warned {
 			continue
 		}
-		switch {
-		case s.cfg.Files == nil:
+		if s.cfg.Files == nil {
 			s.watchWarned.Store(t.Name, true)
 			s.log.Warn("file watcher idle: this scheduler has none", "task", t.Name, "watch_file", t.Extras().Watch.File)
-		case s.cfg.ExternalClock && t.Extras().Machine != "":
-			s.watchWarned.Store(t.Name, true)
-			s.log.Warn("file watcher runs on the director", "task", t.Name, "machine", t.Extras().Machine,
-				"detail", "the director looks at its own files for watch_file; machine says where the run goes")
 		}
 	}
 	if s.cfg.Files == nil {
@@ -92,6 +94,30 @@ func (s *Scheduler) pollWatchers(ctx context.Context) time.Time {
 		s.log.Warn("file watcher", "err", err)
 	}
 	return next
+}
+
+// watchesElsewhere reports whether the watcher of t runs on a cluster's
+// workers: those that serve the machine it names.
+func (s *Scheduler) watchesElsewhere(t *job.Task) bool {
+	return s.cfg.ExternalClock && t.Extras().Machine != ""
+}
+
+// ErrNotWatching is returned by HandFile for a task that is gone or has
+// no file watcher (any more).
+var ErrNotWatching = errors.New("the task has no file watcher")
+
+// HandFile hands a settled file version that a cluster's worker found
+// to the watcher's task, as the scheduler's own watchers do: it posts a
+// FILE data event for a configuration, or starts the task. It returns
+// ErrNotWatching when the task is gone or no longer watches files, and
+// another error when the task refuses it for now (it is running, or
+// frozen).
+func (s *Scheduler) HandFile(ctx context.Context, task, path string) error {
+	t, _, ok := s.View().Task(task)
+	if !ok || t.Extras().Watching() == nil {
+		return ErrNotWatching
+	}
+	return s.fileFound(ctx, &t, path)
 }
 
 // fileFound hands a settled file to its watcher's task.
@@ -117,6 +143,9 @@ func (s *Scheduler) fileFound(ctx context.Context, t *job.Task, path string) err
 // Watching says what a task's file watcher waits for, and whether the
 // task has one that has looked at its files.
 func (s *Scheduler) Watching(task string) (string, bool) {
+	if t, _, ok := s.View().Task(task); ok && t.Extras().Watching() != nil && s.watchesElsewhere(&t) {
+		return "waits for a file matching " + t.Extras().Watch.File + " on the workers that serve machine " + t.Extras().Machine, true
+	}
 	if s.cfg.Files == nil {
 		return "", false
 	}

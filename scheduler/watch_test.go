@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,5 +132,31 @@ func TestFileWatcherOneRunAtATime(t *testing.T) {
 	m.advance(m.clock.Now().Add(time.Minute))
 	if rs := m.runs("w"); len(rs) != 3 || rs[0].Params[0].Value != filepath.Join(dir, "e.dat") {
 		t.Fatalf("after the reset: %+v", rs)
+	}
+}
+
+// TestHandFile hands the scheduler a file version found elsewhere (a
+// cluster's worker): a watching task starts with the file's path; a task
+// without a watcher, or none, refuses it with ErrNotWatching.
+func TestHandFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSimWith(t, dir, t0, func(c *Config) { c.Files = watch.New(c.Store) })
+	defer m.stop()
+	m.submit(engine.Define{File: "load.def", Text: "insert_task: load\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nwatch_file: " +
+		filepath.Join(dir, "elsewhere") + "/*.csv\n\ninsert_task: plain\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	ctx := context.Background()
+	for _, task := range []string{"plain", "nosuch"} {
+		if err := m.s.HandFile(ctx, task, "/in/a.csv"); !errors.Is(err, ErrNotWatching) {
+			t.Errorf("%s: %v, want ErrNotWatching", task, err)
+		}
+	}
+	if err := m.s.HandFile(ctx, "load", "/in/a.csv"); err != nil {
+		t.Fatal(err)
+	}
+	m.advance(t0.Add(time.Minute))
+	rs := m.runs("load")
+	if len(rs) != 1 || rs[0].By != "watch:load" || len(rs[0].Params) != 1 || rs[0].Params[0] != (job.Var{Name: job.WatchParam, Value: "/in/a.csv"}) {
+		t.Fatalf("runs: %+v", rs)
 	}
 }

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -95,6 +98,12 @@ type PruneDB interface {
 	Keys(ctx context.Context, query string, args ...any) ([][]any, error)
 	// Exec runs statements in one write transaction.
 	Exec(ctx context.Context, stmts []Stmt) error
+	// In returns a condition that holds when column col is one of the
+	// strings of a JSON array given as its single ? argument: a list of
+	// any length in one parameter (SQLite's json_each, PostgreSQL's
+	// json_array_elements_text), where one placeholder per value passes
+	// the stores' limits (32766 and 65535) at tens of thousands of tasks.
+	In(col string) string
 }
 
 // Stmt is one statement with its arguments.
@@ -172,18 +181,25 @@ func (k pruneKind) prune(ctx context.Context, db PruneDB, p Prune) (more bool, e
 	if !k.before.IsZero() {
 		s := sel{before: k.before}
 		if k.task && len(p.Keep) > 0 {
-			s.where = " AND task NOT IN (" + marks(len(p.Keep)) + ")"
-			for _, kp := range p.Keep {
-				s.args = append(s.args, kp.Task)
+			tasks := make([]string, len(p.Keep))
+			for i, kp := range p.Keep {
+				tasks[i] = kp.Task
 			}
+			s.where, s.args = " AND NOT "+db.In("task"), []any{jsonList(tasks)}
 		}
 		sels = append(sels, s)
 	}
 	if k.task {
+		// The tasks of one horizon in one statement: as many as there
+		// are horizons, few however many tasks have one.
+		groups := map[int64][]string{}
 		for _, kp := range p.Keep {
 			if !kp.Before.IsZero() {
-				sels = append(sels, sel{where: " AND task = ?", args: []any{kp.Task}, before: kp.Before})
+				groups[kp.Before.UnixNano()] = append(groups[kp.Before.UnixNano()], kp.Task)
 			}
+		}
+		for _, before := range slices.Sorted(maps.Keys(groups)) {
+			sels = append(sels, sel{where: " AND " + db.In("task"), args: []any{jsonList(groups[before])}, before: time.Unix(0, before)})
 		}
 	}
 	left := p.Limit
@@ -257,9 +273,13 @@ func (k pruneKind) remove(ctx context.Context, db PruneDB, keys [][]any, more []
 	return db.Exec(ctx, append(stmts, more...))
 }
 
-// marks returns n comma-separated placeholders.
-func marks(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+// jsonList is a list of strings as the JSON array PruneDB.In reads.
+func jsonList(v []string) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("store: a list of strings does not encode: " + err.Error())
+	}
+	return string(b)
 }
 
 // pruneJournal removes the entries before the checkpoint: all of those

@@ -30,6 +30,8 @@ package watch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -79,8 +81,13 @@ func targets(tasks []*job.Task) []target {
 // by.
 func By(task string) string { return "watch:" + task }
 
-// Key is the Memory name of a watcher's path.
-func Key(task, path string) string { return "watch\x00" + task + "\x00" + path }
+// Key is the Memory name of a watcher's path: text any store keeps (a
+// path may hold bytes that are not UTF-8, which PostgreSQL's text
+// refuses), so the path goes in as a digest. A task's name has no colon.
+func Key(task, path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return "watch:" + task + ":" + hex.EncodeToString(sum[:16])
+}
 
 // Version tells the versions of a file apart.
 type Version struct {
@@ -224,6 +231,22 @@ func (w *Watcher) Waiting(task string) (string, bool) {
 		return "", false
 	}
 	return st.String(), true
+}
+
+// Version returns the version of a task's file the watcher last saw:
+// the one being handed over, when called from Found.
+func (w *Watcher) Version(task, path string) (Version, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	x, ok := w.ws[task]
+	if !ok {
+		return Version{}, false
+	}
+	f, ok := x.files[path]
+	if !ok {
+		return Version{}, false
+	}
+	return f.v, true
 }
 
 // Poll looks at the files of the watchers of tasks (those that define

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -312,3 +313,17 @@ type poller interface {
 }
 
 var _ poller = (*Watcher)(nil)
+
+// A Memory name is UTF-8 text without NUL whatever the path holds, and
+// tells tasks and paths apart.
+func TestKeyIsText(t *testing.T) {
+	a, b := Key("load", "/in/\xff\xfe.csv"), Key("load", "/in/b.csv")
+	for _, k := range []string{a, b} {
+		if !utf8.ValidString(k) || strings.ContainsRune(k, 0) || !strings.HasPrefix(k, "watch:load:") {
+			t.Errorf("Key = %q", k)
+		}
+	}
+	if a == b || Key("loa", "d:/in/b.csv") == b {
+		t.Errorf("keys collide: %q, %q", a, b)
+	}
+}

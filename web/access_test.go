@@ -262,3 +262,28 @@ func TestPagesEscapeControls(t *testing.T) {
 		}
 	}
 }
+
+// The icon answers without a session, at /favicon.ico and where the pages
+// name it, as an SVG.
+func TestFavicon(t *testing.T) {
+	t.Parallel()
+	base, _, _ := uiServer(t, "insert_task: a\ntype: callable\nfunction: log\n")
+	resp, err := noRedirects.Get(base + "/favicon.ico")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(string(b), "<svg") {
+		t.Errorf("GET /favicon.ico: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	resp, err = noRedirects.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), `rel="icon" type="image/svg+xml" href="/static/favicon.svg?v=`) {
+		t.Errorf("the sign-in page names no icon:\n%s", page)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -208,8 +209,9 @@ var pages = []struct{ name, path, want string }{
 	{"runs_longest", "/runs?sort=took", "Runs"},
 }
 
-// TestPages loads every page at a desktop and a phone size, saves a
-// screenshot of each, and runs the accessibility check on each.
+// TestPages loads every page at a desktop and a phone size, and in the
+// dark colours of a system that asks for them, saves a screenshot of
+// each, and runs the accessibility check on each.
 func TestPages(t *testing.T) {
 	d := startDemo(t)
 	ctx := browser(t)
@@ -217,10 +219,15 @@ func TestPages(t *testing.T) {
 	sizes := []struct {
 		name          string
 		width, height int64
-		mobile        bool
-	}{{"desktop", 1280, 800, false}, {"phone", 390, 844, true}}
+		mobile, dark  bool
+	}{{"desktop", 1280, 800, false, false}, {"phone", 390, 844, true, false}, {"dark", 1280, 800, false, true}}
 	for _, size := range sizes {
 		run(t, ctx, emulation.SetDeviceMetricsOverride(size.width, size.height, 1, size.mobile))
+		scheme := "light"
+		if size.dark {
+			scheme = "dark"
+		}
+		run(t, ctx, emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}))
 		for _, p := range pages {
 			t.Run(size.name+"/"+p.name, func(t *testing.T) {
 				var body string
@@ -705,5 +712,31 @@ func TestScopedListsAccessible(t *testing.T) {
 			t.Errorf("%s does not say it is limited to the scope:\n%s", path, body)
 		}
 		checkAccessibility(t, ctx, path)
+	}
+}
+
+// The header's clock ticks on a real clock, in the format the server
+// prints.
+func TestHeaderClockTicks(t *testing.T) {
+	d := startDemo(t)
+	ctx := browser(t)
+	d.signIn(t, ctx, d.admin)
+	var first string
+	run(t, ctx, chromedp.Navigate(d.url+"/"), chromedp.WaitVisible("header time[data-tick]", chromedp.ByQuery),
+		chromedp.Text("header time", &first, chromedp.ByQuery))
+	format := regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
+	if !format.MatchString(first) {
+		t.Fatalf("the clock shows %q", first)
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	moved := fmt.Sprintf(`document.querySelector("header time").textContent !== %q`, first)
+	if err := chromedp.Run(wait, chromedp.Poll(moved, nil)); err != nil {
+		t.Fatalf("the clock stayed at %s: %v", first, err)
+	}
+	var now string
+	run(t, ctx, chromedp.Text("header time", &now, chromedp.ByQuery))
+	if !format.MatchString(now) || now < first {
+		t.Errorf("the clock went from %q to %q", first, now)
 	}
 }

@@ -33,6 +33,16 @@ func (u *UI) funcs() template.FuncMap {
 			}
 			return t.In(u.cfg.Location).Format("2006-01-02 15:04:05")
 		},
+		// zone names the server's zone, in which the header's clock
+		// ticks.
+		"zone": func() string { return u.cfg.Location.String() },
+		// zoneOffset is the zone's offset from UTC at an instant, in
+		// seconds: the clock ticks by it where the browser does not know
+		// the zone by name (the machine's own zone is "Local").
+		"zoneOffset": func(t time.Time) int {
+			_, off := t.In(u.cfg.Location).Zone()
+			return off
+		},
 		// iso is an instant for a <time datetime> attribute.
 		"iso": func(t time.Time) string {
 			if t.IsZero() {

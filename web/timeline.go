@@ -236,40 +236,14 @@ type tlTick struct {
 func (u *UI) timeline(r *http.Request) (string, any, error) {
 	q := r.URL.Query()
 	now := u.cfg.Scheduler.Now()
-	span := 6 * time.Hour
-	if v := q.Get("span"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || !slices.Contains(spans, d) {
-			return "", nil, badRequest("span: %q is not one of 1h, 3h, 6h, 12h, 24h, 72h, 168h", v)
-		}
-		span = d
-	}
-	from := now.Add(-span / 2)
-	if v := q.Get("from"); v != "" {
-		t, err := calendar.ParseInstant(v, u.cfg.Location)
-		if err != nil {
-			return "", nil, badRequest("from: %v", err)
-		}
-		from = t
+	from, span, f, status, err := u.timelineRequest(q, now)
+	if err != nil {
+		return "", nil, err
 	}
 	to := from.Add(span)
-	f := tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after"), Group: q.Get("group")}
 	scope := scopeOf(r)
 	if len(scope) > 0 {
 		f.scope = &scope
-	}
-	if f.Group != "" && f.Group != "bundle" && f.Group != "label" {
-		return "", nil, badRequest("group: %q is not a grouping: give bundle or label, or leave it out", f.Group)
-	}
-	var status job.Status
-	if f.Status != "" {
-		var err error
-		if status, err = job.ParseStatus(f.Status); err != nil {
-			return "", nil, badRequest("status: %v", err)
-		}
-	}
-	if _, err := path.Match(f.Q, ""); err != nil {
-		return "", nil, badRequest("q: %q is not a name pattern (* any characters, ? one, [a-z] one of a set): %v", f.Q, err)
 	}
 	d := timelineData{From: u.local(from), To: u.local(to), Span: span, Filter: f, Width: tlLabel + tlWidth + tlRight, Scope: scopeLine(scope)}
 	d.Filtered = f.Task != "" || f.Q != "" || f.Label != "" || f.Bundle != "" || f.Status != ""
@@ -467,35 +441,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		return tlLabel + float64(t.Sub(from))/float64(span)*tlWidth
 	}
 	for _, name := range page {
-		row := tlRow{Task: name, group: group[name]}
-		for _, run := range byTask[name] {
-			end := run.End
-			if end.IsZero() {
-				end = now
-			}
-			x0, x1 := max(x(run.Start), tlLabel), min(x(end), tlLabel+tlWidth)
-			title := fmt.Sprintf("%s run %d: %s, %s – %s", run.Task, run.ID, run.Status, u.local(run.Start).Format(time.DateTime), endText(u.local(run.End)))
-			row.Bars = append(row.Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: statusClass(run.Status), Title: title, RunID: run.ID})
-		}
-		row.Runs = len(row.Bars)
-		if sc := sched[name]; sc != nil && to.After(now) {
-			for t, ok := sc.Next(start.Add(-time.Nanosecond)); ok && t.Before(to); t, ok = sc.Next(t) {
-				if row.Planned == tlPlans {
-					if row.Cut == tlCounted {
-						row.CutMore = true
-						break
-					}
-					row.Cut++
-					continue
-				}
-				title := fmt.Sprintf("%s planned at %s", name, u.local(t).Format(time.DateTime))
-				if ex := calendar.Excluded(sc, t); ex != "" {
-					title += fmt.Sprintf(", excluded by calendar %s: skipped, not run", ex)
-				}
-				row.Plans = append(row.Plans, tlPlan{X: x(t), Title: title})
-				row.Planned++
-			}
-		}
+		row := u.timelineRow(name, group[name], byTask[name], sched[name], tlPlanned{start: start, to: to, now: now}, x)
 		d.PlansCut += row.Cut
 		d.PlansCutMore = d.PlansCutMore || row.CutMore
 		d.Rows = append(d.Rows, row)
@@ -511,6 +457,83 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		title += " of " + f.Task
 	}
 	return title, d, nil
+}
+
+// tlPlanned is what a timeline's row marks planned fires by: the
+// instants from start (now, or the range's start when later) to the
+// range's end, to, when that is after now.
+type tlPlanned struct{ start, to, now time.Time }
+
+// timelineRow draws a task's row: a bar for each of its runs, and a mark
+// for each planned fire in the range, at most tlPlans, the others
+// counted up to tlCounted.
+func (u *UI) timelineRow(name, group string, runs []job.Run, sc calendar.Schedule, p tlPlanned, x func(time.Time) float64) tlRow {
+	start, to, now := p.start, p.to, p.now
+	row := tlRow{Task: name, group: group}
+	for _, run := range runs {
+		end := run.End
+		if end.IsZero() {
+			end = now
+		}
+		x0, x1 := max(x(run.Start), tlLabel), min(x(end), tlLabel+tlWidth)
+		title := fmt.Sprintf("%s run %d: %s, %s – %s", run.Task, run.ID, run.Status, u.local(run.Start).Format(time.DateTime), endText(u.local(run.End)))
+		row.Bars = append(row.Bars, tlBar{X: x0, W: max(x1-x0, 2), Class: statusClass(run.Status), Title: title, RunID: run.ID})
+	}
+	row.Runs = len(row.Bars)
+	if sc != nil && to.After(now) {
+		for t, ok := sc.Next(start.Add(-time.Nanosecond)); ok && t.Before(to); t, ok = sc.Next(t) {
+			if row.Planned == tlPlans {
+				if row.Cut == tlCounted {
+					row.CutMore = true
+					break
+				}
+				row.Cut++
+				continue
+			}
+			title := fmt.Sprintf("%s planned at %s", name, u.local(t).Format(time.DateTime))
+			if ex := calendar.Excluded(sc, t); ex != "" {
+				title += fmt.Sprintf(", excluded by calendar %s: skipped, not run", ex)
+			}
+			row.Plans = append(row.Plans, tlPlan{X: x(t), Title: title})
+			row.Planned++
+		}
+	}
+	return row
+}
+
+// timelineRequest reads a timeline's range, filter and status from its
+// query: the range is span (6h unless given) from from (around now
+// unless given).
+func (u *UI) timelineRequest(q url.Values, now time.Time) (from time.Time, span time.Duration, f tlFilter, status job.Status, err error) {
+	span = 6 * time.Hour
+	if v := q.Get("span"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || !slices.Contains(spans, d) {
+			return from, span, f, status, badRequest("span: %q is not one of 1h, 3h, 6h, 12h, 24h, 72h, 168h", v)
+		}
+		span = d
+	}
+	from = now.Add(-span / 2)
+	if v := q.Get("from"); v != "" {
+		t, err := calendar.ParseInstant(v, u.cfg.Location)
+		if err != nil {
+			return from, span, f, status, badRequest("from: %v", err)
+		}
+		from = t
+	}
+	f = tlFilter{Task: q.Get("task"), Q: q.Get("q"), Label: q.Get("label"), Bundle: q.Get("bundle"), Status: q.Get("status"), After: q.Get("after"), Group: q.Get("group")}
+	if f.Group != "" && f.Group != "bundle" && f.Group != "label" {
+		return from, span, f, status, badRequest("group: %q is not a grouping: give bundle or label, or leave it out", f.Group)
+	}
+	if f.Status != "" {
+		if status, err = job.ParseStatus(f.Status); err != nil {
+			return from, span, f, status, badRequest("status: %v", err)
+		}
+	}
+	if _, err := path.Match(f.Q, ""); err != nil {
+		return from, span, f, status, badRequest("q: %q is not a name pattern (* any characters, ? one, [a-z] one of a set): %v", f.Q, err)
+	}
+	return from, span, f, status, nil
 }
 
 // charts lays the rows of a page out in charts: one, or with grouping

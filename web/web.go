@@ -116,6 +116,7 @@ func New(cfg Config) (*UI, error) {
 // events, trees, alerts) are for tokens without a scope.
 func (u *UI) routes() {
 	u.mux.HandleFunc("GET /static/", u.serveStatic)
+	u.mux.HandleFunc("GET /favicon.ico", u.favicon)
 	u.mux.HandleFunc("GET /login", u.loginPage)
 	u.mux.HandleFunc("POST /login", u.login)
 	u.mux.HandleFunc("POST /logout", u.logout)
@@ -174,10 +175,19 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.mux.ServeHTTP(w, r)
 }
 
-// Public reports whether a request needs no identity: the sign-in page and
-// the static files.
+// Public reports whether a request needs no identity: the sign-in page,
+// the static files and the icon.
 func (u *UI) Public(r *http.Request) bool {
-	return r.URL.Path == "/login" || strings.HasPrefix(r.URL.Path, "/static/")
+	return r.URL.Path == "/login" || r.URL.Path == "/favicon.ico" || strings.HasPrefix(r.URL.Path, "/static/")
+}
+
+// favicon answers the icon browsers ask for at /favicon.ico (pages name
+// it in their head too): the SVG of the static files.
+func (u *UI) favicon(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = "/static/favicon.svg"
+	u.static.ServeHTTP(w, r2)
 }
 
 // SignIn sends a browser without a session to the sign-in page, which

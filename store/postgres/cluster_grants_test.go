@@ -207,6 +207,26 @@ func TestDatabaseRoles(t *testing.T) {
 	if ok, err := w.End(ctx, "w1", cs[0].Attempt, job.Exit{RunID: 1, Result: job.ResultNormal, End: clusterT0.Add(time.Second)}); !ok || err != nil {
 		t.Errorf("the worker ending the run: %v %v", ok, err)
 	}
+	// Its file watchers read the definitions, record what they find
+	// and remember it; only the director marks a file taken.
+	if _, err := workerStore.Definitions(ctx); err != nil {
+		t.Errorf("the worker reading the definitions: %v", err)
+	}
+	if _, err := workerStore.DefinitionsVersion(ctx); err != nil {
+		t.Errorf("the worker reading their version: %v", err)
+	}
+	if _, err := w.FileFound(ctx, cluster.FoundFile{Task: "a", Path: "/in/a.csv", Version: 1, Node: "w1", FoundAt: clusterT0}); err != nil {
+		t.Errorf("the worker recording a file: %v", err)
+	}
+	if err := w.SetWatchMemory(ctx, "w1", map[string]int64{"watch\x00a\x00/in/a.csv": 1}); err != nil {
+		t.Errorf("the worker remembering a file: %v", err)
+	}
+	if v, err := w.WatchMemory(ctx, "w1", "watch\x00a\x00/in/a.csv"); v != 1 || err != nil {
+		t.Errorf("the worker reading its memory: %d %v", v, err)
+	}
+	if err := dir.FilesTaken(ctx, "dir", epoch, []int64{1}, clusterT0); err != nil {
+		t.Errorf("the director marking a file taken: %v", err)
+	}
 	err = w.Enqueue(ctx, "dir", epoch, []job.Launch{{RunID: 3, Task: "c"}}, clusterT0)
 	denied(t, "the worker queueing a run", err)
 	_, err = w.RecordAll(ctx, "c1", leases[0], []cluster.Fire{{Task: "a", Scheduled: clusterT0.Add(time.Hour)}}, clusterT0)
@@ -217,7 +237,8 @@ func TestDatabaseRoles(t *testing.T) {
 		`DELETE FROM calendars`,
 		`INSERT INTO journal (kind, body) VALUES ('define', '{}')`,
 		`SELECT hash FROM tokens`,
-		`SELECT def FROM tasks`,
+		`UPDATE cluster_files SET taken_at = 1`,
+		`DELETE FROM cluster_files`,
 		`UPDATE cluster_settings SET director = 'w1'`,
 		`UPDATE runs SET status = status`,
 	} {

@@ -32,8 +32,10 @@ var GrantRoles = []string{RoleDirector, RoleClock, RoleWorker, RoleReader}
 // its place (the test of the roles compares this list with the database).
 var tableGrants = map[string]map[string]string{
 	// The engine's state and history: the director's alone to write.
-	"journal":          {RoleClock: "SELECT", RoleReader: "SELECT"}, // the clock reads the version of the definitions
-	"tasks":            {RoleClock: "SELECT", RoleReader: "SELECT"}, // the clock reads the time triggers
+	// The clock reads the time triggers and the version of the
+	// definitions, a worker the file watchers of its machines.
+	"journal":          {RoleClock: "SELECT", RoleWorker: "SELECT", RoleReader: "SELECT"},
+	"tasks":            {RoleClock: "SELECT", RoleWorker: "SELECT", RoleReader: "SELECT"},
 	"calendars":        {RoleClock: "SELECT", RoleReader: "SELECT"},
 	"cursors":          {RoleClock: "SELECT", RoleWorker: "SELECT", RoleReader: "SELECT"}, // a simulated clock's reading
 	"runs":             {RoleReader: "SELECT"},
@@ -63,6 +65,10 @@ var tableGrants = map[string]map[string]string{
 	"cluster_claims": {RoleClock: "SELECT, INSERT", RoleReader: "SELECT"},
 	// The queue of runs: the director queues, a worker claims and ends.
 	"cluster_runs": {RoleWorker: "SELECT, UPDATE", RoleReader: "SELECT"},
+	// The file versions a worker's watchers found, for the director to
+	// take, and what each worker's watchers handed over.
+	"cluster_files":        {RoleWorker: "SELECT, INSERT", RoleReader: "SELECT"}, // INSERT ... ON CONFLICT reads the key
+	"cluster_watch_memory": {RoleWorker: "SELECT, INSERT, UPDATE, DELETE", RoleReader: "SELECT"},
 }
 
 // sequenceGrants are the sequences of the tables with one, and the
@@ -70,6 +76,7 @@ var tableGrants = map[string]map[string]string{
 var sequenceGrants = map[string][]string{
 	"alert_attempts_id_seq":   nil,
 	"checkpoint_parts_id_seq": nil,
+	"cluster_files_id_seq":    {RoleWorker},
 	"cluster_fires_id_seq":    {RoleClock},
 	"cluster_moves_id_seq":    {RoleClock, RoleWorker},
 }

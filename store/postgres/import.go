@@ -135,7 +135,7 @@ func (s *Store) Import(ctx context.Context, d *store.Dump) error {
 		}
 		names := slices.Sorted(maps.Keys(d.Cursors))
 		if err := copyRows("cursors", []string{"name", "value"}, len(names), func(i int) ([]any, error) {
-			return []any{names[i], d.Cursors[names[i]]}, nil
+			return []any{encodeName(names[i]), d.Cursors[names[i]]}, nil
 		}); err != nil {
 			return err
 		}

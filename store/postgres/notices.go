@@ -162,7 +162,7 @@ func (s *Store) queryAudit(ctx context.Context, query string, args ...any) ([]jo
 // Cursor returns a named position, 0 if never set.
 func (s *Store) Cursor(ctx context.Context, name string) (int64, error) {
 	var v int64
-	err := s.pool.QueryRow(ctx, `SELECT value FROM cursors WHERE name = $1`, name).Scan(&v)
+	err := s.pool.QueryRow(ctx, `SELECT value FROM cursors WHERE name = $1`, encodeName(name)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -179,7 +179,7 @@ func (s *Store) SetCursors(ctx context.Context, values map[string]int64) error {
 	}
 	names, vals := make([]string, 0, len(values)), make([]int64, 0, len(values))
 	for name, v := range values {
-		names, vals = append(names, name), append(vals, v)
+		names, vals = append(names, encodeName(name)), append(vals, v)
 	}
 	const set = `WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS t (name, value)),
 		gone AS (DELETE FROM cursors c USING v WHERE c.name = v.name AND v.value = 0)
@@ -246,7 +246,7 @@ func (s *Store) Cursors(ctx context.Context) (map[string]int64, error) {
 		v    int64
 	)
 	_, err = pgx.ForEachRow(rows, []any{&name, &v}, func() error {
-		out[name] = v
+		out[decodeName(name)] = v
 		return nil
 	})
 	if err != nil {

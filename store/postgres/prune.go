@@ -74,6 +74,12 @@ func (d pruneDB) Exec(ctx context.Context, stmts []store.Stmt) error {
 	return tx.Commit(ctx)
 }
 
+// In reads the JSON array with json_array_elements_text: PostgreSQL plans
+// IN as a hashed semi-join, NOT IN as a hashed subplan.
+func (pruneDB) In(col string) string {
+	return "(" + col + " IN (SELECT json_array_elements_text(?::json)))"
+}
+
 // rebind numbers the ? placeholders of a query ($1, $2, ...). The
 // queries of store.PruneWith have no ? in a literal.
 func rebind(q string) string {

@@ -82,3 +82,7 @@ func (d pruneDB) Exec(ctx context.Context, stmts []store.Stmt) error {
 	}
 	return tx.Commit()
 }
+
+// In reads the JSON array with json_each, which SQLite evaluates once into
+// a temporary index.
+func (pruneDB) In(col string) string { return "(" + col + " IN (SELECT value FROM json_each(?)))" }

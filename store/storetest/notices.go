@@ -135,6 +135,28 @@ func testNotices(t *testing.T, open Open) {
 		if v, err := s.Cursor(ctx, "other"); err != nil || v != 3 {
 			t.Errorf("cursor = %d, %v; want 3", v, err)
 		}
+		// A file watcher's memory names a path after a NUL byte, and a
+		// path need not be UTF-8.
+		odd := "watch\x00task\x00/in/caf\xe9.csv"
+		if err := s.SetCursors(ctx, map[string]int64{odd: 7}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Cursor(ctx, odd); err != nil || v != 7 {
+			t.Errorf("cursor %q = %d, %v; want 7", odd, v, err)
+		}
+		if all, ok := s.(interface {
+			Cursors(context.Context) (map[string]int64, error)
+		}); ok {
+			if m, err := all.Cursors(ctx); err != nil || m[odd] != 7 {
+				t.Errorf("Cursors = %v, %v; want %q at 7", m, err, odd)
+			}
+		}
+		if err := s.SetCursors(ctx, map[string]int64{odd: 0}); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.Cursor(ctx, odd); err != nil || v != 0 {
+			t.Errorf("forgotten cursor %q = %d, %v; want 0", odd, v, err)
+		}
 	})
 
 	t.Run("audit pages", func(t *testing.T) {

@@ -273,4 +273,62 @@ func RunRetention(t *testing.T, open Open) {
 			t.Errorf("journal (-want +got):\n%s", diff)
 		}
 	})
+
+	// Tens of thousands of tasks with horizons of their own: more than
+	// either store takes parameters in one statement (SQLite 32766,
+	// PostgreSQL 65535).
+	t.Run("keep list of 40000 tasks", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		defer s.Close()
+		const n = 40000
+		at := func(d int) time.Time { return t0.Add(time.Duration(d) * day) }
+		// The even tasks keep 5 days, the odd ones everything; "a" has
+		// the default horizon. One task in 100 ran, on days 0 and 9: the
+		// statements name all 40000, whatever rows there are.
+		var b store.Batch
+		var keep []store.Keep
+		id := int64(0)
+		name := func(i int) string { return fmt.Sprintf("t%05d", i) }
+		ran := 0
+		for i := range n + 1 {
+			task := name(i)
+			switch {
+			case i == n:
+				task = "a"
+			case i%2 == 0:
+				keep = append(keep, store.Keep{Task: task, Before: at(5)})
+			default:
+				keep = append(keep, store.Keep{Task: task})
+			}
+			if i%100 > 1 && i != n {
+				continue
+			}
+			ran++
+			for _, d := range []int{0, 9} {
+				id++
+				b.Runs = append(b.Runs, job.Run{ID: id, Task: task, Status: job.Success, Start: at(d), End: at(d).Add(time.Minute), Scheduled: at(d)})
+			}
+		}
+		if err := s.Commit(ctx, &b); err != nil {
+			t.Fatal(err)
+		}
+		pr := store.Prune{Runs: at(5), Keep: keep, Limit: 5000}
+		if got, want := prune(t, pruner(t, s), pr), (store.Pruned{Runs: int64(ran/2 + 1)}); got != want {
+			t.Errorf("prune = %+v, want %+v", got, want)
+		}
+		for _, task := range []string{name(0), name(1), name(n - 100), name(n - 99), "a"} {
+			rs, err := s.Runs(ctx, store.RunQuery{Task: task})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if task == name(1) || task == name(n-99) {
+				want = 2
+			}
+			if len(rs) != want {
+				t.Errorf("%s has %d runs left, want %d", task, len(rs), want)
+			}
+		}
+	})
 }

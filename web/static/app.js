@@ -295,4 +295,31 @@
       document.getElementById("confirm-ok").textContent = "Confirm";
     }, { once: true });
   }
+
+  // The header's clock ticks: the scheduler's reading when the page was
+  // made, moved on by the browser's clock, in the server's zone, as the
+  // server prints it. A simulated clock moves only when advanced: it
+  // carries no data-tick and stays.
+  (function () {
+    var t = document.querySelector("header time[data-tick]");
+    if (!t || !window.Intl) return;
+    var zone = t.getAttribute("data-tick"), shift = 0, f;
+    var offset = Date.parse(t.getAttribute("datetime")) - Date.now();
+    var opts = { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false };
+    try {
+      f = new Intl.DateTimeFormat("sv-SE", opts);
+    } catch (e) {
+      // A zone the browser does not know by name (the server machine's
+      // own, "Local"): its offset when the page was made.
+      opts.timeZone = "UTC";
+      shift = 1000 * Number(t.getAttribute("data-offset") || 0);
+      f = new Intl.DateTimeFormat("sv-SE", opts);
+    }
+    setInterval(function () {
+      var now = new Date(Date.now() + offset);
+      t.textContent = f.format(new Date(now.getTime() + shift)).replace(",", "");
+      t.setAttribute("datetime", now.toISOString());
+    }, 1000);
+  })();
 })();
