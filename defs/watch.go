@@ -32,6 +32,9 @@ func setWatch(t *job.Task, key, v string) error {
 		}
 		t.EditWatch().MinSize = n
 	case "watch_steady":
+		if err := withUnit(key, v); err != nil {
+			return err
+		}
 		d, err := ParseDuration(key, v)
 		if err != nil {
 			return err
@@ -41,6 +44,9 @@ func setWatch(t *job.Task, key, v string) error {
 		}
 		t.EditWatch().Steady = job.Duration(d)
 	case "watch_interval":
+		if err := withUnit(key, v); err != nil {
+			return err
+		}
 		d, err := ParseDuration(key, v)
 		if err != nil {
 			return err
@@ -209,4 +215,16 @@ func (a *applier) checkWatch(act *Action, t *job.Task, at func(...string) int, o
 		}
 	}
 	a.errorf(act, at("watch_file"), "watch_file: no FILE dependency covers %s, so the events the watcher posts would validate nothing; add {\"type\": \"FILE\", \"resourceId\": %q, \"lifeDuration\": 3600}", dir, dir)
+}
+
+// withUnit refuses a bare number for a watcher's duration: elsewhere a
+// bare number is minutes, but AutoSys's watch_interval counts seconds,
+// and a file watcher written from an AutoSys job would look 60 times
+// less often than meant.
+func withUnit(key, v string) error {
+	if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		return fmt.Errorf("%s: %q has no unit; write %ss or %sm (AutoSys counts watch_interval in seconds, gnomon's bare numbers elsewhere are minutes)",
+			key, v, strings.TrimSpace(v), strings.TrimSpace(v))
+	}
+	return nil
 }
