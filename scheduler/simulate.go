@@ -316,9 +316,16 @@ func (s *Scheduler) nextDue(ctx context.Context) (time.Time, error) {
 // kickAlerts has the alert deliverer attempt every alert due now, and
 // returns when the next retry is due.
 func (s *Scheduler) kickAlerts(ctx context.Context) (time.Time, error) {
+	return s.kick(ctx, s.sim.kick)
+}
+
+// kick asks a part that works on the virtual clock (the alert deliverer,
+// the file watchers) to do what is due now, and returns when it is due
+// next.
+func (s *Scheduler) kick(ctx context.Context, part chan<- chan time.Time) (time.Time, error) {
 	reply := make(chan time.Time, 1)
 	select {
-	case s.sim.kick <- reply:
+	case part <- reply:
 	case <-s.done:
 		return time.Time{}, s.stopErr()
 	case <-ctx.Done():

@@ -164,20 +164,5 @@ func (s *Scheduler) FilesPosted() int64 {
 // kickWatchers has the file watchers poll what is due now, and returns
 // when the next poll is due.
 func (s *Scheduler) kickWatchers(ctx context.Context) (time.Time, error) {
-	reply := make(chan time.Time, 1)
-	select {
-	case s.sim.watchKick <- reply:
-	case <-s.done:
-		return time.Time{}, s.stopErr()
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
-	select {
-	case next := <-reply:
-		return next, nil
-	case <-s.quit:
-		return time.Time{}, ErrStopped
-	case <-ctx.Done():
-		return time.Time{}, ctx.Err()
-	}
+	return s.kick(ctx, s.sim.watchKick)
 }
