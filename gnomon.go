@@ -747,12 +747,7 @@ func (s *Scheduler) Send(ctx context.Context, name string, a Action) error {
 // run records the values given; a function reads them with Run.Param, a
 // command as variables of their names.
 func (s *Scheduler) StartWith(ctx context.Context, name string, params map[string]string) error {
-	given := make([]job.Var, 0, len(params))
-	for k, v := range params {
-		given = append(given, job.Var{Name: k, Value: v})
-	}
-	slices.SortFunc(given, func(a, b job.Var) int { return strings.Compare(a.Name, b.Name) })
-	return s.submit(ctx, engine.Act{Task: name, Action: job.ActStart, Params: given})
+	return s.submit(ctx, engine.Act{Task: name, Action: job.ActStart, Params: api.Params(params)})
 }
 
 func (s *Scheduler) submit(ctx context.Context, ev engine.Event) error {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
@@ -168,11 +167,7 @@ func (j *Job) definition(loc *time.Location) (*job.Task, error) {
 		t.Extra.Policy = &p
 	}
 	if len(j.Params) > 0 {
-		env := &job.Environment{}
-		for _, k := range slices.Sorted(maps.Keys(j.Params)) {
-			env.Params = append(env.Params, job.Var{Name: k, Value: j.Params[k]})
-		}
-		t.Extra.Environment = env
+		t.Extra.Environment = &job.Environment{Params: api.Params(j.Params)}
 	}
 	t.Compact()
 	if j.Timezone != "" {
