@@ -28,7 +28,7 @@ type: callable
 machine: m1
 watch_file: %[1]s/*.csv
 watch_steady: 1s
-watch_interval: 1s
+watch_interval: 1h
 command: echo "$TEST_NODE_NAME $GNOMON_WATCH_FILE" >> %[2]s/load.ran
 out_log_file: /dev/null
 err_log_file: /dev/null

@@ -139,7 +139,7 @@ func TestRetriesTimeoutsAndAlarms(t *testing.T) {
 	}
 	// The export round-trips every attribute.
 	export := f.mustRun("gnomon", "export", "-j", "flaky")
-	for _, line := range []string{"n_retrys: 3", "retry_delay: 10m0s", "retry_backoff: 2", "alert_on: retry,failure"} {
+	for _, line := range []string{"n_retrys: 3", "retry_delay: 10m", "retry_backoff: 2", "alert_on: retry,failure"} {
 		if !strings.Contains(export, line+"\n") {
 			t.Errorf("export lacks %q:\n%s", line, export)
 		}

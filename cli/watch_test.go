@@ -19,7 +19,7 @@ func TestFileWatcherFromTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mustRun("gnomon", "def", "-f", f.file("w.def", "insert_task: load\ntype: callable\ncommand: echo \"got $GNOMON_WATCH_FILE\"\n"+
-		"out_log_file: @DIR@/load.out\nerr_log_file: @DIR@/load.err\nwatch_file: @DIR@/in/*.csv\nwatch_min_size: 1K\nwatch_steady: 1s\nwatch_interval: 1s\n"))
+		"out_log_file: @DIR@/load.out\nerr_log_file: @DIR@/load.err\nwatch_file: @DIR@/in/*.csv\nwatch_min_size: 1K\nwatch_steady: 1s\nwatch_interval: 1h\n"))
 	f.waitFor("why to tell the watcher", func() bool {
 		return strings.Contains(f.mustRun("gnomon", "why", "-j", "load"), "waits for a file matching "+in+"/*.csv")
 	})
@@ -40,7 +40,7 @@ func TestFileWatcherFromTheCommandLine(t *testing.T) {
 	if runs := f.mustRun("gnomon", "runs", "-j", "load", "-o", "json"); !strings.Contains(runs, `"by": "watch:load"`) || !strings.Contains(runs, "GNOMON_WATCH_FILE") {
 		t.Errorf("runs:\n%s", runs)
 	}
-	if export := f.mustRun("gnomon", "export"); !strings.Contains(export, "watch_file: "+in+"/*.csv\nwatch_min_size: 1K\nwatch_steady: 1s\nwatch_interval: 1s\n") {
+	if export := f.mustRun("gnomon", "export"); !strings.Contains(export, "watch_file: "+in+"/*.csv\nwatch_min_size: 1K\nwatch_steady: 1s\nwatch_interval: 1h\n") {
 		t.Errorf("export:\n%s", export)
 	}
 	_, errs, code := f.run("gnomon", "def", "-f", f.file("bad.def", "insert_task: bad\ntype: callable\ncommand: x\nout_log_file: /o\nerr_log_file: /e\nwatch_file: in/*.csv\n"))

@@ -133,12 +133,19 @@ func newFileWatch(n *node) *fileWatch {
 func (f *fileWatch) run(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	changed, stop, err := f.w.Notify()
+	if err != nil {
+		f.log.Warn("file watchers poll only", "err", err)
+	} else {
+		defer stop()
+	}
 	var failing bool
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-changed:
 		}
 		wait := filesPoll
 		next, err := f.poll(ctx)

@@ -34,6 +34,20 @@ func ParseDuration(key, v string) (time.Duration, error) {
 	return d, nil
 }
 
+// FormatDuration writes a duration as the definition language reads it,
+// without the zero units Go's form ends with: 1h, 1h30m, 5m, 90s reads
+// back as 1m30s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
 // durationUnits are the units of the words form.
 var durationUnits = map[string]time.Duration{
 	"second": time.Second, "sec": time.Second, "s": time.Second,

@@ -60,7 +60,7 @@ func Attrs(t *job.Task) [][2]string {
 	add("run_calendar", x.RunCalendar)
 	add("exclude_calendar", x.ExcludeCalendar)
 	if x.StartDelay > 0 {
-		add("start_delay", time.Duration(x.StartDelay).String())
+		add("start_delay", FormatDuration(time.Duration(x.StartDelay)))
 	}
 	add("overlap", string(x.Overlap))
 	if len(x.Deps) > 0 {

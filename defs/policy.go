@@ -147,7 +147,7 @@ func addPolicy(add func(k, v string), t *job.Task) {
 	}
 	dur := func(k string, d job.Duration) {
 		if d > 0 {
-			add(k, time.Duration(d).String())
+			add(k, FormatDuration(time.Duration(d)))
 		}
 	}
 	dur("retry_delay", p.RetryDelay)

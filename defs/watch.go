@@ -88,10 +88,10 @@ func addWatch(add func(k, v string), t *job.Task) {
 		add("watch_min_size", FormatSize(w.MinSize))
 	}
 	if w.Steady > 0 {
-		add("watch_steady", time.Duration(w.Steady).String())
+		add("watch_steady", FormatDuration(time.Duration(w.Steady)))
 	}
 	if w.Interval > 0 {
-		add("watch_interval", time.Duration(w.Interval).String())
+		add("watch_interval", FormatDuration(time.Duration(w.Interval)))
 	}
 }
 

@@ -120,3 +120,17 @@ func TestWatchDir(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Hour: "1h", 90 * time.Minute: "1h30m", 5 * time.Minute: "5m", 90 * time.Second: "1m30s",
+		time.Hour + 30*time.Second: "1h0m30s", 2 * time.Second: "2s", 1500 * time.Millisecond: "1.5s", 0: "0s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%s) = %q, want %q", d, got, want)
+		}
+		if back, err := parseDuration(FormatDuration(d)); err != nil || back != d {
+			t.Errorf("%s does not read back: %s, %v", FormatDuration(d), back, err)
+		}
+	}
+}

@@ -11,8 +11,10 @@ import (
 
 // File watchers (Config.Files, see package watch): one goroutine polls the watchers of
 // the tasks that define one, at the instants they are due on the
-// scheduler's clock. On a virtual clock, Advance stops at those instants
-// and has it poll there, as it has the alert deliverer retry.
+// scheduler's clock, and at once when the operating system tells of a
+// change to a file a watcher's pattern matches (Notify). On a virtual
+// clock, Advance stops at those instants and has it poll there, as it
+// has the alert deliverer retry; notifications are not asked for.
 //
 // A settled file version goes to its task as the scheduler's own inputs
 // do: a configuration's watcher posts a FILE data event for the file's
@@ -44,11 +46,23 @@ func (s *Scheduler) watchFiles() {
 	}()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var changed <-chan struct{}
+	if s.cfg.Files != nil && !s.sim.on() {
+		// Simulating, the virtual clock alone says when to look.
+		c, stop, err := s.cfg.Files.Notify()
+		if err != nil {
+			s.log.Warn("file watchers poll only", "err", err)
+		} else {
+			defer stop()
+			changed = c
+		}
+	}
 	for {
 		select {
 		case <-s.quit:
 			return
 		case <-timer.C:
+		case <-changed:
 		case reply := <-s.sim.watchKick:
 			// Simulating: Advance asks, at each instant it stops at.
 			reply <- s.pollWatchers(ctx)

@@ -170,6 +170,7 @@ type file struct {
 type watcher struct {
 	t     target
 	next  time.Time // when the next poll is due; zero: at once
+	poked bool      // a notification said a file it watches changed
 	files map[string]*file
 	err   string
 }
@@ -184,6 +185,7 @@ type Watcher struct {
 	ws map[string]*watcher
 	// Posted counts the file versions handed over.
 	posted int64
+	n      *notifier // nil without notifications
 }
 
 // New returns a Watcher that remembers what it handed over in mem.
@@ -286,18 +288,29 @@ func (w *Watcher) Poll(ctx context.Context, now time.Time, tasks []*job.Task, fo
 	if err := w.forget(ctx, forget); err != nil {
 		errs = append(errs, err)
 	}
+	if err := w.follow(ts); err != nil {
+		errs = append(errs, err)
+	}
 	var next time.Time
 	for _, t := range ts {
 		w.mu.Lock()
 		x := w.ws[t.task.Name]
+		due := x.poked || x.next.IsZero() || !now.Before(x.next)
 		w.mu.Unlock()
-		if x.next.IsZero() || !now.Before(x.next) {
+		if due {
 			if err := w.poll(ctx, now, x, found); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		if next.IsZero() || x.next.Before(next) {
-			next = x.next
+		w.mu.Lock()
+		at := x.next
+		if x.poked {
+			// Changed again while it was looked at.
+			at = now
+		}
+		w.mu.Unlock()
+		if next.IsZero() || at.Before(next) {
+			next = at
 		}
 	}
 	return next, errors.Join(errs...)
@@ -320,9 +333,12 @@ func (w *Watcher) forget(ctx context.Context, keys []string) error {
 
 // poll looks at one target's files.
 func (w *Watcher) poll(ctx context.Context, now time.Time, x *watcher, found Found) error {
+	w.mu.Lock()
 	spec := x.t.watch
 	steady := spec.SteadyFor()
 	x.next = now.Add(spec.Every())
+	x.poked = false
+	w.mu.Unlock()
 	paths, err := filepath.Glob(spec.File)
 	if err != nil {
 		// CheckWatchFile refuses a bad pattern: this is the only error.
