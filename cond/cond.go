@@ -292,6 +292,16 @@ func (p *parser) factor(depth int) (node, error) {
 	}
 }
 
+// jilStatus are the status words of AutoSys's conditions, with how
+// gnomon writes them.
+var jilStatus = map[string]string{
+	"success": "AutoSys's success(x) is su(x)", "s": "AutoSys's s(x) is su(x)",
+	"failure": "AutoSys's failure(x) is fa(x)", "f": "AutoSys's f(x) is fa(x)",
+	"notrunning": "AutoSys's notrunning(x) is nr(x)", "n": "AutoSys's n(x) is nr(x)",
+	"done": "AutoSys's done(x) is (su(x) | fa(x))", "d": "AutoSys's d(x) is (su(x) | fa(x))",
+	"terminated": "gnomon records a killed run as a failure: fa(x)", "t": "gnomon records a killed run as a failure: fa(x)",
+}
+
 func (p *parser) clause() (node, error) {
 	var op Op
 	switch strings.ToLower(p.tok.text) {
@@ -302,6 +312,9 @@ func (p *parser) clause() (node, error) {
 	case "nr":
 		op = Nr
 	default:
+		if g, ok := jilStatus[strings.ToLower(p.tok.text)]; ok {
+			return nil, p.errorf("unknown status prefix %s (want su, fa or nr; %s)", p.tok, g)
+		}
 		return nil, p.errorf("unknown status prefix %s (want su, fa or nr)", p.tok)
 	}
 	prefix := strings.ToLower(p.tok.text)

@@ -82,6 +82,8 @@ func TestErrors(t *testing.T) {
 		{"", "condition ended", 1},
 		{"su(a) &", "condition ended", 8},
 		{"xx(a)", "unknown status prefix", 1},
+		{"success(a)", `unknown status prefix "success" (want su, fa or nr; AutoSys's success(x) is su(x))`, 1},
+		{"su(a) & done(b)", "AutoSys's done(x) is (su(x) | fa(x))", 9},
 		{"su a)", `expected "(" after su`, 4},
 		{"su(a b)", "blank inside task name", 6},
 		{"su()", "expected a task name", 4},

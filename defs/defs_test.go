@@ -420,6 +420,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("insert_task: w\n" + callable + "watch_file: /data/in/*.csv\nwatch_min_size: 10K\nwatch_steady: 1m\nwatch_interval: 5s\n" +
 		"insert_task: v\n" + callable + "watch_file: data/[x\nwatch_min_size: -1\nwatch_steady: 0\nwatch_interval: 10ms\nupdate_task: w\nwatch_file:\n")
 	f.Add(`[{"name":"C","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":60}],"watch_file":"/in/*.csv","watch_min_size":512,"watch_steady":"2m"}]`)
+	f.Add("insert_job: fw\njob_type: FW\nstd_out_file: /o\nwatch_file_min_size: 10\ncondition: success(a) & done(b)\ndelete_box: x\n")
 	f.Add("insert_task: x\n" + callable + "log_rotate_size: 64M\nlog_rotate_age: 7d\nlog_keep: 3\nupdate_task: x\nlog_rotate_size: 0\nlog_rotate_age: 0\nlog_keep:\n")
 	f.Add("insert_task: x\n" + callable + "log_rotate_size: 1.5G\nlog_rotate_age: forever\nlog_keep: -2\ninsert_group: g\njobs: x\nlog_keep: 2\n")
 	f.Fuzz(func(t *testing.T, text string) {

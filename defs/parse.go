@@ -195,6 +195,9 @@ var attributeNames = func() []string {
 	for k := range logRotateAttrs {
 		names = append(names, k)
 	}
+	for k := range envAttrs {
+		names = append(names, k)
+	}
 	slices.Sort(names)
 	return names
 }()
@@ -337,9 +340,14 @@ func Parse(file, src string) ([]Action, error) {
 			if value == "" {
 				report(line, "target name is empty")
 			}
+		case jilActions[key] != "":
+			// Checked as the action it stands for, so that one pass
+			// reports the errors of its attributes too.
+			start(Kind(jilActions[key]), value, line)
+			report(line, "invalid action %q%s", key, jilAction(key))
 		case actionLike(key):
 			cur, skipping = -1, true
-			report(line, "invalid action %q", key)
+			report(line, "invalid action %q%s", key, jilAction(key))
 		case skipping:
 			// attributes of an action already reported as invalid
 		case cur < 0 && isAttribute(key):
@@ -349,7 +357,10 @@ func Parse(file, src string) ([]Action, error) {
 			skipping = true
 			report(line, "invalid action %q", key)
 		case !isAttribute(key):
-			if meant := suggest.Closest(key, attributeNames); len(meant) > 0 {
+			if gnomon, ok := jilFields[key]; ok {
+				report(line, "invalid field %q: that is AutoSys's word; gnomon writes %s", key, gnomon)
+				acts[cur].Meant = append(acts[cur].Meant, jilMeant(gnomon)...)
+			} else if meant := suggest.Closest(key, attributeNames); len(meant) > 0 {
 				report(line, "invalid field %q; %s", key, suggest.Phrase(meant, nil))
 				acts[cur].Meant = append(acts[cur].Meant, meant...)
 			} else {
