@@ -136,8 +136,10 @@ func (s *Scheduler) publish(bt *batch) {
 		s.viewer.loadCalendars(s.eng)
 	}
 	if bt == nil || len(bt.seen) > 0 || cals || s.view.Load() == nil {
-		if bt != nil {
-			s.viewer.update(s.eng, bt.seen, bt.defined)
+		if bt != nil && s.viewer.update(s.eng, bt.seen, bt.defined) {
+			// The file watchers look at once, so that a new one
+			// starts its notifications.
+			wake(s.watchWake)
 		}
 		s.view.Store(s.viewer.publish(s.eng, s.cfg.Clock.Now()))
 	}

@@ -156,6 +156,9 @@ type Scheduler struct {
 	// alertWake and auditWake tell the alert deliverer and the audit log
 	// writer that a commit gave them work.
 	alertWake, auditWake chan struct{}
+	// watchWake tells the file watchers that a commit defined, changed or
+	// deleted one.
+	watchWake chan struct{}
 
 	sim simulation // the virtual clock, when simulating
 	// watchWarned holds the tasks whose file watcher was warned of.
@@ -267,6 +270,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		cfg:       cfg,
 		alertWake: make(chan struct{}, 1),
 		auditWake: make(chan struct{}, 1),
+		watchWake: make(chan struct{}, 1),
 		in:        make(chan *request, 1024),
 		reads:     make(chan *request, 64),
 		effects:   make(chan []effect, 1024),

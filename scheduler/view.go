@@ -267,10 +267,14 @@ func (w *viewer) load(e *engine.Engine) {
 
 // update takes in the tasks a commit changed (or deleted), with the
 // bundles and members whose lists of children and groups a change of
-// definition moved.
-func (w *viewer) update(e *engine.Engine, changed, defined map[string]bool) {
+// definition moved. It reports whether a file watcher came, went or
+// changed.
+func (w *viewer) update(e *engine.Engine, changed, defined map[string]bool) (watchers bool) {
 	var also []string
 	for name := range defined {
+		if !sameWatch(w.def(name), e.Definitions()[name]) {
+			watchers = true
+		}
 		// The bundles and groups the old definition and the new name.
 		for _, def := range []*job.Task{w.def(name), e.Definitions()[name]} {
 			if def == nil {
@@ -290,6 +294,20 @@ func (w *viewer) update(e *engine.Engine, changed, defined map[string]bool) {
 			w.set(e, name)
 		}
 	}
+	return watchers
+}
+
+// sameWatch reports whether two definitions of a task (nil: none) watch
+// files alike.
+func sameWatch(a, b *job.Task) bool {
+	var wa, wb *job.Watch
+	if a != nil {
+		wa = a.Extras().Watching()
+	}
+	if b != nil {
+		wb = b.Extras().Watching()
+	}
+	return wa == nil && wb == nil || wa != nil && wb != nil && *wa == *wb
 }
 
 // def returns the definition the tree holds for a task, nil if none.

@@ -177,3 +177,33 @@ func TestViewWatching(t *testing.T) {
 		t.Fatalf("after the changes, watching %v, want plain", got)
 	}
 }
+
+// A commit wakes the file watchers when a watcher came, went or changed,
+// not for other definitions.
+func TestSameWatch(t *testing.T) {
+	t.Parallel()
+	watching := func(file string, steady time.Duration) *job.Task {
+		t := &job.Task{Name: "w", Type: job.Callable}
+		if file != "" {
+			*t.EditWatch() = job.Watch{File: file, Steady: job.Duration(steady)}
+		}
+		return t
+	}
+	for _, c := range []struct {
+		a, b *job.Task
+		same bool
+	}{
+		{nil, nil, true},
+		{nil, watching("", 0), true},
+		{watching("/in/*", 0), watching("/in/*", 0), true},
+		{nil, watching("/in/*", 0), false},
+		{watching("/in/*", 0), nil, false},
+		{watching("/in/*", 0), watching("", 0), false},
+		{watching("/in/*", 0), watching("/in/*", time.Minute), false},
+		{watching("/in/*", 0), watching("/out/*", 0), false},
+	} {
+		if got := sameWatch(c.a, c.b); got != c.same {
+			t.Errorf("sameWatch(%v, %v) = %v", c.a, c.b, got)
+		}
+	}
+}

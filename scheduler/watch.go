@@ -30,9 +30,9 @@ import (
 // with HandFile, as its own watchers hand theirs.
 //
 // The watching tasks are read from the View (which keeps them apart, so a
-// poll costs nothing per task without a watcher) at every poll and at
-// least every watchRescan, so that a watcher defined meanwhile starts
-// then.
+// poll costs nothing per task without a watcher) at every poll: after
+// each commit that defines, changes or deletes a watcher, and at least
+// every watchRescan.
 const watchRescan = job.DefaultInterval
 
 // watchFiles runs the file watchers until the scheduler stops.
@@ -63,6 +63,7 @@ func (s *Scheduler) watchFiles() {
 			return
 		case <-timer.C:
 		case <-changed:
+		case <-s.watchWake:
 		case reply := <-s.sim.watchKick:
 			// Simulating: Advance asks, at each instant it stops at.
 			reply <- s.pollWatchers(ctx)
