@@ -123,7 +123,10 @@ func browser(t *testing.T) context.Context {
 	}
 	ctx, cancel2 := chromedp.NewContext(actx, chromedp.WithErrorf(errorf))
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
+	// A bound for a browser that hangs, not a measure of speed: on a
+	// loaded machine the whole tour of the pages (three sizes, the
+	// accessibility check on each) takes several minutes.
+	ctx, cancel3 := context.WithTimeout(ctx, 15*time.Minute)
 	t.Cleanup(cancel3)
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("chromium does not start: %v", err)

@@ -101,7 +101,6 @@ func TestScopedPages(t *testing.T) {
 		"/tasks/demo_after":             http.StatusForbidden, // explains secret_job's status
 		"/tasks/demo_after/why":         http.StatusForbidden,
 		"/tasks/secret_member":          http.StatusForbidden,
-		"/":                             http.StatusForbidden,
 		"/graph":                        http.StatusForbidden,
 		"/graph.json":                   http.StatusForbidden,
 		"/data":                         http.StatusForbidden,
@@ -119,6 +118,21 @@ func TestScopedPages(t *testing.T) {
 		if status == http.StatusForbidden && !strings.Contains(body, "scope is [demo_*]") {
 			t.Errorf("scoped viewer GET %s: the refusal does not say why:\n%s", path, body)
 		}
+		if status == http.StatusOK && strings.Contains(body, `href="/graph"`) {
+			t.Errorf("scoped viewer GET %s: the navigation offers the graph, which it may not read", path)
+		}
+	}
+	// Its home is the task list, narrowed to its scope.
+	req, _ := http.NewRequest(http.MethodGet, base+"/", nil)
+	req.AddCookie(cookie)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/tasks" {
+		t.Errorf("scoped viewer GET /: %d to %q, want 303 to /tasks", resp.StatusCode, resp.Header.Get("Location"))
 	}
 }
 

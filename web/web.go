@@ -113,7 +113,8 @@ func New(cfg Config) (*UI, error) {
 // must be in the scope too. The lists of tasks, runs and the audit, and the
 // timeline, show such a token the tasks its scope covers (see scope.go);
 // the other pages that show every task (the overview, the graph, data
-// events, trees, alerts) are for tokens without a scope.
+// events, trees, alerts) are for tokens without a scope, and left out of
+// its navigation; its home is the task list.
 func (u *UI) routes() {
 	u.mux.HandleFunc("GET /static/", u.serveStatic)
 	u.mux.HandleFunc("GET /favicon.ico", u.favicon)
@@ -128,7 +129,15 @@ func (u *UI) routes() {
 		taskPage = api.Rule{Perm: auth.Read, Reach: api.Explained, Param: "name"}
 	)
 	u.route("GET /live", read, u.live)
-	u.page("GET /{$}", "overview", every, u.overview)
+	// A token with a scope starts from the tasks it may see.
+	overview := u.pageHandler("overview", u.overview)
+	u.route("GET /{$}", read, func(w http.ResponseWriter, r *http.Request) {
+		if len(scopeOf(r)) > 0 {
+			http.Redirect(w, r, "/tasks", http.StatusSeeOther)
+			return
+		}
+		overview(w, r)
+	})
 	u.page("GET /tasks", "tasks", filtered, u.tasks)
 	u.page("GET /tasks/{name}", "task", taskPage, u.task)
 	u.route("GET /tasks/{name}/log/{stream}", task, u.handle(u.log))
@@ -276,6 +285,16 @@ type view struct {
 	Data any
 }
 
+// Sections are the navigation entries of the pages the viewer may read:
+// a token with a scope reads the lists narrowed to it, not the pages
+// that show every task.
+func (v *view) Sections() []string {
+	if v.Identity != nil && len(v.Identity.Scope) > 0 {
+		return []string{"tasks", "runs", "timeline", "audit"}
+	}
+	return []string{"overview", "tasks", "runs", "timeline", "graph", "data", "trees", "alerts", "audit"}
+}
+
 // Can reports whether the viewer's role grants a permission (to show the
 // actions it may take; the API decides).
 func (v *view) Can(p string) bool {
@@ -301,6 +320,12 @@ func badRequest(format string, args ...any) error {
 // page registers a page: fn reads what it shows, the template named tmpl
 // shows it.
 func (u *UI) page(pattern, tmpl string, rule api.Rule, fn func(r *http.Request) (title string, data any, err error)) {
+	u.route(pattern, rule, u.pageHandler(tmpl, fn))
+}
+
+// pageHandler serves a page: fn reads what it shows, the template named
+// tmpl shows it.
+func (u *UI) pageHandler(tmpl string, fn func(r *http.Request) (title string, data any, err error)) http.HandlerFunc {
 	section := tmpl
 	switch tmpl {
 	case "task":
@@ -310,14 +335,14 @@ func (u *UI) page(pattern, tmpl string, rule api.Rule, fn func(r *http.Request) 
 	case "run":
 		section = "runs"
 	}
-	u.route(pattern, rule, func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		title, data, err := fn(r)
 		if err != nil {
 			u.fail(w, r, err)
 			return
 		}
 		u.render(w, r, http.StatusOK, tmpl, &view{Title: title, Section: section, Data: data})
-	})
+	}
 }
 
 // handle adapts a handler that may fail.
