@@ -264,6 +264,41 @@ func TestPages(t *testing.T) {
 					if len(overlaps) > 0 {
 						t.Errorf("%s: tasks drawn over each other: %v", p.path, overlaps)
 					}
+					// No edge passes through a task it does not join:
+					// each edge as drawn, a line from its source through
+					// its segment points to its target, against every
+					// other task's box.
+					var through []string
+					run(t, ctx, chromedp.Evaluate(`(() => {
+						const cy = document.getElementById("graph").cy, out = [];
+						const cross = (a, b, r) => {
+							// Liang-Barsky: does the segment a-b enter the box r?
+							let t0 = 0, t1 = 1;
+							const dx = b.x - a.x, dy = b.y - a.y;
+							for (const [p, q] of [[-dx, a.x - r.x1], [dx, r.x2 - a.x], [-dy, a.y - r.y1], [dy, r.y2 - a.y]]) {
+								if (p === 0) { if (q < 0) return false; continue; }
+								const u = q / p;
+								if (p < 0) { if (u > t1) return false; if (u > t0) t0 = u; }
+								else { if (u < t0) return false; if (u < t1) t1 = u; }
+							}
+							return t0 < t1;
+						};
+						cy.edges().forEach(e => {
+							const pts = [e.source().position()].concat(e.segmentPoints() || [], [e.target().position()]);
+							cy.nodes().forEach(n => {
+								if (n.same(e.source()) || n.same(e.target())) return;
+								const r = n.boundingBox({includeLabels: true});
+								const box = {x1: r.x1 + 1, x2: r.x2 - 1, y1: r.y1 + 1, y2: r.y2 - 1};
+								for (let i = 1; i < pts.length; i++) {
+									if (cross(pts[i - 1], pts[i], box)) { out.push(e.source().id() + " -> " + e.target().id() + " through " + n.id()); return; }
+								}
+							});
+						});
+						return out;
+					})()`, &through))
+					if len(through) > 0 {
+						t.Errorf("%s: edges drawn through tasks they do not join: %v", p.path, through)
+					}
 				}
 				var shot []byte
 				run(t, ctx, chromedp.FullScreenshot(&shot, 100))
