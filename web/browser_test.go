@@ -414,6 +414,14 @@ func TestActionAndLiveUpdate(t *testing.T) {
 		t.Fatal("the run's log loaded a new page")
 	}
 
+	// The page drawn again has the run's bar in the trend of durations,
+	// a link to the run, and passes the accessibility check.
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/tasks/demo_report"),
+		chromedp.WaitReady(`svg.trend a[href="/runs/`+id+`"] rect.oc-success`, chromedp.ByQuery),
+	)
+	checkAccessibility(t, ctx, "/tasks/demo_report (with its trend)")
+
 	// A change made elsewhere reaches an open overview.
 	run(t, ctx,
 		chromedp.Navigate(d.url+"/"),

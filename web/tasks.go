@@ -226,7 +226,12 @@ type taskData struct {
 	Forecast  []calendar.Planned
 	// Why is the engine's chain of reasons the task is not running.
 	Why whyView
+	// Trend is how long its last runs took; nil before one ended.
+	Trend *trendData
 }
+
+// taskRuns is how many of its runs a task's page lists.
+const taskRuns = 20
 
 type condTerm struct {
 	Task   string
@@ -275,8 +280,12 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 		}
 	}
 	st := u.cfg.Scheduler.Store()
-	if d.Runs, err = st.Runs(r.Context(), store.RunQuery{Task: name, Limit: 20}); err != nil {
+	if d.Runs, err = st.Runs(r.Context(), store.RunQuery{Task: name, Limit: trendRuns}); err != nil {
 		return "", nil, err
+	}
+	d.Trend = trend(d.Runs, *d.Def.Extras().RunPolicy())
+	if len(d.Runs) > taskRuns {
+		d.Runs = d.Runs[:taskRuns]
 	}
 	for i := range d.Runs {
 		d.Runs[i].Start, d.Runs[i].End, d.Runs[i].Scheduled = u.local(d.Runs[i].Start), u.local(d.Runs[i].End), u.local(d.Runs[i].Scheduled)
