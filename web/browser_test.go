@@ -436,6 +436,35 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	if unloaded != "no" {
 		t.Fatal("the overview was loaded again: the update did not arrive in place")
 	}
+
+	// The bundle run's page draws its runs on one axis, the critical
+	// path marked, and passes the accessibility check.
+	var flow []gnomon.RunRecord
+	for {
+		if flow, err = d.s.Runs(context.Background(), "demo_flow", 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(flow) == 1 && flow[0].Done() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the run of demo_flow did not end: %+v", flow)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	run(t, ctx,
+		chromedp.Navigate(d.url+"/runs/"+strconv.FormatInt(flow[0].ID, 10)),
+		chromedp.WaitReady(`svg.gantt rect.critical`, chromedp.ByQuery),
+	)
+	var path string
+	run(t, ctx, chromedp.Text(`//section[@aria-labelledby="h-children"]/p`, &path, chromedp.BySearch))
+	if !strings.Contains(path, "the critical path (bars outlined, names in bold): demo_extract → demo_transform → demo_load") {
+		t.Errorf("the bundle run's page says: %s", path)
+	}
+	checkAccessibility(t, ctx, "a bundle run's page")
+	run(t, ctx, chromedp.FullScreenshot(&shot, 100))
+	os.WriteFile(filepath.Join(d.shotsDir, "bundle-run.png"), shot, 0o644)
 }
 
 // TestViewerAndSession: a viewer sees no actions, and the API refuses one

@@ -31,8 +31,10 @@ type runData struct {
 	Attempts []job.Run
 	// Bundle is the bundle run the run took part in.
 	Bundle *job.Run
-	// Children are the runs of a bundle run, oldest first.
+	// Children are the runs of a bundle run, oldest first, and Gantt
+	// draws them.
 	Children []job.Run
+	Gantt    *ganttData
 	// Logs is what the run wrote, when the viewer may read it; NoLogs
 	// says why there is none.
 	Logs   *runLogsView
@@ -79,6 +81,14 @@ func (u *UI) runPage(r *http.Request) (string, any, error) {
 			}
 			d.Children = append(d.Children, u.localRun(kids[i]))
 		}
+		to := local.End
+		if !run.Done() {
+			to = u.local(u.cfg.Scheduler.Now())
+		}
+		d.Gantt = gantt(local, d.Children, to, func(task string) string {
+			def, _, _ := v.Task(task)
+			return def.Condition
+		})
 	}
 	switch {
 	case !ok:
