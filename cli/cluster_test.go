@@ -27,10 +27,25 @@ type clusterNode struct {
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{} // closed when the process has exited
+	// told is set once the node's log is shown should the test fail.
+	told bool
 }
 
 func (n *clusterNode) start() {
 	n.t.Helper()
+	if !n.told {
+		// A failed test shows what each of its nodes logged last: the
+		// log files go with the test's directory.
+		n.told = true
+		n.t.Cleanup(func() {
+			if !n.t.Failed() {
+				return
+			}
+			b, _ := os.ReadFile(n.log)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			n.t.Logf("the last %d lines node %s logged:\n%s", min(len(lines), 60), n.name, strings.Join(lines[max(len(lines)-60, 0):], "\n"))
+		})
+	}
 	self, _ := os.Executable()
 	n.cmd = exec.Command(self, n.args...)
 	n.cmd.Env = append(os.Environ(), envServerProcess+"=1", "TEST_NODE_NAME="+n.name)
@@ -154,7 +169,9 @@ func startNodesOn(t *testing.T, db string, specs ...nodeSpec) (client *api.Clien
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	// A bound for a hang, not a measure of speed: on a loaded machine a
+	// cluster of processes under the race detector takes its time.
+	deadline := time.Now().Add(3 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting until %s", what)
