@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
@@ -85,7 +86,7 @@ func (s *Scheduler) fetch(ctx context.Context, now time.Time, due []engine.Clock
 	for i, d := range due {
 		want[i] = cluster.Fire{Task: d.Task, Scheduled: d.Scheduled}
 	}
-	deadline := time.Now().Add(fetchWait)
+	deadline := clock.Wall.Now().Add(fetchWait)
 	for {
 		missing, err := reg.Unrecorded(ctx, want, now)
 		if err != nil {
@@ -94,7 +95,7 @@ func (s *Scheduler) fetch(ctx context.Context, now time.Time, due []engine.Clock
 		if len(missing) == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
+		if clock.Wall.Now().After(deadline) {
 			return fmt.Errorf("no clock node recorded %s at %s within %s: a live clock node must own its partition, and every node of a simulating cluster follow its clock (Cluster.Simulated, gnomon server --simulated)",
 				missing[0].Task, missing[0].Scheduled.UTC().Format(time.RFC3339Nano), fetchWait)
 		}
@@ -232,7 +233,7 @@ func nodeConfig(ctx context.Context, cfg Config, st Store) (cluster.Config, erro
 		if _, logs, err = logFiles(cfg, st); err != nil {
 			return cc, err
 		}
-		if cc.Executor, err = localRunner(cfg, logs, time.Now, funcs); err != nil {
+		if cc.Executor, err = localRunner(cfg, logs, clock.System{}, funcs); err != nil {
 			return cc, err
 		}
 	}
@@ -293,7 +294,7 @@ func (sb *Standby) Wait(ctx context.Context) (*Scheduler, error) {
 		done <- cluster.Run(nctx, sb.cc)
 		cancel()
 	}()
-	_, err := cluster.AwaitDirector(nctx, sb.cc.Registry, sb.cc.Node, time.Now, sb.cfg.Logger)
+	_, err := cluster.AwaitDirector(nctx, sb.cc.Registry, sb.cc.Node, clock.Wall, sb.cfg.Logger)
 	cancel()
 	nerr := <-done
 	if err != nil {
@@ -368,12 +369,12 @@ func (s *Scheduler) handFile(ctx context.Context, f cluster.FoundFile) error {
 
 // clusterOps is the cluster as the API operates it.
 type clusterOps struct {
-	reg cluster.Operations
-	now func() time.Time
+	reg   cluster.Operations
+	clock clock.Clock // the scheduler's
 }
 
 func (c clusterOps) Status(ctx context.Context) (cluster.Status, error) {
-	return c.reg.Status(ctx, c.now())
+	return c.reg.Status(ctx, c.clock.Now())
 }
 
 func (c clusterOps) Drain(ctx context.Context, node string) error { return c.reg.Drain(ctx, node) }

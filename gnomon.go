@@ -58,6 +58,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
@@ -341,13 +342,16 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	if err := makeDataDir(cfg.DataDir, cfg.Logger); err != nil {
 		return nil, err
 	}
-	var clock scheduler.Clock = scheduler.SystemClock{}
+	// clk is the clock of decisions and records: every part below that
+	// decides or records something reads it. Liveness (leases,
+	// credentials) reads clock.Wall.
+	var clk clock.Clock = clock.System{}
 	if !cfg.SimulateFrom.IsZero() {
-		clock = scheduler.NewVirtualClock(cfg.SimulateFrom)
+		clk = scheduler.NewVirtualClock(cfg.SimulateFrom)
 	}
 	if cfg.Mailer == nil && cfg.SMTP != nil {
 		m, err := notify.New(notify.Config{Addr: cfg.SMTP.Addr, From: cfg.SMTP.From, Subject: cfg.SMTP.Subject, TLS: cfg.SMTP.TLS,
-			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, Location: cfg.Location, Now: clock.Now})
+			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, Location: cfg.Location, Clock: clk})
 		if err != nil {
 			return nil, err
 		}
@@ -390,7 +394,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		if !ok {
 			return nil, errors.New("a cluster's director needs a store that can be fenced")
 		}
-		epoch, err := cluster.TakeOver(ctx, cc.Registry, cc.Node, time.Now, cfg.Logger)
+		epoch, err := cluster.TakeOver(ctx, cc.Registry, cc.Node, clock.Wall, cfg.Logger)
 		if err != nil {
 			return nil, err
 		}
@@ -402,17 +406,17 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		cc.Epoch, cc.Deposed = epoch, func(err error) { s.sched.Halt(err) }
 		cfg.Logger.Info("director of the cluster", "node", cc.Node.ID, "epoch", epoch, "timezone", cc.Node.Zone,
 			"space", cc.Registry.Space().Size, "partitions", cc.Registry.Space().Partitions, "scatter_steps", cc.Registry.Space().Scatter)
-		cc.Logger, cc.Now, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clock.Now, fireSink{s}, s.nodeGone, cfg.Workers
+		cc.Logger, cc.Clock, cc.Fires, cc.Gone, cc.Slots = cfg.Logger, clk, fireSink{s}, s.nodeGone, cfg.Workers
 		cc.Files = s.handFile
 		if !cfg.SimulateFrom.IsZero() {
 			// Liveness stays on the system's clock; occurrences are
 			// found by the virtual one, which the clock nodes read in
 			// the store, and the fires are taken in at each step of it.
-			cc.Now, cc.Virtual = time.Now, storeClock(cfg.Store)
-			s.feed = cluster.NewFeed(cc.Registry, cc.Node.ID, cc.Epoch, fireSink{s}, clock.Now, cfg.Logger)
+			cc.Clock, cc.Virtual = clock.Wall, storeClock(cfg.Store)
+			s.feed = cluster.NewFeed(cc.Registry, cc.Node.ID, cc.Epoch, fireSink{s}, clk, cfg.Logger)
 		}
 		if cc.Node.Has(cluster.RoleWorker) {
-			if cc.Executor, err = localRunner(cfg, runLogs, clock.Now, s.function); err != nil {
+			if cc.Executor, err = localRunner(cfg, runLogs, clk, s.function); err != nil {
 				return nil, err
 			}
 			made = append(made, cc.Executor)
@@ -420,12 +424,12 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		s.node = &cc
 		if cfg.Runner == nil {
 			// Runs go to the target channel, for the cluster's workers.
-			cfg.Runner = cluster.NewDispatch(cc, clock.Now)
+			cfg.Runner = cluster.NewDispatch(cc, clk)
 			made = append(made, cfg.Runner)
 		}
 	}
 	if cfg.Runner == nil {
-		if cfg.Runner, err = localRunner(cfg, runLogs, clock.Now, s.function); err != nil {
+		if cfg.Runner, err = localRunner(cfg, runLogs, clk, s.function); err != nil {
 			return nil, err
 		}
 		made = append(made, cfg.Runner)
@@ -446,7 +450,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		fetch = s.fetch
 	}
 	s.sched, err = scheduler.New(ctx, scheduler.Config{
-		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clock, Location: cfg.Location,
+		Store: cfg.Store, Runner: cfg.Runner, DataDir: cfg.DataDir, Workers: cfg.Workers, Clock: clk, Location: cfg.Location,
 		EventLateness: cfg.EventLateness, Logger: cfg.Logger, Mailer: cfg.Mailer, RetryAlertsFor: cfg.RetryAlertsFor,
 		Hooks:     notify.NewHooks(notify.HookConfig{Secret: cfg.WebhookSecret, Location: cfg.Location, PagerDutyURL: cfg.PagerDutyURL}),
 		Files:     watch.New(cfg.Store),
@@ -496,8 +500,8 @@ func (s *Scheduler) reading(runner Runner) func() metrics.Reading {
 }
 
 // localRunner returns the runner of commands and functions on this
-// machine, whose log files logs confines.
-func localRunner(cfg Config, logs *executor.LogFiles, now func() time.Time, funcs func(string) executor.Func) (*executor.Local, error) {
+// machine, whose log files logs confines, recording on clock c.
+func localRunner(cfg Config, logs *executor.LogFiles, c clock.Clock, funcs func(string) executor.Func) (*executor.Local, error) {
 	if cfg.DefaultOwner != "" {
 		if err := defs.CheckOwner(cfg.DefaultOwner); err != nil {
 			return nil, fmt.Errorf("default owner: %w", err)
@@ -518,8 +522,8 @@ func localRunner(cfg Config, logs *executor.LogFiles, now func() time.Time, func
 		Spares: min(workers, 8),
 		// And as many as there are worker slots are kept for reuse: a
 		// storm on many slots does not start a process for each run.
-		Keep: workers,
-		Now:  now, Logger: cfg.Logger,
+		Keep:  workers,
+		Clock: c, Logger: cfg.Logger,
 	})
 }
 
@@ -823,11 +827,11 @@ func (s *Scheduler) Fires(ctx context.Context, q FireQuery) ([]Fire, error) {
 // second while the scheduler runs, so that tokens created or revoked by
 // another process take effect.
 func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	c := cfg.Clock
+	if c == nil {
+		c = clock.Wall
 	}
-	a := auth.NewAuthority(now, cfg.TokenRate)
+	a := auth.NewAuthority(c, cfg.TokenRate)
 	s.mu.Lock()
 	s.authorities = append(s.authorities, a)
 	s.mu.Unlock()
@@ -868,7 +872,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 		h.Mount(ui)
 	}
 	if s.node != nil {
-		h.Cluster = clusterOps{reg: s.node.Registry, now: s.sched.Now}
+		h.Cluster = clusterOps{reg: s.node.Registry, clock: s.sched}
 	}
 	return h
 }
@@ -878,7 +882,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 // gives it to its clients; see docs/security.md. The handlers already
 // made take it at once.
 func (s *Scheduler) NewToken(ctx context.Context, req auth.Request) (string, error) {
-	tok, t, err := auth.Create(ctx, s.cfg.Store, req, "", time.Now())
+	tok, t, err := auth.Create(ctx, s.cfg.Store, req, "", clock.Wall.Now()) // tokens live in real time
 	if err != nil {
 		return "", err
 	}
@@ -904,9 +908,10 @@ type HandlerConfig struct {
 	// TokenRate is the requests a second a token without a rate of its
 	// own may make; 0 means no limit.
 	TokenRate int
-	// Now is the clock tokens expire on and rates are counted by; nil
-	// means the real clock, whatever clock the scheduler runs on.
-	Now func() time.Time
+	// Clock is the clock tokens expire on and rates are counted by; nil
+	// means clock.Wall, the real clock, whatever clock the scheduler runs
+	// on.
+	Clock clock.Clock
 	// NoUI leaves out the web UI, which is otherwise served at every
 	// path the API does not take (see docs/ui.md).
 	NoUI bool

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // BenchmarkGuard is the guard alone on the ingest benchmark's requests
@@ -14,7 +15,7 @@ import (
 // a rate limit): what authentication adds to each request of
 // BenchmarkIngestAuth before the routes.
 func BenchmarkGuard(b *testing.B) {
-	a := auth.NewAuthority(time.Now, 100)
+	a := auth.NewAuthority(clock.Wall, 100)
 	tok, id, hash := auth.NewSecret()
 	a.Load([]auth.Token{{ID: id, Name: "bench-ingest", Role: auth.Ingest, Hash: hash, Rate: auth.Unlimited}})
 	s := NewServer(nil, time.UTC, "", nil, Access{Authority: a})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 func TestTokenRoundTrip(t *testing.T) {
@@ -110,7 +112,7 @@ func TestScope(t *testing.T) {
 
 func TestAuthority(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	a := NewAuthority(func() time.Time { return now }, 0)
+	a := NewAuthority(clock.Func(func() time.Time { return now }), 0)
 	tok, _, _ := NewSecret()
 	if _, err := a.Authenticate("Bearer " + tok); !errors.Is(err, ErrNotLoaded) {
 		t.Errorf("before the tokens were loaded: %v", err)
@@ -187,7 +189,7 @@ func TestAuthority(t *testing.T) {
 
 func TestRate(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	a := NewAuthority(func() time.Time { return now }, 10)
+	a := NewAuthority(clock.Func(func() time.Time { return now }), 10)
 	id := &Identity{TokenID: "t"}
 	for i := range 20 { // a burst of two seconds' worth
 		if _, ok := a.Allow(id); !ok {

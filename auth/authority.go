@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // Identity is who made a request: the token's name, role and scope.
@@ -94,7 +96,7 @@ type Authority struct {
 	// DefaultRate is the requests a second of tokens without a rate of
 	// their own; 0 is no limit.
 	DefaultRate int
-	now         func() time.Time
+	clock       clock.Clock
 
 	// failures slows down the sources of failed authentication.
 	failures *Failures
@@ -105,11 +107,11 @@ type Authority struct {
 	buckets map[string]*bucket
 }
 
-// NewAuthority returns an Authority with no tokens. now is the clock that
-// expiry and rates are read on: credentials live in real time, even on a
-// server whose scheduling clock is simulated.
-func NewAuthority(now func() time.Time, defaultRate int) *Authority {
-	return &Authority{DefaultRate: defaultRate, now: now, failures: NewFailures(now), byID: map[string]*Token{}, buckets: map[string]*bucket{}}
+// NewAuthority returns an Authority with no tokens. c is the clock that
+// expiry and rates are read on: clock.Wall on a server, since credentials
+// live in real time even where the scheduling clock is simulated.
+func NewAuthority(c clock.Clock, defaultRate int) *Authority {
+	return &Authority{DefaultRate: defaultRate, clock: c, failures: NewFailures(c), byID: map[string]*Token{}, buckets: map[string]*bucket{}}
 }
 
 // Failures returns the record of failed authentication by source, which
@@ -117,7 +119,7 @@ func NewAuthority(now func() time.Time, defaultRate int) *Authority {
 func (a *Authority) Failures() *Failures { return a.failures }
 
 // Now reads the Authority's clock.
-func (a *Authority) Now() time.Time { return a.now() }
+func (a *Authority) Now() time.Time { return a.clock.Now() }
 
 // Load replaces the set of tokens.
 func (a *Authority) Load(tokens []Token) {
@@ -170,7 +172,7 @@ func (a *Authority) Certificate(cert *x509.Certificate) (*Identity, error) {
 		return nil, &Unauthenticated{Reason: fmt.Sprintf("the client certificate names token %s, which does not exist", id)}
 	case !t.Revoked.IsZero():
 		return nil, &Unauthenticated{Reason: fmt.Sprintf("the client certificate's token %s (%s) was revoked", t.ID, t.Name)}
-	case !t.Active(a.now()):
+	case !t.Active(a.clock.Now()):
 		return nil, &Unauthenticated{Reason: fmt.Sprintf("the client certificate's token %s (%s) expired", t.ID, t.Name)}
 	}
 	return identity(t), nil
@@ -217,7 +219,7 @@ func (a *Authority) check(id string, hash []byte) (*Identity, error) {
 	if !t.Revoked.IsZero() {
 		return nil, &Unauthenticated{Reason: fmt.Sprintf("token %s (%s) was revoked", t.ID, t.Name)}
 	}
-	if now := a.now(); !t.Expires.IsZero() && !now.Before(t.Expires) {
+	if now := a.clock.Now(); !t.Expires.IsZero() && !now.Before(t.Expires) {
 		return nil, &Unauthenticated{Reason: fmt.Sprintf("token %s (%s) expired at %s", t.ID, t.Name, t.Expires.UTC().Format(time.RFC3339))}
 	}
 	return identity(t), nil
@@ -237,7 +239,7 @@ func (a *Authority) Allow(id *Identity) (retry time.Duration, ok bool) {
 	if rate <= 0 {
 		return 0, true
 	}
-	now := a.now()
+	now := a.clock.Now()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	b := a.buckets[id.TokenID]

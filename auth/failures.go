@@ -3,6 +3,8 @@ package auth
 import (
 	"sync"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // Failures slows down the sources of failed authentication (a client's
@@ -13,7 +15,7 @@ import (
 // its attempts are refused before any check. Each source's failures are
 // reported at most once a minute.
 type Failures struct {
-	now func() time.Time
+	clock clock.Clock
 
 	mu      sync.Mutex
 	sources map[string]*failures
@@ -34,15 +36,16 @@ type failures struct {
 	reported time.Time
 }
 
-// NewFailures returns an empty record on the clock now.
-func NewFailures(now func() time.Time) *Failures {
-	return &Failures{now: now, sources: map[string]*failures{}}
+// NewFailures returns an empty record on clock c (clock.Wall on a server:
+// waits are real time).
+func NewFailures(c clock.Clock) *Failures {
+	return &Failures{clock: c, sources: map[string]*failures{}}
 }
 
 // Wait returns how long a source must wait before its next attempt: 0
 // when it may try now.
 func (f *Failures) Wait(source string) time.Duration {
-	now := f.now()
+	now := f.clock.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.sources[source]
@@ -55,7 +58,7 @@ func (f *Failures) Wait(source string) time.Duration {
 // Fail records a failed attempt of a source. It returns how many failures
 // the source has, and whether to report them (once a minute a source).
 func (f *Failures) Fail(source string) (count int, report bool) {
-	now := f.now()
+	now := f.clock.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.sources[source]

@@ -3,6 +3,8 @@ package auth
 import (
 	"testing"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // A source waits after its free failures, twice as long at each further
@@ -10,7 +12,7 @@ import (
 // other sources are not slowed, and each source is reported once a minute.
 func TestFailuresBackOff(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	f := NewFailures(func() time.Time { return now })
+	f := NewFailures(clock.Func(func() time.Time { return now }))
 	reports := 0
 	for range FreeFailures {
 		if _, report := f.Fail("10.0.0.1"); report {

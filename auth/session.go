@@ -82,7 +82,7 @@ func (s *Sessions) Open(token string, needs ...Permission) (key, csrf string, id
 		}
 	}
 	key, csrf = randomString(), randomString()
-	now := s.a.now()
+	now := s.a.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.evict(now, tid)
@@ -93,7 +93,7 @@ func (s *Sessions) Open(token string, needs ...Permission) (key, csrf string, id
 // Identity returns the identity of a session's key and the session's CSRF
 // token, and counts the request as the session's use.
 func (s *Sessions) Identity(key string) (id *Identity, csrf string, err error) {
-	now := s.a.now()
+	now := s.a.clock.Now()
 	k := sha256.Sum256([]byte(key))
 	s.mu.Lock()
 	ss := s.byKey[k]

@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 func TestSessions(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	a := NewAuthority(func() time.Time { return now }, 0)
+	a := NewAuthority(clock.Func(func() time.Time { return now }), 0)
 	a.Load(nil)
 	tok, tid, hash := NewSecret()
 	a.Add(Token{ID: tid, Name: "alice", Role: Operator, Hash: hash})
@@ -62,7 +64,7 @@ func TestSessions(t *testing.T) {
 // busy (stolen, say) does not stand for its token for good.
 func TestSessionLifetime(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	a := NewAuthority(func() time.Time { return now }, 0)
+	a := NewAuthority(clock.Func(func() time.Time { return now }), 0)
 	a.Load(nil)
 	tok, tid, hash := NewSecret()
 	a.Add(Token{ID: tid, Name: "alice", Role: Viewer, Hash: hash})
@@ -95,7 +97,7 @@ func TestSessionLifetime(t *testing.T) {
 // own sessions, never another's: a viewer cannot sign every browser out.
 func TestSessionsOfOneToken(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	a := NewAuthority(func() time.Time { return now }, 0)
+	a := NewAuthority(clock.Func(func() time.Time { return now }), 0)
 	a.Load(nil)
 	mallory, mid, mhash := NewSecret()
 	a.Add(Token{ID: mid, Name: "mallory", Role: Viewer, Hash: mhash})
@@ -122,7 +124,7 @@ func TestSessionsOfOneToken(t *testing.T) {
 
 func TestSessionsLimit(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	a := NewAuthority(func() time.Time { return now }, 0)
+	a := NewAuthority(clock.Func(func() time.Time { return now }), 0)
 	a.Load(nil)
 	tok, tid, hash := NewSecret()
 	a.Add(Token{ID: tid, Name: "alice", Role: Viewer, Hash: hash})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
@@ -63,7 +64,7 @@ A PostgreSQL database is backed up with pg_dump (docs/operations.md).`,
 			if err != nil {
 				return err
 			}
-			start := time.Now()
+			start := clock.Wall.Now()
 			if err := sqlite.Backup(cmd.Context(), path, to); err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ A PostgreSQL database is backed up with pg_dump (docs/operations.md).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "backed up %s to %s: %d bytes in %s\n", path, to, fi.Size(), time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(env.Stdout, "backed up %s to %s: %d bytes in %s\n", path, to, fi.Size(), clock.Wall.Now().Sub(start).Round(time.Millisecond))
 			return nil
 		},
 	}

@@ -61,7 +61,7 @@ offline, with the .ics files that file names.`,
 				err error
 			)
 			if file != "" {
-				v, err = offlineCalendar(args[0], file, from, to, env.Getenv, env.Stderr)
+				v, err = offlineCalendar(args[0], file, from, to, env.Getenv, env.Stderr, env.Clock.Now())
 			} else {
 				v, err = client().Calendar(cmd.Context(), args[0], from, to)
 			}
@@ -185,8 +185,9 @@ func icsReader(defFile string) func(path string) ([]byte, error) {
 
 // icsFiles reads the .ics files a definition text names, for the server,
 // which reads their dates with its own clock. They are parsed here too,
-// so that a file missing or not iCalendar is reported at its line.
-func icsFiles(file, text string, warn io.Writer) (map[string]string, error) {
+// so that a file missing or not iCalendar is reported at its line; now
+// is the instant the warnings about them are made at.
+func icsFiles(file, text string, warn io.Writer, now time.Time) (map[string]string, error) {
 	if len(defs.ICSFiles(file, text)) == 0 {
 		return nil, nil
 	}
@@ -198,7 +199,7 @@ func icsFiles(file, text string, warn io.Writer) (map[string]string, error) {
 			files[p] = string(b)
 		}
 		return b, err
-	}, time.Now())
+	}, now)
 	if err != nil {
 		return nil, rejected(err)
 	}
@@ -243,8 +244,8 @@ func offlineDefinitions(file string, now time.Time, warn io.Writer) (*defs.Resul
 }
 
 // offlineCalendar shows a calendar a definition file defines.
-func offlineCalendar(name, file, from, to string, getenv func(string) string, warn io.Writer) (*api.CalendarView, error) {
-	start := calendar.DateOf(time.Now(), hostZone(getenv))
+func offlineCalendar(name, file, from, to string, getenv func(string) string, warn io.Writer, now time.Time) (*api.CalendarView, error) {
+	start := calendar.DateOf(now, hostZone(getenv))
 	var err error
 	if from != "" {
 		if start, err = calendar.ParseDate(from); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/internal/suggest"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
@@ -44,6 +45,11 @@ type Env struct {
 	// IsTerminal reports whether a writer is a terminal, where long
 	// commands show their progress (default: a character device).
 	IsTerminal func(io.Writer) bool
+	// Clock is the clock of what a command dates itself: the default
+	// timestamp of an event, the start of an offline forecast or
+	// calendar (default: clock.System). Credentials (tokens,
+	// certificates) and elapsed times read clock.Wall.
+	Clock clock.Clock
 }
 
 // exitError carries an exit code out of a command.
@@ -166,6 +172,9 @@ func needsClient(cmd *cobra.Command) bool {
 }
 
 func newRoot(env *Env) (*cobra.Command, *clientState) {
+	if env.Clock == nil {
+		env.Clock = clock.System{}
+	}
 	var fl clientFlags
 	root := &cobra.Command{
 		Use:   "gnomon",
@@ -251,7 +260,7 @@ else a server on this machine: http://127.0.0.1:8080 with the admin token of
 		treeCmd(env, client),
 		nodeCmd(env, client),
 		clusterCmd(env, client),
-		postEventCmd(env, client, time.Now),
+		postEventCmd(env, client),
 		eventsCmd(env, client),
 		alertsCmd(env, client),
 		auditCmd(env, client),
@@ -477,7 +486,7 @@ with each attribute that changes, and those deleted.`,
 			if err != nil {
 				return err
 			}
-			files, err := icsFiles(file, text, env.Stderr)
+			files, err := icsFiles(file, text, env.Stderr, env.Clock.Now())
 			if err != nil {
 				return err
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
-func postEventCmd(env *Env, client func() *api.Client, now func() time.Time) *cobra.Command {
+func postEventCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
 		typ, resource, ts string
 		out               *outputFormat
@@ -39,7 +39,7 @@ replace the T; without a zone it is UTC). It defaults to now.`,
 				}
 			}
 			if ts == "" {
-				ts = now().UTC().Format(time.RFC3339Nano)
+				ts = env.Clock.Now().UTC().Format(time.RFC3339Nano)
 			}
 			res, err := client().PostEvent(cmd.Context(), typ, resource, ts)
 			if err != nil {

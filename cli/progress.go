@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // Progress of a command that takes long: after progressAfter, on a
@@ -41,7 +43,7 @@ func withProgress(ctx context.Context, env *Env, what string, status func(contex
 	if !terminal(env.Stderr) {
 		return work()
 	}
-	start := time.Now()
+	start := clock.Wall.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -70,7 +72,7 @@ func withProgress(ctx context.Context, env *Env, what string, status func(contex
 			if ctx.Err() != nil {
 				return
 			}
-			fmt.Fprintf(env.Stderr, "\r\x1b[K%s (%s)", line, time.Since(start).Round(time.Second))
+			fmt.Fprintf(env.Stderr, "\r\x1b[K%s (%s)", line, clock.Wall.Now().Sub(start).Round(time.Second))
 			shown = true
 			timer.Reset(progressEvery)
 		}

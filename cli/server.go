@@ -25,6 +25,7 @@ import (
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
@@ -281,7 +282,7 @@ func (s *Server) limitConnections(ln net.Listener) *connlimit.Listener {
 	var every connlimit.Every
 	every.Period = time.Minute
 	l.Full = func(closed bool) {
-		if every.Allow(time.Now()) {
+		if every.Allow(clock.Wall.Now()) {
 			what := "every connection is busy: new ones wait"
 			if closed {
 				what = "the longest idle connection is closed for a new one"
@@ -419,7 +420,7 @@ func standbyHandler(node string, sb *gnomon.Standby) http.Handler {
 // finds it.
 func (s *Server) bootstrapToken(ctx context.Context, st gnomon.Store) error {
 	path := filepath.Join(s.cfg.Data, auth.AdminTokenFile)
-	made, err := auth.Bootstrap(ctx, st, path, time.Now())
+	made, err := auth.Bootstrap(ctx, st, path, clock.Wall.Now()) // tokens live in real time
 	if err != nil {
 		return fmt.Errorf("admin token: %w", err)
 	}

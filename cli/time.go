@@ -204,7 +204,7 @@ func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*a
 	if err != nil {
 		return nil, nil, err
 	}
-	start, end, err := forecastRange(from, to, loc)
+	start, end, err := forecastRange(from, to, loc, env.Clock.Now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -238,8 +238,8 @@ func offlineForecast(env *Env, file, name, from, to, zone string, limit int) (*a
 	return &api.ForecastResponse{From: start, To: end, Fires: fires, Truncated: more}, show, nil
 }
 
-func forecastRange(from, to string, loc *time.Location) (time.Time, time.Time, error) {
-	start := time.Now().UTC()
+func forecastRange(from, to string, loc *time.Location, now time.Time) (time.Time, time.Time, error) {
+	start := now.UTC()
 	var err error
 	if from != "" {
 		if start, err = calendar.ParseInstant(from, loc); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/internal/selfsign"
 )
 
@@ -56,7 +57,7 @@ func (s *Server) serverTLS() (*tls.Config, []string, error) {
 		if host, _, err := net.SplitHostPort(cfg.Listen); err == nil && host != "" && !net.ParseIP(host).IsUnspecified() {
 			names = append(names, host)
 		}
-		c, made, err := selfsign.Ensure(cfg.Data, names, time.Now())
+		c, made, err := selfsign.Ensure(cfg.Data, names, clock.Wall.Now()) // certificates live in real time
 		if err != nil {
 			return nil, nil, fmt.Errorf("--tls-self-signed: %w", err)
 		}

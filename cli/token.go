@@ -15,6 +15,7 @@ import (
 	"github.com/gnomon-sched/gnomon"
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
@@ -74,7 +75,7 @@ second. See docs/security.md.`,
 			if direct {
 				err = onStore(cmd.Context(), func(k auth.Keeper) error {
 					ar := auth.Request{Name: req.Name, Role: req.Role, Scope: req.Scope, Owners: req.Owners, Rate: req.Rate, TTL: ttl}
-					now := time.Now()
+					now := clock.Wall.Now() // tokens live in real time
 					tok, t, err := auth.Create(cmd.Context(), k, ar, "gnomon token --direct", now)
 					resp = &api.TokenResponse{Token: tok, TokenView: api.ViewToken(t, now)}
 					return err
@@ -124,7 +125,7 @@ second. See docs/security.md.`,
 					all, err := k.Tokens(cmd.Context())
 					resp = &api.TokensResponse{Tokens: []api.TokenView{}}
 					for _, t := range all {
-						resp.Tokens = append(resp.Tokens, api.ViewToken(t, time.Now()))
+						resp.Tokens = append(resp.Tokens, api.ViewToken(t, clock.Wall.Now()))
 					}
 					return err
 				})
@@ -152,8 +153,9 @@ second. See docs/security.md.`,
 			var err error
 			if direct {
 				err = onStore(cmd.Context(), func(k auth.Keeper) error {
-					t, err := auth.Revoke(cmd.Context(), k, args[0], time.Now())
-					view := api.ViewToken(t, time.Now())
+					now := clock.Wall.Now()
+					t, err := auth.Revoke(cmd.Context(), k, args[0], now)
+					view := api.ViewToken(t, now)
 					v = &view
 					return err
 				})

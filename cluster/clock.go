@@ -112,11 +112,11 @@ func (h *dueHeap) Pop() any {
 	return p
 }
 
-// clock is the clock role of a node: it keeps the schedules of the
+// clockRole is the clock role of a node: it keeps the schedules of the
 // partitions it owns in memory, arms one timer for the earliest
 // occurrence, and records each due fire under its lease. Only the node's
 // goroutine touches it.
-type clock struct {
+type clockRole struct {
 	n       *node
 	version int64
 	tasks   map[plannedKey]*planned
@@ -131,15 +131,15 @@ type clock struct {
 
 // virtual reports whether the clock follows a simulating director's
 // virtual clock.
-func (c *clock) virtual() bool { return c.n.cfg.Virtual != nil }
+func (c *clockRole) virtual() bool { return c.n.cfg.Virtual != nil }
 
 // ready reports whether the clock can tell the time: a virtual clock
 // cannot until the director saved a reading.
-func (c *clock) ready() bool { return !c.virtual() || !c.vnow.IsZero() }
+func (c *clockRole) ready() bool { return !c.virtual() || !c.vnow.IsZero() }
 
-// now returns the instant occurrences are due by: the system's clock, or
+// now returns the instant occurrences are due by: the node's clock, or
 // the virtual clock's last reading.
-func (c *clock) now() time.Time {
+func (c *clockRole) now() time.Time {
 	if c.virtual() {
 		return c.vnow
 	}
@@ -147,7 +147,7 @@ func (c *clock) now() time.Time {
 }
 
 // sync reads the virtual clock, and reports whether it moved.
-func (c *clock) sync(ctx context.Context) (bool, error) {
+func (c *clockRole) sync(ctx context.Context) (bool, error) {
 	t, ok, err := c.n.cfg.Virtual(ctx)
 	if err != nil || !ok || !t.After(c.vnow) {
 		return false, err
@@ -156,13 +156,13 @@ func (c *clock) sync(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-func newClock(n *node) *clock {
-	return &clock{n: n, version: -1, tasks: map[plannedKey]*planned{}, leases: map[int]Lease{}}
+func newClock(n *node) *clockRole {
+	return &clockRole{n: n, version: -1, tasks: map[plannedKey]*planned{}, leases: map[int]Lease{}}
 }
 
 // reload reads the definitions again if their version changed, keeping
 // the next occurrence of every task whose trigger still yields it.
-func (c *clock) reload(ctx context.Context) error {
+func (c *clockRole) reload(ctx context.Context) error {
 	v, err := c.n.cfg.Schedules.DefinitionsVersion(ctx)
 	if err != nil || v == c.version {
 		return err
@@ -242,7 +242,7 @@ func taskZone(d *job.Task, def *time.Location, zones map[string]*time.Location) 
 // calendars reads and compiles the named calendars, when the schedules
 // hold them; those that do not compile are left out (the director
 // reports them).
-func (c *clock) calendars(ctx context.Context) (calendar.Lookup, error) {
+func (c *clockRole) calendars(ctx context.Context) (calendar.Lookup, error) {
 	src, ok := c.n.cfg.Schedules.(CalendarSource)
 	if !ok {
 		return nil, nil
@@ -262,7 +262,7 @@ func (c *clock) calendars(ctx context.Context) (calendar.Lookup, error) {
 // setLeases takes the leases the last heartbeat returned: tasks of
 // partitions lost are disarmed, those of partitions gained (or held at a
 // new epoch: another node owned them meanwhile) catch up.
-func (c *clock) setLeases(ctx context.Context, leases []Lease) error {
+func (c *clockRole) setLeases(ctx context.Context, leases []Lease) error {
 	next := make(map[int]Lease, len(leases))
 	gained := map[int]bool{}
 	for _, l := range leases {
@@ -293,7 +293,7 @@ func (c *clock) setLeases(ctx context.Context, leases []Lease) error {
 	return c.catchUp(ctx, fresh)
 }
 
-func (c *clock) disarm(p *planned) {
+func (c *clockRole) disarm(p *planned) {
 	if p.hidx >= 0 {
 		heap.Remove(&c.due, p.hidx)
 	}
@@ -311,7 +311,7 @@ func (c *clock) disarm(p *planned) {
 // partition's occurrences: the last recorded is the task's, whatever its
 // partition, since the director takes no occurrence before one it was
 // handed.
-func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
+func (c *clockRole) catchUp(ctx context.Context, fresh []*planned) error {
 	if len(fresh) == 0 {
 		return nil
 	}
@@ -372,7 +372,7 @@ func (c *clock) catchUp(ctx context.Context, fresh []*planned) error {
 }
 
 // wake returns when the next occurrence is due; zero if none is armed.
-func (c *clock) wake() time.Time {
+func (c *clockRole) wake() time.Time {
 	if len(c.due) == 0 {
 		return time.Time{}
 	}
@@ -387,7 +387,7 @@ const maxFires = 10000
 
 // fire records the occurrences due at or before now, earliest first, up
 // to maxFires of them, and arms each task for its next one.
-func (c *clock) fire(ctx context.Context) error {
+func (c *clockRole) fire(ctx context.Context) error {
 	now := c.now()
 	fs := map[int][]Fire{}
 	for count, scans := 0, 0; len(c.due) > 0 && !c.due[0].p.next.After(now) && count < maxFires && scans < maxFires; {
@@ -411,7 +411,7 @@ func (c *clock) fire(ctx context.Context) error {
 // record records fires by partition, one statement per partition, in one
 // transaction. A partition whose lease is found lost is dropped at once:
 // its tasks are disarmed until a heartbeat gives it back.
-func (c *clock) record(ctx context.Context, byPart map[int][]Fire, now time.Time) error {
+func (c *clockRole) record(ctx context.Context, byPart map[int][]Fire, now time.Time) error {
 	var bs []Batch
 	for _, part := range slices.Sorted(maps.Keys(byPart)) {
 		if l, ok := c.leases[part]; ok {
@@ -446,7 +446,7 @@ func (c *clock) record(ctx context.Context, byPart map[int][]Fire, now time.Time
 
 // dropAll forgets every lease: after an error that may have left fires
 // unrecorded, or when the node must register again.
-func (c *clock) dropAll() {
+func (c *clockRole) dropAll() {
 	c.leases = map[int]Lease{}
 	for _, p := range c.tasks {
 		c.disarm(p)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -25,12 +26,12 @@ func hourly(name string, next time.Time) job.Record {
 
 // clockNode returns the clock of node c1, which owns every partition of
 // r, on the definitions defs.
-func clockNode(t *testing.T, r Registry, defs schedules, now func() time.Time, virtual func(context.Context) (time.Time, bool, error)) *clock {
+func clockNode(t *testing.T, r Registry, defs schedules, now func() time.Time, virtual func(context.Context) (time.Time, bool, error)) *clockRole {
 	t.Helper()
 	ctx := context.Background()
 	register(t, r, "c1", t0, RoleClock)
 	rebalance(t, r, "c1", t0)
-	n := &node{cfg: Config{Registry: r, Node: Node{ID: "c1", Roles: []string{RoleClock}}, Now: now, Virtual: virtual,
+	n := &node{cfg: Config{Registry: r, Node: Node{ID: "c1", Roles: []string{RoleClock}}, Clock: clock.Func(now), Virtual: virtual,
 		Schedules: defs, Location: time.UTC, Bound: time.Minute}, log: slog.New(slog.DiscardHandler)}
 	c := newClock(n)
 	if c.virtual() {
@@ -161,10 +162,10 @@ func TestClockFollowsTheVirtualClock(t *testing.T) {
 
 // scatteredClock returns the clock of registered node id, which owns the
 // partitions its heartbeat returns, on the definitions defs.
-func scatteredClock(t *testing.T, r Registry, id string, defs schedules, now func() time.Time) *clock {
+func scatteredClock(t *testing.T, r Registry, id string, defs schedules, now func() time.Time) *clockRole {
 	t.Helper()
 	ctx := context.Background()
-	n := &node{cfg: Config{Registry: r, Node: Node{ID: id, Roles: []string{RoleClock}}, Now: now,
+	n := &node{cfg: Config{Registry: r, Node: Node{ID: id, Roles: []string{RoleClock}}, Clock: clock.Func(now),
 		Schedules: defs, Location: time.UTC, Bound: time.Minute}, log: slog.New(slog.DiscardHandler)}
 	c := newClock(n)
 	leases, err := r.Heartbeat(ctx, id, t0)
@@ -209,7 +210,7 @@ func TestClockScattersRepeaters(t *testing.T) {
 		{Def: &job.Task{Name: "minute", Type: job.Callable, Cron: "* * * * *"}, State: job.State{NextFire: job.At(t0)}},
 	}
 	now := t0.Add(-time.Second)
-	clocks := []*clock{scatteredClock(t, r, "c1", defs, func() time.Time { return now }), scatteredClock(t, r, "c2", defs, func() time.Time { return now })}
+	clocks := []*clockRole{scatteredClock(t, r, "c1", defs, func() time.Time { return now }), scatteredClock(t, r, "c2", defs, func() time.Time { return now })}
 	for _, c := range clocks {
 		if n := len(c.tasks); n != 8 {
 			t.Fatalf("%s plans %d entries, want 4 partitions of each task", c.n.cfg.Node.ID, n)

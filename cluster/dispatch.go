@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -30,7 +31,7 @@ type Dispatch struct {
 	director string
 	epoch    int64
 	deposed  func(error)
-	now      func() time.Time
+	clock    clock.Clock
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -58,15 +59,15 @@ const attachRead = 10 * time.Second
 
 // NewDispatch returns the runner of the director cfg configures (its
 // Registry, Node, Epoch, Deposed and Logger), and starts its goroutine;
-// Stop ends it. now is the director's clock, its engine's (virtual when
-// it simulates).
-func NewDispatch(cfg Config, now func() time.Time) *Dispatch {
+// Stop ends it. c is the director's clock, its engine's (virtual when it
+// simulates).
+func NewDispatch(cfg Config, c clock.Clock) *Dispatch {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Dispatch{reg: cfg.Registry, director: cfg.Node.ID, epoch: cfg.Epoch, deposed: cfg.Deposed, now: now, log: log,
+	d := &Dispatch{reg: cfg.Registry, director: cfg.Node.ID, epoch: cfg.Epoch, deposed: cfg.Deposed, clock: c, log: log,
 		watched: map[int64]func(job.Exit){}, wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
 	go d.run(ctx)
 	return d
@@ -253,13 +254,13 @@ func (d *Dispatch) flush(ctx context.Context) error {
 		}
 		sweep = false
 	}
-	if err = d.reg.Enqueue(ctx, d.director, d.epoch, queue, d.now()); err != nil {
+	if err = d.reg.Enqueue(ctx, d.director, d.epoch, queue, d.clock.Now()); err != nil {
 		restore()
 		return err
 	}
 	queue = nil
 	for len(aborts) > 0 {
-		if err = d.reg.Abort(ctx, d.director, d.epoch, aborts[0], d.now()); err != nil {
+		if err = d.reg.Abort(ctx, d.director, d.epoch, aborts[0], d.clock.Now()); err != nil {
 			restore()
 			return err
 		}

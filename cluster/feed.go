@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // FireSink is where a director hands the fires clock nodes record: its
@@ -42,10 +44,10 @@ const gapWait = 10 * time.Second
 // polls at each step of its virtual clock (Poll). A Feed is used by one
 // goroutine at a time.
 type Feed struct {
-	reg  FireSource
-	sink FireSink
-	now  func() time.Time
-	log  *slog.Logger
+	reg   FireSource
+	sink  FireSink
+	clock clock.Clock
+	log   *slog.Logger
 	// director and epoch fence the pruning of fires taken in.
 	director string
 	epoch    int64
@@ -64,13 +66,13 @@ type Feed struct {
 
 // NewFeed returns a feed of the fires of reg to sink, for director at
 // epoch (Config.Node.ID and Config.Epoch): it prunes the fires taken in
-// only while director holds the cluster at epoch. now is the clock fires
+// only while director holds the cluster at epoch. c is the clock fires
 // are stamped with (the director's, virtual when it simulates).
-func NewFeed(reg FireSource, director string, epoch int64, sink FireSink, now func() time.Time, log *slog.Logger) *Feed {
+func NewFeed(reg FireSource, director string, epoch int64, sink FireSink, c clock.Clock, log *slog.Logger) *Feed {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Feed{reg: reg, director: director, epoch: epoch, sink: sink, now: now, log: log, seen: map[int64]time.Time{}}
+	return &Feed{reg: reg, director: director, epoch: epoch, sink: sink, clock: c, log: log, seen: map[int64]time.Time{}}
 }
 
 // Run polls every feedPoll until ctx is done, retrying what fails.
@@ -147,7 +149,7 @@ func (f *Feed) poll(ctx context.Context) (int, error) {
 		}
 	}
 	old := f.cursor
-	now := f.now()
+	now := f.clock.Now()
 	for f.cursor < f.hi {
 		if _, ok := f.seen[f.cursor+1]; ok {
 			delete(f.seen, f.cursor+1)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/watch"
 )
@@ -117,7 +118,7 @@ type fileWatch struct {
 	defs     Schedules
 	node     string
 	machines []string
-	now      func() time.Time
+	clock    clock.Clock
 	log      *slog.Logger
 	w        *watch.Watcher
 
@@ -127,7 +128,7 @@ type fileWatch struct {
 
 func newFileWatch(n *node) *fileWatch {
 	return &fileWatch{reg: n.cfg.Registry, defs: n.cfg.Schedules, node: n.cfg.Node.ID, machines: n.cfg.Node.Machines,
-		now: n.cfg.Now, log: n.log, w: watch.New(nodeMemory{reg: n.cfg.Registry, node: n.cfg.Node.ID}), version: -1}
+		clock: n.cfg.Clock, log: n.log, w: watch.New(nodeMemory{reg: n.cfg.Registry, node: n.cfg.Node.ID}), version: -1}
 }
 
 func (f *fileWatch) run(ctx context.Context) {
@@ -149,7 +150,7 @@ func (f *fileWatch) run(ctx context.Context) {
 		}
 		wait := filesPoll
 		next, err := f.poll(ctx)
-		if now := f.now(); !next.IsZero() {
+		if now := f.clock.Now(); !next.IsZero() {
 			wait = min(max(next.Sub(now), 0), filesPoll)
 		}
 		switch {
@@ -177,7 +178,7 @@ func (f *fileWatch) poll(ctx context.Context) (time.Time, error) {
 		}
 		f.tasks, f.version = Watches(recs, f.machines), v
 	}
-	return f.w.Poll(ctx, f.now(), f.tasks, f.found)
+	return f.w.Poll(ctx, f.clock.Now(), f.tasks, f.found)
 }
 
 // found records a settled version.
@@ -186,7 +187,7 @@ func (f *fileWatch) found(ctx context.Context, t *job.Task, path string) error {
 	if !ok {
 		return errors.New("no version of the file") // cannot be: Poll hands what it holds
 	}
-	fresh, err := f.reg.FileFound(ctx, FoundFile{Task: t.Name, Path: path, Version: v.Hash(), Node: f.node, FoundAt: f.now()})
+	fresh, err := f.reg.FileFound(ctx, FoundFile{Task: t.Name, Path: path, Version: v.Hash(), Node: f.node, FoundAt: f.clock.Now()})
 	if err != nil {
 		return err
 	}
@@ -199,8 +200,8 @@ func (f *fileWatch) Watching(task string) (string, bool) { return f.w.Waiting(ta
 
 // TakeFiles takes, until ctx is done, the file versions the workers
 // found, and hands them to sink, for director at epoch: at each notice,
-// and every filesPoll.
-func TakeFiles(ctx context.Context, reg Files, director string, epoch int64, sink FileSink, now func() time.Time, log *slog.Logger) {
+// and every filesPoll. c stamps when they were taken.
+func TakeFiles(ctx context.Context, reg Files, director string, epoch int64, sink FileSink, c clock.Clock, log *slog.Logger) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -222,7 +223,7 @@ func TakeFiles(ctx context.Context, reg Files, director string, epoch int64, sin
 		case <-wake:
 		case <-t.C:
 		}
-		if err := takeFiles(ctx, reg, director, epoch, sink, now, log, refused); err != nil && ctx.Err() == nil {
+		if err := takeFiles(ctx, reg, director, epoch, sink, c, log, refused); err != nil && ctx.Err() == nil {
 			log.Warn("could not take in the files the workers found", "err", err)
 		}
 		t.Reset(filesPoll)
@@ -230,7 +231,7 @@ func TakeFiles(ctx context.Context, reg Files, director string, epoch int64, sin
 }
 
 // takeFiles hands the versions not taken to sink and marks those it took.
-func takeFiles(ctx context.Context, reg Files, director string, epoch int64, sink FileSink, now func() time.Time, log *slog.Logger, refused map[int64]string) error {
+func takeFiles(ctx context.Context, reg Files, director string, epoch int64, sink FileSink, c clock.Clock, log *slog.Logger, refused map[int64]string) error {
 	fs, err := reg.FilesFound(ctx, filesBatch)
 	if err != nil || len(fs) == 0 {
 		return err
@@ -265,5 +266,5 @@ func takeFiles(ctx context.Context, reg Files, director string, epoch int64, sin
 	if len(taken) == 0 {
 		return nil
 	}
-	return reg.FilesTaken(ctx, director, epoch, taken, now())
+	return reg.FilesTaken(ctx, director, epoch, taken, c.Now())
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/watch"
@@ -94,7 +95,7 @@ func TestWorkerWatchesFiles(t *testing.T) {
 	taking := make(chan struct{})
 	go func() {
 		defer close(taking)
-		TakeFiles(ctx, r, "dir", epoch, h.sink, time.Now, nil)
+		TakeFiles(ctx, r, "dir", epoch, h.sink, clock.Wall, nil)
 	}()
 
 	wctx, stop := context.WithCancel(ctx)
@@ -171,7 +172,7 @@ func TestFilesFoundOnce(t *testing.T) {
 		return h.sink(ctx, f)
 	}
 	for range 2 {
-		if err := takeFiles(ctx, r, "dir", epoch, sink, func() time.Time { return t0 }, slog.New(slog.DiscardHandler), map[int64]string{}); err != nil {
+		if err := takeFiles(ctx, r, "dir", epoch, sink, clock.Func(func() time.Time { return t0 }), slog.New(slog.DiscardHandler), map[int64]string{}); err != nil {
 			t.Fatal(err)
 		}
 	}

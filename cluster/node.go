@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // Config configures a node of a cluster.
@@ -18,16 +20,17 @@ type Config struct {
 	// Node is this node: its ID (unique in the cluster), roles, address,
 	// version and machines.
 	Node Node
-	// Now is the node's clock; nil means the system clock. It decides
+	// Clock is the node's clock; nil means clock.System. It decides
 	// when occurrences are due (unless Virtual is set) and is recorded in
-	// heartbeats and fires.
-	Now func() time.Time
+	// heartbeats and fires. A director that simulates passes clock.Wall,
+	// since liveness is never virtual, and sets Virtual.
+	Clock clock.Clock
 	// Virtual, when set, is the virtual clock of a cluster whose director
 	// simulates (see docs/cluster.md): it returns the reading the
 	// director saved, and false while there is none. The clock role then
 	// finds occurrences due by that reading and stamps its fires with it,
 	// reading it whenever the director says it moved (ClockMoved) and
-	// every second; until there is a reading it takes no partition. Now
+	// every second; until there is a reading it takes no partition. Clock
 	// still decides liveness: heartbeats, leases and claims stay on it. A
 	// director with Virtual takes fires in only when asked (Feed.Poll, at
 	// each step of its clock), so that it hands its engine every
@@ -115,7 +118,7 @@ const definitionsPoll = time.Second
 type node struct {
 	cfg    Config
 	log    *slog.Logger
-	clock  *clock
+	clock  *clockRole
 	worker *worker    // runs on a goroutine of its own
 	files  *fileWatch // a worker's file watchers, on a goroutine of their own
 	// holder is the director that deposed this one, once it was.
@@ -139,8 +142,8 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Registry == nil {
 		return errors.New("cluster: a node needs a registry")
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -194,14 +197,14 @@ func Run(ctx context.Context, cfg Config) error {
 		defer func() { <-done }()
 		go func() {
 			defer close(done)
-			TakeFiles(ctx, cfg.Registry, cfg.Node.ID, cfg.Epoch, cfg.Files, n.now, n.log)
+			TakeFiles(ctx, cfg.Registry, cfg.Node.ID, cfg.Epoch, cfg.Files, cfg.Clock, n.log)
 		}()
 	}
 	if cfg.directs() && cfg.Virtual == nil {
 		if cfg.Fires == nil {
 			return errors.New("cluster: a director needs a sink for fires")
 		}
-		feed := NewFeed(cfg.Registry, cfg.Node.ID, cfg.Epoch, cfg.Fires, n.now, n.log)
+		feed := NewFeed(cfg.Registry, cfg.Node.ID, cfg.Epoch, cfg.Fires, cfg.Clock, n.log)
 		done := make(chan struct{})
 		defer func() { <-done }()
 		go func() {
@@ -246,7 +249,7 @@ func Run(ctx context.Context, cfg Config) error {
 	return err
 }
 
-func (n *node) now() time.Time { return n.cfg.Now() }
+func (n *node) now() time.Time { return n.cfg.Clock.Now() }
 
 // directs reports whether the node is the cluster's director: it has the
 // role and is no standby.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -116,7 +117,7 @@ func known(zone string) bool { return zone != "" && zone != "Local" }
 var ErrOtherDirector = errors.New("another director holds the cluster")
 
 // TakeOver makes node n the cluster's director as reg.TakeDirector does, at
-// now(), but never on the strength of an expired lease alone: a lease
+// c's reading (clock.Wall: leases are real time), but never on the strength of an expired lease alone: a lease
 // another director holds that has expired is watched for a node timeout
 // first, and taken only if it was not renewed meanwhile. A director
 // cannot renew while the database is down, so when the database comes
@@ -124,13 +125,13 @@ var ErrOtherDirector = errors.New("another director holds the cluster")
 // round, within a fifth of the timeout, and a standby that starts then
 // leaves it the cluster instead of deposing it. A dead director is
 // replaced a timeout later than its lease says.
-func TakeOver(ctx context.Context, reg Leadership, n Node, now func() time.Time, log *slog.Logger) (int64, error) {
+func TakeOver(ctx context.Context, reg Leadership, n Node, c clock.Clock, log *slog.Logger) (int64, error) {
 	d, err := reg.Director(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if d.ID == "" || d.ID == n.ID || !d.Expires.Before(now()) {
-		return reg.TakeDirector(ctx, n, now())
+	if d.ID == "" || d.ID == n.ID || !d.Expires.Before(c.Now()) {
+		return reg.TakeDirector(ctx, n, c.Now())
 	}
 	if log != nil {
 		log.Info("the director's lease has expired: watching it for a node timeout before taking the cluster over",
@@ -139,7 +140,7 @@ func TakeOver(ctx context.Context, reg Leadership, n Node, now func() time.Time,
 	if !sleep(ctx, reg.Timeout()) {
 		return 0, ctx.Err()
 	}
-	return reg.TakeUnrenewed(ctx, n, now(), d.Expires)
+	return reg.TakeUnrenewed(ctx, n, c.Now(), d.Expires)
 }
 
 // AwaitDirector makes node n the cluster's director as TakeOver does, but
@@ -148,13 +149,13 @@ func TakeOver(ctx context.Context, reg Leadership, n Node, now func() time.Time,
 // holder left, or once it expired and stayed unrenewed for a node
 // timeout. Errors of the database are logged and retried. It returns the
 // epoch it took the lease at, or ctx's error.
-func AwaitDirector(ctx context.Context, reg Leadership, n Node, now func() time.Time, log *slog.Logger) (int64, error) {
+func AwaitDirector(ctx context.Context, reg Leadership, n Node, c clock.Clock, log *slog.Logger) (int64, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var waitingFor string
 	for {
-		epoch, err := TakeOver(ctx, reg, n, now, log)
+		epoch, err := TakeOver(ctx, reg, n, c, log)
 		switch {
 		case err == nil:
 			return epoch, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -71,7 +72,7 @@ func TestDispatchToWorker(t *testing.T) {
 	go func() {
 		nodeDone <- Run(ctx, Config{Registry: r, Node: Node{ID: "w1", Roles: []string{RoleWorker}}, Executor: x, Slots: 2})
 	}()
-	d := NewDispatch(Config{Registry: r, Node: Node{ID: "dir"}, Epoch: directorEpoch(t, r, "dir", time.Now())}, time.Now)
+	d := NewDispatch(Config{Registry: r, Node: Node{ID: "dir"}, Epoch: directorEpoch(t, r, "dir", time.Now())}, clock.Wall)
 	exits := make(chan job.Exit, 10)
 	report := func(e job.Exit) { exits <- e }
 	d.Start(job.Launch{RunID: 1, Task: "ok", Function: "ok"}, report)
@@ -160,7 +161,7 @@ func TestDispatchDeposed(t *testing.T) {
 	}
 	deposed := make(chan error, 1)
 	d := NewDispatch(Config{Registry: r, Node: Node{ID: "d1"}, Epoch: e1, Deposed: func(err error) { deposed <- err }},
-		func() time.Time { return t0.Add(7 * time.Second) })
+		clock.Func(func() time.Time { return t0.Add(7 * time.Second) }))
 	d.Start(job.Launch{RunID: 1, Task: "a"}, func(job.Exit) {})
 	var dep *DeposedError
 	select {
@@ -202,8 +203,8 @@ func TestReclaimDeposedNode(t *testing.T) {
 	}
 	var gone []Gone
 	n := &node{log: slog.New(slog.DiscardHandler), cfg: Config{Registry: r, Node: Node{ID: "d1", Roles: []string{RoleDirector}}, Epoch: e1,
-		Now:  func() time.Time { return t0.Add(12 * time.Second) },
-		Gone: func(_ context.Context, g Gone) error { gone = append(gone, g); return nil }}}
+		Clock: clock.Func(func() time.Time { return t0.Add(12 * time.Second) }),
+		Gone:  func(_ context.Context, g Gone) error { gone = append(gone, g); return nil }}}
 	d := n.reclaim(ctx, b.Dead)
 	if d == nil || d.Holder != "d2" || d.Epoch != e2 {
 		t.Errorf("the reclaim of a deposed director returned %v, want it deposed by d2 at epoch %d", d, e2)
@@ -246,7 +247,7 @@ func TestDispatchAttachReportsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := NewDispatch(Config{Registry: r, Node: Node{ID: "d2"}, Epoch: e2}, time.Now)
+	d := NewDispatch(Config{Registry: r, Node: Node{ID: "d2"}, Epoch: e2}, clock.Wall)
 	defer d.Stop(ctx)
 	var mu sync.Mutex
 	var reported []job.Exit

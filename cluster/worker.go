@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -32,7 +33,7 @@ type worker struct {
 	machines []string
 	slots    int
 	x        Executor
-	now      func() time.Time
+	clock    clock.Clock
 	log      *slog.Logger
 	wake     chan struct{}
 
@@ -59,7 +60,7 @@ func newWorker(n *node) *worker {
 		slots = 10
 	}
 	return &worker{reg: n.cfg.Registry, id: n.cfg.Node.ID, machines: n.cfg.Node.Machines, slots: slots, x: n.cfg.Executor,
-		now: n.cfg.Now, log: n.log, wake: make(chan struct{}, 1), held: map[int64]*holding{}}
+		clock: n.cfg.Clock, log: n.log, wake: make(chan struct{}, 1), held: map[int64]*holding{}}
 }
 
 // running returns the number of runs in flight here.
@@ -244,12 +245,12 @@ func (w *worker) claim(ctx context.Context) error {
 	if free <= 0 {
 		return nil
 	}
-	cs, err := w.reg.Claim(ctx, w.id, w.machines, free, w.now())
+	cs, err := w.reg.Claim(ctx, w.id, w.machines, free, w.clock.Now())
 	if err != nil {
 		return err
 	}
 	for i, c := range cs {
-		ok, err := w.reg.MarkStarted(ctx, w.id, c, w.now())
+		ok, err := w.reg.MarkStarted(ctx, w.id, c, w.clock.Now())
 		if err != nil {
 			// The rest stay claimed by this worker, never started: they
 			// are queued again when it is found dead, or restarts.

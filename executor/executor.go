@@ -60,6 +60,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -120,10 +121,11 @@ type Config struct {
 	// Report receives the outcome of every run started or attached. It is
 	// called from the executor's goroutines.
 	Report func(Exit)
-	// Now is the clock that stamps the outcomes the executor records
+	// Clock is the clock that stamps the outcomes the executor records
 	// itself (a run that could not be launched, or was lost); nil means
-	// time.Now. A supervisor stamps a command's end with the system clock.
-	Now    func() time.Time
+	// clock.System. A supervisor stamps a command's end with the system
+	// clock (clock.Wall).
+	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
@@ -197,8 +199,8 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("executor: %w", err)
@@ -351,7 +353,7 @@ func (x *Executor) trim() {
 	x.mu.Lock()
 	x.trimmer = nil
 	var stop []*spare
-	for len(x.spares) > x.cfg.Spares && time.Since(x.spares[0].idle) >= x.linger {
+	for len(x.spares) > x.cfg.Spares && clock.Wall.Now().Sub(x.spares[0].idle) >= x.linger {
 		stop = append(stop, x.spares[0])
 		x.spares = x.spares[1:]
 	}
@@ -399,7 +401,7 @@ func (x *Executor) Start(spec Spec) {
 		spec.Grace = x.cfg.Grace
 	}
 	fail := func(err error) {
-		x.cfg.Report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, Message: err.Error(), End: x.cfg.Now().UTC()})
+		x.cfg.Report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, Message: err.Error(), End: x.cfg.Clock.Now().UTC()})
 	}
 	base := x.base(spec.RunID)
 	// The spec travels with the run on the supervisor's socket; one too
@@ -466,7 +468,7 @@ func (x *Executor) Start(spec Spec) {
 		x.busy--
 		keep := reuse && !x.closed && (len(x.spares) < x.cfg.Spares || len(x.spares)+x.busy < x.cfg.Keep)
 		if keep {
-			sp.idle = time.Now()
+			sp.idle = clock.Wall.Now()
 			x.spares = append(x.spares, sp)
 			x.armTrim()
 		}
@@ -551,7 +553,7 @@ func (x *Executor) report(id int64, e Exit) {
 }
 
 func (x *Executor) lost(id int64, why string) {
-	x.cfg.Report(Exit{RunID: id, Code: -1, Result: job.ResultLost, Message: "run lost: " + why, End: x.cfg.Now().UTC()})
+	x.cfg.Report(Exit{RunID: id, Code: -1, Result: job.ResultLost, Message: "run lost: " + why, End: x.cfg.Clock.Now().UTC()})
 }
 
 // killRetry is how often Kill repeats its signal while the run lasts.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -79,7 +80,7 @@ func (c *Call) Progress() (string, map[string]string) {
 type Funcs struct {
 	report func(Exit)
 	log    *slog.Logger
-	now    func() time.Time
+	clock  clock.Clock
 	// logs says where the runs' log files may be (nil: anywhere).
 	logs *LogFiles
 
@@ -98,14 +99,14 @@ func NewFuncs(report func(Exit), log *slog.Logger) *Funcs {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Funcs{report: report, log: log, now: time.Now, calls: map[int64]*funcRun{}}
+	return &Funcs{report: report, log: log, clock: clock.System{}, calls: map[int64]*funcRun{}}
 }
 
 // Start runs fn for a run on a new goroutine; a nil fn is reported as a
 // launch failure.
 func (f *Funcs) Start(spec Spec, name string, fn Func) {
 	if fn == nil {
-		f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.now().UTC(),
+		f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.clock.Now().UTC(),
 			Message: fmt.Sprintf("function %s is not registered with this scheduler", name)})
 		return
 	}
@@ -125,7 +126,7 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 				fh.Close()
 			}
 			field := [...]string{"out_log_file", "err_log_file"}[i]
-			f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.now().UTC(), Message: fmt.Sprintf("%s: %v", field, err)})
+			f.report(Exit{RunID: spec.RunID, Code: -1, Result: job.ResultLaunch, End: f.clock.Now().UTC(), Message: fmt.Sprintf("%s: %v", field, err)})
 			return
 		}
 		files = append(files, fh)
@@ -144,7 +145,7 @@ func (f *Funcs) Start(spec Spec, name string, fn Func) {
 		defer f.wg.Done()
 		err, panicked := call(ctx, fn, c)
 		status, data := c.Progress()
-		e := Exit{RunID: spec.RunID, Result: job.ResultNormal, Message: status, End: f.now().UTC()}
+		e := Exit{RunID: spec.RunID, Result: job.ResultNormal, Message: status, End: f.clock.Now().UTC()}
 		switch {
 		case panicked:
 			e.Code, e.Result, e.Message = -1, job.ResultInternal, err.Error()

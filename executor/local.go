@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -35,9 +36,9 @@ type LocalConfig struct {
 	// Logs says where the log files of runs may be, for commands and
 	// functions alike; nil confines nothing.
 	Logs *LogFiles
-	// Now stamps the outcomes the runner records itself; nil means
-	// time.Now.
-	Now    func() time.Time
+	// Clock stamps the outcomes the runner records itself and dates its
+	// log files; nil means clock.System.
+	Clock  clock.Clock
 	Logger *slog.Logger
 }
 
@@ -74,20 +75,20 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = 10 * time.Second
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Functions == nil {
 		cfg.Functions = func(string) Func { return nil }
 	}
 	l := &Local{cfg: cfg, runs: map[int64]*watched{}, writers: map[string]int{}, begun: map[uint64]time.Time{}}
 	var err error
-	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Keep: cfg.Keep, Report: l.report, Now: cfg.Now, Logger: cfg.Logger})
+	l.x, err = New(Config{Dir: cfg.Dir, Command: cfg.Supervisor, Grace: cfg.Grace, Spares: cfg.Spares, Keep: cfg.Keep, Report: l.report, Clock: cfg.Clock, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
 	l.fx = NewFuncs(l.report, cfg.Logger)
-	l.fx.now, l.fx.logs = cfg.Now, cfg.Logs
+	l.fx.clock, l.fx.logs = cfg.Clock, cfg.Logs
 	return l, nil
 }
 
@@ -164,7 +165,7 @@ func (l *Local) begin(path, owner string, rot Rotation) (int64, uint64) {
 	if path == "" {
 		return 0, 0
 	}
-	now := l.cfg.Now()
+	now := l.cfg.Clock.Now()
 	if l.writers[l.logKey(path)] == 0 {
 		id, err := l.cfg.Logs.rotate(path, rot, now, func(id uint64) time.Time { return l.begun[id] })
 		if err != nil && l.cfg.Logger != nil {
@@ -243,7 +244,7 @@ func (l *Local) Start(w job.Launch, report func(Exit)) {
 		owner = l.cfg.DefaultOwner
 	}
 	spec := Spec{RunID: w.RunID, Task: w.Task, Command: w.Command, Profile: w.Profile, Owner: owner, OutLog: w.OutLog, ErrLog: w.ErrLog,
-		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs, Env: w.Env}
+		Scheduled: w.Scheduled, Attempt: w.Attempt, Start: l.cfg.Clock.Now().UTC(), Period: w.Period, Logs: l.cfg.Logs, Env: w.Env}
 	if w.Function != "" {
 		l.fx.Start(spec, w.Function, l.cfg.Functions(w.Function))
 		return
@@ -255,7 +256,7 @@ func (l *Local) Start(w job.Launch, report func(Exit)) {
 // have survived it: it is reported lost at once.
 func (l *Local) Attach(w job.Launch, report func(Exit)) {
 	if w.Function != "" {
-		report(Exit{RunID: w.RunID, Code: -1, Result: job.ResultLost, End: l.cfg.Now().UTC(),
+		report(Exit{RunID: w.RunID, Code: -1, Result: job.ResultLost, End: l.cfg.Clock.Now().UTC(),
 			Message: "run lost: the scheduler stopped while its function ran"})
 		return
 	}

@@ -160,7 +160,7 @@ func ageSetup(t *testing.T, rot Rotation) (*Local, *simClock, string, chan Exit)
 		t.Fatal(err)
 	}
 	clock := &simClock{now: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
-	l, err := NewLocal(LocalConfig{Dir: filepath.Join(dir, "runs"), Grace: 300 * time.Millisecond, Now: clock.Now,
+	l, err := NewLocal(LocalConfig{Dir: filepath.Join(dir, "runs"), Grace: 300 * time.Millisecond, Clock: clock,
 		Logs: &LogFiles{Roots: []string{logs}, Rotate: rot}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -174,7 +175,7 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 		return 1, nil
 	}
 	record := func(e Exit) (int, []byte) {
-		e.RunID, e.End = spec.RunID, time.Now().UTC()
+		e.RunID, e.End = spec.RunID, clock.Wall.Now().UTC()
 		// Not synced: a crash of the server or of this process leaves it
 		// in the page cache, where the restarted server reads it. Only a
 		// crash of the machine can lose it, and then the run is recorded
@@ -339,7 +340,7 @@ func commandEnv(spec Spec) []string {
 		scheduled = spec.Start
 	}
 	if scheduled.IsZero() {
-		scheduled = time.Now()
+		scheduled = clock.Wall.Now() // a supervisor has no other clock
 	}
 	env := append(taskEnv(os.Environ()),
 		"GNOMON_TASK="+spec.Task,

@@ -19,6 +19,7 @@ import (
 
 	mail "github.com/wneessen/go-mail"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -64,9 +65,9 @@ type Config struct {
 	Timeout time.Duration
 	// Location is the zone of the times shown; nil means UTC.
 	Location *time.Location
-	// Now is the clock of the Date header; nil means time.Now. A
+	// Clock is the clock of the Date header; nil means clock.System. A
 	// simulating scheduler passes its virtual clock.
-	Now func() time.Time
+	Clock clock.Clock
 }
 
 // Mailer sends alerts.
@@ -92,8 +93,8 @@ func New(cfg Config) (*Mailer, error) {
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.System{}
 	}
 	m := &Mailer{cfg: cfg}
 	host, port, err := net.SplitHostPort(cfg.Addr)
@@ -179,7 +180,7 @@ func (m *Mailer) Send(ctx context.Context, a *job.Alert) error {
 		return Permanent{err}
 	}
 	msg.Subject(subject)
-	msg.SetDateWithValue(m.cfg.Now().In(m.cfg.Location))
+	msg.SetDateWithValue(m.cfg.Clock.Now().In(m.cfg.Location))
 	msg.SetMessageID()
 	msg.SetGenHeader(mail.HeaderXMailer, "gnomon")
 	msg.SetBodyString(mail.TypeTextPlain, body)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -74,7 +75,7 @@ func (s *Scheduler) writeAudit() {
 	// reset is set when audit.log was rotated and the store does not
 	// know yet: nothing is written to the new file until it does.
 	reset := false
-	synced, lastSync := cursor, time.Now()
+	synced, lastSync := cursor, clock.Wall.Now() // the file syncs in real time, even on a virtual clock
 	ticker := time.NewTicker(auditSync)
 	defer ticker.Stop()
 	for {
@@ -120,11 +121,11 @@ func (s *Scheduler) writeAudit() {
 				break
 			}
 		}
-		if cursor != synced && (stop || time.Since(lastSync) >= auditSync) {
+		if cursor != synced && (stop || clock.Wall.Now().Sub(lastSync) >= auditSync) {
 			if err := s.syncAudit(ctx, f, cursor); err != nil {
 				s.log.Error("audit log: saving position", "err", err)
 			} else {
-				synced, lastSync = cursor, time.Now()
+				synced, lastSync = cursor, clock.Wall.Now()
 				if nf, rotated, err := s.rotateAudit(f, path, begun); err != nil {
 					s.log.Error("audit log: rotating", "path", path, "err", err)
 				} else if rotated {

@@ -3,19 +3,18 @@ package scheduler
 import (
 	"sync"
 	"time"
+
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // Clock tells the time. Everything the scheduler decides or records reads
 // the one Clock it was given: the loop, alert retries and the records of
 // runs. The engine never reads a clock itself: the loop passes it the
-// instant.
-type Clock interface{ Now() time.Time }
+// instant. It is clock.Clock, named here for the scheduler's users.
+type Clock = clock.Clock
 
-// SystemClock is the real clock.
-type SystemClock struct{}
-
-// Now returns the current time.
-func (SystemClock) Now() time.Time { return time.Now() }
+// SystemClock is the real clock (clock.System).
+type SystemClock = clock.System
 
 // VirtualClock is a clock that moves only when a Scheduler advances it
 // (Scheduler.Advance), and never back. A scheduler on a virtual clock arms
@@ -24,6 +23,8 @@ type VirtualClock struct {
 	mu sync.Mutex
 	t  time.Time
 }
+
+var _ Clock = (*VirtualClock)(nil)
 
 // NewVirtualClock returns a virtual clock reading t.
 func NewVirtualClock(t time.Time) *VirtualClock { return &VirtualClock{t: t} }

@@ -70,7 +70,7 @@ func openObserved(t *testing.T, dir string, from time.Time, obs Observer) *sim {
 		t.Fatal(err)
 	}
 	m := &sim{t: t, dir: dir, clock: NewVirtualClock(from), st: st}
-	r, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Now: m.clock.Now})
+	r, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Clock: m.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

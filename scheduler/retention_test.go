@@ -74,7 +74,7 @@ func openRetentionSim(t *testing.T, st store.Store, from time.Time, r Retention)
 	dir := t.TempDir()
 	m := &sim{t: t, dir: dir, clock: NewVirtualClock(from), st: st}
 	ok := func(context.Context, *executor.Call) error { return nil }
-	runner, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Now: m.clock.Now,
+	runner, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Clock: m.clock,
 		Functions: func(name string) executor.Func {
 			if name == "ok" {
 				return ok

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -741,10 +742,10 @@ func (s *Scheduler) loop() {
 				s.waiting.Store(false)
 				// The timer was armed timerEarly ahead: wait out the rest
 				// here, yielding, unless a request comes meanwhile. The
-				// deadline (monotonic) bounds the wait should the wall
-				// clock be set back.
-				for until := time.Now().Add(timerEarly); !wake.IsZero() && wake.After(s.cfg.Clock.Now()) &&
-					len(s.in) == 0 && time.Now().Before(until); {
+				// deadline (monotonic, on clock.Wall) bounds the wait
+				// should the system's clock be set back.
+				for until := clock.Wall.Now().Add(timerEarly); !wake.IsZero() && wake.After(s.cfg.Clock.Now()) &&
+					len(s.in) == 0 && clock.Wall.Now().Before(until); {
 					runtime.Gosched()
 				}
 			case <-s.quit:
@@ -916,7 +917,7 @@ func (s *Scheduler) process(batch []*request) error {
 		return err
 	}
 	answered := false
-	began := time.Now()
+	began := clock.Wall.Now() // for the commit latency metric
 	if err := s.cfg.Store.Commit(context.Background(), b); err != nil {
 		if !errors.Is(err, store.ErrUnavailable) {
 			return err
@@ -936,7 +937,7 @@ func (s *Scheduler) process(batch []*request) error {
 			return answeredError{err}
 		}
 	} else if !b.Empty() {
-		s.obs.Committed(bt.journaled, time.Since(began))
+		s.obs.Committed(bt.journaled, clock.Wall.Now().Sub(began))
 	}
 	if bt.treeFiles != nil {
 		s.trees.files = bt.treeFiles

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -126,14 +127,15 @@ func (m *simulation) changed() {
 	}
 }
 
-// started notes that a run started at virtual instant at.
+// started notes that a run started at virtual instant at, and when on
+// the wall clock: a run takes real time, even on a virtual clock.
 func (m *simulation) started(id int64, at time.Time) {
 	if !m.on() {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.runs[id] = [2]time.Time{at, time.Now()}
+	m.runs[id] = [2]time.Time{at, clock.Wall.Now()}
 }
 
 // ended returns the virtual instant a run ended: its virtual start plus
@@ -147,7 +149,7 @@ func (m *simulation) ended(id int64) time.Time {
 	if !ok {
 		return m.clock.Now()
 	}
-	return m.clock.forward(r[0].Add(time.Since(r[1])))
+	return m.clock.forward(r[0].Add(clock.Wall.Now().Sub(r[1])))
 }
 
 // inFlight returns the virtual instant that the runs in flight have
@@ -158,7 +160,7 @@ func (m *simulation) inFlight() time.Time {
 	defer m.mu.Unlock()
 	now := m.clock.Now()
 	for _, r := range m.runs {
-		if t := r[0].Add(time.Since(r[1])); t.After(now) {
+		if t := r[0].Add(clock.Wall.Now().Sub(r[1])); t.After(now) {
 			now = t
 		}
 	}

@@ -53,7 +53,7 @@ func openSimWith(t testing.TB, dir string, from time.Time, opt func(*Config)) *s
 		t.Fatal(err)
 	}
 	m := &sim{t: t, dir: dir, clock: NewVirtualClock(from), st: st}
-	r, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Now: m.clock.Now})
+	r, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(dir, "runs"), Clock: m.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestAlertRetriedOnVirtualTime(t *testing.T) {
 	t.Parallel()
 	addr := smtptest.FreeAddr(t)
 	m := openSim(t, t.TempDir(), t0, func(c Clock) Mailer {
-		mailer, err := notify.New(notify.Config{Addr: addr, From: "gnomon@example.com", TLS: notify.TLSNone, Timeout: 5 * time.Second, Now: c.Now})
+		mailer, err := notify.New(notify.Config{Addr: addr, From: "gnomon@example.com", TLS: notify.TLSNone, Timeout: 5 * time.Second, Clock: c})
 		if err != nil {
 			t.Fatal(err)
 		}

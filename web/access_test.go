@@ -16,6 +16,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 // uiServer serves the API with the UI mounted, over real HTTP on
@@ -24,7 +25,7 @@ import (
 func uiServer(t *testing.T, text string, roles ...auth.Role) (string, map[auth.Role]string, *auth.Sessions) {
 	t.Helper()
 	s, _ := startScheduler(t, text)
-	a := auth.NewAuthority(time.Now, 0)
+	a := auth.NewAuthority(clock.Wall, 0)
 	tokens := map[auth.Role]string{}
 	var all []auth.Token
 	for _, r := range roles {

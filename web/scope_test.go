@@ -12,6 +12,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -28,7 +29,7 @@ func scopedServer(t *testing.T, text string, cfg Config, tokens ...auth.Token) s
 func scopedHistory(t *testing.T, text string, history func(int64) store.Batch, cfg Config, tokens ...auth.Token) string {
 	t.Helper()
 	s, _ := withHistory(t, text, history)
-	a := auth.NewAuthority(time.Now, 0)
+	a := auth.NewAuthority(clock.Wall, 0)
 	a.Load(tokens)
 	sessions := auth.NewSessions(a, 0, 0)
 	cfg.Scheduler, cfg.Location, cfg.Sessions = s, time.UTC, sessions

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 )
 
 type loginView struct {
@@ -155,7 +156,7 @@ func (u *UI) live(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "event: change\ndata: %d\n\n", gen)
 			fl.Flush()
 			select {
-			case <-time.After(untilTick(time.Now())):
+			case <-time.After(untilTick(clock.Wall.Now())): // a beat in real time
 			case <-r.Context().Done():
 				return
 			}

@@ -73,7 +73,7 @@ func soak(args []string) error {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := scheduler.NewVirtualClock(start)
 	ok := func(context.Context, *executor.Call) error { return nil }
-	runner, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(*dir, "runs"), Now: clock.Now,
+	runner, err := executor.NewLocal(executor.LocalConfig{Dir: filepath.Join(*dir, "runs"), Clock: clock,
 		Functions: func(string) executor.Func { return ok }})
 	if err != nil {
 		return err

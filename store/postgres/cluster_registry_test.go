@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
 )
@@ -218,7 +219,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 		_, err := r.Rebalance(ctx, "d1", e1, time.Now(), time.Time{})
 		renewed <- err
 	}()
-	if _, err := cluster.TakeOver(ctx, r, cluster.Node{ID: "d2"}, time.Now, log); !errors.Is(err, cluster.ErrOtherDirector) {
+	if _, err := cluster.TakeOver(ctx, r, cluster.Node{ID: "d2"}, clock.Wall, log); !errors.Is(err, cluster.ErrOtherDirector) {
 		t.Fatalf("a standby starting as the director's lease is renewed: %v, want ErrOtherDirector", err)
 	}
 	if !closed(watching) {
@@ -232,7 +233,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	if _, err := r.Rebalance(ctx, "d1", e1, time.Now().Add(-timeout-time.Second), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	e2, err := cluster.TakeOver(ctx, r, cluster.Node{ID: "d2"}, time.Now, nil)
+	e2, err := cluster.TakeOver(ctx, r, cluster.Node{ID: "d2"}, clock.Wall, nil)
 	if err != nil || e2 != e1+1 {
 		t.Fatalf("a standby after a dead director: epoch %d (%v), want %d", e2, err, e1+1)
 	}
@@ -247,7 +248,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 		_, err := r.Rebalance(ctx, "d2", e2, time.Now().Add(-timeout-time.Second/2), time.Time{})
 		renewed <- err
 	}()
-	if _, err := cluster.TakeOver(ctx, r, cluster.Node{ID: "d1"}, time.Now, log); !errors.Is(err, cluster.ErrOtherDirector) {
+	if _, err := cluster.TakeOver(ctx, r, cluster.Node{ID: "d1"}, clock.Wall, log); !errors.Is(err, cluster.ErrOtherDirector) {
 		t.Fatalf("a standby watching a lease renewed meanwhile: %v, want ErrOtherDirector", err)
 	}
 	if !closed(watching) {
@@ -260,7 +261,7 @@ func TestTakeOverWatchesAnExpiredLease(t *testing.T) {
 	// lease back without watching it (which this context would cut off).
 	quick, cancel := context.WithTimeout(ctx, timeout/2)
 	defer cancel()
-	if e3, err := cluster.TakeOver(quick, r, cluster.Node{ID: "d2"}, func() time.Time { return time.Now().Add(time.Hour) }, nil); err != nil || e3 != e2+1 {
+	if e3, err := cluster.TakeOver(quick, r, cluster.Node{ID: "d2"}, clock.Func(func() time.Time { return time.Now().Add(time.Hour) }), nil); err != nil || e3 != e2+1 {
 		t.Fatalf("the holder again: epoch %d (%v)", e3, err)
 	}
 }
@@ -315,7 +316,7 @@ func TestAwaitDirector(t *testing.T) {
 	await := func(id string) <-chan int64 {
 		took := make(chan int64, 1)
 		go func() {
-			e, err := cluster.AwaitDirector(ctx, r, cluster.Node{ID: id}, time.Now, nil)
+			e, err := cluster.AwaitDirector(ctx, r, cluster.Node{ID: id}, clock.Wall, nil)
 			if err != nil {
 				t.Errorf("%s: %v", id, err)
 			}

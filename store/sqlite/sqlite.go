@@ -21,6 +21,7 @@ import (
 	"modernc.org/sqlite" // also the database/sql driver "sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -166,7 +167,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) error {
 			tx.Rollback()
 			return fmt.Errorf("migrate %s: %w", base, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixNano()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, clock.Wall.Now().UnixNano()); err != nil { // the database's own history, in real time
 			tx.Rollback()
 			return fmt.Errorf("migrate %s: %w", base, err)
 		}
