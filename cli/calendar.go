@@ -121,7 +121,7 @@ func writeCalendar(w io.Writer, v *api.CalendarView) {
 		if kv[0] == "dates" {
 			continue // among the days below
 		}
-		fmt.Fprintf(&b, "%s: %s\n", calendarLabels[kv[0]], termsafe.String(kv[1]))
+		fmt.Fprintf(&b, "%s: %s\n", defs.Label(kv[0]), termsafe.String(kv[1]))
 	}
 	if v.Workdays == "" && slices.ContainsFunc(v.Rules, func(r string) bool { return strings.Contains(r, "business") }) {
 		fmt.Fprintf(&b, "Workdays: mo,tu,we,th,fr (the default)\n")
@@ -152,8 +152,6 @@ func writeCalendar(w io.Writer, v *api.CalendarView) {
 	}
 	fmt.Fprint(w, b.String())
 }
-
-var calendarLabels = map[string]string{"description": "Description", "rule": "Rule", "holidays": "Holidays", "workdays": "Workdays"}
 
 // icsReader reads the .ics files a definition file names, relative to the
 // file's directory: regular files of UTF-8 text, as definition files are.

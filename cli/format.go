@@ -68,18 +68,8 @@ func writeTask(w io.Writer, v *api.TaskView) {
 	fmt.Fprintln(w)
 }
 
-// taskLabels are the schd_task labels of the definition attributes.
-var taskLabels = map[string]string{
-	"type": "Type", "parent": "Parent", "machine": "Machine", "command": "Command", "condition": "Condition",
-	"out_log_file": "OutLogFile", "err_log_file": "ErrLogFile", "label": "Label", "profile": "Profile", "owner": "Owner",
-	"run_days": "RunDays", "start_times": "StartTimes", "run_window": "RunWindow", "start_mins": "StartMins",
-	"cron": "Cron", "start_date": "StartDate", "end_date": "EndDate", "interval": "Interval",
-	"timezone": "Timezone", "start_delay": "StartDelay", "overlap": "Overlap", "priority": "Priority",
-	"function": "Function", "alert_on": "AlertOn", "alert_to": "AlertTo", "alert_template": "AlertTemplate", "jobs": "Jobs", "keep_history": "KeepHistory",
-	"run_calendar": "RunCalendar", "exclude_calendar": "ExcludeCalendar",
-	"log_rotate_size": "LogRotateSize", "log_rotate_age": "LogRotateAge", "log_keep": "LogKeep",
-}
-
+// taskLines writes the name of a definition, then each attribute it sets
+// under its label (see defs.Label), each dependency on its own line.
 func taskLines(w io.Writer, t *job.Task, indent string) {
 	switch t.Type {
 	case job.Group:
@@ -96,7 +86,7 @@ func taskLines(w io.Writer, t *job.Task, indent string) {
 			}
 			continue
 		}
-		fmt.Fprintf(w, "%s%s: %s\n", indent, taskLabels[kv[0]], termsafe.String(kv[1]))
+		fmt.Fprintf(w, "%s%s: %s\n", indent, defs.Label(kv[0]), termsafe.String(kv[1]))
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
-	"github.com/gnomon-sched/gnomon/eventdep"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -377,28 +376,13 @@ func (a *applier) action(act *Action) bool {
 	// The lines of a repeatable attribute add up to its new value.
 	restarted := map[string]bool{}
 	for _, f := range act.Fields {
-		if repeatableTask[f.Key] && !restarted[f.Key] {
+		at := attrOf(f.Key)
+		if at.repeats(act.Kind) && !restarted[f.Key] {
 			restarted[f.Key] = true
 			clear(t, f.Key)
 		}
-		if t.Type == job.Resource && !resourceAttrs[f.Key] {
-			fieldErr(f, "%s: field is not allowed for a resource (a resource has amount and label)", f.Key)
-			continue
-		}
-		if t.Type != job.Resource && f.Key == "amount" {
-			fieldErr(f, "amount: field is only allowed for a resource (insert_resource)")
-			continue
-		}
-		if t.Type == job.Group && !groupAttrs[f.Key] {
-			fieldErr(f, "%s: field is not allowed for a group (a group has jobs, label and alert_* fields)", f.Key)
-			continue
-		}
-		if t.Type != job.Group && f.Key == "jobs" {
-			fieldErr(f, "jobs: field is only allowed for a group")
-			continue
-		}
-		if calendarAttrs[f.Key] {
-			fieldErr(f, "%s: field is only allowed for a calendar (insert_calendar)", f.Key)
+		if msg := kindError(t.Type, at); msg != "" {
+			fieldErr(f, "%s: %s", f.Key, msg)
 			continue
 		}
 		if f.Key == "type" {
@@ -414,20 +398,12 @@ func (a *applier) action(act *Action) bool {
 			clear(t, f.Key)
 			continue
 		}
-		if t.Type == job.Bundle && bundleForbidden[f.Key] {
-			fieldErr(f, "%s: field is not allowed for bundle", f.Key)
-			continue
-		}
-		if t.Type == job.Configuration && configurationForbidden[f.Key] {
-			fieldErr(f, "%s: field is not allowed for configuration (its dependencies trigger it)", f.Key)
-			continue
-		}
-		if t.Type != job.Configuration && f.Key == "dependencies" && t.Type != "" {
-			fieldErr(f, "dependencies: field is only allowed for type configuration")
+		if msg := taskKindError(t.Type, at); msg != "" {
+			fieldErr(f, "%s: %s", f.Key, msg)
 			continue
 		}
 		if f.Value == "" {
-			if act.Kind == Update && callableRequired[f.Key] && t.Type == job.Callable && t.Extras().Function == "" {
+			if act.Kind == Update && at.required && t.Type == job.Callable && t.Extras().Function == "" {
 				fieldErr(f, "%s: value is empty", f.Key)
 				continue
 			}
@@ -451,6 +427,44 @@ func (a *applier) action(act *Action) bool {
 		maps.Copy(a.lines[act.Name], lines)
 	}
 	return true
+}
+
+// kindError returns what is wrong with a line of attribute at in an
+// action on a definition of type typ that is not of the attribute's kind
+// (a resource, a group, a calendar), or "".
+func kindError(typ job.Type, at *attr) string {
+	switch {
+	case typ == job.Resource && at.on&onResource == 0:
+		return "field is not allowed for a resource (a resource has amount and label)"
+	case typ != job.Resource && at.only(onResource):
+		return "field is only allowed for a resource (insert_resource)"
+	case typ == job.Group && at.on&onGroup == 0:
+		return "field is not allowed for a group (a group has jobs, label and alert_* fields)"
+	case typ != job.Group && at.only(onGroup):
+		return "field is only allowed for a group"
+	case at.only(onCalendar):
+		return "field is only allowed for a calendar (insert_calendar)"
+	}
+	return ""
+}
+
+// taskKindError returns what is wrong with a line of attribute at in an
+// action on a task of type typ that the attribute is not given for, or
+// "". A task of a type unknown takes every task attribute.
+func taskKindError(typ job.Type, at *attr) string {
+	k := kindOf(typ)
+	if k&onTask == 0 || at.on&onTask == 0 || at.on&k != 0 {
+		return ""
+	}
+	switch {
+	case at.only(onConfiguration):
+		return "field is only allowed for type configuration"
+	case k == onBundle:
+		return "field is not allowed for bundle"
+	case k == onConfiguration:
+		return "field is not allowed for configuration (its dependencies trigger it)"
+	}
+	return "field is not allowed for " + string(typ)
 }
 
 // values checks the values of an action whose target is unusable, so that
@@ -493,9 +507,12 @@ func (a *applier) resulting(act *Action, t *job.Task, lines map[string]origin, b
 		return act.Line
 	}
 	if t.Type == job.Callable && act.Kind == Insert && t.Extras().Function == "" && ok("function") {
-		for _, k := range []string{"command", "out_log_file", "err_log_file"} {
-			if f, ok := field(act, k); (!ok || f.Value == "") && !bad[k] {
-				a.errorf(act, act.Line, "%s: field is required", k)
+		for _, at := range attrTable {
+			if !at.required {
+				continue
+			}
+			if f, ok := field(act, at.name); (!ok || f.Value == "") && !bad[at.name] {
+				a.errorf(act, act.Line, "%s: field is required", at.name)
 			}
 		}
 	}
@@ -558,18 +575,6 @@ func field(act *Action, key string) (Field, bool) {
 	return Field{}, false
 }
 
-var bundleForbidden = map[string]bool{
-	"command": true, "condition": true, "out_log_file": true, "err_log_file": true, "profile": true, "owner": true, "parent": true,
-	"start_delay": true, "n_retrys": true, "retries": true, "retry_delay": true, "retry_backoff": true, "retry_max_delay": true,
-	"term_run_time": true, "resources": true, "envvars": true, "working_dir": true, "std_in_file": true, "umask": true, "params": true,
-}
-
-var configurationForbidden = map[string]bool{
-	"condition": true, "parent": true, "run_days": true, "run_window": true, "start_mins": true, "start_times": true,
-	"timezone": true, "cron": true, "start_date": true, "end_date": true, "interval": true, "start_delay": true,
-	"run_calendar": true, "exclude_calendar": true,
-}
-
 // calendarKeys names the calendar attributes a task sets.
 func calendarKeys(t *job.Task) []string {
 	var out []string
@@ -599,11 +604,6 @@ func (a *applier) checkConfiguration(act *Action, t *job.Task, at func(...string
 	}
 }
 
-var callableRequired = map[string]bool{"command": true, "out_log_file": true, "err_log_file": true}
-
-// groupAttrs are the attributes of a group.
-var groupAttrs = map[string]bool{"jobs": true, "label": true, "alert_on": true, "alert_to": true, "alert_template": true, "notify": true, "notify_template": true, "keep_history": true}
-
 // checkRunner applies the rules on what a run executes: a command or a
 // registered function, not both; log files go with a command (a function
 // may have them too: its run writes to them).
@@ -632,227 +632,6 @@ func noun(t *job.Task) string {
 		return "resource"
 	}
 	return "task"
-}
-
-// clear resets an attribute to its default (an empty value on update).
-func clear(t *job.Task, key string) {
-	switch key {
-	case "command":
-		t.Command = ""
-	case "condition":
-		t.Condition = ""
-	case "out_log_file":
-		t.OutLog = ""
-	case "err_log_file":
-		t.ErrLog = ""
-	case "label":
-		t.Edit().Label = ""
-	case "machine":
-		t.Edit().Machine = ""
-	case "parent":
-		t.Parent = ""
-	case "priority":
-		t.Priority = job.Low
-	case "profile":
-		t.Edit().Profile = ""
-	case "owner":
-		t.Edit().Owner = ""
-	case "run_days":
-		t.RunDays = 0
-	case "start_times":
-		t.StartTimes = nil
-	case "run_window":
-		t.Window = nil
-	case "start_mins":
-		t.StartMins = nil
-	case "timezone":
-		t.Timezone = ""
-	case "cron":
-		t.Cron = ""
-	case "start_date":
-		t.StartDate = ""
-	case "end_date":
-		t.EndDate = ""
-	case "interval":
-		t.Interval = ""
-	case "start_delay":
-		t.Edit().StartDelay = 0
-	case "keep_history":
-		t.Edit().KeepHistory = 0
-	case "overlap":
-		t.Edit().Overlap = ""
-	case "dependencies":
-		t.Edit().Deps = nil
-	case "function":
-		t.Edit().Function = ""
-	case "alert_on":
-		t.Edit().AlertOn = nil
-	case "alert_to":
-		t.Edit().AlertTo = nil
-	case "alert_template":
-		t.Edit().AlertTemplate = ""
-	case "notify":
-		t.Edit().Notify = nil
-	case "notify_template":
-		t.Edit().NotifyTemplate = ""
-	case "jobs":
-		t.Edit().Jobs = nil
-	case "run_calendar":
-		t.Edit().RunCalendar = ""
-	case "exclude_calendar":
-		t.Edit().ExcludeCalendar = ""
-	case "amount":
-		t.Edit().Amount = 0
-	case "resources":
-		t.Edit().Claims = nil
-	default:
-		if policyAttrs[key] {
-			clearPolicy(t, key)
-		}
-		if envAttrs[key] {
-			clearEnv(t, key)
-		}
-		if watchAttrs[key] {
-			clearWatch(t, key)
-		}
-		if logRotateAttrs[key] {
-			clearLogRotate(t, key)
-		}
-	}
-}
-
-// set parses a non-empty attribute value into t.
-func set(t *job.Task, key, v string) error {
-	var err error
-	switch key {
-	case "command":
-		t.Command = v
-	case "condition":
-		var e *cond.Expr
-		if e, err = cond.Parse(v); err == nil {
-			t.Condition = e.String()
-		}
-	case "out_log_file":
-		t.OutLog = v
-	case "err_log_file":
-		t.ErrLog = v
-	case "label":
-		t.Edit().Label = v
-	case "machine":
-		t.Edit().Machine = v
-	case "parent":
-		t.Parent = v
-	case "priority":
-		t.Priority, err = ParsePriority(v)
-	case "profile":
-		t.Edit().Profile = v
-	case "owner":
-		if err = CheckOwner(v); err == nil {
-			t.Edit().Owner = v
-		}
-	case "run_days":
-		t.RunDays, err = ParseRunDays(v)
-	case "start_times":
-		t.StartTimes, err = ParseStartTimes(v)
-	case "run_window":
-		t.Window, err = ParseWindow(v)
-	case "start_mins":
-		t.StartMins, err = ParseStartMins(v)
-	case "timezone":
-		if _, lerr := time.LoadLocation(v); lerr != nil || v == "Local" {
-			err = fmt.Errorf("timezone: unknown time zone %q (want an IANA name such as Europe/Paris)", v)
-		}
-		t.Timezone = v
-	case "cron":
-		if _, err = calendar.ParseCron(v, time.UTC); err == nil {
-			t.Cron = strings.Join(strings.Fields(v), " ")
-		}
-	case "start_date", "end_date":
-		var d calendar.DateTime
-		if d, err = calendar.ParseDateTime(v); err != nil {
-			err = fmt.Errorf("%s: %w", key, err)
-		} else if key == "start_date" {
-			t.StartDate = d.String()
-		} else {
-			t.EndDate = d.String()
-		}
-	case "interval":
-		var e calendar.Every
-		if e, err = parseInterval(v); err == nil {
-			t.Interval = e.String()
-		}
-	case "start_delay":
-		var d time.Duration
-		if d, err = ParseDuration(key, v); err == nil && d < 0 {
-			err = fmt.Errorf("start_delay: %q is negative; a delay is 0 or more", v)
-		}
-		t.Edit().StartDelay = job.Duration(d)
-	case "overlap":
-		switch job.Overlap(v) {
-		case job.OverlapSkip, job.OverlapAllow, job.OverlapQueue:
-			t.Edit().Overlap = job.Overlap(v)
-		default:
-			err = fmt.Errorf("overlap: %q should be one of skip, allow, queue", v)
-		}
-	case "dependencies":
-		if t.Edit().Deps, err = eventdep.ParseDeps(v); err != nil {
-			err = fmt.Errorf("dependencies: %w", err)
-		}
-	case "function":
-		if !nameRE.MatchString(v) {
-			err = fmt.Errorf("function: %q is not a function name (letters, digits and underscores)", v)
-		}
-		t.Edit().Function = v
-	case "alert_on":
-		t.Edit().AlertOn, err = ParseAlertOn(v)
-	case "alert_to":
-		t.Edit().AlertTo, err = ParseAddresses(v)
-	case "alert_template":
-		t.Edit().AlertTemplate = v
-	case "notify":
-		t.Edit().Notify, err = ParseNotify(v)
-	case "notify_template":
-		if err = CheckNotifyTemplate(v); err == nil {
-			t.Edit().NotifyTemplate = v
-		}
-	case "jobs":
-		t.Edit().Jobs, err = ParseJobs(v)
-	case "amount":
-		t.Edit().Amount, err = ParseAmount(v)
-	case "resources":
-		t.Edit().Claims, err = ParseClaims(v)
-	case "keep_history":
-		var d job.Duration
-		if d, err = job.ParseRetention(v); err != nil {
-			err = fmt.Errorf("keep_history: %w", err)
-		} else if d > 0 && time.Duration(d) < job.HistoryFloor {
-			err = fmt.Errorf("keep_history: %s is below the floor of 1d: the last day's runs stay for whoever looks into them; give at least 1d, or forever", v)
-		}
-		t.Edit().KeepHistory = d
-	case "run_calendar", "exclude_calendar":
-		if msg := checkName(v); msg != "" {
-			err = fmt.Errorf("%s: %q is not a calendar name: %s", key, v, strings.Replace(msg, "task name", "a calendar name", 1))
-		}
-		if key == "run_calendar" {
-			t.Edit().RunCalendar = v
-		} else {
-			t.Edit().ExcludeCalendar = v
-		}
-	default:
-		if policyAttrs[key] {
-			err = setPolicy(t, key, v)
-		}
-		if envAttrs[key] {
-			err = setEnv(t, key, v)
-		}
-		if watchAttrs[key] {
-			err = setWatch(t, key, v)
-		}
-		if logRotateAttrs[key] {
-			err = setLogRotate(t, key, v)
-		}
-	}
-	return err
 }
 
 // parseList reads a comma list for attribute key: each trimmed item goes

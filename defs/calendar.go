@@ -16,8 +16,17 @@ import (
 // ResolveICS). They have a name space of their own: a calendar may share
 // its name with a task.
 
-// calendarAttrs are the attributes of a calendar.
-var calendarAttrs = map[string]bool{"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true}
+// calendarTable holds the attributes of a calendar, set by
+// setCalendar and written by CalendarAttrs. The lines of dates, rule and
+// ics_file add up.
+var calendarTable = []attr{
+	{name: "description", on: onCalendar},
+	{name: "dates", on: onCalendar, repeat: true},
+	{name: "rule", on: onCalendar, repeat: true},
+	{name: "holidays", on: onCalendar},
+	{name: "workdays", on: onCalendar},
+	{name: "ics_file", on: onCalendar, repeat: true},
+}
 
 // calOverlay is the working copy of the calendars, as overlay is of the
 // tasks.
@@ -87,7 +96,7 @@ func (a *applier) calendarAction(act *Action) {
 	given := map[string]bool{}
 	for _, f := range act.Fields {
 		switch {
-		case !calendarAttrs[f.Key]:
+		case !attrOf(f.Key).only(onCalendar):
 			a.errorf(act, f.Line, "%s: field is not allowed for a calendar (a calendar has description, dates, rule, holidays, workdays and ics_file)", f.Key)
 			continue
 		case f.Key == "ics_file":
@@ -393,7 +402,7 @@ func calendarOf(a *Action) (*job.Calendar, bool) {
 	c := &job.Calendar{Name: a.Name}
 	given := map[string]bool{}
 	for _, f := range a.Fields {
-		if !calendarAttrs[f.Key] || f.Key == "ics_file" || checkText(f.Value) != "" {
+		if !attrOf(f.Key).only(onCalendar) || f.Key == "ics_file" || checkText(f.Value) != "" {
 			return nil, false
 		}
 		first := !given[f.Key]
@@ -426,9 +435,9 @@ func DeclarativeCalendars(file string, cur map[string]*job.Calendar, acts []Acti
 		for _, f := range a.Fields {
 			given[f.Key] = true
 		}
-		for k := range calendarAttrs {
-			if !given[k] && k != "ics_file" {
-				up.Fields = append(up.Fields, Field{Key: k, Line: a.Line})
+		for _, at := range calendarTable {
+			if !given[at.name] && at.name != "ics_file" {
+				up.Fields = append(up.Fields, Field{Key: at.name, Line: a.Line})
 			}
 		}
 		slices.SortStableFunc(up.Fields[len(a.Fields):], func(x, y Field) int { return strings.Compare(x.Key, y.Key) })

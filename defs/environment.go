@@ -9,82 +9,92 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
-// The environment's attributes (job.Environment): the command's variables
-// (AutoSys's envvars), working directory, standard input and umask, and
-// the parameters a start may give.
-var envAttrs = map[string]bool{
-	"envvars": true, "working_dir": true, "std_in_file": true, "umask": true, "params": true,
-}
-
-// setEnv parses a non-empty environment attribute into t. Lines of
-// envvars add up: the caller clears the variables before the first line
-// of an action.
-func setEnv(t *job.Task, key, v string) error {
-	switch key {
-	case "envvars":
-		vars, err := ParseVars(key, v, false)
-		if err != nil {
-			return err
-		}
-		e := t.EditEnv()
-		for _, nv := range vars {
-			for _, old := range e.Vars {
-				if old.Name == nv.Name {
-					return fmt.Errorf("envvars: %s given more than once", nv.Name)
-				}
-			}
-			if err := checkVarValue(nv); err != nil {
+// envTable holds the environment's attributes (job.Environment): the
+// command's variables (AutoSys's envvars), working directory, standard
+// input and umask, and the parameters a start may give. Lines of envvars
+// add up: the caller clears the variables before the first line of an
+// action.
+var envTable = []attr{
+	{name: "envvars", on: onRunner, repeat: true,
+		setFunc:    setVars,
+		clearFunc:  clearEnv(func(e *job.Environment) { e.Vars = nil }),
+		formatFunc: func(t *job.Task) string { return FormatVars(t.Extras().Env().Vars) }},
+	envPath("working_dir", func(e *job.Environment) *string { return &e.WorkingDir }),
+	envPath("std_in_file", func(e *job.Environment) *string { return &e.StdIn }),
+	{name: "umask", on: onRunner,
+		setFunc: func(t *job.Task, v string) error {
+			u, err := ParseUmask(v)
+			if err != nil {
 				return err
 			}
-		}
-		e.Vars = append(e.Vars, vars...)
-	case "params":
-		vars, err := ParseVars(key, v, true)
-		if err != nil {
-			return err
-		}
-		t.EditEnv().Params = vars
-	case "working_dir", "std_in_file":
-		if err := checkRefs(v); err != nil {
-			return fmt.Errorf("%s: %w", key, err)
-		}
-		if !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "$") {
-			return fmt.Errorf("%s: %q is not an absolute path (write it from /, or from a variable such as $HOME)", key, v)
-		}
-		if key == "working_dir" {
-			t.EditEnv().WorkingDir = v
-		} else {
-			t.EditEnv().StdIn = v
-		}
-	case "umask":
-		u, err := ParseUmask(v)
-		if err != nil {
-			return err
-		}
-		t.EditEnv().Umask = u
+			t.EditEnv().Umask = u
+			return nil
+		},
+		clearFunc:  clearEnv(func(e *job.Environment) { e.Umask = "" }),
+		formatFunc: func(t *job.Task) string { return t.Extras().Env().Umask }},
+	{name: "params", on: onRunner,
+		setFunc: func(t *job.Task, v string) error {
+			vars, err := ParseVars("params", v, true)
+			if err != nil {
+				return err
+			}
+			t.EditEnv().Params = vars
+			return nil
+		},
+		clearFunc:  clearEnv(func(e *job.Environment) { e.Params = nil }),
+		formatFunc: func(t *job.Task) string { return FormatVars(t.Extras().Env().Params) }},
+}
+
+// setVars adds a line of envvars to the task's variables.
+func setVars(t *job.Task, v string) error {
+	vars, err := ParseVars("envvars", v, false)
+	if err != nil {
+		return err
 	}
+	e := t.EditEnv()
+	for _, nv := range vars {
+		for _, old := range e.Vars {
+			if old.Name == nv.Name {
+				return fmt.Errorf("envvars: %s given more than once", nv.Name)
+			}
+		}
+		if err := checkVarValue(nv); err != nil {
+			return err
+		}
+	}
+	e.Vars = append(e.Vars, vars...)
 	return nil
 }
 
-// clearEnv resets an environment attribute.
-func clearEnv(t *job.Task, key string) {
-	if t.Extras().Environment == nil {
-		return
+// envPath is an absolute path of the environment, in the field that ptr
+// returns; it may start from a variable ($HOME/work).
+func envPath(name string, ptr func(e *job.Environment) *string) attr {
+	return attr{name: name, on: onRunner,
+		setFunc: func(t *job.Task, v string) error {
+			if err := checkRefs(v); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if !strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "$") {
+				return fmt.Errorf("%s: %q is not an absolute path (write it from /, or from a variable such as $HOME)", name, v)
+			}
+			*ptr(t.EditEnv()) = v
+			return nil
+		},
+		clearFunc:  clearEnv(func(e *job.Environment) { *ptr(e) = "" }),
+		formatFunc: func(t *job.Task) string { return *ptr(t.Extras().Env()) },
 	}
-	e := t.EditEnv()
-	switch key {
-	case "envvars":
-		e.Vars = nil
-	case "params":
-		e.Params = nil
-	case "working_dir":
-		e.WorkingDir = ""
-	case "std_in_file":
-		e.StdIn = ""
-	case "umask":
-		e.Umask = ""
+}
+
+// clearEnv returns the clearer of an environment attribute: it resets
+// the attribute, and drops an environment left empty.
+func clearEnv(reset func(e *job.Environment)) func(t *job.Task) {
+	return func(t *job.Task) {
+		if t.Extras().Environment == nil {
+			return
+		}
+		reset(t.EditEnv())
+		t.Compact()
 	}
-	t.Compact()
 }
 
 // checkEnv applies the rules of the environment to a resulting
@@ -113,16 +123,6 @@ func (a *applier) checkEnv(act *Action, t *job.Task, at func(...string) int, ok 
 			}
 		}
 	}
-}
-
-// addEnv adds the set environment attributes, as Attrs does.
-func addEnv(add func(k, v string), t *job.Task) {
-	e := t.Extras().Env()
-	add("envvars", FormatVars(e.Vars))
-	add("working_dir", e.WorkingDir)
-	add("std_in_file", e.StdIn)
-	add("umask", e.Umask)
-	add("params", FormatVars(e.Params))
 }
 
 // ParseUmask reads a umask: one to four octal digits (022, 0027, 7).

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
@@ -15,85 +13,25 @@ import (
 
 // Attrs returns a task's set attributes as (key, value) pairs in the
 // language's canonical order (the order schd_task shows them in), as Format
-// writes them. Priority is always present.
+// writes them. A task always has its priority; a group or a resource has
+// none.
 func Attrs(t *job.Task) [][2]string {
+	on := kindOf(t.Type)
+	if on&(onGroup|onResource) == 0 {
+		// A task of any type, known or not.
+		on = onTask
+	}
 	var out [][2]string
-	x := t.Extras()
-	add := func(k, v string) {
-		if v != "" {
-			out = append(out, [2]string{k, v})
+	for i := range attrTable {
+		a := &attrTable[i]
+		if a.on&on == 0 || a.formatFunc == nil {
+			continue
+		}
+		if v := a.formatFunc(t); v != "" {
+			out = append(out, [2]string{a.name, v})
 		}
 	}
-	if t.Type == job.Resource {
-		addResource(add, t)
-		return out
-	}
-	if t.Type == job.Group {
-		add("jobs", strings.Join(x.Jobs, ","))
-		add("label", x.Label)
-		addAlerts(add, t)
-		addKeep(add, x)
-		return out
-	}
-	add("type", string(t.Type))
-	add("parent", t.Parent)
-	add("machine", x.Machine)
-	add("command", t.Command)
-	add("function", x.Function)
-	add("condition", t.Condition)
-	add("out_log_file", t.OutLog)
-	add("err_log_file", t.ErrLog)
-	add("label", x.Label)
-	add("profile", x.Profile)
-	add("owner", x.Owner)
-	add("run_days", t.RunDays.String())
-	add("start_times", JoinClocks(t.StartTimes))
-	if t.Window != nil {
-		add("run_window", t.Window.Start.String()+"-"+t.Window.End.String())
-	}
-	add("start_mins", JoinMins(t.StartMins))
-	add("cron", t.Cron)
-	add("start_date", t.StartDate)
-	add("end_date", t.EndDate)
-	add("interval", t.Interval)
-	add("timezone", t.Timezone)
-	add("run_calendar", x.RunCalendar)
-	add("exclude_calendar", x.ExcludeCalendar)
-	if x.StartDelay > 0 {
-		add("start_delay", FormatDuration(time.Duration(x.StartDelay)))
-	}
-	add("overlap", string(x.Overlap))
-	if len(x.Deps) > 0 {
-		add("dependencies", DepsJSON(x.Deps))
-	}
-	addPolicy(add, t)
-	add("resources", job.FormatClaims(x.Claims))
-	addEnv(add, t)
-	addWatch(add, t)
-	addAlerts(add, t)
-	addKeep(add, x)
-	addLogRotate(add, x)
-	add("priority", strconv.Itoa(int(t.Priority)))
 	return out
-}
-
-func addKeep(add func(k, v string), x *job.Extra) {
-	if x.KeepHistory != 0 {
-		add("keep_history", x.KeepHistory.Retention())
-	}
-}
-
-func addAlerts(add func(k, v string), t *job.Task) {
-	x := t.Extras()
-	on := make([]string, len(x.AlertOn))
-	for i, o := range x.AlertOn {
-		on[i] = string(o)
-	}
-	add("alert_on", strings.Join(on, ","))
-	add("alert_to", strings.Join(x.AlertTo, ","))
-	add("alert_template", x.AlertTemplate)
-	add("notify", strings.Join(x.Notify, ", "))
-	add("notify_template", x.NotifyTemplate)
 }
 
 // JoinClocks renders times as HH:MM, comma-joined.

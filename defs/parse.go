@@ -12,7 +12,6 @@ package defs
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -161,54 +160,6 @@ func limit(errs Errors) Errors {
 	return append(errs[:MaxErrors:MaxErrors], &Error{File: more.File, Line: more.Line,
 		Msg: fmt.Sprintf("too many errors: %d more from this line on are not shown", len(errs)-MaxErrors)})
 }
-
-// Attribute names known to the language.
-var attributes = map[string]bool{
-	"type": true, "command": true, "condition": true, "out_log_file": true, "err_log_file": true,
-	"label": true, "machine": true, "parent": true, "priority": true, "profile": true, "owner": true,
-	"run_days": true, "run_window": true, "start_mins": true, "start_times": true,
-	"timezone": true, "start_date": true, "end_date": true, "interval": true, "cron": true,
-	"start_delay": true, "overlap": true, "function": true,
-	"alert_on": true, "alert_to": true, "alert_template": true,
-	"dependencies": true, "jobs": true,
-	"run_calendar": true, "exclude_calendar": true, "keep_history": true,
-	"resources": true, "amount": true, "notify": true, "notify_template": true,
-	// Named calendars.
-	"description": true, "dates": true, "rule": true, "holidays": true, "workdays": true, "ics_file": true,
-}
-
-// isAttribute reports whether key names an attribute of the language.
-func isAttribute(key string) bool {
-	return attributes[key] || policyAttrs[key] || envAttrs[key] || watchAttrs[key] || logRotateAttrs[key]
-}
-
-// attributeNames are the attributes of the language, sorted: those an
-// invalid field is compared with.
-var attributeNames = func() []string {
-	names := slices.Collect(maps.Keys(attributes))
-	for k := range policyAttrs {
-		names = append(names, k)
-	}
-	for k := range watchAttrs {
-		names = append(names, k)
-	}
-	for k := range logRotateAttrs {
-		names = append(names, k)
-	}
-	for k := range envAttrs {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}()
-
-// repeatable are the attributes of a calendar that may be given more
-// than once: the lines add up.
-var repeatable = map[string]bool{"dates": true, "rule": true, "ics_file": true}
-
-// repeatableTask are the attributes of a task that may be given more than
-// once, as AutoSys allows: the lines add up.
-var repeatableTask = map[string]bool{"envvars": true}
 
 // Bounds on a definition file. A file beyond MaxFileSize or MaxActions is
 // refused as a whole, before any action is checked: split it. The largest
@@ -367,7 +318,7 @@ func Parse(file, src string) ([]Action, error) {
 				report(line, "invalid field %q", key)
 			}
 		default:
-			if prev, dup := seen[key]; dup && !(repeatable[key] && acts[cur].Kind.IsCalendar()) && !(repeatableTask[key] && !acts[cur].Kind.IsCalendar()) {
+			if prev, dup := seen[key]; dup && !attrOf(key).repeats(acts[cur].Kind) {
 				report(line, "attribute %s given more than once (first on line %d)", key, prev)
 				continue
 			}
@@ -424,7 +375,7 @@ func actionLike(key string) bool {
 		}
 	}
 	return strings.HasSuffix(key, "_task") || strings.HasSuffix(key, "_group") || strings.HasSuffix(key, "_resource") ||
-		strings.HasSuffix(key, "_calendar") && !attributes[key]
+		strings.HasSuffix(key, "_calendar") && !isAttribute(key)
 }
 
 // parseJSON turns configurations in the seed-000 JSON shape into

@@ -9,8 +9,14 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
-// resourceAttrs are the attributes of a resource (insert_resource).
-var resourceAttrs = map[string]bool{"amount": true, "label": true}
+// claimTable holds the resources a task takes for its runs; a
+// resource's own amount is in taskTable, before its label.
+var claimTable = []attr{
+	{name: "resources", on: onRunner,
+		setFunc:    func(t *job.Task, v string) (err error) { t.Edit().Claims, err = ParseClaims(v); return err },
+		clearFunc:  func(t *job.Task) { t.Edit().Claims = nil },
+		formatFunc: func(t *job.Task) string { return job.FormatClaims(t.Extras().Claims) }},
+}
 
 // MaxAmount bounds a resource's units.
 const MaxAmount = 1_000_000
@@ -93,12 +99,4 @@ func (a *applier) resourcesGlobal(touched []string, gone func(string) bool) {
 func (a *applier) touchedSet(name string, touched []string) bool {
 	_, ok := slices.BinarySearch(touched, name)
 	return ok
-}
-
-// addResource adds a resource's attributes, as Attrs does.
-func addResource(add func(k, v string), t *job.Task) {
-	if n := t.Extras().Amount; n > 0 {
-		add("amount", strconv.Itoa(n))
-	}
-	add("label", t.Extras().Label)
 }

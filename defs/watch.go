@@ -12,86 +12,87 @@ import (
 	"github.com/gnomon-sched/gnomon/job"
 )
 
-// The file watcher's attributes (job.Watch).
-var watchAttrs = map[string]bool{
-	"watch_file": true, "watch_min_size": true, "watch_steady": true, "watch_interval": true,
-}
-
-// setWatch parses a non-empty file watcher attribute into t.
-func setWatch(t *job.Task, key, v string) error {
-	switch key {
-	case "watch_file":
-		if err := CheckWatchFile(v); err != nil {
-			return err
-		}
-		t.EditWatch().File = v
-	case "watch_min_size":
-		n, err := ParseSize(v)
-		if err != nil {
-			return fmt.Errorf("watch_min_size: %w", err)
-		}
-		t.EditWatch().MinSize = n
-	case "watch_steady":
-		if err := withUnit(key, v); err != nil {
-			return err
-		}
-		d, err := ParseDuration(key, v)
-		if err != nil {
-			return err
-		}
+// watchTable holds the file watcher's attributes (job.Watch).
+var watchTable = []attr{
+	{name: "watch_file", on: onTask,
+		setFunc: func(t *job.Task, v string) error {
+			if err := CheckWatchFile(v); err != nil {
+				return err
+			}
+			t.EditWatch().File = v
+			return nil
+		},
+		clearFunc: clearWatch(func(w *job.Watch) { w.File = "" }),
+		formatFunc: func(t *job.Task) string {
+			if w := t.Extras().Watch; w != nil {
+				return w.File
+			}
+			return ""
+		}},
+	{name: "watch_min_size", on: onTask,
+		setFunc: func(t *job.Task, v string) error {
+			n, err := ParseSize(v)
+			if err != nil {
+				return fmt.Errorf("watch_min_size: %w", err)
+			}
+			t.EditWatch().MinSize = n
+			return nil
+		},
+		clearFunc: clearWatch(func(w *job.Watch) { w.MinSize = 0 }),
+		formatFunc: func(t *job.Task) string {
+			if w := t.Extras().Watch; w != nil && w.MinSize > 0 {
+				return FormatSize(w.MinSize)
+			}
+			return ""
+		}},
+	watchDuration("watch_steady", func(w *job.Watch) *job.Duration { return &w.Steady }, func(v string, d time.Duration) error {
 		if d < time.Second {
 			return fmt.Errorf("watch_steady: %q is below 1s; write how long a file stays unchanged before it triggers, such as 30s (a file renamed in whole settles at the first look after 1s)", v)
 		}
-		t.EditWatch().Steady = job.Duration(d)
-	case "watch_interval":
-		if err := withUnit(key, v); err != nil {
-			return err
-		}
-		d, err := ParseDuration(key, v)
-		if err != nil {
-			return err
-		}
+		return nil
+	}),
+	watchDuration("watch_interval", func(w *job.Watch) *job.Duration { return &w.Interval }, func(v string, d time.Duration) error {
 		if d < job.MinInterval {
 			return fmt.Errorf("watch_interval: %q is below %s; files are looked at %s apart at the most often", v, job.MinInterval, job.MinInterval)
 		}
-		t.EditWatch().Interval = job.Duration(d)
-	}
-	return nil
+		return nil
+	}),
 }
 
-// clearWatch resets a file watcher attribute.
-func clearWatch(t *job.Task, key string) {
-	if t.Extras().Watch == nil {
-		return
-	}
-	w := t.EditWatch()
-	switch key {
-	case "watch_file":
-		w.File = ""
-	case "watch_min_size":
-		w.MinSize = 0
-	case "watch_steady":
-		w.Steady = 0
-	case "watch_interval":
-		w.Interval = 0
+// clearWatch returns the clearer of a file watcher attribute.
+func clearWatch(reset func(w *job.Watch)) func(t *job.Task) {
+	return func(t *job.Task) {
+		if t.Extras().Watch != nil {
+			reset(t.EditWatch())
+		}
 	}
 }
 
-// addWatch writes the file watcher's attributes.
-func addWatch(add func(k, v string), t *job.Task) {
-	w := t.Extras().Watch
-	if w == nil {
-		return
-	}
-	add("watch_file", w.File)
-	if w.MinSize > 0 {
-		add("watch_min_size", FormatSize(w.MinSize))
-	}
-	if w.Steady > 0 {
-		add("watch_steady", FormatDuration(time.Duration(w.Steady)))
-	}
-	if w.Interval > 0 {
-		add("watch_interval", FormatDuration(time.Duration(w.Interval)))
+// watchDuration is a duration of the file watcher, written with a unit,
+// in the field that ptr returns; check refuses one out of bounds.
+func watchDuration(name string, ptr func(w *job.Watch) *job.Duration, check func(v string, d time.Duration) error) attr {
+	return attr{name: name, on: onTask,
+		setFunc: func(t *job.Task, v string) error {
+			if err := withUnit(name, v); err != nil {
+				return err
+			}
+			d, err := ParseDuration(name, v)
+			if err != nil {
+				return err
+			}
+			if err := check(v, d); err != nil {
+				return err
+			}
+			*ptr(t.EditWatch()) = job.Duration(d)
+			return nil
+		},
+		clearFunc: clearWatch(func(w *job.Watch) { *ptr(w) = 0 }),
+		formatFunc: func(t *job.Task) string {
+			if w := t.Extras().Watch; w != nil {
+				return durationValue(*ptr(w))
+			}
+			return ""
+		},
 	}
 }
 
