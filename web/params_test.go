@@ -49,6 +49,9 @@ params: REGION=eu, DAY=today
 	if err != nil || len(runs) != 1 || len(runs[0].Params) != 2 || runs[0].Params[0] != want[0] || runs[0].Params[1] != want[1] {
 		t.Fatalf("runs after the start: %+v, %v; want one with %v", runs, err, want)
 	}
+	// The run's row arrives with a live update of its own, which may
+	// follow the status's.
+	waitTrue(t, ctx, `(document.querySelector('section[aria-labelledby="h-runs"]') || {innerText: ""}).innerText.includes("DAY=today")`)
 	var runsText string
 	runSwapped(t, ctx,
 		chromedp.WaitVisible(`//section[@aria-labelledby="h-runs"]//th[text()="Parameters"]`, chromedp.BySearch),

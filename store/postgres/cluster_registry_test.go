@@ -450,7 +450,9 @@ func TestFencedFires(t *testing.T) {
 // back and forth between them: every occurrence is recorded exactly once,
 // and never under a lease its recorder had lost when it was recorded.
 func TestFiresRaceMoves(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// A bound for a hang: on a loaded machine the race of a hundred
+	// occurrences takes minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	r := registry(t, cluster.Space{Size: 1, Partitions: 1})
 	const n = 100
