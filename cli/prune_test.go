@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/scheduler"
 )
 
 // TestPrune runs five simulated days of a task every four hours with
@@ -55,6 +58,12 @@ cron: 0 */4 * * *
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
+	// Audit records go only once audit.log holds them: wait for its
+	// writer, which may trail the runs on a loaded machine.
+	f.waitFor("audit.log to hold a line for each run", func() bool {
+		b, _ := os.ReadFile(filepath.Join(f.dir, "data", scheduler.AuditFile))
+		return strings.Count(string(b), "\n") >= before
+	})
 	dry := f.mustRun("gnomon", "prune", "--dry-run")
 	if !strings.Contains(dry, "retention: journal=checkpoint data=7d runs=2d fires=2d audit=2d alerts=2d node-log=90d\n") ||
 		!strings.Contains(dry, ", would remove:\n") {
