@@ -439,7 +439,7 @@ func kindError(typ job.Type, at *attr) string {
 	case typ != job.Resource && at.only(onResource):
 		return "field is only allowed for a resource (insert_resource)"
 	case typ == job.Group && at.on&onGroup == 0:
-		return "field is not allowed for a group (a group has jobs, label and alert_* fields)"
+		return "field is not allowed for a group (a group has jobs, label, alert_*, notify*, keep_history and log_rotate_*/log_keep fields)"
 	case typ != job.Group && at.only(onGroup):
 		return "field is only allowed for a group"
 	case at.only(onCalendar):

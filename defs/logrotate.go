@@ -11,9 +11,10 @@ import (
 // logRotateTable holds the attributes of a task's own log rotation
 // (job.LogRotation), over the server's --log-rotate-size,
 // --log-rotate-age and --log-keep. "0" turns the server's size or age
-// off for the task.
+// off for the task. On a group they are its members' (each one a member
+// leaves to the server).
 var logRotateTable = []attr{
-	{name: "log_rotate_size", on: onTask,
+	{name: "log_rotate_size", on: onTask | onGroup,
 		setFunc: func(t *job.Task, v string) error {
 			n, err := job.ParseSize(v)
 			if err != nil {
@@ -36,7 +37,7 @@ var logRotateTable = []attr{
 				return job.FormatSize(r.Size)
 			}
 		}},
-	{name: "log_rotate_age", on: onTask,
+	{name: "log_rotate_age", on: onTask | onGroup,
 		setFunc: func(t *job.Task, v string) error {
 			var d time.Duration = job.Off
 			if v != "0" {
@@ -59,7 +60,7 @@ var logRotateTable = []attr{
 				return r.Age.Retention()
 			}
 		}},
-	{name: "log_keep", on: onTask,
+	{name: "log_keep", on: onTask | onGroup,
 		setFunc: func(t *job.Task, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > maxLogKeep {

@@ -88,3 +88,40 @@ log_rotate_age: 0
 		}
 	}
 }
+
+// A group gives its members a log rotation: set, formatted back and
+// applied again, as a task's own.
+func TestLogRotateOnGroup(t *testing.T) {
+	t.Parallel()
+	res, err := applyText(nil, nil, `insert_task: chatty
+type: callable
+command: chatter
+out_log_file: o
+err_log_file: e
+
+insert_group: noisy
+jobs: chatty
+log_rotate_size: 1G
+log_keep: 3
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Tasks["noisy"].Extras().LogRotate, (&job.LogRotation{Size: 1 << 30, Keep: 3}); got == nil || *got != *want {
+		t.Fatalf("the group's rotation = %+v, want %+v", got, want)
+	}
+	var b strings.Builder
+	if err := Format(&b, []*job.Task{res.Tasks["chatty"], res.Tasks["noisy"]}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "insert_group: noisy\njobs: chatty\nlog_rotate_size: 1G\nlog_keep: 3\n") {
+		t.Errorf("formatted:\n%s", b.String())
+	}
+	back, err := applyText(nil, nil, b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Tasks["noisy"].Extras().LogRotate, res.Tasks["noisy"].Extras().LogRotate; *got != *want {
+		t.Errorf("back = %+v, want %+v", got, want)
+	}
+}

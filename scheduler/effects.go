@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
@@ -47,7 +48,37 @@ func (s *Scheduler) perform() {
 func (ef startRun) perform(s *Scheduler) {
 	s.log.Info("run started", "task", ef.Task.Name, "run", ef.Run.ID)
 	s.sim.started(ef.Run.ID, ef.Run.Start)
-	s.cfg.Runner.Start(launchOf(&ef.Run, &ef.Task), s.report)
+	l := launchOf(&ef.Run, &ef.Task)
+	v := s.View() // published with the commit that started the run
+	l.LogRotate = rotationOf(l.LogRotate, v.Groups(ef.Task.Name), func(g string) *job.LogRotation {
+		if it, ok := v.Item(g); ok {
+			return it.Def.Extras().LogRotate
+		}
+		return nil
+	})
+	s.cfg.Runner.Start(l, s.report)
+}
+
+// rotationOf returns the log rotation of a run of a task: each setting
+// of the task's own, and for each it leaves to the server, that of the
+// first of its groups (in name order) that sets it; nil when all are the
+// server's.
+func rotationOf(own *job.LogRotation, groups []string, of func(group string) *job.LogRotation) *job.LogRotation {
+	var r job.LogRotation
+	if own != nil {
+		r = *own
+	}
+	for _, g := range groups {
+		if gr := of(g); gr != nil {
+			r.Size = cmp.Or(r.Size, gr.Size)
+			r.Age = cmp.Or(r.Age, gr.Age)
+			r.Keep = cmp.Or(r.Keep, gr.Keep)
+		}
+	}
+	if r == (job.LogRotation{}) {
+		return nil
+	}
+	return &r
 }
 
 func (ef killRun) perform(s *Scheduler) {

@@ -401,7 +401,14 @@ func (s *Scheduler) Start() {
 			continue
 		}
 		keep[r.ID] = true
-		tasks = append(tasks, inFlight{w: launchOf(r, &def), known: func(e job.Exit) *request { return &request{ev: s.exited(e)} },
+		w := launchOf(r, &def)
+		w.LogRotate = rotationOf(w.LogRotate, s.eng.Groups(r.Task), func(g string) *job.LogRotation {
+			if gd, ok := s.eng.Definitions()[g]; ok {
+				return gd.Extras().LogRotate
+			}
+			return nil
+		})
+		tasks = append(tasks, inFlight{w: w, known: func(e job.Exit) *request { return &request{ev: s.exited(e)} },
 			late: s.report})
 	}
 	s.keepTreeRuns(keep)
