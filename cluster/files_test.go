@@ -57,9 +57,17 @@ func (h *handed) count(key string) int {
 	return h.got[key]
 }
 
+// writeFile drops a file whole, as a producer should: written under
+// another name, then renamed in. The watchers here are steady after a
+// millisecond (below what a definition may give), so a file written in
+// place could be seen empty and settled before its bytes land, and
+// handed over twice.
 func writeFile(t *testing.T, path string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte("a,b\n"), 0o644); err != nil {
+	if err := os.WriteFile(path+".part", []byte("a,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".part", path); err != nil {
 		t.Fatal(err)
 	}
 }
