@@ -134,12 +134,8 @@ func newFileWatch(n *node) *fileWatch {
 func (f *fileWatch) run(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	changed, stop, err := f.w.Notify()
-	if err != nil {
-		f.log.Warn("file watchers poll only", "err", err)
-	} else {
-		defer stop()
-	}
+	changed, stop := f.w.Notify()
+	defer stop()
 	var failing bool
 	for {
 		select {

@@ -64,9 +64,9 @@ type FileWatcher interface {
 	Waiting(task string) (string, bool)
 	// Posted returns how many file versions it has handed over.
 	Posted() int64
-	// Notify starts the operating system's notifications of changes to
-	// the files watched: the channel it returns says that a watcher is
-	// due at once; the function stops them. An error says they are not
-	// to be had (polling alone then finds the files).
-	Notify() (<-chan struct{}, func(), error)
+	// Notify asks for the operating system's notifications of changes
+	// to the files watched: the channel it returns says that a watcher is
+	// due at once; the function stops them. Where there are none, Poll
+	// says so once, and polling alone finds the files.
+	Notify() (<-chan struct{}, func())
 }

@@ -49,13 +49,9 @@ func (s *Scheduler) watchFiles() {
 	var changed <-chan struct{}
 	if s.cfg.Files != nil && !s.sim.on() {
 		// Simulating, the virtual clock alone says when to look.
-		c, stop, err := s.cfg.Files.Notify()
-		if err != nil {
-			s.log.Warn("file watchers poll only", "err", err)
-		} else {
-			defer stop()
-			changed = c
-		}
+		c, stop := s.cfg.Files.Notify()
+		defer stop()
+		changed = c
 	}
 	for {
 		select {

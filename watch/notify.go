@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -34,59 +35,85 @@ import (
 const notifyGap = 100 * time.Millisecond
 
 // notifier is a Watcher's link to the operating system's notifications.
+// The system's watcher is made when a pattern first names a directory:
+// a server without file watchers holds none (Linux allows a user 128).
 type notifier struct {
-	fs     *fsnotify.Watcher
 	wake   chan struct{}
 	failed map[string]bool // directories that could not be watched, said once
+
+	mu      sync.Mutex        // guards the fields below, between follow and stop
+	fs      *fsnotify.Watcher // nil until a directory is to be watched
+	done    chan struct{}     // closed when listen has returned
+	stopped bool
+	broken  bool // the system refused notifications: said once, polling only
 }
 
-// Notify starts the operating system's notifications of changes in the
-// directories of the watchers' patterns. It returns a channel signalled
-// when a watcher is due because a file it watches changed, and a
-// function that stops the notifications and waits until they have
-// stopped. It fails where the system has no notifications (or refuses
-// more of them): polling alone then finds the files.
-func (w *Watcher) Notify() (<-chan struct{}, func(), error) {
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, nil, fmt.Errorf("watch: notifications of file changes: %w (polling alone finds the files)", err)
-	}
-	n := &notifier{fs: fw, wake: make(chan struct{}, 1), failed: map[string]bool{}}
+// Notify has the Watcher ask the operating system for notifications of
+// changes in the directories of the watchers' patterns, from the next
+// Poll on. It returns a channel signalled when a watcher is due because
+// a file it watches changed, and a function that stops the
+// notifications and waits until they have stopped. Where the system has
+// no notifications (or refuses more of them), Poll says so once and
+// polling alone finds the files.
+func (w *Watcher) Notify() (<-chan struct{}, func()) {
+	n := &notifier{wake: make(chan struct{}, 1), failed: map[string]bool{}}
 	w.mu.Lock()
 	w.n = n
 	w.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.listen(n)
-	}()
 	stop := func() {
 		w.mu.Lock()
 		w.n = nil
 		w.mu.Unlock()
-		fw.Close()
-		<-done
+		n.mu.Lock()
+		n.stopped = true
+		fs, done := n.fs, n.done
+		n.mu.Unlock()
+		if fs != nil {
+			fs.Close()
+			<-done
+		}
 	}
-	return n.wake, stop, nil
+	return n.wake, stop
+}
+
+// osWatcher returns the system's watcher, made at the first call; nil
+// after stop, or when the system refuses one (said once, as the error).
+func (w *Watcher) osWatcher(n *notifier) (*fsnotify.Watcher, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fs != nil || n.stopped || n.broken {
+		return n.fs, nil
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		n.broken = true
+		return nil, fmt.Errorf("watch: the system's notifications of file changes: %w (files are looked at every watch_interval only)", err)
+	}
+	n.fs, n.done = fw, make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		w.listen(fw, n.wake)
+	}(n.done)
+	return fw, nil
 }
 
 // listen takes the notifications until they are closed: it makes the
 // watchers of each changed path due, and signals at most every
 // notifyGap.
-func (w *Watcher) listen(n *notifier) {
+func (w *Watcher) listen(fs *fsnotify.Watcher, wake chan struct{}) {
 	gap := time.NewTimer(0)
 	defer gap.Stop()
 	var pending, waiting bool
 	for {
 		select {
-		case ev, ok := <-n.fs.Events:
+		case ev, ok := <-fs.Events:
 			if !ok {
 				return
 			}
 			if w.changed(ev.Name) {
 				pending = true
 			}
-		case _, ok := <-n.fs.Errors:
+		case _, ok := <-fs.Errors:
 			if !ok {
 				return
 			}
@@ -100,7 +127,7 @@ func (w *Watcher) listen(n *notifier) {
 		}
 		if pending && !waiting {
 			select {
-			case n.wake <- struct{}{}:
+			case wake <- struct{}{}:
 			default:
 			}
 			pending, waiting = false, true
@@ -140,13 +167,25 @@ func (w *Watcher) follow(ts []target) error {
 			want[d] = true
 		}
 	}
-	have := n.fs.WatchList()
+	if len(want) == 0 {
+		n.mu.Lock()
+		made := n.fs != nil
+		n.mu.Unlock()
+		if !made {
+			return nil // nothing to watch yet: no watcher of the system's
+		}
+	}
+	fs, err := w.osWatcher(n)
+	if fs == nil {
+		return err
+	}
+	have := fs.WatchList()
 	var errs []error
 	for d := range want {
 		if slices.Contains(have, d) {
 			continue
 		}
-		if err := n.fs.Add(d); err != nil {
+		if err := fs.Add(d); err != nil {
 			if errors.Is(err, fsnotify.ErrClosed) {
 				return nil // stopped meanwhile
 			}
@@ -162,7 +201,7 @@ func (w *Watcher) follow(ts []target) error {
 		if !want[d] {
 			// Gone already (a removed directory is no longer watched) is
 			// as good as removed.
-			_ = n.fs.Remove(d)
+			_ = fs.Remove(d)
 		}
 	}
 	return errors.Join(errs...)
