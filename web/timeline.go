@@ -12,6 +12,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
@@ -619,9 +620,8 @@ func ticks(from time.Time, span time.Duration, x func(time.Time) float64) []tlTi
 	return out
 }
 
-func shortDuration(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
-}
+// shortDuration writes a span as the timeline's links give it: 6h, 168h.
+func shortDuration(d time.Duration) string { return defs.FormatDuration(d) }
 
 // runClass is the CSS class of a status.
 func statusClass(s job.Status) string { return "st-" + s.String() }
