@@ -938,16 +938,16 @@ func (e *Engine) act(ev Act) error {
 	if !ok {
 		return fmt.Errorf("%w: task %s not found", ErrNotFound, ev.Task)
 	}
-	if en.def.Type == job.Group {
-		return refused("%s is a group: events go to its jobs", ev.Task)
-	}
-	if en.def.Type == job.Resource {
-		return refused("%s is a resource: events go to the tasks that take it", ev.Task)
+	if t := en.def.Type; t == job.Group || t == job.Resource {
+		return refused("%s", Refusal(ev.Action, en.def, &en.st, false))
 	}
 	s := en.st.Status
 	name := ev.Task
 	if err := checkParams(en.def, ev.Action, ev.Params); err != nil {
 		return err
+	}
+	if why := Refusal(ev.Action, en.def, &en.st, e.backfillUnderWay(en)); why != "" {
+		return refused("%s", why)
 	}
 	switch ev.Action {
 	case job.ActStart:
@@ -956,17 +956,7 @@ func (e *Engine) act(ev Act) error {
 				return nil
 			}
 		}
-		if s == job.Ready || s == job.Running {
-			return refused("event start is not effective on active task")
-		}
-		if en.def.Type == job.Configuration && !en.def.Executes() {
-			// It would wait in Ready for a run that never comes.
-			return refused("configuration %s has no command or function to start: its data events trigger it", name)
-		}
 		if en.def.Type == job.Bundle {
-			if s.Active() {
-				return refused("event start is not effective on active task")
-			}
 			en.st.By = ev.By
 			e.startBundle(name)
 			return nil
@@ -976,9 +966,6 @@ func (e *Engine) act(ev Act) error {
 		en.st.Trigger, en.st.By, en.st.Params = "start", ev.By, ev.Params
 		e.setStatus(name, job.Ready, false)
 	case job.ActAbort:
-		if s.Settled() && !e.backfillUnderWay(en) {
-			return refused("event abort is not effective on inactive task")
-		}
 		// Until the end of this Apply: a bundle run that ends because a
 		// member was aborted is ended by the abort too.
 		e.endedBy = ev.By
@@ -988,34 +975,26 @@ func (e *Engine) act(ev Act) error {
 		if e.backfillUnderWay(en) {
 			e.cancelBackfill(en, ev.By) // an abort cancels the task's backfills too
 		}
-	case job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed:
-		if s.Active() {
-			return refused("event %s is not effective on active task", ev.Action)
+	case job.ActFreeze:
+		if s != job.Frozen {
+			e.settleByEvent(name, job.Frozen)
 		}
-		switch ev.Action {
-		case job.ActFreeze:
-			if s != job.Frozen {
-				e.settleByEvent(name, job.Frozen)
-			}
-		case job.ActReset:
-			e.settleByEvent(name, job.Idle)
-			if en.def.Type == job.Configuration {
-				e.resetData(en)
-			}
-			if en.def.Type == job.Bundle {
-				for _, c := range sortedSet(e.kids[name]) {
-					if cs := e.tasks[c].st.Status; cs.Settled() && cs != job.Frozen {
-						e.settleByEvent(c, job.Idle)
-					}
+	case job.ActReset:
+		e.settleByEvent(name, job.Idle)
+		if en.def.Type == job.Configuration {
+			e.resetData(en)
+		}
+		if en.def.Type == job.Bundle {
+			for _, c := range sortedSet(e.kids[name]) {
+				if cs := e.tasks[c].st.Status; cs.Settled() && cs != job.Frozen {
+					e.settleByEvent(c, job.Idle)
 				}
 			}
-		case job.ActGreen:
-			e.settleByEvent(name, job.Success)
-		case job.ActRed:
-			e.settleByEvent(name, job.Failure)
 		}
-	default:
-		return refused("invalid send event %q", ev.Action)
+	case job.ActGreen:
+		e.settleByEvent(name, job.Success)
+	case job.ActRed:
+		e.settleByEvent(name, job.Failure)
 	}
 	return nil
 }

@@ -360,6 +360,12 @@ func TestActionAndLiveUpdate(t *testing.T) {
 		chromedp.WaitVisible(`button[data-action="start"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`window.unloaded = "no"`, nil),
 	)
+	// An action that does not apply now says why, and sends nothing.
+	var refusal string
+	run(t, ctx, chromedp.Evaluate(`(b => b.getAttribute("aria-disabled") + ": " + b.dataset.refusal)(document.querySelector('button[data-action="abort"]'))`, &refusal))
+	if refusal != "true: event abort is not effective on inactive task" {
+		t.Errorf("abort on an idle task: %q", refusal)
+	}
 	// Tab to the start button: every control is reachable by keyboard.
 	var focused string
 	for i := 0; i < 40 && focused != "start"; i++ {
@@ -371,6 +377,14 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	run(t, ctx,
 		chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible("#confirm[open]", chromedp.ByQuery),
+	)
+	// The confirmation says what the start will do.
+	var words string
+	run(t, ctx, chromedp.Text("#confirm-body", &words, chromedp.ByQuery))
+	if !strings.Contains(words, "Starts a run of demo_report now") {
+		t.Errorf("the start's confirmation says %q", words)
+	}
+	run(t, ctx,
 		// The dialog focuses its confirmation: Enter confirms.
 		chromedp.KeyEvent("\r"),
 		chromedp.WaitNotPresent("#confirm[open]", chromedp.ByQuery),

@@ -228,6 +228,36 @@ type taskData struct {
 	Why whyView
 	// Trend is how long its last runs took; nil before one ended.
 	Trend *trendData
+	// Actions are the operator's actions on the task, each with why the
+	// engine would refuse it now or what it would do.
+	Actions []actionView
+}
+
+// actionView is an action button of the task page: Refusal, when set, is
+// why the engine would refuse it (the button says so and sends nothing);
+// otherwise Words say what it does, for its confirmation.
+type actionView struct {
+	Name    job.Action
+	Refusal string
+	Words   string
+}
+
+// actionsOf returns the task page's actions for a task as the View has it.
+// A group or a resource takes none.
+func actionsOf(def *job.Task, st *job.State) []actionView {
+	if def.Type == job.Group || def.Type == job.Resource {
+		return nil
+	}
+	backfilling := st.Backfill != nil
+	var list []actionView
+	for _, a := range []job.Action{job.ActStart, job.ActAbort, job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed} {
+		v := actionView{Name: a, Refusal: engine.Refusal(a, def, st, backfilling)}
+		if v.Refusal == "" {
+			v.Words = engine.Describe(a, def, st, backfilling)
+		}
+		list = append(list, v)
+	}
+	return list
 }
 
 // taskRuns is how many of its runs a task's page lists.
@@ -252,6 +282,7 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 		return "", nil, notFound("task %s not found", name)
 	}
 	d.Def, d.State, d.Row = *it.Def, it.State, u.row(*it.Def, it.State)
+	d.Actions = actionsOf(it.Def, &it.State)
 	list := []*job.Task{it.Def.Clone()}
 	for _, c := range it.Children {
 		if ci, ok := v.Item(c); ok {

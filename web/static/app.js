@@ -204,7 +204,12 @@
     }
     if (btn.dataset.action) {
       var task = btn.dataset.task, act = btn.dataset.action;
-      var text = "This sends the event " + act + " to " + task + ", as the command line's event command would.";
+      if (btn.getAttribute("aria-disabled") === "true") {
+        // Kept focusable, so that the reason can be read: it sends nothing.
+        toast("Not now: " + btn.dataset.refusal + ".", true);
+        return;
+      }
+      var text = btn.dataset.words || ("This sends the event " + act + " to " + task + ".");
       var form = btn.dataset.params ? paramsForm(text, JSON.parse(btn.dataset.params)) : null;
       ask(verbs[act] + " " + task + "?", form ? form.box : text, function () {
         var req = { event: act };
