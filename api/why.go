@@ -71,30 +71,36 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("at: %v", err)
 		}
 		resp.At = s.local(at)
-		if resp.Occurrence, resp.Fire, err = s.occurrence(r, name, at, x.Schedule); err != nil {
+		if resp.Occurrence, resp.Fire, err = Occurrence(r.Context(), s.sched.Store(), s.sched.Now(), s.loc, name, at, x.Schedule); err != nil {
 			return err
 		}
 	}
 	return writeJSON(w, http.StatusOK, resp)
 }
 
-// occurrence says what became of a task's occurrence at an instant (to
-// the minute): the fire ledger's record, the run it started, or that the
-// trigger has no occurrence then.
-func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched calendar.Schedule) (string, *job.Fire, error) {
+// Occurrence says what became of a task's occurrence at an instant (to
+// the minute), as of now: the fire ledger's record, the run it started, or
+// that the task's trigger (sched, nil when it has none) has no occurrence
+// then. Instants are written in loc.
+func Occurrence(ctx context.Context, st store.Store, now time.Time, loc *time.Location, name string, at time.Time, sched calendar.Schedule) (string, *job.Fire, error) {
 	from := at.Truncate(time.Minute)
-	st := s.sched.Store()
-	fires, err := st.Fires(r.Context(), store.FireQuery{Task: name, From: from, To: from.Add(time.Minute), Limit: 1})
+	fires, err := st.Fires(ctx, store.FireQuery{Task: name, From: from, To: from.Add(time.Minute), Limit: 1})
 	if err != nil {
 		return "", nil, err
 	}
-	when := func(t time.Time) string { return s.local(t).Format(time.RFC3339) }
+	local := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return t
+		}
+		return t.In(loc)
+	}
+	when := func(t time.Time) string { return local(t).Format(time.RFC3339) }
 	if len(fires) == 0 {
 		if sched == nil {
 			return fmt.Sprintf("%s has no time trigger: nothing was planned at %s", name, when(at)), nil, nil
 		}
 		if next, ok := sched.Next(from.Add(-time.Nanosecond)); ok && next.Before(from.Add(time.Minute)) {
-			if next.After(s.sched.Now()) {
+			if next.After(now) {
 				text := fmt.Sprintf("the occurrence at %s is still to come", when(next))
 				if f, ok := sched.(*calendar.Filtered); ok && f.Excluded(next) != "" {
 					text += fmt.Sprintf("; it is outside its calendar: %s is a day of calendar %s (exclude_calendar), and it will be recorded skipped",
@@ -113,7 +119,7 @@ func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched ca
 		return fmt.Sprintf("%s's time trigger has no occurrence at %s", name, when(at)), nil, nil
 	}
 	f := fires[0]
-	f.Scheduled, f.At = s.local(f.Scheduled), s.local(f.At)
+	f.Scheduled, f.At = local(f.Scheduled), local(f.At)
 	switch f.Fate {
 	case job.FateRan, job.FateBackfilled:
 		text := fmt.Sprintf("the occurrence at %s ran", when(f.Scheduled))
@@ -121,7 +127,7 @@ func (s *Server) occurrence(r *http.Request, name string, at time.Time, sched ca
 			text = fmt.Sprintf("the occurrence at %s was backfilled (%s)", when(f.Scheduled), f.Reason)
 		}
 		if f.RunID != 0 {
-			runs, err := st.Runs(r.Context(), store.RunQuery{Task: name, Before: f.RunID + 1, Limit: 1})
+			runs, err := st.Runs(ctx, store.RunQuery{Task: name, Before: f.RunID + 1, Limit: 1})
 			if err != nil {
 				return "", nil, err
 			}

@@ -3,10 +3,13 @@ package web
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 // The task page offers each action with what the engine would answer: on
@@ -42,5 +45,43 @@ func TestTaskPageActions(t *testing.T) {
 	}
 	if acts := page("g").Actions; len(acts) != 0 {
 		t.Errorf("a group is offered actions: %+v", acts)
+	}
+}
+
+// The task page answers what became of an occurrence (?at=): the fire
+// ledger's record with a link to its run, an occurrence still to come, a
+// time the task's trigger has no occurrence at, and a time it cannot read.
+func TestTaskPageOccurrence(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	_, u := withHistory(t, "insert_task: a\ntype: callable\nfunction: log\ncron: 0 10 * * *\n", func(last int64) store.Batch {
+		id := last + 1
+		return store.Batch{
+			Runs:  []job.Run{{ID: id, Task: "a", Status: job.Failure, Start: at, End: at.Add(time.Minute), Scheduled: at, ExitCode: 3}},
+			Fires: []job.Fire{{Task: "a", Scheduled: at, At: at, Fate: job.FateRan, RunID: id}},
+		}
+	})
+	ask := func(when string) atView {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, "/tasks/a?at="+url.QueryEscape(when), nil)
+		r.SetPathValue("name", "a")
+		_, d, err := u.task(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.(taskData).At
+	}
+	if v := ask("2026-03-02T10:00"); v.Err != "" || v.Run == 0 || !strings.Contains(v.Text, "the occurrence at 2026-03-02T10:00:00Z ran: run") ||
+		!strings.Contains(v.Text, "failure") || v.Value != "2026-03-02T10:00" {
+		t.Errorf("the occurrence that ran: %+v", v)
+	}
+	if v := ask("2026-03-02T11:00"); v.Err != "" || v.Run != 0 || !strings.Contains(v.Text, "has no occurrence at 2026-03-02T11:00:00Z") {
+		t.Errorf("a time without an occurrence: %+v", v)
+	}
+	if v := ask("2999-01-01 10:00"); v.Err != "" || !strings.Contains(v.Text, "is still to come") {
+		t.Errorf("an occurrence to come: %+v", v)
+	}
+	if v := ask("tuesday"); !strings.Contains(v.Err, `"tuesday" is not an instant`) || v.Value != "tuesday" {
+		t.Errorf("an unreadable time: %+v", v)
 	}
 }

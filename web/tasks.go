@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/defs"
@@ -231,6 +232,44 @@ type taskData struct {
 	// Actions are the operator's actions on the task, each with why the
 	// engine would refuse it now or what it would do.
 	Actions []actionView
+	// At answers what became of the occurrence the page was asked about
+	// (?at=).
+	At atView
+}
+
+// atView is the task page's question about one occurrence: the time
+// asked (as the form shows it), and the answer or why it could not be
+// read.
+type atView struct {
+	Zone, Value string
+	Text, Err   string
+	Run         int64
+}
+
+// occurrenceAt answers the task page's ?at=: what became of the task's
+// occurrence at that time, as the API's why does.
+func (u *UI) occurrenceAt(r *http.Request, name string, sched calendar.Schedule) atView {
+	v := atView{Zone: u.cfg.Location.String()}
+	asked := r.URL.Query().Get("at")
+	if asked == "" {
+		return v
+	}
+	at, err := calendar.ParseInstant(asked, u.cfg.Location)
+	if err != nil {
+		v.Value, v.Err = asked, "at: "+err.Error()
+		return v
+	}
+	v.Value = u.local(at).Format("2006-01-02T15:04")
+	text, fire, err := api.Occurrence(r.Context(), u.cfg.Scheduler.Store(), u.cfg.Scheduler.Now(), u.cfg.Location, name, at, sched)
+	if err != nil {
+		v.Err = err.Error()
+		return v
+	}
+	v.Text = text
+	if fire != nil {
+		v.Run = fire.RunID
+	}
+	return v
 }
 
 // actionView is an action button of the task page: Refusal, when set, is
@@ -303,6 +342,7 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 		return "", nil, err
 	}
 	d.Definition = text.String()
+	d.At = u.occurrenceAt(r, name, sched)
 	now := u.cfg.Scheduler.Now()
 	if sched != nil {
 		d.Forecast, _ = calendar.Forecast(map[string]calendar.Schedule{name: sched}, now, now.AddDate(0, 0, 31), 10)
