@@ -235,6 +235,8 @@ type taskData struct {
 	// At answers what became of the occurrence the page was asked about
 	// (?at=).
 	At atView
+	// Backfill offers a backfill: the task has a time trigger.
+	Backfill bool
 }
 
 // atView is the task page's question about one occurrence: the time
@@ -343,6 +345,7 @@ func (u *UI) task(r *http.Request) (string, any, error) {
 	}
 	d.Definition = text.String()
 	d.At = u.occurrenceAt(r, name, sched)
+	d.Backfill = sched != nil
 	now := u.cfg.Scheduler.Now()
 	if sched != nil {
 		d.Forecast, _ = calendar.Forecast(map[string]calendar.Schedule{name: sched}, now, now.AddDate(0, 0, 31), 10)

@@ -220,6 +220,10 @@
       });
       return;
     }
+    if (btn.dataset.backfill) {
+      backfill(btn.dataset.backfill, btn.dataset.zone);
+      return;
+    }
     if (btn.hasAttribute("data-node")) {
       nodeActions(btn.dataset.process, btn.dataset.timeperiod, btn.dataset.state);
     }
@@ -255,6 +259,88 @@
         return v;
       }
     };
+  }
+
+  // field adds a labelled input to box and returns it.
+  function field(box, label, type, name) {
+    var l = document.createElement("label");
+    l.textContent = label + " ";
+    var input = document.createElement("input");
+    input.type = type;
+    input.name = name;
+    input.required = true;
+    l.appendChild(input);
+    var div = document.createElement("div");
+    div.appendChild(l);
+    box.appendChild(div);
+    return input;
+  }
+
+  // okText names the dialog's confirming button until it closes.
+  function okText(text) {
+    var ok = document.getElementById("confirm-ok");
+    ok.textContent = text;
+    dialog.addEventListener("close", function () { ok.textContent = "Confirm"; }, { once: true });
+  }
+
+  var backfillWords = {
+    queued: "runs", done: "already ran", pending: "already waiting", scheduled: "left to its schedule",
+    excluded: "excluded by its calendar"
+  };
+
+  // backfill asks for a range, shows what a backfill of it would do (the
+  // API's dry run), and runs it once confirmed.
+  function backfill(task, zone) {
+    var path = "/api/v1/tasks/" + encodeURIComponent(task) + "/backfill";
+    var box = document.createElement("div");
+    var p = document.createElement("p");
+    p.textContent = "Runs the occurrences of " + task + "'s time trigger in a past range, both ends included, " +
+      "as they would have run; those that ran already are left alone. Times are the server's (" + zone + ").";
+    box.appendChild(p);
+    var from = field(box, "From", "datetime-local", "from");
+    var to = field(box, "To", "datetime-local", "to");
+    var par = field(box, "Runs at once", "number", "max_parallel");
+    par.min = "1";
+    par.value = "1";
+    ask("Backfill " + task, box, function () {
+      var req = { from: from.value, to: to.value, max_parallel: Number(par.value) || 1 };
+      post(path, Object.assign({ dry_run: true }, req)).then(function (v) {
+        var list = document.createElement("div");
+        var head = document.createElement("p");
+        head.textContent = v.message + ".";
+        list.appendChild(head);
+        var queued = (v.occurrences || []).filter(function (o) { return o.action === "queued"; }).length;
+        if ((v.occurrences || []).length > 0) {
+          var table = document.createElement("table");
+          var tr = table.createTHead().insertRow();
+          ["Occurrence", "Backfill", "Before"].forEach(function (h) {
+            var th = document.createElement("th");
+            th.scope = "col";
+            th.textContent = h;
+            tr.appendChild(th);
+          });
+          var body = table.createTBody();
+          v.occurrences.forEach(function (o) {
+            var row = body.insertRow();
+            row.insertCell().textContent = o.scheduled.replace("T", " ").replace(/:00(Z|[+-].*)$/, "");
+            row.insertCell().textContent = backfillWords[o.action] || o.action;
+            row.insertCell().textContent = [o.fate, o.reason, o.run_id ? "run " + o.run_id : ""].filter(Boolean).join(": ");
+          });
+          list.appendChild(table);
+        }
+        if (queued === 0) {
+          ask("Backfill " + task, list, function () {});
+          okText("Close");
+          return;
+        }
+        ask("Backfill " + task + "?", list, function () {
+          post(path, req).then(function (r) { toast(r.message); refresh(); })
+            .catch(function (err) { toast(err.message, true); });
+        });
+        okText("Run " + queued + (queued === 1 ? " occurrence" : " occurrences"));
+      }).catch(function (err) { toast(err.message, true); });
+    });
+    okText("Preview");
   }
 
   // nodeActions offers to skip or reprocess a period, showing what the
