@@ -80,7 +80,9 @@ func (u *UI) listTasks(v *scheduler.View, f taskFilter, status job.Status, scope
 		}
 		d.Matched++
 		if name > f.After && len(d.Rows) <= tasksPage {
-			d.Rows = append(d.Rows, u.row(*def, it.State))
+			row := u.row(*def, it.State)
+			row.Bulk = bulkOf(def, &it.State)
+			d.Rows = append(d.Rows, row)
 		}
 		return true
 	})

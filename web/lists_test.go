@@ -188,7 +188,9 @@ func tasksBySorting(u *UI, e *engine.Engine, f taskFilter, status job.Status) ta
 		if name <= f.After || len(d.Rows) > tasksPage {
 			continue
 		}
-		d.Rows = append(d.Rows, u.row(def, st))
+		row := u.row(def, st)
+		row.Bulk = bulkOf(&def, &st)
+		d.Rows = append(d.Rows, row)
 	}
 	if len(d.Rows) > tasksPage {
 		d.Rows = d.Rows[:tasksPage]

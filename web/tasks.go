@@ -27,6 +27,23 @@ type taskRow struct {
 	NextFire time.Time
 	Label    string
 	Parent   string
+	// Bulk says, on the task list, why each action offered for a
+	// selection would be refused for this task ("" when it applies).
+	Bulk bulkRefusals
+}
+
+// bulkRefusals are why the actions the task list offers for a selection
+// would be refused for one task: freeze, reset (which unfreezes) and
+// start (which reruns a failed task).
+type bulkRefusals struct{ Freeze, Reset, Start string }
+
+func bulkOf(def *job.Task, st *job.State) bulkRefusals {
+	backfilling := st.Backfill != nil
+	return bulkRefusals{
+		Freeze: engine.Refusal(job.ActFreeze, def, st, backfilling),
+		Reset:  engine.Refusal(job.ActReset, def, st, backfilling),
+		Start:  engine.Refusal(job.ActStart, def, st, backfilling),
+	}
 }
 
 func (u *UI) row(def job.Task, st job.State) taskRow {

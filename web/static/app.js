@@ -148,6 +148,8 @@
   if (csrf && window.EventSource && document.getElementById("live")) {
     var es = new EventSource("/live");
     es.addEventListener("change", refresh);
+    // Marked for whoever waits for a live page (tests do).
+    es.addEventListener("open", function () { document.documentElement.setAttribute("data-live", "open"); });
     window.addEventListener("pagehide", function () { es.close(); });
   }
 
@@ -220,6 +222,10 @@
       });
       return;
     }
+    if (btn.dataset.bulk) {
+      bulk(btn.dataset.bulk);
+      return;
+    }
     if (btn.dataset.backfill) {
       backfill(btn.dataset.backfill, btn.dataset.zone);
       return;
@@ -259,6 +265,96 @@
         return v;
       }
     };
+  }
+
+  // The task list's selection: names kept across live updates, which
+  // draw the rows again.
+  var selected = new Set();
+  function showSelection() {
+    var boxes = document.querySelectorAll("input[data-select]");
+    var all = boxes.length > 0;
+    boxes.forEach(function (b) {
+      b.checked = selected.has(b.dataset.select);
+      all = all && b.checked;
+    });
+    var sa = document.querySelector("input[data-select-all]");
+    if (sa) { sa.checked = all; }
+    var say = document.querySelector("[data-selected]");
+    if (say) { say.textContent = selected.size === 0 ? "none selected" : selected.size + " selected"; }
+  }
+  document.addEventListener("change", function (e) {
+    var b = e.target;
+    if (b.dataset && b.dataset.select) {
+      if (b.checked) { selected.add(b.dataset.select); } else { selected.delete(b.dataset.select); }
+      showSelection();
+    } else if (b.hasAttribute && b.hasAttribute("data-select-all")) {
+      document.querySelectorAll("input[data-select]").forEach(function (r) {
+        if (b.checked) { selected.add(r.dataset.select); } else { selected.delete(r.dataset.select); }
+      });
+      showSelection();
+    }
+  });
+  document.addEventListener("htmx:afterSwap", showSelection);
+
+  // What each action for a selection does, and which of its tasks it
+  // takes: rerun starts only the failed ones.
+  var bulkActions = {
+    freeze: { event: "freeze", refusal: "noFreeze", done: "froze",
+      words: "Each is frozen until it is reset: nothing starts it (its occurrences are recorded skipped), and every condition clause on it holds, so the tasks waiting for it may start." },
+    reset: { event: "reset", refusal: "noReset", done: "reset",
+      words: "Each goes back to idle (a frozen one is unfrozen): its condition and its time trigger start it again." },
+    rerun: { event: "start", refusal: "noStart", done: "started", failedOnly: true,
+      words: "Each failed one starts a run now, whatever its condition." }
+  };
+
+  // bulk sends an action to the selected tasks it applies to, after a
+  // confirmation that names them and those left out, and says how each
+  // fared.
+  function bulk(kind) {
+    var a = bulkActions[kind], take = [], left = [];
+    document.querySelectorAll("input[data-select]").forEach(function (b) {
+      if (!selected.has(b.dataset.select)) { return; }
+      var why = b.dataset[a.refusal];
+      if (a.failedOnly && b.dataset.status !== "failure") { why = "it is " + b.dataset.status + ", not failed"; }
+      if (why) { left.push(b.dataset.select + " (" + why + ")"); } else { take.push(b.dataset.select); }
+    });
+    if (take.length === 0 && left.length === 0) {
+      toast("Select tasks first: the boxes at the start of each row.", true);
+      return;
+    }
+    var box = document.createElement("div");
+    var p = document.createElement("p");
+    p.textContent = take.length === 0 ? "It applies to none of the selected tasks." :
+      a.event[0].toUpperCase() + a.event.slice(1) + " " + take.length + (take.length === 1 ? " task: " : " tasks: ") + take.join(", ") + ". " + a.words;
+    box.appendChild(p);
+    if (left.length > 0) {
+      var q = document.createElement("p");
+      q.textContent = "Left alone: " + left.join("; ") + ".";
+      box.appendChild(q);
+    }
+    if (take.length === 0) {
+      ask("Nothing to " + a.event, box, function () {});
+      okText("Close");
+      return;
+    }
+    ask(a.event[0].toUpperCase() + a.event.slice(1) + " " + take.length + (take.length === 1 ? " task?" : " tasks?"), box, function () {
+      var failed = [], next = 0, done = 0;
+      // Four at a time: each is a request of its own, checked as its task's.
+      function one() {
+        if (next >= take.length) { return Promise.resolve(); }
+        var name = take[next++];
+        return post("/api/v1/tasks/" + encodeURIComponent(name) + "/events", { event: a.event })
+          .then(function () { done++; }, function (err) { failed.push(name + ": " + err.message); })
+          .then(one);
+      }
+      Promise.all([one(), one(), one(), one()]).then(function () {
+        var text = a.done + " " + done + (done === 1 ? " task" : " tasks");
+        if (failed.length > 0) { text += "; refused: " + failed.join("; "); }
+        toast(text, failed.length > 0);
+        selected.clear();
+        refresh();
+      });
+    });
   }
 
   // field adds a labelled input to box and returns it.
