@@ -55,6 +55,10 @@ func startDemo(t *testing.T) *demo {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
+	// The examples name no calendar: one for the calendars' pages.
+	if err := s.Apply(ctx, "calendars.def", "insert_calendar: month_end\ndescription: the last business day of each month\nrule: last business day of the month\n"); err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s.Handler(gnomon.HandlerConfig{Version: "test"}))
 	t.Cleanup(srv.Close)
 	d := &demo{s: s, url: srv.URL}
@@ -205,6 +209,8 @@ var pages = []struct{ name, path, want string }{
 	{"trees", "/trees", "client"},
 	{"tree", "/trees/client", "client_hourly"},
 	{"alerts", "/alerts", "Alerts"},
+	{"calendars", "/calendars", "month_end"},
+	{"calendar", "/calendars/month_end", "Its days"},
 	{"audit", "/audit", "Audit"},
 	{"audit_days", "/audit?status=failure&from=2000-01-01&to=2100-12-31", "Audit"},
 	{"runs", "/runs", "Runs"},

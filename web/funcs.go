@@ -77,15 +77,16 @@ func (u *UI) funcs() template.FuncMap {
 
 // sections are the entries of the navigation.
 var sections = map[string]struct{ name, url string }{
-	"overview": {"Overview", "/"},
-	"tasks":    {"Tasks", "/tasks"},
-	"runs":     {"Runs", "/runs"},
-	"timeline": {"Timeline", "/timeline"},
-	"graph":    {"Graph", "/graph"},
-	"data":     {"Data events", "/data"},
-	"trees":    {"Trees", "/trees"},
-	"alerts":   {"Alerts", "/alerts"},
-	"audit":    {"Audit", "/audit"},
+	"overview":  {"Overview", "/"},
+	"tasks":     {"Tasks", "/tasks"},
+	"runs":      {"Runs", "/runs"},
+	"timeline":  {"Timeline", "/timeline"},
+	"graph":     {"Graph", "/graph"},
+	"data":      {"Data events", "/data"},
+	"trees":     {"Trees", "/trees"},
+	"calendars": {"Calendars", "/calendars"},
+	"alerts":    {"Alerts", "/alerts"},
+	"audit":     {"Audit", "/audit"},
 }
 
 // pageURL is the task list with a filter, from after a name.

@@ -155,6 +155,8 @@ func (u *UI) routes() {
 	u.page("GET /trees", "trees", every, u.trees)
 	u.page("GET /trees/{name}", "tree", every, u.tree)
 	u.page("GET /alerts", "alerts", every, u.alerts)
+	u.page("GET /calendars", "calendars", every, u.calendars)
+	u.page("GET /calendars/{name}", "calendar", every, u.calendarPage)
 	u.page("GET /audit", "audit", filtered, u.audit)
 	u.route("/", read, func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no page at " + r.URL.Path})
@@ -292,7 +294,7 @@ func (v *view) Sections() []string {
 	if v.Identity != nil && len(v.Identity.Scope) > 0 {
 		return []string{"tasks", "runs", "timeline", "audit"}
 	}
-	return []string{"overview", "tasks", "runs", "timeline", "graph", "data", "trees", "alerts", "audit"}
+	return []string{"overview", "tasks", "runs", "timeline", "graph", "data", "trees", "calendars", "alerts", "audit"}
 }
 
 // Can reports whether the viewer's role grants a permission (to show the
@@ -334,6 +336,8 @@ func (u *UI) pageHandler(tmpl string, fn func(r *http.Request) (title string, da
 		section = "trees"
 	case "run":
 		section = "runs"
+	case "calendar":
+		section = "calendars"
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		title, data, err := fn(r)
