@@ -863,7 +863,7 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	}
 	if !cfg.NoUI {
 		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logs: s.runLogs, Logger: s.cfg.Logger,
-			LiveStreams: cfg.LiveStreams})
+			LiveStreams: cfg.LiveStreams, Tokens: access.Keeper, TokenClock: c})
 		if err != nil {
 			// The UI's templates and files are part of the binary: they
 			// parse, or the build is broken.

@@ -211,6 +211,7 @@ var pages = []struct{ name, path, want string }{
 	{"alerts", "/alerts", "Alerts"},
 	{"calendars", "/calendars", "month_end"},
 	{"calendar", "/calendars/month_end", "Its days"},
+	{"tokens", "/tokens", "A new token"},
 	{"audit", "/audit", "Audit"},
 	{"audit_days", "/audit?status=failure&from=2000-01-01&to=2100-12-31", "Audit"},
 	{"runs", "/runs", "Runs"},
@@ -245,9 +246,12 @@ func TestPages(t *testing.T) {
 					chromedp.WaitVisible("main h1", chromedp.ByQuery),
 				)
 				// What a page loads after it (why, while the loop was
-				// busy) shows a moment later: wait for it, then read.
+				// busy) shows when the loop answers: wait for it, then
+				// read. Right after the demo starts, the loop catches its
+				// timeperiod trees up, which takes minutes on a loaded
+				// machine.
 				want, _ := json.Marshal(p.want)
-				wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+				wait, cancel := context.WithTimeout(ctx, 3*time.Minute)
 				chromedp.Run(wait, chromedp.Poll(`document.querySelector("main").innerText.includes(`+string(want)+`)`, nil))
 				cancel()
 				run(t, ctx, chromedp.Text("main", &body, chromedp.ByQuery))

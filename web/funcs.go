@@ -87,6 +87,7 @@ var sections = map[string]struct{ name, url string }{
 	"calendars": {"Calendars", "/calendars"},
 	"alerts":    {"Alerts", "/alerts"},
 	"audit":     {"Audit", "/audit"},
+	"tokens":    {"Tokens", "/tokens"},
 }
 
 // pageURL is the task list with a filter, from after a name.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
@@ -46,6 +47,11 @@ type Config struct {
 	// token may hold open at once, over all its sessions; 0 means
 	// DefaultLiveStreams. Each holds a connection for minutes.
 	LiveStreams int
+	// Tokens keeps the API's tokens, which the tokens page lists for
+	// admins (nil: no such page), on the tokens' clock (TokenClock, the
+	// wall clock when nil), which tells whether one has expired.
+	Tokens     auth.Keeper
+	TokenClock clock.Clock
 }
 
 // DefaultLiveStreams is the most /live streams a token holds by default:
@@ -158,6 +164,9 @@ func (u *UI) routes() {
 	u.page("GET /calendars", "calendars", every, u.calendars)
 	u.page("GET /calendars/{name}", "calendar", every, u.calendarPage)
 	u.page("GET /audit", "audit", filtered, u.audit)
+	if u.cfg.Tokens != nil {
+		u.page("GET /tokens", "tokens", api.Rule{Perm: auth.ManageTokens, Reach: api.Unscoped}, u.tokens)
+	}
 	u.route("/", read, func(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no page at " + r.URL.Path})
 	})
@@ -285,6 +294,8 @@ type view struct {
 	// Self is the page's URL: the live region reloads from it.
 	Self string
 	Data any
+	// tokens says the server has a tokens page.
+	tokens bool
 }
 
 // Sections are the navigation entries of the pages the viewer may read:
@@ -294,7 +305,11 @@ func (v *view) Sections() []string {
 	if v.Identity != nil && len(v.Identity.Scope) > 0 {
 		return []string{"tasks", "runs", "timeline", "audit"}
 	}
-	return []string{"overview", "tasks", "runs", "timeline", "graph", "data", "trees", "calendars", "alerts", "audit"}
+	list := []string{"overview", "tasks", "runs", "timeline", "graph", "data", "trees", "calendars", "alerts", "audit"}
+	if v.tokens && v.Can(string(auth.ManageTokens)) {
+		list = append(list, "tokens")
+	}
+	return list
 }
 
 // Can reports whether the viewer's role grants a permission (to show the
@@ -362,6 +377,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 	v.Identity, v.CSRF = auth.FromContext(r.Context()), api.CSRF(r)
 	v.Now, v.Sim, v.Version = u.cfg.Scheduler.Now().In(u.cfg.Location), u.cfg.Scheduler.Simulated(), u.cfg.Version
 	v.Self = r.URL.RequestURI()
+	v.tokens = u.cfg.Tokens != nil
 	var buf bytes.Buffer
 	if err := u.pages[tmpl].ExecuteTemplate(&buf, "layout", v); err != nil {
 		u.cfg.Logger.Error("page not rendered", "page", tmpl, "err", err)

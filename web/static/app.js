@@ -222,6 +222,10 @@
       });
       return;
     }
+    if (btn.dataset.revoke) {
+      revoke(btn.dataset.revoke, btn.dataset.name);
+      return;
+    }
     if (btn.dataset.bulk) {
       bulk(btn.dataset.bulk);
       return;
@@ -356,6 +360,47 @@
       });
     });
   }
+
+  // revoke revokes a token once confirmed.
+  function revoke(id, name) {
+    ask("Revoke the token " + name + "?", "Every request made with it (" + id + "), and every session signed in with it, is refused from now on. It cannot be undone: make a new token instead.", function () {
+      post("/api/v1/tokens/" + encodeURIComponent(id) + "/revoke").then(function () {
+        toast("revoked " + name);
+        refresh();
+      }).catch(function (err) { toast(err.message, true); });
+    });
+  }
+
+  // The new token's form: the token is shown once, in a dialog, to copy.
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.hasAttribute || !form.hasAttribute("data-token-form")) { return; }
+    e.preventDefault();
+    var scope = form.elements.scope.value.split(",").map(function (s) { return s.trim(); }).filter(Boolean);
+    var req = { name: form.elements.name.value.trim(), role: form.elements.role.value };
+    if (scope.length > 0) { req.scope = scope; }
+    if (form.elements.expires.value.trim()) { req.expires = form.elements.expires.value.trim(); }
+    post("/api/v1/tokens", req).then(function (v) {
+      var box = document.createElement("div");
+      var p = document.createElement("p");
+      p.textContent = "The token " + v.name + " (" + v.role + ", " + v.id + "). Copy it now: it is not shown again.";
+      box.appendChild(p);
+      var label = document.createElement("label");
+      label.textContent = "Token ";
+      var input = document.createElement("input");
+      input.readOnly = true;
+      input.value = v.token;
+      input.size = 48;
+      input.setAttribute("data-new-token", "");
+      label.appendChild(input);
+      box.appendChild(label);
+      form.reset();
+      ask("Token " + v.name + " made", box, refresh);
+      okText("Done");
+      input.select();
+      refresh();
+    }).catch(function (err) { toast(err.message, true); });
+  });
 
   // field adds a labelled input to box and returns it.
   function field(box, label, type, name) {
