@@ -861,18 +861,18 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	if s.metrics != nil {
 		h.Metrics, h.MetricsPublic = metrics.Handler(s.metrics), cfg.MetricsPublic
 	}
+	if s.node != nil {
+		h.Cluster = clusterOps{reg: s.node.Registry, clock: s.sched}
+	}
 	if !cfg.NoUI {
 		ui, err := web.New(web.Config{Scheduler: s.sched, Location: s.cfg.Location, Version: cfg.Version, Sessions: access.Sessions, Logs: s.runLogs, Logger: s.cfg.Logger,
-			LiveStreams: cfg.LiveStreams, Tokens: access.Keeper, TokenClock: c})
+			LiveStreams: cfg.LiveStreams, Tokens: access.Keeper, TokenClock: c, Cluster: h.Cluster})
 		if err != nil {
 			// The UI's templates and files are part of the binary: they
 			// parse, or the build is broken.
 			panic(err)
 		}
 		h.Mount(ui)
-	}
-	if s.node != nil {
-		h.Cluster = clusterOps{reg: s.node.Registry, clock: s.sched}
 	}
 	return h
 }

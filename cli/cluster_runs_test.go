@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -163,6 +165,29 @@ func TestClusterFlows(t *testing.T) {
 	}
 	if len(st.Runs.Waiting) != 0 {
 		t.Errorf("runs waiting for a machine: %+v", st.Runs.Waiting)
+	}
+	// The web UI's cluster page, signed in as a browser is, shows the
+	// director and its nodes.
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	if resp, err := browser.PostForm(c.Base+"/login", url.Values{"token": {c.Token}}); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	resp, err := browser.Get(c.Base + "/cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the cluster page is answered %d: %s", resp.StatusCode, page)
+	}
+	for _, want := range []string{"dir <strong>(director)</strong>", "<td>w1</td>", "<td>w2</td>", "clock, worker"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the cluster page does not show %q", want)
+		}
 	}
 }
 

@@ -88,6 +88,7 @@ var sections = map[string]struct{ name, url string }{
 	"alerts":    {"Alerts", "/alerts"},
 	"audit":     {"Audit", "/audit"},
 	"tokens":    {"Tokens", "/tokens"},
+	"cluster":   {"Cluster", "/cluster"},
 }
 
 // pageURL is the task list with a filter, from after a name.

@@ -13,7 +13,7 @@ func TestSectionsAreNamed(t *testing.T) {
 	t.Parallel()
 	for _, role := range auth.Roles {
 		for _, tokens := range []bool{false, true} {
-			v := &view{Identity: &auth.Identity{Name: "x", Role: role}, tokens: tokens}
+			v := &view{Identity: &auth.Identity{Name: "x", Role: role}, tokens: tokens, cluster: tokens}
 			for _, s := range v.Sections() {
 				if e := sections[s]; e.name == "" || e.url == "" {
 					t.Errorf("%s (tokens page %v): section %q has no entry", role, tokens, s)

@@ -52,6 +52,9 @@ type Config struct {
 	// wall clock when nil), which tells whether one has expired.
 	Tokens     auth.Keeper
 	TokenClock clock.Clock
+	// Cluster is the cluster the server directs, which the cluster page
+	// shows (nil: the server is not in one, and has no such page).
+	Cluster api.Cluster
 }
 
 // DefaultLiveStreams is the most /live streams a token holds by default:
@@ -164,6 +167,9 @@ func (u *UI) routes() {
 	u.page("GET /calendars", "calendars", every, u.calendars)
 	u.page("GET /calendars/{name}", "calendar", every, u.calendarPage)
 	u.page("GET /audit", "audit", filtered, u.audit)
+	if u.cfg.Cluster != nil {
+		u.page("GET /cluster", "cluster", every, u.clusterPage)
+	}
 	if u.cfg.Tokens != nil {
 		u.page("GET /tokens", "tokens", api.Rule{Perm: auth.ManageTokens, Reach: api.Unscoped}, u.tokens)
 	}
@@ -294,8 +300,9 @@ type view struct {
 	// Self is the page's URL: the live region reloads from it.
 	Self string
 	Data any
-	// tokens says the server has a tokens page.
-	tokens bool
+	// tokens and cluster say the server has a tokens page and a
+	// cluster page.
+	tokens, cluster bool
 }
 
 // Sections are the navigation entries of the pages the viewer may read:
@@ -306,6 +313,9 @@ func (v *view) Sections() []string {
 		return []string{"tasks", "runs", "timeline", "audit"}
 	}
 	list := []string{"overview", "tasks", "runs", "timeline", "graph", "data", "trees", "calendars", "alerts", "audit"}
+	if v.cluster {
+		list = append(list, "cluster")
+	}
 	if v.tokens && v.Can(string(auth.ManageTokens)) {
 		list = append(list, "tokens")
 	}
@@ -377,7 +387,7 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, tmpl str
 	v.Identity, v.CSRF = auth.FromContext(r.Context()), api.CSRF(r)
 	v.Now, v.Sim, v.Version = u.cfg.Scheduler.Now().In(u.cfg.Location), u.cfg.Scheduler.Simulated(), u.cfg.Version
 	v.Self = r.URL.RequestURI()
-	v.tokens = u.cfg.Tokens != nil
+	v.tokens, v.cluster = u.cfg.Tokens != nil, u.cfg.Cluster != nil
 	var buf bytes.Buffer
 	if err := u.pages[tmpl].ExecuteTemplate(&buf, "layout", v); err != nil {
 		u.cfg.Logger.Error("page not rendered", "page", tmpl, "err", err)

@@ -222,6 +222,16 @@
       });
       return;
     }
+    if (btn.dataset.drain) {
+      var node = btn.dataset.drain;
+      ask("Drain " + node + "?", node + " hands its partitions to the other clock nodes, claims no new run, finishes the runs it holds, and exits (status 0, which a service manager should not restart). Start it again to bring it back.", function () {
+        post("/api/v1/cluster/nodes/" + encodeURIComponent(node) + "/drain").then(function () {
+          toast(node + " is draining");
+          refresh();
+        }).catch(function (err) { toast(err.message, true); });
+      });
+      return;
+    }
     if (btn.dataset.revoke) {
       revoke(btn.dataset.revoke, btn.dataset.name);
       return;
