@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/job"
 )
 
 // The task page never waits long for the scheduler's loop: while the loop
@@ -57,4 +58,33 @@ func TestWhyWhileTheLoopIsBusy(t *testing.T) {
 	if body := w.Body.String(); !strings.Contains(body, "su(b)") || strings.Contains(body, "busy") {
 		t.Errorf("the why fragment is %q, want the reasons", body)
 	}
+}
+
+// The why box of a running task says what it does, not why it does not
+// run.
+func TestWhyOfARunningTask(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, u := startScheduler(t, "insert_task: a\ntype: callable\ncommand: sleep 60\nout_log_file: "+dir+"/a.out\nerr_log_file: "+dir+"/a.err\n")
+	if err := s.Submit(context.Background(), engine.Act{Task: "a", Action: job.ActStart}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, st, _ := s.View().Task("a"); st.Status == job.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a did not start within a minute")
+		}
+	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/tasks/a/why", nil)
+	r.SetPathValue("name", "a")
+	if err := u.whyFragment(w, r); err != nil {
+		t.Fatal(err)
+	}
+	if body := w.Body.String(); !strings.Contains(body, "<h3>What it does now</h3>") || !strings.Contains(body, "a is running since") {
+		t.Errorf("the why box of a running task: %s", body)
+	}
+	s.Submit(context.Background(), engine.Act{Task: "a", Action: job.ActAbort})
 }
