@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/defs"
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -32,6 +33,11 @@ func (u *UI) funcs() template.FuncMap {
 				return "–"
 			}
 			return t.In(u.cfg.Location).Format("2006-01-02 15:04:05")
+		},
+		// instants shows the instants a text of the engine's holds (a
+		// reason why, the fate of an occurrence) as ts does.
+		"instants": func(text string) string {
+			return engine.FormatInstants(text, func(t time.Time) string { return t.In(u.cfg.Location).Format("2006-01-02 15:04:05") })
 		},
 		// zone names the server's zone, in which the header's clock
 		// ticks.
