@@ -607,11 +607,23 @@ func TestTreeSkip(t *testing.T) {
 	}
 	process, timeperiod := picked[0], picked[1]
 	clickNow(t, ctx, fmt.Sprintf(`button.cell[data-process=%q][data-timeperiod=%q]`, process, timeperiod))
+	// The period's dialog only shows: one button closes it.
+	var buttons []string
 	run(t, ctx,
 		chromedp.WaitVisible(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
+		chromedp.Evaluate(`[...document.querySelectorAll("#confirm .buttons button")].filter(b => !b.hidden).map(b => b.textContent)`, &buttons),
+	)
+	if strings.Join(buttons, ",") != "Close" {
+		t.Errorf("the period's dialog offers %v, want Close alone", buttons)
+	}
+	run(t, ctx,
 		chromedp.Click(`//dialog[@open]//button[text()="Preview skip"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`//dialog[@open]//p[starts-with(., "It changes")]`, chromedp.BySearch),
+		chromedp.Evaluate(`[...document.querySelectorAll("#confirm .buttons button")].filter(b => !b.hidden).map(b => b.textContent)`, &buttons),
 	)
+	if strings.Join(buttons, ",") != "Cancel,Confirm" {
+		t.Errorf("the skip's confirmation offers %v, want Cancel and Confirm", buttons)
+	}
 	var preview string
 	run(t, ctx, chromedp.Text(`#confirm-body`, &preview, chromedp.ByID))
 	if !strings.Contains(preview, process+" "+timeperiod+": ") || !strings.Contains(preview, "→ skipped") {

@@ -348,7 +348,7 @@
     }
     if (take.length === 0) {
       ask("Nothing to " + a.event, box, function () {});
-      okText("Close");
+      okText("Close", true);
       return;
     }
     ask(a.event[0].toUpperCase() + a.event.slice(1) + " " + take.length + (take.length === 1 ? " task?" : " tasks?"), box, function () {
@@ -406,7 +406,7 @@
       box.appendChild(label);
       form.reset();
       ask("Token " + v.name + " made", box, refresh);
-      okText("Done");
+      okText("Done", true);
       input.select();
       refresh();
     }).catch(function (err) { toast(err.message, true); });
@@ -427,11 +427,14 @@
     return input;
   }
 
-  // okText names the dialog's confirming button until it closes.
-  function okText(text) {
+  // okText names the dialog's confirming button until it closes; alone
+  // hides the cancel button meanwhile (a dialog that only shows).
+  function okText(text, alone) {
     var ok = document.getElementById("confirm-ok");
+    var cancel = dialog.querySelector('button[value="cancel"]');
     ok.textContent = text;
-    dialog.addEventListener("close", function () { ok.textContent = "Confirm"; }, { once: true });
+    cancel.hidden = !!alone;
+    dialog.addEventListener("close", function () { ok.textContent = "Confirm"; cancel.hidden = false; }, { once: true });
   }
 
   var backfillWords = {
@@ -481,7 +484,7 @@
         }
         if (queued === 0) {
           ask("Backfill " + task, list, function () {});
-          okText("Close");
+          okText("Close", true);
           return;
         }
         ask("Backfill " + task + "?", list, function () {
@@ -532,10 +535,7 @@
       box.appendChild(b);
     });
     ask("Period " + timeperiod + " of " + process, box, function () {});
-    document.getElementById("confirm-ok").textContent = "Close";
-    dialog.addEventListener("close", function () {
-      document.getElementById("confirm-ok").textContent = "Confirm";
-    }, { once: true });
+    okText("Close", true);
   }
 
   // The header's clock ticks: the scheduler's reading when the page was
