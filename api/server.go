@@ -455,7 +455,11 @@ func (s *Server) view(e *scheduler.View, name string) (TaskView, bool) {
 }
 
 func (s *Server) localState(st job.State) StateView {
-	return StateView{
+	var setBy *SetByView
+	if e := st.SetBy; e != nil {
+		setBy = &SetByView{Action: e.Action, By: e.By, At: s.local(e.At.Time())}
+	}
+	return StateView{SetBy: setBy,
 		Status: st.Status, Start: s.local(st.Start.Time()), End: s.local(st.End.Time()), ReadySeq: st.ReadySeq, RunID: st.RunID,
 		BundleRun: st.BundleRun, BundleOutcome: st.BundleOutcome, Trigger: st.Trigger, By: st.By, DueAt: s.local(st.DueAt.Time()),
 		Scheduled: s.local(st.Scheduled.Time()), NextFire: s.local(st.NextFire.Time()), LastExec: st.LastExec.Time(), Pending: st.Pending,

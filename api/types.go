@@ -123,6 +123,17 @@ type StateView struct {
 	// Params and WaitsFor: see job.State.
 	Params   []job.Var `json:"params,omitempty"`
 	WaitsFor string    `json:"waits_for,omitempty"`
+	// SetBy is the operator's event that set a settled status: see
+	// job.State.
+	SetBy *SetByView `json:"set_by,omitempty"`
+}
+
+// SetByView is the operator's event that set a task's status, its time
+// in the server's zone.
+type SetByView struct {
+	Action job.Action `json:"action"`
+	By     string     `json:"by,omitempty"`
+	At     time.Time  `json:"at"`
 }
 
 // Retrying reports whether the task waits to retry a failed run.

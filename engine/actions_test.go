@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gnomon-sched/gnomon/job"
 )
@@ -108,5 +109,34 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := Refusal(job.ActStart, conf, &job.State{}, false); !strings.Contains(got, "its data events trigger it") {
 		t.Errorf("start of a configuration without a command: %q", got)
+	}
+}
+
+// A settled status an operator's event set says which event, who sent it
+// and when, until the task is active again.
+func TestSetBy(t *testing.T) {
+	t.Parallel()
+	h := setup(t, 10, callable("a", ""))
+	h.apply(Act{Task: "a", Action: job.ActFreeze, By: "ada"})
+	_, st, _ := h.e.Task("a")
+	if st.SetBy == nil || *st.SetBy != (job.StatusEvent{Action: job.ActFreeze, By: "ada", At: job.At(h.now)}) {
+		t.Fatalf("after ada's freeze: %+v", st.SetBy)
+	}
+	h.now = h.now.Add(time.Minute)
+	h.apply(Act{Task: "a", Action: job.ActReset, By: "bob"})
+	if _, st, _ = h.e.Task("a"); st.SetBy == nil || st.SetBy.Action != job.ActReset || st.SetBy.By != "bob" || !st.SetBy.At.Time().Equal(h.now) {
+		t.Fatalf("after bob's reset: %+v", st.SetBy)
+	}
+	h.act("a", job.ActStart)
+	if _, st, _ = h.e.Task("a"); st.SetBy != nil {
+		t.Fatalf("a running task keeps %+v", st.SetBy)
+	}
+	h.exit("a", 0)
+	if _, st, _ = h.e.Task("a"); st.SetBy != nil || st.Status != job.Success {
+		t.Fatalf("after its run: %s, %+v", st.Status, st.SetBy)
+	}
+	h.apply(Act{Task: "a", Action: job.ActRed, By: "cy"})
+	if _, st, _ = h.e.Task("a"); st.SetBy == nil || st.SetBy.Action != job.ActRed || st.SetBy.By != "cy" {
+		t.Fatalf("after cy's red: %+v", st.SetBy)
 	}
 }

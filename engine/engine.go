@@ -617,6 +617,9 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	if !old.Active() && s.Active() {
 		en.st.Alarms = nil // a new trigger: the last one's alarms are history
 	}
+	if s.Active() {
+		en.st.SetBy = nil // no longer what the operator's event left
+	}
 	if !s.Active() {
 		en.st.Attempt, en.st.RetryOf = 0, 0
 	}
@@ -995,6 +998,12 @@ func (e *Engine) act(ev Act) error {
 		e.settleByEvent(name, job.Success)
 	case job.ActRed:
 		e.settleByEvent(name, job.Failure)
+	}
+	// Who set a settled status: not a start, nor an abort that only
+	// cancelled the backfill of a task already settled.
+	if ev.Action != job.ActStart && !(ev.Action == job.ActAbort && s.Settled()) && en.st.Status.Settled() {
+		en.st.SetBy = &job.StatusEvent{Action: ev.Action, By: ev.By, At: job.At(e.now)}
+		e.touch(name)
 	}
 	return nil
 }

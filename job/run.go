@@ -142,6 +142,18 @@ type State struct {
 	// Alarms are those raised since the task was last triggered, oldest
 	// first.
 	Alarms []Alarm `json:"alarms,omitempty"`
+	// SetBy is the operator's event that set the task's settled status
+	// (a freeze, reset, green, red or abort), until the task is active
+	// again; nil when a run or a trigger set it.
+	SetBy *StatusEvent `json:"set_by,omitempty"`
+}
+
+// StatusEvent is an operator's event that set a task's status: what,
+// who sent it (empty: the server itself) and when.
+type StatusEvent struct {
+	Action Action  `json:"action"`
+	By     string  `json:"by,omitempty"`
+	At     Instant `json:"at"`
 }
 
 // Retrying reports whether the task waits to retry a failed run: it is

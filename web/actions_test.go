@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store"
 )
@@ -83,5 +85,26 @@ func TestTaskPageOccurrence(t *testing.T) {
 	}
 	if v := ask("tuesday"); !strings.Contains(v.Err, `"tuesday" is not an instant`) || v.Value != "tuesday" {
 		t.Errorf("an unreadable time: %+v", v)
+	}
+}
+
+// A frozen task's page says who froze it and when.
+func TestTaskPageSaysWhoSetItsStatus(t *testing.T) {
+	t.Parallel()
+	s, u := startScheduler(t, "insert_task: a\ntype: callable\nfunction: log\n")
+	if err := s.Submit(context.Background(), engine.Act{Task: "a", Action: job.ActFreeze, By: "ada"}); err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := s.View().Task("a")
+	if st.SetBy == nil {
+		t.Fatal("the View has no SetBy after the freeze")
+	}
+	r := httptest.NewRequest(http.MethodGet, "/tasks/a", nil)
+	r.SetPathValue("name", "a")
+	w := httptest.NewRecorder()
+	u.pageHandler("task", u.task)(w, r)
+	want := "by the event freeze of ada at <time datetime=\"" + st.SetBy.At.Time().UTC().Format(time.RFC3339) + "\">" + st.SetBy.At.Time().UTC().Format("2006-01-02 15:04:05") + "</time>"
+	if body := w.Body.String(); !strings.Contains(body, want) {
+		t.Errorf("the page of a frozen task does not say %q", want)
 	}
 }
