@@ -122,6 +122,9 @@ func TestSetBy(t *testing.T) {
 	if st.SetBy == nil || *st.SetBy != (job.StatusEvent{Action: job.ActFreeze, By: "ada", At: job.At(h.now)}) {
 		t.Fatalf("after ada's freeze: %+v", st.SetBy)
 	}
+	if rs, _ := h.e.Why("a", h.now); len(rs) == 0 || !strings.HasPrefix(rs[0].Text, "a is frozen since "+h.now.UTC().Format(time.RFC3339)+", by ada: ") {
+		t.Errorf("why of a task ada froze: %+v", rs)
+	}
 	h.now = h.now.Add(time.Minute)
 	h.apply(Act{Task: "a", Action: job.ActReset, By: "bob"})
 	if _, st, _ = h.e.Task("a"); st.SetBy == nil || st.SetBy.Action != job.ActReset || st.SetBy.By != "bob" || !st.SetBy.At.Time().Equal(h.now) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -87,7 +88,11 @@ func (e *Engine) why(name string, now time.Time, depth int, seen map[string]bool
 		}
 		add(WhyRunning, "%s is running since %s (run %d)", name, at(st.Start), st.RunID)
 	case job.Frozen:
-		add(WhyFrozen, "%s is frozen: its triggers are skipped and conditions naming it hold; reset it to release it", name)
+		since := ""
+		if e := st.SetBy; e != nil && e.Action == job.ActFreeze {
+			since = fmt.Sprintf(" since %s, by %s", at(e.At), cmp.Or(e.By, "the server"))
+		}
+		add(WhyFrozen, "%s is frozen%s: its triggers are skipped and conditions naming it hold; reset it to release it", name, since)
 	case job.Staged:
 		add(WhyDelay, "%s waits for its start delay to pass at %s", name, at(st.DueAt))
 	case job.Ready:
