@@ -93,7 +93,7 @@ func TestBackfill(t *testing.T) {
 		t.Errorf("fires:\n%s", fires)
 	}
 	if out := f.mustRun("gnomon", "why", "-j", "nightly", "--at", "2026-03-29 03:00"); !strings.HasPrefix(out,
-		"the occurrence at 2026-03-29T03:00:00+02:00 was backfilled (backfilled at the request of admin): run 3, success\n") {
+		"the occurrence at 2026-03-29 03:00:00 CEST was backfilled (backfilled at the request of admin): run 3, success\n") {
 		t.Errorf("why --at:\n%s", out)
 	}
 	// Dependents hear nothing of backfill runs.

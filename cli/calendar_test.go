@@ -98,7 +98,7 @@ func TestCalendarsOnTheVirtualClock(t *testing.T) {
 
 	f.mustRun("gnomon", "clock", "advance", "--to", "2026-12-24T12:00:00Z")
 	why := f.mustRun("gnomon", "why", "-j", "daily")
-	if !strings.Contains(why, "its next occurrence, at 2026-12-25T09:00:00Z, is outside its calendar: 2026-12-25 is a day of calendar public (exclude_calendar); it will be recorded skipped, and the first that runs is at 2026-12-26T09:00:00Z") {
+	if !strings.Contains(why, "its next occurrence, at 2026-12-25 09:00:00 UTC, is outside its calendar: 2026-12-25 is a day of calendar public (exclude_calendar); it will be recorded skipped, and the first that runs is at 2026-12-26 09:00:00 UTC") {
 		t.Errorf("why daily:\n%s", why)
 	}
 	why = f.mustRun("gnomon", "why", "-j", "close")
@@ -129,11 +129,11 @@ func TestCalendarsOnTheVirtualClock(t *testing.T) {
 		t.Errorf("fires of pulse:\n%s", pulse)
 	}
 	occ := f.mustRun("gnomon", "why", "-j", "daily", "--at", "2026-12-25 09:00")
-	if !strings.Contains(occ, "the occurrence at 2026-12-25T09:00:00Z was skipped: 2026-12-25 is a day of calendar public (exclude_calendar)") {
+	if !strings.Contains(occ, "the occurrence at 2026-12-25 09:00:00 UTC was skipped: 2026-12-25 is a day of calendar public (exclude_calendar)") {
 		t.Errorf("why --at:\n%s", occ)
 	}
 	occ = f.mustRun("gnomon", "why", "-j", "close", "--at", "2026-12-30 18:00")
-	if !strings.Contains(occ, "close's time trigger has no occurrence at 2026-12-30T18:00:00Z: it is outside its calendar, 2026-12-30 is not a day of its run_calendar month_end") {
+	if !strings.Contains(occ, "close's time trigger has no occurrence at 2026-12-30 18:00:00 UTC: it is outside its calendar, 2026-12-30 is not a day of its run_calendar month_end") {
 		t.Errorf("why --at outside the run_calendar:\n%s", occ)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gnomon-sched/gnomon/api"
+	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 )
 
@@ -33,14 +34,18 @@ func whyCmd(env *Env, client func() *api.Client) *cobra.Command {
 			if out.structured() {
 				return out.write(env.Stdout, v)
 			}
+			// Instants in the one format of the command line (local, or
+			// --utc), as every other command prints them.
+			times := timesOf(cmd, env)
+			text := func(s string) string { return termsafe.String(engine.FormatInstants(s, times.at)) }
 			if v.Occurrence != "" {
-				fmt.Fprintln(env.Stdout, termsafe.String(v.Occurrence))
+				fmt.Fprintln(env.Stdout, text(v.Occurrence))
 			}
 			for _, r := range v.Reasons {
-				fmt.Fprintf(env.Stdout, "%s%s\n", strings.Repeat("  ", r.Depth), termsafe.String(r.Text))
+				fmt.Fprintf(env.Stdout, "%s%s\n", strings.Repeat("  ", r.Depth), text(r.Text))
 			}
 			if v.Failed != nil {
-				writeRun(env.Stdout, v.Failed, "  ", timesOf(cmd, env))
+				writeRun(env.Stdout, v.Failed, "  ", times)
 			}
 			return nil
 		},

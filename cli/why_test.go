@@ -27,13 +27,13 @@ func TestWhy(t *testing.T) {
 			"\n    never is idle; nothing starts it by itself",
 		}},
 		{[]string{"-j", "cold", "--at", "2026-06-01 12:00"}, []string{
-			"the occurrence at 2026-06-01T12:00:00+02:00 was skipped: the task is frozen\n",
+			"the occurrence at 2026-06-01 12:00:00 CEST was skipped: the task is frozen\n",
 			"cold is frozen",
 		}},
-		{[]string{"-j", "batch", "--at", "2026-06-01 06:00"}, []string{"the occurrence at 2026-06-01T06:00:00+02:00 ran: run ", ", success\n",
-			"batch succeeded; its time trigger next fires at 2026-06-03T04:00:00Z"}},
-		{[]string{"-j", "batch", "--at", "2026-06-01 07:00"}, []string{"batch's time trigger has no occurrence at 2026-06-01T07:00:00+02:00"}},
-		{[]string{"-j", "batch", "--at", "2026-06-03 06:00"}, []string{"the occurrence at 2026-06-03T06:00:00+02:00 is still to come"}},
+		{[]string{"-j", "batch", "--at", "2026-06-01 06:00"}, []string{"the occurrence at 2026-06-01 06:00:00 CEST ran: run ", ", success\n",
+			"batch succeeded; its time trigger next fires at 2026-06-03 06:00:00 CEST"}},
+		{[]string{"-j", "batch", "--at", "2026-06-01 07:00"}, []string{"batch's time trigger has no occurrence at 2026-06-01 07:00:00 CEST"}},
+		{[]string{"-j", "batch", "--at", "2026-06-03 06:00"}, []string{"the occurrence at 2026-06-03 06:00:00 CEST is still to come"}},
 		{[]string{"-j", "never", "--at", "2026-06-01 06:00"}, []string{"never has no time trigger"}},
 	} {
 		out := f.mustRun(append([]string{"gnomon", "why"}, c.args...)...)
