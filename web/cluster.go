@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cluster"
 )
 
@@ -47,7 +48,8 @@ func (u *UI) clusterPage(r *http.Request) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	now := u.cfg.Scheduler.Now()
+	// Heartbeats are on the system's clock, whatever the scheduler's.
+	now := clock.Wall.Now()
 	d := clusterData{Status: st, Director: st.Director}
 	d.Director.Expires = u.local(d.Director.Expires)
 	for _, n := range st.Nodes {
