@@ -451,13 +451,42 @@ func waitOwned(dir *server, k int) error {
 					owned += len(nd.Partitions)
 				}
 			}
-			if owners == k && owned == st.Space.Count() {
+			if owners == k && owned == st.Space.Count() && balanced(st) {
 				return nil
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return errors.New("the clock nodes did not get every partition within 2 minutes")
+	return errors.New("the clock nodes did not get every partition, evenly, within 2 minutes")
+}
+
+// balanced reports whether the live clock nodes hold the regular
+// partitions evenly, and the dedicated ones evenly, as the director
+// assigns them in the end (cluster.AssignSpace): a window measured while
+// partitions still move measures their hand-overs, not a steady cluster.
+func balanced(st *cluster.Status) bool {
+	for _, group := range [][2]int{{0, st.Space.Partitions}, {st.Space.Partitions, st.Space.Count()}} {
+		low, high := -1, 0
+		for _, nd := range st.Nodes {
+			if nd.State != cluster.Live || !nd.Has(cluster.RoleClock) {
+				continue
+			}
+			held := 0
+			for _, p := range nd.Partitions {
+				if p >= group[0] && p < group[1] {
+					held++
+				}
+			}
+			if low < 0 || held < low {
+				low = held
+			}
+			high = max(high, held)
+		}
+		if high-low > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // turnFires is how many fires a clock node records in a turn of its loop
