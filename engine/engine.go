@@ -619,8 +619,7 @@ func (e *Engine) setStatus(name string, s job.Status, completed bool) {
 	}
 	if s.Active() {
 		en.st.SetBy = nil // no longer what the operator's event left
-	}
-	if !s.Active() {
+	} else {
 		en.st.Attempt, en.st.RetryOf = 0, 0
 	}
 	e.unready(en)

@@ -38,12 +38,13 @@ type taskRow struct {
 type bulkRefusals struct{ Freeze, Reset, Start string }
 
 func bulkOf(def *job.Task, st *job.State) bulkRefusals {
-	backfilling := st.Backfill != nil
-	return bulkRefusals{
-		Freeze: engine.Refusal(job.ActFreeze, def, st, backfilling),
-		Reset:  engine.Refusal(job.ActReset, def, st, backfilling),
-		Start:  engine.Refusal(job.ActStart, def, st, backfilling),
-	}
+	return bulkRefusals{Freeze: refusal(job.ActFreeze, def, st), Reset: refusal(job.ActReset, def, st), Start: refusal(job.ActStart, def, st)}
+}
+
+// refusal is engine.Refusal for a task as the View has it: a backfill is
+// under way while its state holds one.
+func refusal(a job.Action, def *job.Task, st *job.State) string {
+	return engine.Refusal(a, def, st, st.Backfill != nil)
 }
 
 func (u *UI) row(def job.Task, st job.State) taskRow {
@@ -306,12 +307,11 @@ func actionsOf(def *job.Task, st *job.State) []actionView {
 	if def.Type == job.Group || def.Type == job.Resource {
 		return nil
 	}
-	backfilling := st.Backfill != nil
 	var list []actionView
 	for _, a := range []job.Action{job.ActStart, job.ActAbort, job.ActFreeze, job.ActReset, job.ActGreen, job.ActRed} {
-		v := actionView{Name: a, Refusal: engine.Refusal(a, def, st, backfilling)}
+		v := actionView{Name: a, Refusal: refusal(a, def, st)}
 		if v.Refusal == "" {
-			v.Words = engine.Describe(a, def, st, backfilling)
+			v.Words = engine.Describe(a, def, st, st.Backfill != nil)
 		}
 		list = append(list, v)
 	}
