@@ -158,7 +158,12 @@ func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.
 
 func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
 	t.Helper()
-	if err := chromedp.Run(ctx, actions...); err != nil {
+	// A bound on a hang, not a measure: a step that waits for what never
+	// comes fails with its error instead of holding the package until
+	// its timeout.
+	step, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if err := chromedp.Run(step, actions...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -383,6 +388,14 @@ func TestActionAndLiveUpdate(t *testing.T) {
 	}
 	if focused != "start" {
 		t.Fatal("the start button cannot be reached with the Tab key")
+	}
+	// A live update while it has the focus keeps it there.
+	run(t, ctx, chromedp.Evaluate(`new Promise(done => {
+		document.addEventListener("htmx:afterSettle", () => done(document.activeElement.dataset.action || document.activeElement.tagName), {once: true});
+		htmx.trigger(document.body, "gnomon-change");
+	})`, &focused, awaitPromise))
+	if focused != "start" {
+		t.Fatalf("after a live update the focus is on %q, not the start button", focused)
 	}
 	run(t, ctx,
 		chromedp.KeyEvent("\r"),

@@ -45,6 +45,32 @@
       });
     }).catch(function (err) { toast(err.message, true); });
   });
+  // Keyboard focus outlives a live update: the control that had it is
+  // found again in the new content (by its id, its action, its link or its
+  // name and value) and given it back, so that a reader tabbing through a
+  // page that changes under them does not start again from the top.
+  var focusKey = null;
+  function keyOf(el) {
+    var tag = el.tagName.toLowerCase();
+    if (el.id) { return "#" + CSS.escape(el.id); }
+    if (el.dataset && el.dataset.action) { return tag + '[data-action="' + CSS.escape(el.dataset.action) + '"]'; }
+    if (el.getAttribute("href")) { return tag + '[href="' + CSS.escape(el.getAttribute("href")) + '"]'; }
+    if (el.name) {
+      var k = tag + '[name="' + CSS.escape(el.name) + '"]';
+      return el.value !== undefined && el.value !== "" ? k + '[value="' + CSS.escape(el.value) + '"]' : k;
+    }
+    return null;
+  }
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var a = document.activeElement;
+    focusKey = a && a !== document.body && e.detail.target.contains(a) ? keyOf(a) : null;
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var el = focusKey && document.querySelector(focusKey);
+    focusKey = null;
+    if (el && el !== document.activeElement) { el.focus({ preventScroll: true }); }
+  });
+
   var chosenLog = null;
   document.addEventListener("htmx:beforeSwap", function (e) {
     var logs = document.getElementById("logs");
