@@ -662,8 +662,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	case s.started:
 		return errors.New("gnomon: already started")
 	}
+	if err := s.sched.Start(ctx); err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
 	s.started = true
-	s.sched.Start()
 	if s.node != nil {
 		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan struct{})
@@ -722,7 +724,7 @@ func (s *Scheduler) Progress(run int64) (status string, data map[string]string, 
 // JSON configurations, all or nothing. file names the text in errors. The
 // scheduler must be started.
 func (s *Scheduler) Apply(ctx context.Context, file, text string) error {
-	return s.submit(ctx, engine.Define{File: file, Text: text})
+	return s.defineFile(ctx, scheduler.DefineFile{File: file, Text: text})
 }
 
 // Declare applies definitions as a declaration of what should exist: as
@@ -730,12 +732,12 @@ func (s *Scheduler) Apply(ctx context.Context, file, text string) error {
 // same text can be applied again and again (the server's --definitions
 // files are applied this way at every start).
 func (s *Scheduler) Declare(ctx context.Context, file, text string) error {
-	return s.submit(ctx, engine.Define{File: file, Text: text, Declarative: true})
+	return s.defineFile(ctx, scheduler.DefineFile{File: file, Text: text, Mode: defs.Declared})
 }
 
 // Check validates definitions as Apply would, without applying them.
 func (s *Scheduler) Check(ctx context.Context, file, text string) error {
-	return s.submit(ctx, engine.Define{File: file, Text: text, Check: true})
+	return s.defineFile(ctx, scheduler.DefineFile{File: file, Text: text, Check: true})
 }
 
 // Send sends an operator action to a job: start (now, bypassing its
@@ -756,6 +758,14 @@ func (s *Scheduler) StartWith(ctx context.Context, name string, params map[strin
 
 func (s *Scheduler) submit(ctx context.Context, ev engine.Event) error {
 	if err := s.sched.Submit(ctx, ev); err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
+	return nil
+}
+
+// defineFile sends a definition file to the scheduler's loop.
+func (s *Scheduler) defineFile(ctx context.Context, f scheduler.DefineFile) error {
+	if _, err := s.sched.Define(ctx, f); err != nil {
 		return fmt.Errorf("gnomon: %w", err)
 	}
 	return nil

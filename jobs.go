@@ -9,7 +9,6 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/defs"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
@@ -199,7 +198,11 @@ func (s *Scheduler) AddJob(ctx context.Context, j Job) error {
 // define applies one definition built in Go. Its errors name the job (or
 // group) and the problems, not the lines of the text it was written as.
 func (s *Scheduler) define(ctx context.Context, what, name, text string, declarative bool) error {
-	err := s.sched.Submit(ctx, engine.Define{File: what + " " + name, Text: text, Declarative: declarative})
+	mode := defs.AsWritten
+	if declarative {
+		mode = defs.Declared
+	}
+	_, err := s.sched.Define(ctx, scheduler.DefineFile{File: what + " " + name, Text: text, Mode: mode})
 	var errs defs.Errors
 	if errors.As(err, &errs) {
 		msgs := make([]string, len(errs))

@@ -15,7 +15,6 @@ import (
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/calendar/ics"
 	"github.com/gnomon-sched/gnomon/defs"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
 )
@@ -140,7 +139,7 @@ func (s *Server) putCalendar(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	file := "calendar " + name
-	if err := s.sched.Submit(r.Context(), engine.Define{File: file, Text: text, Declarative: true, By: auth.NameOf(r.Context())}); err != nil {
+	if _, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: file, Text: text, Mode: defs.Declared, By: auth.NameOf(r.Context())}); err != nil {
 		return jsonFields(err, fields)
 	}
 	var v CalendarView
@@ -157,7 +156,7 @@ func (s *Server) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 	if _, found := s.sched.View().Calendar(name); !found {
 		return calendarNotFound(name)
 	}
-	err := s.sched.Submit(r.Context(), engine.Define{File: "calendar " + name, Text: string(defs.DeleteCalendar) + ": " + name + "\n",
+	_, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: "calendar " + name, Text: string(defs.DeleteCalendar) + ": " + name + "\n",
 		By: auth.NameOf(r.Context())})
 	if err != nil {
 		return jsonFields(err, []string{""})

@@ -7,14 +7,11 @@ import (
 	"net/http"
 	"os"
 	"os/user"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/defs"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -48,158 +45,40 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	if req.Check {
 		msg = "Successfully validated"
 	}
+	mode := defs.AsWritten
 	switch req.Mode {
 	case "":
-		if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: req.Text, Check: req.Check, By: auth.NameOf(r.Context())}); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, DefineResponse{Message: msg})
-	case ModeApply, ModeSync:
+	case ModeApply:
+		mode = defs.Declared
+	case ModeSync:
+		mode = defs.Synced
 	default:
 		return badRequest("mode: %q should be %q or %q (or absent: apply the file as written)", req.Mode, ModeApply, ModeSync)
 	}
-	if periods.IsTreeFile(req.Text) {
+	if req.Mode != "" && defs.SyntaxOf(req.Text) == defs.Trees {
 		return s.defineTrees(w, r, req, msg)
 	}
-	d := s.sched.View().Definitions()
-	p, err := planDefinitions(d, req)
+	// The loop plans the file once, on its turn, against the definitions
+	// as they are then, with everything the server knows.
+	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Check: req.Check, Mode: mode, By: auth.NameOf(r.Context())})
 	if err != nil {
 		return err
 	}
-	// The engine checks the file again as it applies it (with what the
-	// plan cannot know, such as the functions it has registered).
-	if err := s.sched.Submit(r.Context(), engine.Define{File: req.File, Text: p.text, Check: req.Check, Declarative: true, By: auth.NameOf(r.Context())}); err != nil {
-		return p.rewrite(err, true)
+	if req.Mode == "" {
+		return writeJSON(w, http.StatusOK, DefineResponse{Message: msg})
 	}
-	return writeJSON(w, http.StatusOK, DefineResponse{Message: msg, Changes: p.changes})
+	changes := diff(d.Before, &d.Plan)
+	diffCalendars(changes, d.BeforeCalendars, &d.Plan)
+	changes.SyncOwns = d.Owns
+	return writeJSON(w, http.StatusOK, DefineResponse{Message: msg, Changes: changes})
 }
 
-// plan is a definition file made ready for the apply or sync mode: the
-// text to submit, and what it changes.
-type plan struct {
-	file string
-	text string
-	// lines maps a line of text to the line of the file it came from,
-	// when text is not the file's own (nil: the same lines).
-	lines []int
-	// deletes holds the line, in text, of each delete the sync mode adds.
-	deletes map[string]int
-	changes *Changes
-}
-
-// planDefinitions plans a file in the apply or sync mode against the
-// definitions d, validating it as the engine will. In the sync
-// mode it adds a delete for every definition of a kind the file owns that
-// the file does not define: the file owns its tasks (callables, bundles
-// and groups) if it defines at least one of them, and its configurations
-// if it defines at least one configuration.
-func planDefinitions(d *scheduler.Definitions, req DefineRequest) (*plan, error) {
-	p := &plan{file: req.File, text: req.Text, deletes: map[string]int{}}
-	acts, err := defs.Parse(req.File, req.Text)
-	if err != nil {
-		return nil, err
-	}
-	cur := d.Tasks
-	cals := d.Calendars
-	env := &defs.Env{Active: d.Active, Calendars: cals}
-	decl := defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
-	var owns []string
-	if req.Mode == ModeSync {
-		alone, err := defs.Apply(req.File, cur, decl, env)
-		if err != nil {
-			return nil, err
-		}
-		// What the file defines: the targets whose last action is not a
-		// delete, and their kinds. Calendars have a name space of their
-		// own.
-		last := map[string]defs.Kind{}
-		lastCal := map[string]defs.Kind{}
-		for _, a := range acts {
-			if a.Kind.IsCalendar() {
-				lastCal[a.Name] = a.Kind
-			} else {
-				last[a.Name] = a.Kind
-			}
-		}
-		kept := map[string]bool{}
-		ownTasks, ownConfigs := false, false
-		for name, k := range last {
-			if k == defs.Delete || k == defs.DeleteGroup {
-				continue
-			}
-			t := alone.Tasks[name]
-			if t == nil {
-				t = cur[name]
-			}
-			if t == nil {
-				continue
-			}
-			kept[name] = true
-			if t.Type == job.Configuration {
-				ownConfigs = true
-			} else {
-				ownTasks = true
-			}
-		}
-		if ownTasks {
-			owns = append(owns, "tasks")
-		}
-		if ownConfigs {
-			owns = append(owns, "configurations")
-		}
-		keptCals := map[string]bool{}
-		for name, k := range lastCal {
-			if k != defs.DeleteCalendar {
-				keptCals[name] = true
-			}
-		}
-		if len(keptCals) > 0 {
-			owns = append(owns, "calendars")
-		}
-		var gone []defs.Action
-		for _, name := range sortedNames(cur) {
-			t := cur[name]
-			mine := ownConfigs && t.Type == job.Configuration || ownTasks && t.Type != job.Configuration
-			if !mine || kept[name] || slices.Contains(alone.Deleted, name) {
-				continue
-			}
-			kind := defs.Delete
-			switch t.Type {
-			case job.Group:
-				kind = defs.DeleteGroup
-			case job.Resource:
-				kind = defs.DeleteResource
-			}
-			gone = append(gone, defs.Action{Kind: kind, Name: name})
-		}
-		if len(keptCals) > 0 {
-			for _, name := range d.CalendarNames() {
-				if !keptCals[name] && !slices.Contains(alone.DeletedCalendars, name) {
-					gone = append(gone, defs.Action{Kind: defs.DeleteCalendar, Name: name})
-				}
-			}
-		}
-		if err := p.addDeletes(acts, gone); err != nil {
-			return nil, err
-		}
-		decl = append(decl, gone...)
-	}
-	res, err := defs.Apply(req.File, cur, decl, env)
-	if err != nil {
-		return nil, p.rewrite(err, false)
-	}
-	p.changes = diff(cur, res)
-	diffCalendars(p.changes, cals, res)
-	p.changes.SyncOwns = owns
-	return p, nil
-}
-
-// diffCalendars adds to c what res changes of the named calendars cur
+// diffCalendars adds to c what p changes of the named calendars before
 // holds.
-func diffCalendars(c *Changes, cur map[string]*job.Calendar, res *defs.Result) {
-	for _, name := range res.ChangedCalendars {
-		cal := res.Calendars[name]
-		old, ok := cur[name]
+func diffCalendars(c *Changes, before map[string]*job.Calendar, p *job.Plan) {
+	for _, cal := range p.Calendars {
+		name := cal.Name
+		old, ok := before[name]
 		if !ok {
 			c.Added = append(c.Added, DefinitionRef{Name: name, Type: TypeCalendar})
 			continue
@@ -208,8 +87,8 @@ func diffCalendars(c *Changes, cur map[string]*job.Calendar, res *defs.Result) {
 			c.Changed = append(c.Changed, ChangedDef{Name: name, Type: TypeCalendar, Fields: fields})
 		}
 	}
-	for _, name := range res.DeletedCalendars {
-		if _, ok := cur[name]; ok {
+	for _, name := range p.DeletedCalendars {
+		if _, ok := before[name]; ok {
 			c.Deleted = append(c.Deleted, DefinitionRef{Name: name, Type: TypeCalendar})
 		}
 	}
@@ -248,71 +127,12 @@ func attrChanges(before, after [][2]string) []FieldChange {
 	return out
 }
 
-// addDeletes appends the deletes of the sync mode to the text to submit,
-// after the file's own lines, and numbers them as they are there. A file in
-// the JSON shape, which cannot hold deletes, is written in the task
-// language first.
-func (p *plan) addDeletes(acts []defs.Action, gone []defs.Action) error {
-	if len(gone) == 0 {
-		return nil
-	}
-	var b strings.Builder
-	if defs.IsJSON(p.text) {
-		lines, err := defs.FormatActions(&b, p.file, acts)
-		if err != nil {
-			return err
-		}
-		p.lines = lines
-	} else {
-		b.WriteString(p.text)
-		if !strings.HasSuffix(p.text, "\n") {
-			b.WriteByte('\n')
-		}
-	}
-	line := strings.Count(b.String(), "\n") + 1
-	fmt.Fprintf(&b, "# not in %s: deleted by the sync\n", p.file)
-	for i := range gone {
-		line++
-		gone[i].Line = line
-		p.deletes[gone[i].Name] = line
-		fmt.Fprintf(&b, "%s: %s\n", gone[i].Kind, gone[i].Name)
-	}
-	p.text = b.String()
-	return nil
-}
-
-// rewrite tells definition errors in terms of the file: an error at a
-// delete the sync mode added names no line and says why the definition is
-// deleted, and, from the engine (fromText), the lines of text written from
-// a JSON file are those of the file.
-func (p *plan) rewrite(err error, fromText bool) error {
-	var errs defs.Errors
-	if !errors.As(err, &errs) {
-		return err
-	}
-	out := make(defs.Errors, len(errs))
-	for i, e := range errs {
-		c := *e
-		if line, ok := p.deletes[c.Target]; ok && c.Line == line && (c.Kind == defs.Delete || c.Kind == defs.DeleteGroup || c.Kind == defs.DeleteCalendar) {
-			c.Line = 0
-			c.Msg += fmt.Sprintf(" (the sync deletes %s: %s does not define it)", c.Target, p.file)
-		} else if fromText && p.lines != nil && c.Line > 0 && c.Line <= len(p.lines) {
-			c.Line = p.lines[c.Line-1]
-		}
-		for name, line := range p.deletes {
-			c.Msg = strings.Replace(c.Msg, fmt.Sprintf("(deleted on line %d)", line), fmt.Sprintf("(the sync deletes %s: %s does not define it)", name, p.file), 1)
-		}
-		out[i] = &c
-	}
-	return out
-}
-
-// diff tells what res changes in cur.
-func diff(cur map[string]*job.Task, res *defs.Result) *Changes {
+// diff tells what p changes of the definitions before holds.
+func diff(before map[string]*job.Task, p *job.Plan) *Changes {
 	c := &Changes{Added: []DefinitionRef{}, Changed: []ChangedDef{}, Deleted: []DefinitionRef{}}
-	for _, name := range res.Changed {
-		t := res.Tasks[name]
-		old, ok := cur[name]
+	for _, t := range p.Tasks {
+		name := t.Name
+		old, ok := before[name]
 		if !ok {
 			c.Added = append(c.Added, DefinitionRef{Name: name, Type: t.Type})
 			continue
@@ -321,8 +141,8 @@ func diff(cur map[string]*job.Task, res *defs.Result) *Changes {
 			c.Changed = append(c.Changed, ChangedDef{Name: name, Type: t.Type, Fields: fields})
 		}
 	}
-	for _, name := range res.Deleted {
-		if old, ok := cur[name]; ok {
+	for _, name := range p.Deleted {
+		if old, ok := before[name]; ok {
 			c.Deleted = append(c.Deleted, DefinitionRef{Name: name, Type: old.Type})
 		}
 	}
@@ -356,15 +176,6 @@ func fieldChanges(old, t *job.Task) []FieldChange {
 	return out
 }
 
-func sortedNames(m map[string]*job.Task) []string {
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // mayRunAs returns a *auth.Denied when the definitions the file results
 // in hold a command that would run as an owner the identity may not
 // define commands for (see auth.Identity.MayRunAs): each task or
@@ -378,7 +189,7 @@ func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest)
 		return nil // any owner
 	}
 	dflt := s.defaultOwner()
-	if periods.IsTreeFile(req.Text) {
+	if defs.SyntaxOf(req.Text) == defs.Trees {
 		f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
 		if err != nil {
 			return err
@@ -406,7 +217,7 @@ func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest)
 	}
 	d := s.sched.View().Definitions()
 	cur, cals := d.Tasks, d.Calendars
-	if req.Mode != "" || defs.IsJSON(req.Text) {
+	if req.Mode != "" || defs.SyntaxOf(req.Text) == defs.Configurations {
 		acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
 	}
 	// Apply is more lenient here than in the engine (every task is
@@ -461,7 +272,7 @@ func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
 	if len(id.Scope) == 0 {
 		return nil
 	}
-	if req.Mode == ModeSync || periods.IsTreeFile(req.Text) {
+	if req.Mode == ModeSync || defs.SyntaxOf(req.Text) == defs.Trees {
 		return unscoped(r, auth.Define)
 	}
 	// A calendar concerns every task that names it, now or later.

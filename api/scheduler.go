@@ -31,8 +31,9 @@ type Scheduler interface {
 	// Unavailable returns why the store cannot be written, nil if it can.
 	Unavailable() error
 
-	// Submit, Post, Backfill, CancelBackfill, Trees and Prune change the
-	// state and return once the change is durable.
+	// Define, Submit, Post, Backfill, CancelBackfill, Trees and Prune
+	// change the state and return once the change is durable.
+	Define(ctx context.Context, f scheduler.DefineFile) (*scheduler.Defined, error)
 	Submit(ctx context.Context, ev engine.Event) error
 	Post(ctx context.Context, ev engine.Data) (*engine.DataResult, error)
 	Backfill(ctx context.Context, ev engine.Backfill, dry bool) (*engine.BackfillResult, error)

@@ -443,7 +443,7 @@ func FuzzParse(f *testing.F) {
 				if i > 0 && e.Line < errs[i-1].Line {
 					t.Fatalf("errors out of line order:\n%v", err)
 				}
-				if said[e.Error()] && !IsJSON(text) {
+				if said[e.Error()] && SyntaxOf(text) == Language {
 					t.Fatalf("error reported twice: %v\n%v", e, err)
 				}
 				said[e.Error()] = true
@@ -759,49 +759,5 @@ func TestSyntaxErrors(t *testing.T) {
 	}
 	if _, err := Parse("f.def", "update: y\nlabel: x\n"); err == nil || err.Error() != `f.def:1: invalid action "update"` {
 		t.Errorf("a file without an action: %v", err)
-	}
-}
-
-func TestFormatActions(t *testing.T) {
-	t.Parallel()
-	src := `[{"name": "c1", "dependencies": [{"type": "TABLE", "resourceId": "t", "lifeDuration": 0}]},
-{"name": "c2", "command": "x", "out_log_file": "/o", "err_log_file": "/e",
- "dependencies": [{"type": "FILE", "resourceId": "/in/", "lifeDuration": 60}]}]`
-	acts, err := Parse("c.json", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	lines, err := FormatActions(&b, "c.json", acts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(b.String(), "\n"); n != len(lines) {
-		t.Fatalf("%d lines written, %d mapped", n, len(lines))
-	}
-	want, err := Apply("c.json", nil, acts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := Parse("c.def", b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Apply("c.def", nil, again, nil)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
-	}
-	if diff := cmp.Diff(want.Tasks, got.Tasks); diff != "" {
-		t.Errorf("the text defines other configurations (-want +got):\n%s", diff)
-	}
-	if lines[0] != 1 || lines[len(lines)-1] != 2 {
-		t.Errorf("lines map to %v", lines)
-	}
-	acts, err = Parse("c.json", `{"name": "c3", "command": "x\ny", "out_log_file": "/o", "err_log_file": "/e", "dependencies": [{"type": "TABLE", "resourceId": "t", "lifeDuration": 0}]}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := FormatActions(&b, "c.json", acts); err == nil || err.Error() != `c.json:1: insert_task c3: command: "x\ny" cannot be written as a definition line (a line break, or blanks at either end)` {
-		t.Errorf("a value with a line break: %v", err)
 	}
 }

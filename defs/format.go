@@ -141,30 +141,3 @@ func DepsJSON(deps []job.DataDep) string {
 	}
 	return e.String()
 }
-
-// FormatActions writes actions in the task language, one line per action
-// and per attribute, and returns for each line written (lines[i] for line
-// i+1) the line of the source it came from, so that errors found in the
-// text can be told in terms of the source. It fails, naming the source
-// line, on a value the language cannot hold: one with a line break, or
-// with blanks at either end (a JSON string may have them).
-func FormatActions(w io.Writer, file string, acts []Action) ([]int, error) {
-	var (
-		b     strings.Builder
-		lines []int
-	)
-	for _, a := range acts {
-		fmt.Fprintf(&b, "%s: %s\n", a.Kind, a.Name)
-		lines = append(lines, a.Line)
-		for _, f := range a.Fields {
-			if strings.ContainsAny(f.Value, "\r\n") || strings.TrimSpace(f.Value) != f.Value {
-				return nil, Errors{{File: file, Line: f.Line, Kind: a.Kind, Target: a.Name,
-					Msg: fmt.Sprintf("%s: %q cannot be written as a definition line (a line break, or blanks at either end)", f.Key, f.Value)}}
-			}
-			fmt.Fprintf(&b, "%s: %s\n", f.Key, f.Value)
-			lines = append(lines, f.Line)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return lines, err
-}

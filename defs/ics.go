@@ -38,7 +38,7 @@ type icsField struct {
 
 // icsFields returns the ics_file lines of the calendar actions of a text.
 func icsFields(file, src string) []icsField {
-	if !strings.Contains(src, "ics_file") || IsJSON(src) {
+	if !strings.Contains(src, "ics_file") || SyntaxOf(src) != Language {
 		return nil
 	}
 	acts, err := Parse(file, src)

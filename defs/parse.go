@@ -203,7 +203,7 @@ func Parse(file, src string) ([]Action, error) {
 	if !utf8.ValidString(src) {
 		return nil, Errors{notUTF8(file, src)}
 	}
-	if eventdep.IsJSON(src) {
+	if SyntaxOf(src) != Language {
 		return parseJSON(file, src)
 	}
 	var (
@@ -404,7 +404,3 @@ func parseJSON(file, src string) ([]Action, error) {
 	}
 	return acts, nil
 }
-
-// IsJSON reports whether a definition text holds configurations in the
-// JSON shape, which are always applied declaratively.
-func IsJSON(src string) bool { return eventdep.IsJSON(src) }

@@ -534,7 +534,7 @@ func TestBackfillRefusals(t *testing.T) {
 	t.Parallel()
 	h := setup(t, 10, callable("plain", "")+callable("hourly", "cron: * * * * *")+
 		"insert_task: box\ntype: bundle\nstart_times: 02:00\n\n")
-	h.apply(Define{File: "c.json", Text: `[{"name":"cfg","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":3600}]}]`})
+	h.apply(file{"c.json", `[{"name":"cfg","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":3600}]}]`})
 	at := func(s string) time.Time { return instant(t, s) }
 	for _, c := range []struct {
 		ev   Backfill
@@ -558,7 +558,7 @@ func TestBackfillRefusals(t *testing.T) {
 	}
 	// A task whose backfill is under way cannot be deleted.
 	h.apply(Backfill{Task: "hourly", From: at("2026-03-01T10:00:00Z"), To: at("2026-03-01T10:02:00Z")})
-	if _, err := h.e.Apply(Define{File: "d", Text: "delete_task: hourly\n"}, h.now); err == nil || !strings.Contains(err.Error(), "hourly is active") {
+	if _, err := apply(h.e, file{"d", "delete_task: hourly\n"}, h.now); err == nil || !strings.Contains(err.Error(), "hourly is active") {
 		t.Errorf("delete: %v", err)
 	}
 }

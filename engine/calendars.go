@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/calendar"
-	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
@@ -53,14 +52,16 @@ func (e *Engine) daySet(name string) *calendar.DaySet { return e.days[name] }
 // defineCalendars applies the calendars a definition file changes and
 // returns the tasks whose schedule they change, but those the file
 // changes itself, which are compiled again anyway.
-func (e *Engine) defineCalendars(res *defs.Result) []string {
-	if len(res.ChangedCalendars) == 0 {
+func (e *Engine) defineCalendars(res *job.Plan) []string {
+	if len(res.Calendars) == 0 {
 		return nil
 	}
-	for _, n := range res.ChangedCalendars {
-		e.cals[n] = res.Calendars[n]
+	changed := make([]string, len(res.Calendars))
+	for i, c := range res.Calendars {
+		e.cals[c.Name] = c
+		changed[i] = c.Name
 	}
-	affected := e.dependents(res.ChangedCalendars)
+	affected := e.dependents(changed)
 	e.problems = append(e.problems, e.compileCalendars(affected)...)
 	users := map[string]bool{}
 	for _, c := range affected {
@@ -68,13 +69,13 @@ func (e *Engine) defineCalendars(res *defs.Result) []string {
 			users[t] = true
 		}
 	}
-	for _, n := range res.Changed {
-		delete(users, n)
+	for _, t := range res.Tasks {
+		delete(users, t.Name)
 	}
 	if e.out.calendars == nil {
 		e.out.calendars = map[string]bool{}
 	}
-	for _, n := range res.ChangedCalendars {
+	for _, n := range changed {
 		e.out.calendars[n] = true
 	}
 	return slices.Sorted(maps.Keys(users))
@@ -103,7 +104,7 @@ func (e *Engine) dependents(names []string) []string {
 
 // deleteCalendars removes the calendars a file deletes: the validator saw
 // that nothing names them any more.
-func (e *Engine) deleteCalendars(res *defs.Result) {
+func (e *Engine) deleteCalendars(res *job.Plan) {
 	for _, n := range res.DeletedCalendars {
 		delete(e.cals, n)
 		delete(e.days, n)

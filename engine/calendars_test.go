@@ -66,7 +66,7 @@ func TestCalendarChangeReplans(t *testing.T) {
 	if got := next(); got != "2026-12-31T18:00:00Z" {
 		t.Fatalf("next fire %s", got)
 	}
-	out := s.apply(Define{File: "u.def", Text: "update_calendar: holidays\ndates: 2026-12-31\n"})
+	out := s.apply(file{"u.def", "update_calendar: holidays\ndates: 2026-12-31\n"})
 	if got := next(); got != "2026-12-30T18:00:00Z" {
 		t.Errorf("after 31 December became a holiday, next fire %s", got)
 	}
@@ -77,17 +77,19 @@ func TestCalendarChangeReplans(t *testing.T) {
 		t.Errorf("no definition of a task changed, but %v", out.Defined)
 	}
 	// Its own rule changes.
-	s.apply(Define{File: "u.def", Text: "update_calendar: month_end\nrule: 2nd business day of month\n"})
+	s.apply(file{"u.def", "update_calendar: month_end\nrule: 2nd business day of month\n"})
 	if got := next(); got != "2026-12-02T18:00:00Z" {
 		t.Errorf("after the rule changed, next fire %s", got)
 	}
 	// A check changes nothing.
-	s.apply(Define{File: "u.def", Text: "update_calendar: month_end\nrule: daily\n", Check: true})
+	if _, err := plan(s.e, file{"u.def", "update_calendar: month_end\nrule: daily\n"}); err != nil {
+		t.Fatal(err)
+	}
 	if got := next(); got != "2026-12-02T18:00:00Z" {
 		t.Errorf("a check moved the next fire to %s", got)
 	}
 	// A task moved to another calendar.
-	s.apply(Define{File: "u.def", Text: "insert_calendar: tuesdays\nrule: every tuesday\nupdate_task: close\nrun_calendar: tuesdays\n"})
+	s.apply(file{"u.def", "insert_calendar: tuesdays\nrule: every tuesday\nupdate_task: close\nrun_calendar: tuesdays\n"})
 	if got := next(); got != "2026-12-01T18:00:00Z" {
 		t.Errorf("on tuesdays, next fire %s", got)
 	}
@@ -95,11 +97,11 @@ func TestCalendarChangeReplans(t *testing.T) {
 		t.Errorf("users of tuesdays %v, of month_end %v", users, s.e.CalendarUsers("month_end"))
 	}
 	// A calendar still named cannot be deleted; once unnamed it can.
-	_, err := s.e.Apply(Define{File: "d.def", Text: "delete_calendar: tuesdays\n"}, s.now)
+	_, err := apply(s.e, file{"d.def", "delete_calendar: tuesdays\n"}, s.now)
 	if err == nil || !strings.Contains(err.Error(), "calendar tuesdays is named by task(s) close") {
 		t.Errorf("delete of a calendar named: %v", err)
 	}
-	out = s.apply(Define{File: "d.def", Text: "update_task: close\nrun_calendar:\ndelete_calendar: tuesdays\n"})
+	out = s.apply(file{"d.def", "update_task: close\nrun_calendar:\ndelete_calendar: tuesdays\n"})
 	if !slices.Equal(out.DeletedCalendars, []string{"tuesdays"}) {
 		t.Errorf("deleted %v", out.DeletedCalendars)
 	}

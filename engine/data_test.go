@@ -23,7 +23,7 @@ func dataSetup(t *testing.T, configs string) *dataHarness {
 	t.Helper()
 	h := &harness{t: t, e: New(Config{Workers: 4}), now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		started: map[string]int64{}, runs: map[int64]job.Run{}}
-	h.apply(Define{File: "c.json", Text: configs})
+	h.apply(file{"c.json", configs})
 	return &dataHarness{h}
 }
 
@@ -253,7 +253,7 @@ func TestRedefinitionKeepsWindows(t *testing.T) {
 	h := dataSetup(t, `{"name":"A","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":3600},{"type":"TABLE","resourceId":"u","lifeDuration":3600},{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0}]}`)
 	h.post(job.Table, "t", "2021-01-01 10:00:00")
 	h.post(job.Table, "u", "2021-01-01 10:00:00")
-	out := h.apply(Define{File: "c.json", Text: `{"name":"A","dependencies":[{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0},{"type":"TABLE","resourceId":"t","lifeDuration":7200}]}`})
+	out := h.apply(file{"c.json", `{"name":"A","dependencies":[{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0},{"type":"TABLE","resourceId":"t","lifeDuration":7200}]}`})
 	if len(out.Validations) != 1 || !out.Validations[0].Expire || out.Validations[0].Dep != "TABLE:u" {
 		t.Errorf("expired %+v", out.Validations)
 	}

@@ -6,38 +6,12 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/cond"
-	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/job"
 )
 
-// define validates a definition file against the current definitions and,
-// unless it is a check, applies it.
+// define applies a plan of definition changes.
 func (e *Engine) define(ev Define) error {
-	acts, err := defs.Parse(ev.File, ev.Text)
-	if err != nil {
-		return err
-	}
-	if ev.Declarative || defs.IsJSON(ev.Text) {
-		acts = defs.DeclarativeCalendars(ev.File, e.cals, defs.Declarative(ev.File, e.defs, acts))
-	}
-	res, err := defs.Apply(ev.File, e.defs, acts, &defs.Env{
-		Active: func(name string) bool {
-			en := e.tasks[name]
-			return en != nil && (en.st.Status.Active() || en.st.RunID != 0 || e.backfillUnderWay(en))
-		},
-		Function:  e.functions,
-		Taken:     e.taken,
-		Calendars: e.cals,
-	})
-	if e.logFile != nil {
-		err = defs.Join(err, defs.CheckLogFiles(ev.File, acts, e.logFile))
-	}
-	if e.owner != nil {
-		err = defs.Join(err, defs.CheckOwners(ev.File, acts, e.owner))
-	}
-	if err != nil || ev.Check {
-		return err
-	}
+	res := &ev.Plan
 	for _, name := range res.Deleted {
 		e.count(e.defs[name], e.tasks[name].st.Status, -1)
 		e.index(name, e.defs[name], nil)
@@ -54,10 +28,9 @@ func (e *Engine) define(ev Define) error {
 	}
 	// Calendars before the tasks that name them, deleted after.
 	users := e.defineCalendars(res)
-	for _, name := range res.Changed {
-		def := res.Tasks[name]
+	for _, def := range res.Tasks {
 		def.PackStrings()
-		name = def.Name // the maps keep the packed name, not the parsed one
+		name := def.Name // the maps keep the packed name, not the parsed one
 		en := e.tasks[name]
 		var old *job.Task
 		if en == nil {

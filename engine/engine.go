@@ -40,20 +40,6 @@ type Config struct {
 	// configuration that never triggers. Zero means DefaultEventLateness;
 	// a negative value keeps every validation.
 	EventLateness time.Duration
-	// Functions reports whether a function name is registered, for the
-	// validation of definitions. Nil accepts only the built-in "log".
-	Functions func(name string) bool
-	// Taken says what else owns a name (see defs.Env.Taken); nil means
-	// nothing does.
-	Taken func(name string) string
-	// LogFile says why a definition may not name path as a log file
-	// (out_log_file, err_log_file), or nil if it may (see
-	// defs.CheckLogFiles); nil accepts every path.
-	LogFile func(path string) error
-	// Owner says why a definition may not name owner as the user its
-	// command runs as (see defs.CheckOwners), or nil if it may; nil
-	// accepts every owner.
-	Owner func(owner string) error
 	// ExternalClock leaves the finding of due occurrences to someone else:
 	// the engine keeps each task's next occurrence, for forecasts, but
 	// fires a time trigger only when it is handed the occurrence in a
@@ -92,7 +78,6 @@ type Engine struct {
 	runs     map[int64]*job.Run  // runs not yet ended
 	running  int                 // callable runs holding a worker slot
 	lastRun  int64               // highest run id handed out
-	taken    func(string) string // what else owns a name
 	seq      int64               // ready order
 	// draining stops dispatch: ready tasks stay ready.
 	draining bool
@@ -103,12 +88,9 @@ type Engine struct {
 
 	loc       *time.Location
 	grace     time.Duration
-	external  bool // time triggers fire through Fired only
-	functions func(string) bool
-	logFile   func(string) error // why a path may not be a log file
-	owner     func(string) error // why a command may not run as an owner
-	fires     fireHeap           // tasks with a next occurrence, earliest first
-	fireBatch int                // see Config.FireBatch
+	external  bool     // time triggers fire through Fired only
+	fires     fireHeap // tasks with a next occurrence, earliest first
+	fireBatch int      // see Config.FireBatch
 	// res are the resources shared between tasks, by name; holds the
 	// claims each run in flight holds (see resource).
 	res   map[string]*resource
@@ -271,14 +253,7 @@ func New(cfg Config) *Engine {
 	case cfg.EventLateness < 0:
 		cfg.EventLateness = 0
 	}
-	if cfg.Functions == nil {
-		cfg.Functions = func(name string) bool { return name == BuiltinLog }
-	}
 	return &Engine{
-		functions: cfg.Functions,
-		taken:     cfg.Taken,
-		logFile:   cfg.LogFile,
-		owner:     cfg.Owner,
 		workers:   cfg.Workers,
 		lateness:  int64(cfg.EventLateness),
 		loc:       cfg.Location,
@@ -411,6 +386,14 @@ func (e *Engine) Children(bundle string) []string { return sortedSet(e.kids[bund
 
 // Names returns every task name, sorted.
 func (e *Engine) Names() []string { return slices.Sorted(maps.Keys(e.tasks)) }
+
+// Active reports whether a task is active: running, or in a state that
+// leads to a run, or with a backfill under way. A definition may not
+// change or delete an active task.
+func (e *Engine) Active(name string) bool {
+	en := e.tasks[name]
+	return en != nil && (en.st.Status.Active() || en.st.RunID != 0 || e.backfillUnderWay(en))
+}
 
 // Definitions returns the definitions. The caller must not modify them.
 func (e *Engine) Definitions() map[string]*job.Task { return e.defs }

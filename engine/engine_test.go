@@ -26,13 +26,13 @@ func setup(t *testing.T, workers int, definitions string) *harness {
 	t.Helper()
 	h := &harness{t: t, e: New(Config{Workers: workers}), now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		started: map[string]int64{}, runs: map[int64]job.Run{}}
-	h.apply(Define{File: "t.def", Text: definitions})
+	h.apply(file{"t.def", definitions})
 	return h
 }
 
 func (h *harness) apply(ev Event) *Output {
 	h.t.Helper()
-	out, err := h.e.Apply(ev, h.now)
+	out, err := apply(h.e, ev, h.now)
 	if err != nil {
 		h.t.Fatalf("Apply(%#v): %v", ev, err)
 	}
@@ -338,7 +338,7 @@ func TestDefineRejectsDeletingActive(t *testing.T) {
 	t.Parallel()
 	h := setup(t, 10, callable("a", ""))
 	h.act("a", job.ActStart)
-	if _, err := h.e.Apply(Define{File: "d", Text: "delete_task: a\n"}, h.now); err == nil ||
+	if _, err := apply(h.e, file{"d", "delete_task: a\n"}, h.now); err == nil ||
 		!strings.Contains(err.Error(), "task a is active and cannot be deleted") {
 		t.Fatalf("err = %v", err)
 	}
@@ -362,14 +362,14 @@ func TestReplay(t *testing.T) {
 		{"name":"d2","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"30"},{"type":"TIME_BASED","resourceId":"cron","lifeDuration":0}]}]`
 	// Definitions sent mid-stream: a condition changed, a trigger changed,
 	// a task deleted and added back, a configuration changed and removed.
-	redefs := []Define{
-		{File: "r1.def", Text: "update_task: z\ncondition: su(x)\n"},
-		{File: "r2.def", Text: "update_task: c\ncron: */2 * * * *\n"},
-		{File: "r3.def", Text: "delete_task: y\n"},
-		{File: "r4.def", Text: callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s")},
-		{File: "r5.json", Text: `{"name":"d2","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"90"}]}`},
-		{File: "r6.def", Text: "delete_task: d1\n"},
-		{File: "r7.json", Text: `{"name":"d1","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":"60"}]}`},
+	redefs := []file{
+		{"r1.def", "update_task: z\ncondition: su(x)\n"},
+		{"r2.def", "update_task: c\ncron: */2 * * * *\n"},
+		{"r3.def", "delete_task: y\n"},
+		{"r4.def", callable("y", "condition: su(x) & nr(k1)\nstart_delay: 5s")},
+		{"r5.json", `{"name":"d2","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":"90"}]}`},
+		{"r6.def", "delete_task: d1\n"},
+		{"r7.json", `{"name":"d1","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":"60"}]}`},
 	}
 	data := []Data{{Type: job.Table, Resource: "t"}, {Type: job.File, Resource: "/in/a"}, {Type: job.File, Resource: "/in/b"},
 		{Type: job.TimeBased, Resource: "cron"}}
@@ -378,10 +378,19 @@ func TestReplay(t *testing.T) {
 	users := []string{"", "alice", "feed"} // who sent an event, without drawing from the seeded stream
 	for seed := range uint64(50) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		h := setup(t, 2, defsText)
-		h.apply(Define{File: "c.json", Text: configs})
-		log := []Event{Define{File: "t.def", Text: defsText}, Define{File: "c.json", Text: configs}}
-		times := []time.Time{h.now, h.now}
+		// The log holds what a journal does: the plans, not the files.
+		h := &harness{t: t, e: New(Config{Workers: 2}), now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+			started: map[string]int64{}, runs: map[int64]job.Run{}}
+		var log []Event
+		var times []time.Time
+		for _, f := range []file{{"t.def", defsText}, {"c.json", configs}} {
+			d, err := plan(h.e, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.apply(d)
+			log, times = append(log, d), append(times, h.now)
+		}
 		kinds := map[string]int{}
 		for range 300 {
 			h.now = h.now.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
@@ -397,7 +406,11 @@ func TestReplay(t *testing.T) {
 				d.By = users[len(log)%len(users)]
 				ev = d
 			case rng.IntN(12) == 0:
-				ev = redefs[rng.IntN(len(redefs))]
+				d, err := plan(h.e, redefs[rng.IntN(len(redefs))])
+				if err != nil {
+					continue
+				}
+				ev = d
 			default:
 				ev = Act{Task: names[rng.IntN(len(names))], Action: actions[rng.IntN(len(actions))], By: users[len(log)%len(users)]}
 			}

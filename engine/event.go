@@ -10,14 +10,13 @@ import (
 // effects are performed, so replaying the journal rebuilds the state.
 type Event interface{ kind() string }
 
-// Define applies (or with Check only validates) a definition file.
+// Define applies a plan of definition changes, checked against the
+// definitions as they are when it is applied (defs.PlanFile makes one from
+// a file). The engine applies it as it stands.
 type Define struct {
-	File  string `json:"file"`
-	Text  string `json:"text"`
-	Check bool   `json:"check,omitempty"`
-	// Declarative makes inserts of existing tasks replace them (see
-	// defs.Declarative), so that a file can be applied at every start.
-	Declarative bool `json:"declarative,omitempty"`
+	// File names where the definitions came from, for the record.
+	File string `json:"file"`
+	job.Plan
 	// By names the identity that sent it (empty: the server itself).
 	By string `json:"by,omitempty"`
 }

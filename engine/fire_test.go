@@ -36,7 +36,7 @@ func newSimWith(t *testing.T, cfg Config, start string, definitions string) *sim
 	}
 	h := &harness{t: t, e: New(cfg), now: at, started: map[string]int64{}, runs: map[int64]job.Run{}}
 	s := &sim{harness: h, length: map[string]time.Duration{}, ends: map[int64]time.Time{}, codes: map[string][]int{}}
-	s.apply(Define{File: "t.def", Text: definitions})
+	s.apply(file{"t.def", definitions})
 	return s
 }
 
@@ -258,20 +258,20 @@ func TestRedefinition(t *testing.T) {
 	s := newSim(t, "2026-03-03T03:00:00Z", callable("b", "start_date: 2026-03-01 02:00\ninterval: 30 minutes"))
 	s.advance("2026-03-03T03:45:00Z")
 	// An update that leaves the trigger alone keeps the plan...
-	s.apply(Define{File: "u.def", Text: "update_task: b\nlabel: x\n"})
+	s.apply(file{"u.def", "update_task: b\nlabel: x\n"})
 	if _, st, _ := s.e.Task("b"); !st.NextFire.Equal(time.Date(2026, 3, 3, 4, 0, 0, 0, time.UTC)) {
 		t.Fatalf("next %s", st.NextFire)
 	}
 	// ... and one that changes it plans from the definition, not the log.
-	s.apply(Define{File: "u.def", Text: "update_task: b\ninterval: 45 minutes\n"})
+	s.apply(file{"u.def", "update_task: b\ninterval: 45 minutes\n"})
 	if _, st, _ := s.e.Task("b"); !st.NextFire.Equal(time.Date(2026, 3, 3, 4, 15, 0, 0, time.UTC)) {
 		t.Fatalf("next after change %s, want 04:15", st.NextFire)
 	}
-	s.apply(Define{File: "u.def", Text: "update_task: b\nstart_date:\ninterval:\n"})
+	s.apply(file{"u.def", "update_task: b\nstart_date:\ninterval:\n"})
 	if _, st, _ := s.e.Task("b"); !st.NextFire.IsZero() || !s.e.NextWake().IsZero() {
 		t.Fatalf("a task without trigger is still armed: %s", st.NextFire)
 	}
-	s.apply(Define{File: "u.def", Text: "update_task: b\ncron: 0 5 * * *\n\ndelete_task: b\n"})
+	s.apply(file{"u.def", "update_task: b\ncron: 0 5 * * *\n\ndelete_task: b\n"})
 	if !s.e.NextWake().IsZero() {
 		t.Fatal("a deleted task is still armed")
 	}
@@ -298,7 +298,7 @@ func TestZones(t *testing.T) {
 	t.Parallel()
 	ny, _ := time.LoadLocation("America/New_York")
 	e := New(Config{Location: ny})
-	if _, err := e.Apply(Define{File: "z", Text: callable("local", "start_times: 02:30") + callable("paris", "start_times: 02:30\ntimezone: Europe/Paris")}, time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)); err != nil {
+	if _, err := apply(e, file{"z", callable("local", "start_times: 02:30") + callable("paris", "start_times: 02:30\ntimezone: Europe/Paris")}, time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{

@@ -30,7 +30,7 @@ func TestDispatchOrderIsASort(t *testing.T) {
 		}
 		e := New(Config{Workers: workers})
 		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		if _, err := e.Apply(Define{File: "t.def", Text: text.String()}, now); err != nil {
+		if _, err := apply(e, file{"t.def", text.String()}, now); err != nil {
 			rt.Fatal(err)
 		}
 		// The model: each task's state, and when it became ready.
@@ -64,9 +64,9 @@ func TestDispatchOrderIsASort(t *testing.T) {
 			default:
 				i := rapid.IntRange(0, n-1).Draw(rt, "redefine")
 				prio[i] = rapid.IntRange(0, 3).Draw(rt, "new priority")
-				ev = Define{File: "u.def", Text: fmt.Sprintf("update_task: t%02d\npriority: %d\n", i, prio[i])}
+				ev = file{"u.def", fmt.Sprintf("update_task: t%02d\npriority: %d\n", i, prio[i])}
 			}
-			out, err := e.Apply(ev, now)
+			out, err := apply(e, ev, now)
 			if err != nil {
 				rt.Fatalf("%#v: %v", ev, err)
 			}

@@ -20,7 +20,7 @@ func BenchmarkResourceStormSmall(b *testing.B) { benchResourceStorm(b, 1_000) }
 func benchResourceStorm(b *testing.B, n int) {
 	e := New(Config{Workers: 100})
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := e.Apply(Define{File: "w.def", Text: "insert_resource: w\namount: 10\n"}, now); err != nil {
+	if _, err := apply(e, file{"w.def", "insert_resource: w\namount: 10\n"}, now); err != nil {
 		b.Fatal(err)
 	}
 	for from := 0; from < n; from += 10_000 {
@@ -28,7 +28,7 @@ func benchResourceStorm(b *testing.B, n int) {
 		for i := from; i < min(n, from+10_000); i++ {
 			fmt.Fprintf(&text, "insert_task: t%06d\ntype: callable\ncommand: x\nout_log_file: /tmp/o\nerr_log_file: /tmp/e\npriority: %d\nresources: w\n\n", i, i%4)
 		}
-		if _, err := e.Apply(Define{File: "storm.def", Text: text.String()}, now); err != nil {
+		if _, err := apply(e, file{"storm.def", text.String()}, now); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -130,7 +130,7 @@ func TestResourceRestartAbortAndAmount(t *testing.T) {
 	if got := h.running(); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("after a: running %v", got)
 	}
-	h.apply(Define{File: "more.def", Text: "update_resource: w\namount: 2\n"})
+	h.apply(file{"more.def", "update_resource: w\namount: 2\n"})
 	if got := h.running(); !slices.Equal(got, []string{"c", "d"}) {
 		t.Fatalf("with amount 2: running %v", got)
 	}

@@ -63,7 +63,7 @@ func TestTickInPartsIsOneTick(t *testing.T) {
 		at := t0.Add(30 * time.Second)
 		build := func(batch int) *Engine {
 			e := New(Config{Workers: workers, FireBatch: batch})
-			if _, err := e.Apply(Define{File: "t.def", Text: text.String()}, t0); err != nil {
+			if _, err := apply(e, file{"t.def", text.String()}, t0); err != nil {
 				rt.Fatal(err)
 			}
 			for _, a := range acts {
@@ -182,7 +182,7 @@ func TestStartDuringATickInParts(t *testing.T) {
 	text += callable("urgent", "priority: 3")
 	e := New(Config{Workers: 2, FireBatch: 2})
 	t0 := time.Date(2026, 3, 1, 11, 59, 30, 0, time.UTC)
-	if _, err := e.Apply(Define{File: "t.def", Text: text}, t0); err != nil {
+	if _, err := apply(e, file{"t.def", text}, t0); err != nil {
 		t.Fatal(err)
 	}
 	at := t0.Add(30 * time.Second)
@@ -231,7 +231,7 @@ func TestAloneDuringATickInParts(t *testing.T) {
 	text += callable("guard2", "condition: nr(aa_watched)")
 	e := New(Config{Workers: 2, FireBatch: 2})
 	t0 := time.Date(2026, 3, 1, 11, 59, 59, 500_000_000, time.UTC)
-	if _, err := e.Apply(Define{File: "t.def", Text: text}, t0); err != nil {
+	if _, err := apply(e, file{"t.def", text}, t0); err != nil {
 		t.Fatal(err)
 	}
 	at := t0.Add(500 * time.Millisecond) // 12:00:00: ten occurrences
@@ -322,7 +322,7 @@ func TestEventsDuringATickInParts(t *testing.T) {
 		text.WriteString(callable("watcher", "condition: su(beat2)"))
 		e := New(Config{Workers: rapid.IntRange(1, 4).Draw(rt, "workers"), FireBatch: rapid.IntRange(1, 5).Draw(rt, "batch")})
 		t0 := time.Date(2026, 3, 1, 11, 59, 30, 0, time.UTC)
-		if _, err := e.Apply(Define{File: "t.def", Text: text.String()}, t0); err != nil {
+		if _, err := apply(e, file{"t.def", text.String()}, t0); err != nil {
 			rt.Fatal(err)
 		}
 		now := t0.Add(30 * time.Second)

@@ -53,7 +53,9 @@ func TestAuditLogRecoversAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,9 @@ func runAudit(t *testing.T, st store.Store, dir string, clock Clock, rot job.Log
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +202,9 @@ func TestAuditLogCopyTruncate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	defer s.Stop(ctx)
 	path := filepath.Join(dir, AuditFile)
 	waitFor := func(want string) {

@@ -118,7 +118,7 @@ func (s *Scheduler) DataOccurrences(ctx context.Context, def *job.Task, from, to
 	c.Command, c.Edit().Function = "", ""
 	c.Edit().AlertTo, c.Edit().AlertOn = nil, nil
 	c.Compact()
-	e := engine.New(engine.Config{Workers: 1, EventLateness: s.cfg.EventLateness, Functions: func(string) bool { return true }})
+	e := engine.New(engine.Config{Workers: 1, EventLateness: s.cfg.EventLateness})
 	p, err := e.Prepare(job.Record{Def: c})
 	if err != nil {
 		return nil, fmt.Errorf("backfill: %w", err)

@@ -36,7 +36,7 @@ func TestBackfillAcrossRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
-	m.submit(engine.Define{File: "a.def", Text: fmt.Sprintf("insert_task: h\ntype: callable\ncommand: true\ncron: 0 * * * *\nout_log_file: %s\nerr_log_file: %s\n",
+	m.define(DefineFile{File: "a.def", Text: fmt.Sprintf("insert_task: h\ntype: callable\ncommand: true\ncron: 0 * * * *\nout_log_file: %s\nerr_log_file: %s\n",
 		filepath.Join(dir, "h.out"), filepath.Join(dir, "h.err"))})
 	ev := engine.Backfill{Task: "h", From: t0.Add(-6 * time.Hour), To: t0.Add(-time.Hour), By: "alice"}
 	if res := m.backfill(ev, true); res.Count(engine.BackfillQueued) != 6 {
@@ -111,7 +111,7 @@ func TestBackfillReplaysDataEvents(t *testing.T) {
 		post("b", t0.Add(-time.Duration(h)*time.Hour+5*time.Minute))
 	}
 	post("b", t0.Add(-30*time.Minute))
-	m.submit(engine.Define{File: "c.json", Text: fmt.Sprintf(`[{"name":"cfg","command":"true","out_log_file":%q,"err_log_file":%q,
+	m.define(DefineFile{File: "c.json", Text: fmt.Sprintf(`[{"name":"cfg","command":"true","out_log_file":%q,"err_log_file":%q,
 		"dependencies":[{"type":"TABLE","resourceId":"a","lifeDuration":1200},{"type":"TABLE","resourceId":"b","lifeDuration":1200}]}]`,
 		filepath.Join(dir, "c.out"), filepath.Join(dir, "c.err"))})
 	res := m.backfill(engine.Backfill{Task: "cfg", From: t0.Add(-4 * time.Hour), To: t0, By: "alice"}, false)

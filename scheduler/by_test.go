@@ -26,7 +26,7 @@ func TestStartIdentitySurvivesRestart(t *testing.T) {
 	release := filepath.Join(dir, "a.go")
 	oneWorker := func(c *Config) { c.Workers = 1 }
 	m := openSimWith(t, dir, t0, oneWorker)
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: while [ ! -e " + release + " ]; do sleep 0.05; done\n" +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: while [ ! -e " + release + " ]; do sleep 0.05; done\n" +
 		"out_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
 		"insert_task: b\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart, By: "alice"})
@@ -69,7 +69,7 @@ func TestAbortNamesWhoEndedTheRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	m := openSimWith(t, dir, t0, func(*Config) {})
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: long\ntype: callable\ncommand: sleep 60\nout_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: long\ntype: callable\ncommand: sleep 60\nout_log_file: /dev/null\nerr_log_file: /dev/null\n\n" +
 		"insert_task: short\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	m.submit(engine.Act{Task: "long", Action: job.ActStart, By: "bob"})
 	m.submit(engine.Act{Task: "short", Action: job.ActStart, By: "bob"})
@@ -111,7 +111,7 @@ func TestNodeRunsNameTheOperator(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
-	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
+	m.define(DefineFile{File: "site.json", Text: siteTrees(dir)})
 	// The runs the definition starts take virtual time as they take real
 	// time: the clock may already be past t0.
 	m.advance(m.s.Now())

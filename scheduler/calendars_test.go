@@ -24,7 +24,7 @@ func TestCalendarsSurviveRestart(t *testing.T) {
 		return "insert_task: " + name + "\ntype: callable\ncommand: true\nout_log_file: " + filepath.Join(dir, name+".out") +
 			"\nerr_log_file: " + filepath.Join(dir, name+".err") + "\nstart_times: 09:00\n" + extra + "\n"
 	}
-	m.submit(engine.Define{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
+	m.define(DefineFile{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
 		"insert_calendar: month_end\nrule: last business day of month\nholidays: holidays\n\n" +
 		task("daily", "exclude_calendar: holidays") + task("close", "run_calendar: month_end")})
 	m.advance(time.Date(2026, 12, 26, 0, 0, 0, 0, time.UTC))
@@ -53,7 +53,7 @@ func TestCalendarsSurviveRestart(t *testing.T) {
 	if got := strings.Join(log, "; "); got != "12-25 skipped 2026-12-25 is a day of calendar holidays (exclude_calendar); 12-24 ran " {
 		t.Errorf("fires of daily: %s", got)
 	}
-	m.submit(engine.Define{File: "u.def", Text: "update_calendar: holidays\ndates: 2026-12-25, 2026-12-31\n"})
+	m.define(DefineFile{File: "u.def", Text: "update_calendar: holidays\ndates: 2026-12-25, 2026-12-31\n"})
 	if got := next("close"); !got.Equal(time.Date(2026, 12, 30, 9, 0, 0, 0, time.UTC)) {
 		t.Errorf("close next fires at %s once 31 December is a holiday", got)
 	}

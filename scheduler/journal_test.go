@@ -114,13 +114,15 @@ func TestWindowsSurviveRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.ckpt.every, s.ckpt.size, s.ckpt.most = every, size, most // checkpoints in parts, often
-		s.Start()
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		return s, func() { s.Stop(ctx); st.Close() }
 	}
 	s, stop := open()
 	define := func(text string) {
 		t.Helper()
-		if err := s.Submit(ctx, engine.Define{File: "c.json", Text: text}); err != nil {
+		if _, err := s.Define(ctx, DefineFile{File: "c.json", Text: text}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,7 +191,7 @@ func TestWindowsSurviveRestart(t *testing.T) {
 	post(job.Table, "t", 2010)
 	post(job.Table, "u", 2000)
 	define(`{"name":"B","dependencies":[{"type":"FILE","resourceId":"/in","lifeDuration":3600}]}`)
-	if err := s.Submit(ctx, engine.Define{File: "d.def", Text: "delete_task: A\n"}); err != nil {
+	if _, err := s.Define(ctx, DefineFile{File: "d.def", Text: "delete_task: A\n"}); err != nil {
 		t.Fatal(err)
 	}
 	define(`{"name":"A","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":60}]}`)
@@ -256,7 +258,7 @@ func TestWindowsSurviveRestart(t *testing.T) {
 		case 4:
 			define(`{"name":"B","dependencies":[{"type":"TABLE","resourceId":"u","lifeDuration":3600}]}`)
 		case 7:
-			if err := s.Submit(ctx, engine.Define{File: "d.def", Text: "delete_task: C\n"}); err != nil {
+			if _, err := s.Define(ctx, DefineFile{File: "d.def", Text: "delete_task: C\n"}); err != nil {
 				t.Fatal(err)
 			}
 		case 9:

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
@@ -79,7 +78,9 @@ func openObserved(t *testing.T, dir string, from time.Time, obs Observer) *sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.s.Start()
+	if err := m.s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return m
 }
 
@@ -90,7 +91,7 @@ func TestObserver(t *testing.T) {
 	c := &counter{n: map[string]int{}}
 	m := openObserved(t, dir, t0.Add(30*time.Second), c) // 06:00:30
 	defer m.stop()
-	m.submit(engine.Define{File: "a.def", Text: `insert_task: tick
+	m.define(DefineFile{File: "a.def", Text: `insert_task: tick
 type: callable
 command: true
 out_log_file: ` + dir + `/tick.out
@@ -98,7 +99,7 @@ err_log_file: ` + dir + `/tick.err
 cron: * * * * *
 `})
 	m.advance(t0.Add(2 * time.Minute)) // 06:01 and 06:02
-	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
+	m.define(DefineFile{File: "site.json", Text: siteTrees(dir)})
 	m.advance(t0.Add(2*time.Minute + time.Second)) // the hours 00 to 04 of the tree run (05 is not due)
 
 	for key, want := range map[string]int{

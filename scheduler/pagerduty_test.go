@@ -62,7 +62,7 @@ func TestPagerDutyOnVirtualTime(t *testing.T) {
 	})
 	defer m.stop()
 	marker := filepath.Join(dir, "ok")
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: test -e " + marker + "\nout_log_file: " + filepath.Join(dir, "a.out") +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: test -e " + marker + "\nout_log_file: " + filepath.Join(dir, "a.out") +
 		"\nerr_log_file: " + filepath.Join(dir, "a.err") + "\nalert_on: failure\nnotify: pagerduty:@file:" + key + "\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart})
 	m.advance(t0.Add(time.Minute))

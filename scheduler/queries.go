@@ -246,6 +246,35 @@ func (s *Scheduler) Tree(ctx context.Context, name string) (periods.TreeInfo, bo
 	return t, ok, err
 }
 
+// TreeGrid returns a timeperiod tree and, for each of its levels in
+// order, the last (at most) nodes of its process, all from one commit;
+// false if there is no tree of that name.
+func (s *Scheduler) TreeGrid(ctx context.Context, name string, last int) (periods.TreeInfo, [][]periods.Node, bool, error) {
+	var (
+		t     periods.TreeInfo
+		ok    bool
+		nodes [][]periods.Node
+		ferr  error
+	)
+	err := s.Read(ctx, func(*engine.Engine) {
+		if t, ok = s.trees.f.Tree(name); !ok {
+			return
+		}
+		for _, lv := range t.Levels {
+			ns, err := s.trees.f.Nodes(lv.Process, 0, 0)
+			if err != nil {
+				ferr = err
+				return
+			}
+			nodes = append(nodes, slices.Clone(ns[max(0, len(ns)-last):]))
+		}
+	})
+	if err == nil {
+		err = ferr
+	}
+	return t, nodes, ok, err
+}
+
 // TreeFile returns a tree file in the layout periods.Format gives, or,
 // when there is no file of that name, nil and the names of the tree
 // files.

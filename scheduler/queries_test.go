@@ -27,12 +27,12 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 		return "insert_task: " + name + "\ntype: callable\ncommand: true\nout_log_file: " + filepath.Join(dir, name+".out") +
 			"\nerr_log_file: " + filepath.Join(dir, name+".err") + "\n" + extra + "\n"
 	}
-	m.submit(engine.Define{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
+	m.define(DefineFile{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
 		"insert_calendar: month_end\nrule: last business day of month\nholidays: holidays\n\n" +
 		task("daily", "start_times: 09:00\nexclude_calendar: holidays") + task("close", "start_times: 09:00\nrun_calendar: month_end") +
 		"insert_task: box\ntype: bundle\n\n" + task("c1", "parent: box") + task("after", "condition: su(c1)")})
-	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
-	m.submit(engine.Define{File: "g.def", Text: "insert_group: g\njobs: c1, site_hourly\n"})
+	m.define(DefineFile{File: "site.json", Text: siteTrees(dir)})
+	m.define(DefineFile{File: "g.def", Text: "insert_group: g\njobs: c1, site_hourly\n"})
 
 	// engine reads what the queries should answer, on the loop.
 	engine_ := func(fn func(*engine.Engine, *periods.Forest)) {
@@ -215,7 +215,7 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 	// holidays it is compiled again), a calendar no task names, a task
 	// deleted.
 	before, _ := m.s.View().Calendar("month_end")
-	m.submit(engine.Define{File: "u.def", Text: "update_calendar: holidays\ndates: 2026-12-25, 2026-12-31\n"})
+	m.define(DefineFile{File: "u.def", Text: "update_calendar: holidays\ndates: 2026-12-25, 2026-12-31\n"})
 	h, _ := m.s.View().Calendar("holidays")
 	if got := strings.Join(h.Calendar.Dates, ","); got != "2026-12-25,2026-12-31" {
 		t.Errorf("holidays after the update: %s", got)
@@ -223,11 +223,11 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 	if after, _ := m.s.View().Calendar("month_end"); after.Days == before.Days {
 		t.Errorf("the View holds month_end's days as compiled before its holidays changed")
 	}
-	m.submit(engine.Define{File: "n.def", Text: "insert_calendar: alone\ndates: 2027-01-04\n"})
+	m.define(DefineFile{File: "n.def", Text: "insert_calendar: alone\ndates: 2027-01-04\n"})
 	if c, ok := m.s.View().Calendar("alone"); !ok || len(c.UsedBy) != 0 || c.Days == nil {
 		t.Errorf("a calendar no task names, after its commit: %+v, %v", c, ok)
 	}
-	m.submit(engine.Define{File: "d.def", Text: "delete_task: daily\n"})
+	m.define(DefineFile{File: "d.def", Text: "delete_task: daily\n"})
 	d := m.s.View().Definitions()
 	h, _ = m.s.View().Calendar("holidays")
 	if _, ok := d.Tasks["daily"]; ok || len(h.UsedBy) != 0 {
@@ -249,7 +249,7 @@ func TestCalendarsAndDefinitionsDoNotWaitForTheLoop(t *testing.T) {
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
 	defer m.stop()
-	m.submit(engine.Define{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
+	m.define(DefineFile{File: "c.def", Text: "insert_calendar: holidays\ndates: 2026-12-25\n\n" +
 		"insert_task: daily\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 09:00\nexclude_calendar: holidays\n"})
 	held, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)

@@ -68,7 +68,7 @@ func testOutcomeWhileDown(t *testing.T, virtual bool) {
 	// The first run waits for the file go; once it exists, runs end at
 	// once.
 	release := filepath.Join(dir, "go")
-	m.submit(engine.Define{File: "tick.def", Text: fmt.Sprintf(`insert_task: tick
+	m.define(DefineFile{File: "tick.def", Text: fmt.Sprintf(`insert_task: tick
 type: callable
 command: [ -e %[1]s ] || while [ ! -e %[1]s ]; do sleep 0.02; done
 out_log_file: /dev/null
@@ -206,7 +206,7 @@ func testNodeOutcomeWhileDown(t *testing.T, virtual bool) {
 		"trees": []any{map[string]any{"name": "site", "levels": []any{map[string]any{"process": "site_hourly", "qualifier": "hourly",
 			"command": fmt.Sprintf(`[ -e %[1]s ] || while [ ! -e %[1]s ]; do sleep 0.02; done`, release)}}}},
 	})
-	m.submit(engine.Define{File: "site.json", Text: string(text)})
+	m.define(DefineFile{File: "site.json", Text: string(text)})
 	first := m.nodes("site_hourly")["2026030800"]
 	if first.State != periods.InProgress || first.RunID == 0 || m.nodes("site_hourly")["2026030801"].State != periods.Embryo {
 		t.Fatalf("hours 00 and 01: %+v, %+v; want 00's run in flight, 01 waiting for it", first, m.nodes("site_hourly")["2026030801"])

@@ -224,7 +224,9 @@ func (m *restarting) open(at time.Time) {
 	if err != nil {
 		m.rt.Fatal(err)
 	}
-	m.s.Start()
+	if err := m.s.Start(context.Background()); err != nil {
+		m.rt.Fatal(err)
+	}
 	m.settle()
 }
 
@@ -350,7 +352,7 @@ func checkFateReasons(t *testing.T, rt *rapid.T, empty []byte) {
 		}
 	}()
 	ctx := context.Background()
-	if err := m.s.Submit(ctx, engine.Define{File: "t.def", Text: def.String()}); err != nil {
+	if _, err := m.s.Define(ctx, DefineFile{File: "t.def", Text: def.String()}); err != nil {
 		rt.Fatal(err)
 	}
 	m.settle()

@@ -91,7 +91,9 @@ func openRetentionSim(t *testing.T, st store.Store, from time.Time, r Retention)
 		return nil, err
 	}
 	m.s.ckpt.every = 20
-	m.s.Start()
+	if err := m.s.Start(context.Background()); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -115,7 +117,7 @@ func TestRetentionOnVirtualTime(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m.submit(engine.Define{File: "r.def", Text: retentionDefs})
+			m.define(DefineFile{File: "r.def", Text: retentionDefs})
 			end := t0.Add(5 * 24 * time.Hour)
 			for at := t0.Add(10 * time.Minute); at.Before(end); at = at.Add(time.Hour) {
 				m.advance(at)
@@ -236,7 +238,7 @@ func TestRetentionFloors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.submit(engine.Define{File: "r.def", Text: retentionDefs})
+	m.define(DefineFile{File: "r.def", Text: retentionDefs})
 	m.stop()
 	for _, c := range []struct {
 		r    Retention

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/clock"
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -128,9 +130,11 @@ var ErrNotSimulated = errors.New("the clock can only be moved on a scheduler tha
 
 // Scheduler owns an engine. It is safe for concurrent use.
 type Scheduler struct {
-	cfg Config
-	eng *engine.Engine
-	in  chan *request
+	// functions reports whether a function name is registered.
+	functions func(string) bool
+	cfg       Config
+	eng       *engine.Engine
+	in        chan *request
 	// reads are the reads of the engine (Read), served between two
 	// batches ahead of the events queued in in.
 	reads   chan *request
@@ -143,6 +147,9 @@ type Scheduler struct {
 	stopOnce sync.Once
 	mu       sync.Mutex
 	err      error // why the loop stopped
+	// started and stopped are the lifecycle: Start once, Stop any number
+	// of times, started or not (guarded by mu).
+	started, stopped bool
 
 	// halt is closed by Halt, haltErr set before: the loop stops.
 	haltOnce sync.Once
@@ -197,9 +204,13 @@ type Scheduler struct {
 // request is what callers hand the loop: an event to apply, a read of the
 // engine, or a flush of what the loop holds back.
 type request struct {
-	ev    engine.Event
-	read  func(*engine.Engine)
-	reply chan error
+	ev engine.Event
+	// file is a definition file to plan into ev, or a tree file, and
+	// defined what it did.
+	file    *DefineFile
+	defined *Defined
+	read    func(*engine.Engine)
+	reply   chan error
 	// claim guards a read against its caller giving up: the loop runs it
 	// only if the caller has not abandoned it, and a caller that gives up
 	// while it runs waits for it to end (see sendTo).
@@ -285,16 +296,16 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	functions := cfg.Functions
-	if functions == nil {
-		functions = func(name string) bool { return name == engine.BuiltinLog }
+	s.functions = cfg.Functions
+	if s.functions == nil {
+		s.functions = func(name string) bool { return name == engine.BuiltinLog }
 	}
 	if cfg.FireBatch == 0 {
 		cfg.FireBatch = DefaultFireBatch
 	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
-		FireBatch: max(cfg.FireBatch, 0), Functions: functions, Taken: s.taken, LogFile: cfg.LogFile, Owner: cfg.Owner})
-	s.newForest(functions)
+		FireBatch: max(cfg.FireBatch, 0)})
+	s.newForest(s.functions)
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -380,7 +391,9 @@ func firstError(errs []error) error {
 }
 
 // Start attaches to the runs that were in flight, then starts the loop
-// and the workers behind it. It does not block.
+// and the workers behind it. It does not block. It starts a scheduler
+// once: a second Start, or one after Stop, is refused; so is a Start
+// whose ctx is done.
 //
 // The outcomes recorded while no scheduler watched (a run that ended
 // while the server was down) are the first thing the loop applies: the
@@ -392,7 +405,19 @@ func firstError(errs []error) error {
 // The runs of timeperiod nodes are attached here too, and their outcomes
 // known at once applied right after the forest's Restart: the periods
 // that came due meanwhile are decided against the nodes as they are.
-func (s *Scheduler) Start() {
+func (s *Scheduler) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.stopped:
+		return errors.New("scheduler: Start after Stop (make a new Scheduler)")
+	case s.started:
+		return errors.New("scheduler: already started")
+	}
+	s.started = true
 	keep := map[int64]bool{}
 	var tasks []inFlight
 	for _, r := range s.eng.ActiveRuns() {
@@ -429,6 +454,7 @@ func (s *Scheduler) Start() {
 	go s.watchFiles()
 	go s.writeAudit()
 	go s.prune()
+	return nil
 }
 
 // inFlight is a run that a previous scheduler started and that had not
@@ -470,8 +496,78 @@ func (s *Scheduler) attach(runs []inFlight) []*request {
 
 // Submit applies an event and returns once its outcome is durable. A
 // rejected event returns the engine's error and changes nothing.
+// Definitions come in through Define, which plans them first.
 func (s *Scheduler) Submit(ctx context.Context, ev engine.Event) error {
+	if _, ok := ev.(engine.Define); ok {
+		return errors.New("scheduler: a plan of definitions is made by Define, from a definition file, against the definitions as they are when it is applied")
+	}
 	return s.send(ctx, &request{ev: ev, reply: make(chan error, 1)})
+}
+
+// DefineFile is a definition file sent to the scheduler.
+type DefineFile struct {
+	// File names it in errors and in the record; Text is its content: the
+	// task language, configuration JSON or a tree file (defs.SyntaxOf).
+	File, Text string
+	// Check only checks it.
+	Check bool
+	// Mode is how it is applied: as written, declared (an insert of what
+	// exists replaces it) or synced (see defs.Mode).
+	Mode defs.Mode
+	// By names the identity that sent it (empty: the server itself).
+	By string
+}
+
+// Defined is what a definition file in the task language or configuration
+// JSON did, or with Check would do.
+type Defined struct {
+	defs.Planned
+	// Before holds the definitions, as they were, of the tasks the plan
+	// changes or deletes that existed; BeforeCalendars those of the named
+	// calendars.
+	Before          map[string]*job.Task
+	BeforeCalendars map[string]*job.Calendar
+}
+
+// Define checks a definition file and, unless it is a check, applies it,
+// returning once that is durable what it did (nil for a tree file). The
+// loop plans it when its turn comes, against the definitions as they are
+// then, so that two files sent at once are each checked against what the
+// other did; the journal records the plan.
+func (s *Scheduler) Define(ctx context.Context, f DefineFile) (*Defined, error) {
+	r := &request{file: &f, reply: make(chan error, 1)}
+	if err := s.send(ctx, r); err != nil {
+		return nil, err
+	}
+	return r.defined, nil
+}
+
+// plan plans a definition file in the task language or configuration
+// JSON against the engine's definitions.
+func (s *Scheduler) plan(f *DefineFile) (*Defined, error) {
+	cur, cals := s.eng.Definitions(), s.eng.Calendars()
+	p, err := defs.PlanFile(f.File, f.Text, f.Mode, cur, &defs.Env{
+		Active:    s.eng.Active,
+		Function:  s.functions,
+		Taken:     s.taken,
+		Calendars: cals,
+	}, defs.Server{LogFile: s.cfg.LogFile, Owner: s.cfg.Owner})
+	if err != nil {
+		return nil, err
+	}
+	tasks, calendars := p.Touched()
+	return &Defined{Planned: *p, Before: existing(cur, tasks), BeforeCalendars: existing(cals, calendars)}, nil
+}
+
+// existing returns the entries of m that names name.
+func existing[V any](m map[string]V, names []string) map[string]V {
+	out := map[string]V{}
+	for _, n := range names {
+		if v, ok := m[n]; ok {
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // Post applies a data event and returns, once it is durable, the
@@ -615,10 +711,18 @@ func (s *Scheduler) flush(ctx context.Context) error {
 // done; then the runner stops (Go function runs are cancelled and given
 // its grace to return; commands keep running under their supervisors, to
 // be attached at the next start), and the loop stops. Stop may be called
-// more than once.
+// more than once, and on a scheduler never started, which it only marks
+// stopped.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
+		s.mu.Lock()
+		started := s.started
+		s.stopped = true
+		s.mu.Unlock()
+		if !started {
+			return // nothing runs: nothing to drain
+		}
 		// A virtual clock stops first: the drain records nothing at a
 		// later instant.
 		s.sim.freeze()
@@ -874,12 +978,24 @@ func (s *Scheduler) process(batch []*request) error {
 		}
 		changed = true
 		now := s.cfg.Clock.Now()
-		if d := treeDefine(r.ev); d != nil {
-			if r.ev.(engine.Define).Check {
-				replies[i] = s.trees.f.Check(*d)
-				continue
+		if f := r.file; f != nil {
+			if defs.SyntaxOf(f.Text) == defs.Trees {
+				// A file is known by its cleaned name: ./trees.json is trees.json.
+				d := periods.Define{File: path.Clean(f.File), Text: f.Text}
+				if f.Check {
+					replies[i] = s.trees.f.Check(d)
+					continue
+				}
+				r.tree = d
+			} else {
+				d, err := s.plan(f)
+				if err != nil || f.Check {
+					r.defined, replies[i] = d, err
+					continue
+				}
+				r.defined = d
+				r.ev = engine.Define{File: f.File, Plan: d.Plan, By: f.By}
 			}
-			r.tree = *d
 		}
 		switch {
 		case r.tree != nil:
@@ -905,9 +1021,6 @@ func (s *Scheduler) process(batch []*request) error {
 		out, err := s.eng.Apply(r.ev, now)
 		if err != nil {
 			replies[i] = err
-			continue
-		}
-		if d, ok := r.ev.(engine.Define); ok && d.Check {
 			continue
 		}
 		if err := bt.add(r.ev, out, now.UTC()); err != nil {

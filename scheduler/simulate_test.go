@@ -16,6 +16,7 @@ import (
 	"github.com/gnomon-sched/gnomon/internal/smtptest"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/notify"
+	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
@@ -64,7 +65,9 @@ func openSimWith(t testing.TB, dir string, from time.Time, opt func(*Config)) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.s.Start()
+	if err := m.s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return m
 }
 
@@ -82,6 +85,19 @@ func (m *sim) stop() {
 func (m *sim) submit(ev engine.Event) {
 	m.t.Helper()
 	if err := m.s.Submit(context.Background(), ev); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// readTrees runs fn on the loop goroutine, where it may read the forest
+// (and the engine).
+func (s *Scheduler) readTrees(ctx context.Context, fn func(*periods.Forest, *engine.Engine)) error {
+	return s.Read(ctx, func(e *engine.Engine) { fn(s.trees.f, e) })
+}
+
+func (m *sim) define(f DefineFile) {
+	m.t.Helper()
+	if _, err := m.s.Define(context.Background(), f); err != nil {
 		m.t.Fatal(err)
 	}
 }
@@ -117,7 +133,7 @@ func TestAlertRetriedOnVirtualTime(t *testing.T) {
 		return mailer
 	})
 	defer m.stop()
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: exit 3\nout_log_file: " + filepath.Join(m.dir, "a.out") +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: exit 3\nout_log_file: " + filepath.Join(m.dir, "a.out") +
 		"\nerr_log_file: " + filepath.Join(m.dir, "a.err") + "\nalert_on: failure\nalert_to: ops@example.com\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart})
 	m.advance(t0) // the run ends (a little later), and the first attempt fails
@@ -158,7 +174,7 @@ func TestRunTakesVirtualTime(t *testing.T) {
 	t.Parallel()
 	m := openSim(t, t.TempDir(), t0, nil)
 	defer m.stop()
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.3\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.3\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart})
 	m.advance(t0)
 	rs := m.runs("a")
@@ -181,7 +197,7 @@ func TestVirtualClockResumes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.5\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.5\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	later := t0.Add(5 * time.Hour)
 	m.advance(later)
 	m.submit(engine.Act{Task: "a", Action: job.ActStart}) // at 11:00, running when the scheduler stops
@@ -241,7 +257,7 @@ func TestAdvanceFetchesExternalFires(t *testing.T) {
 		}
 	})
 	defer m.stop()
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: */20 * * * *\n" +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: */20 * * * *\n" +
 		"insert_task: b\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: 30 * * * *\n"})
 	m.advance(t0.Add(time.Hour))
 	if want := "a@06:00 a@06:20 b@06:30 a@06:40 a@07:00"; strings.Join(asked, " ") != want {
@@ -250,7 +266,7 @@ func TestAdvanceFetchesExternalFires(t *testing.T) {
 	if n, k := len(m.runs("a")), len(m.runs("b")); n != 4 || k != 1 {
 		t.Errorf("%d runs of a, %d of b; want 4 and 1", n, k)
 	}
-	m.submit(engine.Define{File: "s.def", Text: "insert_task: silent\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: 10 * * * *\n"})
+	m.define(DefineFile{File: "s.def", Text: "insert_task: silent\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\ncron: 10 * * * *\n"})
 	if err := m.s.Advance(context.Background(), t0.Add(2*time.Hour)); err == nil || !strings.Contains(err.Error(), "the clock nodes did not fire silent at 2026-03-08T07:10:00Z") {
 		t.Errorf("advance past an occurrence no clock node fires: %v", err)
 	}
@@ -269,7 +285,7 @@ func TestAdvanceThroughATickInParts(t *testing.T) {
 	}
 	def.WriteString("insert_task: x\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 07:00\ncondition: nr(y)\n\n")
 	def.WriteString("insert_task: y\ntype: callable\ncommand: sleep 0.2\nout_log_file: /dev/null\nerr_log_file: /dev/null\nstart_times: 07:00\ncondition: nr(x)\npriority: 3\n")
-	m.submit(engine.Define{File: "a.def", Text: def.String()})
+	m.define(DefineFile{File: "a.def", Text: def.String()})
 	m.advance(t0.Add(time.Hour))
 	var order []string
 	for _, name := range []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "x", "y"} {
@@ -307,7 +323,7 @@ func TestStopFreezesTheVirtualClock(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.02\nout_log_file: " + filepath.Join(dir, "a.out") +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: sleep 0.02\nout_log_file: " + filepath.Join(dir, "a.out") +
 		"\nerr_log_file: " + filepath.Join(dir, "a.err") + "\ncron: * * * * *\n"})
 	advanced := make(chan error, 1)
 	go func() { advanced <- m.s.Advance(context.Background(), t0.Add(24*time.Hour)) }()

@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/store"
@@ -132,23 +130,6 @@ func (s *Scheduler) Trees(ctx context.Context, ev periods.Event) (*periods.Outpu
 		return nil, err
 	}
 	return r.treeOut, nil
-}
-
-// ReadTrees runs fn on the loop goroutine, where it may read the forest
-// (and the engine). What it sees is durable.
-func (s *Scheduler) ReadTrees(ctx context.Context, fn func(*periods.Forest, *engine.Engine)) error {
-	return s.Read(ctx, func(e *engine.Engine) { fn(s.trees.f, e) })
-}
-
-// treeDefine returns the forest event of a definition file that is a tree
-// file, or nil.
-func treeDefine(ev engine.Event) *periods.Define {
-	d, ok := ev.(engine.Define)
-	if !ok || !periods.IsTreeFile(d.Text) {
-		return nil
-	}
-	// A file is known by its cleaned name: ./trees.json is trees.json.
-	return &periods.Define{File: path.Clean(d.File), Text: d.Text}
 }
 
 // applyTree applies one forest event to the batch: to the forest, then

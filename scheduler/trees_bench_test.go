@@ -37,7 +37,7 @@ func completeAll(tb testing.TB, s *Scheduler) int {
 	n := 0
 	for {
 		var out []periods.Node
-		if err := s.ReadTrees(ctx, func(f *periods.Forest, _ *engine.Engine) { out = f.Outstanding() }); err != nil {
+		if err := s.readTrees(ctx, func(f *periods.Forest, _ *engine.Engine) { out = f.Outstanding() }); err != nil {
 			tb.Fatal(err)
 		}
 		if len(out) == 0 {
@@ -72,7 +72,7 @@ func BenchmarkTreeYearStored(b *testing.B) {
 		m := openSim(b, dir, time.Date(2026, 1, 1, 0, 6, 0, 0, time.UTC), nil)
 		b.StartTimer()
 		t0 := time.Now()
-		if err := m.s.Submit(context.Background(), engine.Define{File: "year.json", Text: yearChain()}); err != nil {
+		if _, err := m.s.Define(context.Background(), DefineFile{File: "year.json", Text: yearChain()}); err != nil {
 			b.Fatal(err)
 		}
 		defined := time.Since(t0)
@@ -102,7 +102,7 @@ func BenchmarkTreeCascadeStored(b *testing.B) {
 	m := openSim(b, dir, time.Date(2026, 1, 1, 0, 6, 0, 0, time.UTC), nil)
 	defer m.stop()
 	ctx := context.Background()
-	if err := m.s.Submit(ctx, engine.Define{File: "year.json", Text: yearChain()}); err != nil {
+	if _, err := m.s.Define(ctx, DefineFile{File: "year.json", Text: yearChain()}); err != nil {
 		b.Fatal(err)
 	}
 	completeAll(b, m.s)

@@ -37,7 +37,7 @@ func (m *sim) nodes(process string) map[string]periods.Node {
 	m.t.Helper()
 	out := map[string]periods.Node{}
 	var err error
-	if rerr := m.s.ReadTrees(context.Background(), func(f *periods.Forest, _ *engine.Engine) {
+	if rerr := m.s.readTrees(context.Background(), func(f *periods.Forest, _ *engine.Engine) {
 		var ns []periods.Node
 		ns, err = f.Nodes(process, 0, 0)
 		for _, n := range ns {
@@ -55,7 +55,7 @@ func (m *sim) nodes(process string) map[string]periods.Node {
 func (m *sim) snapshot() periods.Snapshot {
 	m.t.Helper()
 	var snap periods.Snapshot
-	if err := m.s.ReadTrees(context.Background(), func(f *periods.Forest, _ *engine.Engine) { snap = f.Snapshot() }); err != nil {
+	if err := m.s.readTrees(context.Background(), func(f *periods.Forest, _ *engine.Engine) { snap = f.Snapshot() }); err != nil {
 		m.t.Fatal(err)
 	}
 	return snap
@@ -69,7 +69,7 @@ func TestTreesRunOnTheEngineClock(t *testing.T) {
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil) // 2026-03-08 06:00 UTC
 	defer m.stop()
-	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
+	m.define(DefineFile{File: "site.json", Text: siteTrees(dir)})
 	m.advance(t0)
 
 	hours := m.nodes("site_hourly")
@@ -148,7 +148,7 @@ func TestTreesRunOnTheEngineClock(t *testing.T) {
 func TestTreesSurviveRestartAndReplay(t *testing.T) {
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
-	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
+	m.define(DefineFile{File: "site.json", Text: siteTrees(dir)})
 	m.advance(time.Date(2026, 3, 9, 0, 6, 0, 0, time.UTC))
 	if _, err := m.s.Trees(context.Background(), periods.Skip{Process: "site_hourly", Timeperiods: []string{"2026030900"}, By: "test"}); err != nil {
 		t.Fatal(err)
@@ -245,14 +245,14 @@ func TestTaskAndProcessNamesAreOneSpace(t *testing.T) {
 	dir := t.TempDir()
 	m := openSim(t, dir, t0, nil)
 	defer m.stop()
-	m.submit(engine.Define{File: "site.json", Text: siteTrees(dir)})
-	err := m.s.Submit(context.Background(), engine.Define{File: "t.def", Text: "insert_task: site_daily\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.define(DefineFile{File: "site.json", Text: siteTrees(dir)})
+	_, err := m.s.Define(context.Background(), DefineFile{File: "t.def", Text: "insert_task: site_daily\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	if err == nil || !strings.Contains(err.Error(), "a timeperiod process of tree site") {
 		t.Fatalf("a task named like a process: %v", err)
 	}
-	m.submit(engine.Define{File: "t.def", Text: "insert_task: report\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+	m.define(DefineFile{File: "t.def", Text: "insert_task: report\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	text := strings.Replace(siteTrees(dir), `"site_daily"`, `"report"`, 1)
-	err = m.s.Submit(context.Background(), engine.Define{File: "other.json", Text: strings.Replace(text, `"site"`, `"other"`, 1)})
+	_, err = m.s.Define(context.Background(), DefineFile{File: "other.json", Text: strings.Replace(text, `"site"`, `"other"`, 1)})
 	var probs periods.Problems
 	if !errors.As(err, &probs) {
 		t.Fatalf("a process named like a task: %v", err)
@@ -270,8 +270,8 @@ func TestNodeRunsAreAlertedAndAudited(t *testing.T) {
 	text := `{"settings": {"startTimeperiod": "2026030805", "lagMinutes": 0, "maxFailures": 0},
 	  "trees": [{"name": "load", "levels": [{"process": "load_hourly", "qualifier": "hourly", "command": "exit 3",
 	    "alertOn": ["failure"], "alertTo": ["ops@example.com"]}]}]}`
-	m.submit(engine.Define{File: "load.json", Text: text})
-	m.submit(engine.Define{File: "groups.def", Text: "insert_group: oncall\njobs: load_hourly\nalert_on: failure\nalert_to: oncall@example.com, ops@example.com\n"})
+	m.define(DefineFile{File: "load.json", Text: text})
+	m.define(DefineFile{File: "groups.def", Text: "insert_group: oncall\njobs: load_hourly\nalert_on: failure\nalert_to: oncall@example.com, ops@example.com\n"})
 	m.advance(t0.Add(time.Second))
 	if got := m.nodes("load_hourly")["2026030805"].State; got != periods.Skipped {
 		t.Fatalf("the hour after its one failure allowed: %s, want skipped", got)

@@ -62,11 +62,14 @@ func TestStoreOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	defer s.Stop(ctx)
 	def := func(name string) error {
-		return s.Submit(ctx, engine.Define{File: "t.def",
+		_, err := s.Define(ctx, DefineFile{File: "t.def",
 			Text: "insert_task: " + name + "\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+		return err
 	}
 	if err := s.Read(ctx, func(*engine.Engine) {}); err != nil { // the start's dispatch is committed
 		t.Fatal(err)
@@ -138,8 +141,9 @@ func TestStopsWhenFenced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	def := func(s *Scheduler, name string) error {
-		return s.Submit(ctx, engine.Define{File: "t.def",
+		_, err := s.Define(ctx, DefineFile{File: "t.def",
 			Text: "insert_task: " + name + "\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
+		return err
 	}
 	open := func(t *testing.T) (*Scheduler, *fencedStore) {
 		dir := t.TempDir()
@@ -153,7 +157,9 @@ func TestStopsWhenFenced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Start()
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { s.Stop(ctx) })
 		if err := def(s, "a"); err != nil {
 			t.Fatal(err)

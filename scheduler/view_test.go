@@ -32,7 +32,9 @@ func TestViewIsTheCommittedState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Start()
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	defer s.Stop(ctx)
 	task := func(name, parent string) string {
 		text := fmt.Sprintf("insert_task: %s\ntype: callable\ncommand: true\nout_log_file: o\nerr_log_file: e\n", name)
@@ -52,14 +54,14 @@ func TestViewIsTheCommittedState(t *testing.T) {
 		text += task(n, []string{"", "b1", "b2"}[i%3]) + "\n"
 	}
 	text += "insert_group: g\njobs: t0, t1\n"
-	submit := func(ev engine.Event) {
+	define := func(f DefineFile) {
 		t.Helper()
-		if err := s.Submit(ctx, ev); err != nil && !errors.Is(err, engine.ErrRefused) && !errors.Is(err, engine.ErrNotFound) {
-			t.Fatalf("%#v: %v", ev, err)
+		if _, err := s.Define(ctx, f); err != nil && !errors.Is(err, engine.ErrRefused) && !errors.Is(err, engine.ErrNotFound) {
+			t.Fatalf("%#v: %v", f, err)
 		}
 	}
-	submit(engine.Define{File: "t.def", Text: text})
-	submit(engine.Define{File: "c.json", Text: `[{"name":"cfg","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":600},{"type":"FILE","resourceId":"/in/","lifeDuration":600}]}]`})
+	define(DefineFile{File: "t.def", Text: text})
+	define(DefineFile{File: "c.json", Text: `[{"name":"cfg","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":600},{"type":"FILE","resourceId":"/in/","lifeDuration":600}]}]`})
 	check := func(step int) {
 		t.Helper()
 		v := s.View()
@@ -92,7 +94,8 @@ func TestViewIsTheCommittedState(t *testing.T) {
 	}
 	check(0)
 	// A change refused changes nothing: the steps try things blindly.
-	submit = func(ev engine.Event) { s.Submit(ctx, ev) }
+	submit := func(ev engine.Event) { s.Submit(ctx, ev) }
+	define = func(f DefineFile) { s.Define(ctx, f) }
 	rng := rand.New(rand.NewPCG(1, 2))
 	actions := []job.Action{job.ActFreeze, job.ActGreen, job.ActRed, job.ActReset}
 	for step := 1; step <= 200; step++ {
@@ -100,17 +103,17 @@ func TestViewIsTheCommittedState(t *testing.T) {
 		switch rng.IntN(6) {
 		case 0:
 			if p := []string{"", "b1", "b2"}[rng.IntN(3)]; p == "" {
-				submit(engine.Define{File: "m.def", Text: fmt.Sprintf("update_task: %s\nparent:\ncron: 0 * * * *\n", n)})
+				define(DefineFile{File: "m.def", Text: fmt.Sprintf("update_task: %s\nparent:\ncron: 0 * * * *\n", n)})
 			} else {
-				submit(engine.Define{File: "m.def", Text: fmt.Sprintf("update_task: %s\ncron:\nparent: %s\n", n, p)})
+				define(DefineFile{File: "m.def", Text: fmt.Sprintf("update_task: %s\ncron:\nparent: %s\n", n, p)})
 			}
 		case 1:
-			submit(engine.Define{File: "g.def", Text: fmt.Sprintf("update_group: g\njobs: %s, %s\n", n, names[rng.IntN(len(names))])})
+			define(DefineFile{File: "g.def", Text: fmt.Sprintf("update_group: g\njobs: %s, %s\n", n, names[rng.IntN(len(names))])})
 		case 2:
 			if _, _, ok := s.View().Task(n); ok {
-				submit(engine.Define{File: "d.def", Text: "delete_task: " + n + "\n"})
+				define(DefineFile{File: "d.def", Text: "delete_task: " + n + "\n"})
 			} else {
-				submit(engine.Define{File: "i.def", Text: task(n, "b1")})
+				define(DefineFile{File: "i.def", Text: task(n, "b1")})
 			}
 		case 3:
 			d := engine.Data{Type: job.Table, Resource: "t", At: time.Date(2026, 3, 1, 0, 0, step, 0, time.UTC)}
@@ -168,11 +171,11 @@ func TestViewWatching(t *testing.T) {
 	task := func(name, extra string) string {
 		return fmt.Sprintf("insert_task: %s\ntype: callable\ncommand: true\nout_log_file: %s/o\nerr_log_file: %s/e\n%s\n", name, dir, dir, extra)
 	}
-	m.submit(engine.Define{File: "t.def", Text: task("plain", "") + task("lands", "watch_file: "+dir+"/in/*.csv") + task("arrives", "watch_file: "+dir+"/in/*.dat")})
+	m.define(DefineFile{File: "t.def", Text: task("plain", "") + task("lands", "watch_file: "+dir+"/in/*.csv") + task("arrives", "watch_file: "+dir+"/in/*.dat")})
 	if got := watching(); !slices.Equal(got, []string{"arrives", "lands"}) {
 		t.Fatalf("watching %v, want arrives, lands", got)
 	}
-	m.submit(engine.Define{File: "t.def", Text: "update_task: lands\nwatch_file:\n\ndelete_task: arrives\n\nupdate_task: plain\nwatch_file: " + dir + "/x\n"})
+	m.define(DefineFile{File: "t.def", Text: "update_task: lands\nwatch_file:\n\ndelete_task: arrives\n\nupdate_task: plain\nwatch_file: " + dir + "/x\n"})
 	if got := watching(); !slices.Equal(got, []string{"plain"}) {
 		t.Fatalf("after the changes, watching %v, want plain", got)
 	}

@@ -33,9 +33,9 @@ func TestFileWatcherOnVirtualTime(t *testing.T) {
 	}
 	m := open(t0)
 	out := filepath.Join(dir, "load.out")
-	m.submit(engine.Define{File: "load.def", Text: "insert_task: load\ntype: callable\ncommand: echo \"$GNOMON_WATCH_FILE\"\nout_log_file: " + out +
+	m.define(DefineFile{File: "load.def", Text: "insert_task: load\ntype: callable\ncommand: echo \"$GNOMON_WATCH_FILE\"\nout_log_file: " + out +
 		"\nerr_log_file: " + filepath.Join(dir, "load.err") + "\nwatch_file: " + in + "/*.csv\nwatch_steady: 30s\nwatch_interval: 10s\n"})
-	m.submit(engine.Define{File: "arrivals.json", Text: `[{"name": "arrivals", "dependencies": [{"type": "FILE", "resourceId": "` + in +
+	m.define(DefineFile{File: "arrivals.json", Text: `[{"name": "arrivals", "dependencies": [{"type": "FILE", "resourceId": "` + in +
 		`", "lifeDuration": 3600}], "watch_file": "` + in + `/*.csv", "watch_steady": "30s"}]`})
 	write := func(name, data string) {
 		t.Helper()
@@ -105,7 +105,7 @@ func TestFileWatcherOneRunAtATime(t *testing.T) {
 	dir := t.TempDir()
 	m := openSimWith(t, dir, t0, func(c *Config) { c.Files = watch.New(c.Store) })
 	defer m.stop()
-	m.submit(engine.Define{File: "w.def", Text: "insert_task: w\ntype: callable\ncommand: true\nout_log_file: " + filepath.Join(dir, "w.out") +
+	m.define(DefineFile{File: "w.def", Text: "insert_task: w\ntype: callable\ncommand: true\nout_log_file: " + filepath.Join(dir, "w.out") +
 		"\nerr_log_file: " + filepath.Join(dir, "w.err") + "\nwatch_file: " + dir + "/*.dat\nwatch_steady: 5s\nwatch_interval: 5s\n"})
 	for _, n := range []string{"c.dat", "d.dat"} {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(n), 0o644); err != nil {
@@ -143,7 +143,7 @@ func TestHandFile(t *testing.T) {
 	dir := t.TempDir()
 	m := openSimWith(t, dir, t0, func(c *Config) { c.Files = watch.New(c.Store) })
 	defer m.stop()
-	m.submit(engine.Define{File: "load.def", Text: "insert_task: load\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nwatch_file: " +
+	m.define(DefineFile{File: "load.def", Text: "insert_task: load\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\nwatch_file: " +
 		filepath.Join(dir, "elsewhere") + "/*.csv\n\ninsert_task: plain\ntype: callable\ncommand: true\nout_log_file: /dev/null\nerr_log_file: /dev/null\n"})
 	ctx := context.Background()
 	for _, task := range []string{"plain", "nosuch"} {

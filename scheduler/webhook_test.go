@@ -46,7 +46,7 @@ func TestWebhookRetriedOnVirtualTime(t *testing.T) {
 		c.Logger = newTestLogger(&logs, &logMu)
 	})
 	defer m.stop()
-	m.submit(engine.Define{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: exit 3\nout_log_file: " + filepath.Join(m.dir, "a.out") +
+	m.define(DefineFile{File: "a.def", Text: "insert_task: a\ntype: callable\ncommand: exit 3\nout_log_file: " + filepath.Join(m.dir, "a.out") +
 		"\nerr_log_file: " + filepath.Join(m.dir, "a.err") + "\nalert_on: failure\nnotify: webhook:" + srv.URL + "/hook/T0K3N\n"})
 	m.submit(engine.Act{Task: "a", Action: job.ActStart})
 	m.advance(t0.Add(time.Minute))

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gnomon-sched/gnomon/auth"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/scheduler"
@@ -44,7 +43,9 @@ func withHistory(t *testing.T, text string, history func(lastRun int64) store.Ba
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Start()
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() {
 			s.Stop(context.Background())
 			runner.Stop(context.Background())
@@ -52,7 +53,7 @@ func withHistory(t *testing.T, text string, history func(lastRun int64) store.Ba
 		return s
 	}
 	s := start()
-	if err := s.Submit(ctx, engine.Define{File: "history.def", Text: text}); err != nil {
+	if _, err := s.Define(ctx, scheduler.DefineFile{File: "history.def", Text: text}); err != nil {
 		t.Fatal(err)
 	}
 	if history != nil {

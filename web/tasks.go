@@ -419,7 +419,8 @@ func (u *UI) why(ctx context.Context, name string, budget time.Duration) (whyVie
 		ctx, cancel = context.WithTimeout(ctx, budget)
 		defer cancel()
 	}
-	err := u.cfg.Scheduler.Read(ctx, func(e *engine.Engine) { v.Reasons, _ = e.Why(name, u.cfg.Scheduler.Now()) })
+	x, _, err := u.cfg.Scheduler.Why(ctx, name, u.cfg.Scheduler.Now())
+	v.Reasons = x.Reasons
 	if budget > 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 		v.Busy, err = true, nil
 	}

@@ -289,7 +289,8 @@ type treesData struct {
 
 func (u *UI) trees(r *http.Request) (string, any, error) {
 	var d treesData
-	if err := u.cfg.Scheduler.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) { d.Trees = f.Trees() }); err != nil {
+	var err error
+	if d.Trees, err = u.cfg.Scheduler.TreeList(r.Context()); err != nil {
 		return "", nil, err
 	}
 	return "Timeperiod trees", d, nil
@@ -312,32 +313,17 @@ const gridCells = 48
 
 func (u *UI) tree(r *http.Request) (string, any, error) {
 	name := r.PathValue("name")
-	var (
-		d     treeData
-		found bool
-		ferr  error
-	)
-	err := u.cfg.Scheduler.ReadTrees(r.Context(), func(f *periods.Forest, _ *engine.Engine) {
-		if d.Tree, found = f.Tree(name); !found {
-			return
-		}
-		for _, lv := range d.Tree.Levels {
-			nodes, err := f.Nodes(lv.Process, 0, 0)
-			if err != nil {
-				ferr = err
-				return
-			}
-			d.Grid = append(d.Grid, gridRow{Level: lv, Nodes: nodes[max(0, len(nodes)-gridCells):]})
-		}
-	})
+	var d treeData
+	tree, nodes, found, err := u.cfg.Scheduler.TreeGrid(r.Context(), name, gridCells)
 	if err != nil {
 		return "", nil, err
 	}
 	if !found {
 		return "", nil, notFound("tree %s not found", name)
 	}
-	if ferr != nil {
-		return "", nil, ferr
+	d.Tree = tree
+	for i, lv := range tree.Levels {
+		d.Grid = append(d.Grid, gridRow{Level: lv, Nodes: nodes[i]})
 	}
 	return "Tree " + name, d, nil
 }

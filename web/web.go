@@ -8,6 +8,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -26,15 +27,42 @@ import (
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/scheduler"
+	"github.com/gnomon-sched/gnomon/store"
 )
 
 //go:embed templates static
 var files embed.FS
 
+// Scheduler is what the UI reads of a scheduler (*scheduler.Scheduler
+// serves it): the View and the store without waiting, and the few
+// queries only the loop answers, each in one visit.
+type Scheduler interface {
+	// Now is the scheduler's clock; Simulated reports a simulated one.
+	Now() time.Time
+	Simulated() bool
+	// View is the tasks as of the last commit; Changed says when a commit
+	// changed something; Store reads the history.
+	View() *scheduler.View
+	Changed() (gen uint64, next <-chan struct{})
+	Store() store.Store
+	// LogSpan is where a run in flight writes in its task's log files.
+	LogSpan(run int64) (job.LogSpan, bool)
+	// Idle reports whether the loop would answer a query at once.
+	Idle() bool
+	// Done is closed when the scheduler stops.
+	Done() <-chan struct{}
+	// Why explains a task; TreeList, TreeGrid the timeperiod forest.
+	Why(ctx context.Context, name string, now time.Time) (scheduler.Explanation, bool, error)
+	TreeList(ctx context.Context) ([]periods.TreeInfo, error)
+	TreeGrid(ctx context.Context, name string, last int) (periods.TreeInfo, [][]periods.Node, bool, error)
+}
+
 // Config is what the UI shows and how.
 type Config struct {
-	Scheduler *scheduler.Scheduler
+	Scheduler Scheduler
 	// Location is the zone times are shown in: the server's.
 	Location *time.Location
 	Version  string

@@ -84,7 +84,9 @@ func soak(args []string) error {
 	if err != nil {
 		return err
 	}
-	s.Start()
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
 	defer s.Stop(ctx)
 	var defs strings.Builder
 	task := func(name, cron string) {
@@ -100,7 +102,7 @@ func soak(args []string) error {
 		task(fmt.Sprintf("daily_%d", i), fmt.Sprintf("%d %d * * *", i%60, i%24))
 	}
 	defs.WriteString("insert_task: loader\ntype: configuration\nfunction: ok\ndependencies: [{\"type\":\"FILE\",\"resourceId\":\"/in/\",\"lifeDuration\":3600}]\n")
-	if err := s.Submit(ctx, engine.Define{File: "soak.def", Text: defs.String()}); err != nil {
+	if _, err := s.Define(ctx, scheduler.DefineFile{File: "soak.def", Text: defs.String()}); err != nil {
 		return err
 	}
 	fmt.Printf("\n## soak: %d simulated days, %d tasks every minute, %d hourly, %d daily, %d data events a minute; retention %s\n",

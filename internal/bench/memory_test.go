@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 )
 
@@ -19,7 +20,11 @@ func TestTaskMemory(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	e := engine.New(engine.Config{})
 	for first := 0; first < n; first += 20000 {
-		if _, err := e.Apply(engine.Define{File: "mix.def", Text: Mix(first, 20000)}, time.Now()); err != nil {
+		p, err := defs.PlanFile("mix.def", Mix(first, 20000), defs.AsWritten, e.Definitions(), &defs.Env{Calendars: e.Calendars()}, defs.Server{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Apply(engine.Define{File: "mix.def", Plan: p.Plan}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,9 +41,11 @@ func SchedulerPosts(st store.Store, dir string, d time.Duration, clients int) (f
 	if err != nil {
 		return 0, err
 	}
-	s.Start()
+	if err := s.Start(ctx); err != nil {
+		return 0, err
+	}
 	defer s.Stop(ctx)
-	if err := s.Submit(ctx, engine.Define{File: "bench.json", Text: Configurations(0, 3)}); err != nil {
+	if _, err := s.Define(ctx, scheduler.DefineFile{File: "bench.json", Text: Configurations(0, 3)}); err != nil {
 		return 0, err
 	}
 	var next, done atomic.Int64
