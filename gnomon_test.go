@@ -459,6 +459,16 @@ func TestRegisterAndDefinitionErrors(t *testing.T) {
 	if js, err := s.Jobs(ctx); err != nil || len(js) != 0 {
 		t.Errorf("Jobs = %+v, %v", js, err)
 	}
+	// A job comes in as its definition, not as text: a value with a line
+	// break is refused, naming the attribute, and cannot define a second
+	// task the way a line of text would.
+	err = s.AddJob(ctx, gnomon.Job{Name: "j", Function: "log", Label: "x\n\ninsert_task: smuggled\ntype: callable\nfunction: log"})
+	if err == nil || !strings.Contains(err.Error(), "gnomon: job j: label:") {
+		t.Errorf("a label with line breaks: %v", err)
+	}
+	if js, err := s.Jobs(ctx); err != nil || len(js) != 0 {
+		t.Errorf("after a refused job, Jobs = %+v, %v", js, err)
+	}
 }
 
 // A function run in flight when the program died is recorded as lost at

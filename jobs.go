@@ -192,17 +192,18 @@ func (s *Scheduler) AddJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	return s.define(ctx, "job", t.Name, format(t), false)
+	return s.define(ctx, "job", t.Name, defs.Define(t), false)
 }
 
-// define applies one definition built in Go. Its errors name the job (or
-// group) and the problems, not the lines of the text it was written as.
-func (s *Scheduler) define(ctx context.Context, what, name, text string, declarative bool) error {
+// define applies one definition built in Go: the action that defines it,
+// checked by the rules a file's are. Its errors name the job (or group)
+// and the problems.
+func (s *Scheduler) define(ctx context.Context, what, name string, a defs.Action, declarative bool) error {
 	mode := defs.AsWritten
 	if declarative {
 		mode = defs.Declared
 	}
-	_, err := s.sched.Define(ctx, scheduler.DefineFile{File: what + " " + name, Text: text, Mode: mode})
+	_, err := s.sched.Define(ctx, scheduler.DefineFile{File: what + " " + name, Actions: []defs.Action{a}, Mode: mode})
 	var errs defs.Errors
 	if errors.As(err, &errs) {
 		msgs := make([]string, len(errs))
@@ -224,13 +225,13 @@ func (s *Scheduler) ReplaceJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	return s.define(ctx, "job", t.Name, format(t), true)
+	return s.define(ctx, "job", t.Name, defs.Define(t), true)
 }
 
 // RemoveJob removes a job. It fails while the job is active, named in
 // another job's condition, or a member of a group.
 func (s *Scheduler) RemoveJob(ctx context.Context, name string) error {
-	return s.define(ctx, "job", name, "delete_task: "+name+"\n", false)
+	return s.define(ctx, "job", name, defs.Action{Kind: defs.Delete, Name: name}, false)
 }
 
 // Group is a named set of jobs that share alert settings. A job may belong
@@ -253,19 +254,12 @@ type Group struct {
 func (s *Scheduler) AddGroup(ctx context.Context, g Group) error {
 	t := &job.Task{Name: g.Name, Type: job.Group,
 		Extra: &job.Extra{Jobs: g.Jobs, Label: g.Label, AlertOn: g.AlertOn, AlertTo: g.AlertTo, AlertTemplate: g.AlertTemplate}}
-	return s.define(ctx, "group", t.Name, format(t), false)
+	return s.define(ctx, "group", t.Name, defs.Define(t), false)
 }
 
 // RemoveGroup removes a group; its jobs stay.
 func (s *Scheduler) RemoveGroup(ctx context.Context, name string) error {
-	return s.define(ctx, "group", name, "delete_group: "+name+"\n", false)
-}
-
-// format writes one definition in the definition language.
-func format(t *job.Task) string {
-	var b strings.Builder
-	defs.Format(&b, []*job.Task{t})
-	return b.String()
+	return s.define(ctx, "group", name, defs.Action{Kind: defs.DeleteGroup, Name: name}, false)
 }
 
 // JobStatus is a job's definition and current state.

@@ -79,20 +79,41 @@ func Format(w io.Writer, tasks []*job.Task) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		kind := Insert
-		switch t.Type {
-		case job.Group:
-			kind = InsertGroup
-		case job.Resource:
-			kind = InsertResource
-		}
-		fmt.Fprintf(&b, "%s: %s\n", kind, t.Name)
+		fmt.Fprintf(&b, "%s: %s\n", kindFor(Insert, t.Type), t.Name)
 		for _, kv := range Attrs(t) {
 			fmt.Fprintf(&b, "%s: %s\n", kv[0], kv[1])
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// kindFor returns the action of base (Insert, Update or Delete) that
+// applies to a definition of type typ: the group's or the resource's for
+// those.
+func kindFor(base Kind, typ job.Type) Kind {
+	group := map[Kind]Kind{Insert: InsertGroup, Update: UpdateGroup, Delete: DeleteGroup}
+	resource := map[Kind]Kind{Insert: InsertResource, Update: UpdateResource, Delete: DeleteResource}
+	switch typ {
+	case job.Group:
+		return group[base]
+	case job.Resource:
+		return resource[base]
+	}
+	return base
+}
+
+// Define returns the action that defines t as it is, with each of its
+// attributes (what Format writes of it, without the text): a definition
+// built in a program comes in as a file does, checked by the same rules,
+// and a value holds what the program gave it, line breaks and all (which
+// the checks then refuse, naming the attribute).
+func Define(t *job.Task) Action {
+	a := Action{Kind: kindFor(Insert, t.Type), Name: t.Name}
+	for _, kv := range Attrs(t) {
+		a.Fields = append(a.Fields, Field{Key: kv[0], Value: kv[1]})
+	}
+	return a
 }
 
 // FormatCalendars writes named calendars as insert_calendar actions, by

@@ -36,18 +36,28 @@ func PlanFile(file, text string, mode Mode, cur map[string]*job.Task, env *Env, 
 	if err != nil {
 		return nil, err
 	}
+	if SyntaxOf(text) == Configurations {
+		mode = max(mode, Declared)
+	}
+	return PlanActions(file, acts, mode, cur, env, srv)
+}
+
+// PlanActions plans actions as PlanFile plans a file's: those Parse read,
+// or those a program built (Define, or a delete).
+func PlanActions(file string, acts []Action, mode Mode, cur map[string]*job.Task, env *Env, srv Server) (*Planned, error) {
+	var err error
 	var cals map[string]*job.Calendar
 	if env != nil {
 		cals = env.Calendars
 	}
 	decl := acts
-	if mode != AsWritten || SyntaxOf(text) == Configurations {
+	if mode != AsWritten {
 		decl = DeclarativeCalendars(file, cals, Declarative(file, cur, acts))
 	}
 	out := &Planned{}
 	var sync *syncing
 	if mode == Synced {
-		if sync, err = syncDeletes(file, acts, decl, cur, cals, env, lastLine(text)); err != nil {
+		if sync, err = syncDeletes(file, acts, decl, cur, cals, env, lastLine(acts)); err != nil {
 			return nil, err
 		}
 		decl = append(slices.Clip(decl), sync.gone...)

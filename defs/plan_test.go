@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestPlanFileModes checks the three modes a file is planned in: as
@@ -72,5 +73,31 @@ dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 	if err == nil || !errors.As(err, &errs) || len(errs) != 1 || errs[0].Line != 0 ||
 		!strings.Contains(errs[0].Msg, "active") || !strings.Contains(errs[0].Msg, "(the sync deletes c: f.def does not define it)") {
 		t.Fatalf("an active task the sync deletes: %v", err)
+	}
+}
+
+// TestDefineIsTheDefinition checks that the action Define makes of a task
+// plans back to the same task, for tasks that set every attribute.
+func TestDefineIsTheDefinition(t *testing.T) {
+	t.Parallel()
+	env := &Env{Calendars: map[string]*job.Calendar{"work": {Name: "work"}, "off": {Name: "off"}}}
+	all, err := PlanFile("every.def", everyAttr, AsWritten, nil, env, Server{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range all.Tasks {
+		cur := map[string]*job.Task{}
+		for _, o := range all.Tasks {
+			if o.Name != task.Name {
+				cur[o.Name] = o
+			}
+		}
+		p, err := PlanActions("go", []Action{Define(task)}, AsWritten, cur, env, Server{})
+		if err != nil {
+			t.Fatalf("%s: %v", task.Name, err)
+		}
+		if diff := cmp.Diff(task, p.Task(task.Name)); diff != "" {
+			t.Errorf("%s planned from its action differs (-file +action):\n%s", task.Name, diff)
+		}
 	}
 }

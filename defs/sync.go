@@ -100,14 +100,7 @@ func syncDeletes(file string, acts, decl []Action, cur map[string]*job.Task, cal
 		if !mine || kept[name] || slices.Contains(alone.Deleted, name) {
 			continue
 		}
-		kind := Delete
-		switch t.Type {
-		case job.Group:
-			kind = DeleteGroup
-		case job.Resource:
-			kind = DeleteResource
-		}
-		s.gone = append(s.gone, Action{Kind: kind, Name: name})
+		s.gone = append(s.gone, Action{Kind: kindFor(Delete, t.Type), Name: name})
 	}
 	if len(keptCals) > 0 {
 		for _, name := range slices.Sorted(maps.Keys(cals)) {
@@ -149,7 +142,14 @@ func (s *syncing) rewrite(err error) error {
 	return out
 }
 
-// lastLine is the number of a text's last line.
-func lastLine(text string) int {
-	return strings.Count(strings.TrimSuffix(text, "\n"), "\n") + 1
+// lastLine is the last line actions come from.
+func lastLine(acts []Action) int {
+	last := 0
+	for _, a := range acts {
+		last = max(last, a.Line)
+		for _, f := range a.Fields {
+			last = max(last, f.Line)
+		}
+	}
+	return last
 }

@@ -509,6 +509,9 @@ type DefineFile struct {
 	// File names it in errors and in the record; Text is its content: the
 	// task language, configuration JSON or a tree file (defs.SyntaxOf).
 	File, Text string
+	// Actions are definitions a program built (defs.Define), given
+	// instead of Text.
+	Actions []defs.Action
 	// Check only checks it.
 	Check bool
 	// Mode is how it is applied: as written, declared (an insert of what
@@ -546,12 +549,17 @@ func (s *Scheduler) Define(ctx context.Context, f DefineFile) (*Defined, error) 
 // JSON against the engine's definitions.
 func (s *Scheduler) plan(f *DefineFile) (*Defined, error) {
 	cur, cals := s.eng.Definitions(), s.eng.Calendars()
-	p, err := defs.PlanFile(f.File, f.Text, f.Mode, cur, &defs.Env{
-		Active:    s.eng.Active,
-		Function:  s.functions,
-		Taken:     s.taken,
-		Calendars: cals,
-	}, defs.Server{LogFile: s.cfg.LogFile, Owner: s.cfg.Owner})
+	env := &defs.Env{Active: s.eng.Active, Function: s.functions, Taken: s.taken, Calendars: cals}
+	srv := defs.Server{LogFile: s.cfg.LogFile, Owner: s.cfg.Owner}
+	var (
+		p   *defs.Planned
+		err error
+	)
+	if f.Actions != nil {
+		p, err = defs.PlanActions(f.File, f.Actions, f.Mode, cur, env, srv)
+	} else {
+		p, err = defs.PlanFile(f.File, f.Text, f.Mode, cur, env, srv)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -979,7 +987,7 @@ func (s *Scheduler) process(batch []*request) error {
 		changed = true
 		now := s.cfg.Clock.Now()
 		if f := r.file; f != nil {
-			if defs.SyntaxOf(f.Text) == defs.Trees {
+			if f.Actions == nil && defs.SyntaxOf(f.Text) == defs.Trees {
 				// A file is known by its cleaned name: ./trees.json is trees.json.
 				d := periods.Define{File: path.Clean(f.File), Text: f.Text}
 				if f.Check {
