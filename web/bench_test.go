@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/job"
+	"github.com/gnomon-sched/gnomon/scheduler"
 	"github.com/gnomon-sched/gnomon/store"
 	"github.com/gnomon-sched/gnomon/store/sqlite"
 )
@@ -90,16 +92,39 @@ func largeScheduler(b *testing.B) (http.Handler, *http.Cookie) {
 }
 
 // TestMain stops the shared scheduler of the benchmarks, if they built
-// it, and removes its data.
+// it, and removes its data unless GNOMON_BENCH_DIR keeps it.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if large.s != nil {
 		large.s.Stop(context.Background())
 	}
-	if large.dir != "" {
+	if large.dir != "" && os.Getenv("GNOMON_BENCH_DIR") == "" {
 		os.RemoveAll(large.dir)
 	}
 	os.Exit(code)
+}
+
+// builtHistory describes a history kept in GNOMON_BENCH_DIR: its sizes,
+// and the run halfway through it.
+type builtHistory struct {
+	Tasks, Runs, Days int
+	MidRun            int64
+	MidDay            time.Time
+}
+
+// keptHistory reads the description of the history kept in dir, and
+// reports whether it has the sizes asked for.
+func keptHistory(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "history.json"))
+	if err != nil {
+		return false
+	}
+	var h builtHistory
+	if json.Unmarshal(b, &h) != nil || h.Tasks != benchTasks || h.Runs != benchRuns || h.Days != benchDays {
+		return false
+	}
+	large.midRun, large.midDay = h.MidRun, h.MidDay
+	return true
 }
 
 // taskName is the name of the k-th task: names sort as their numbers do.
@@ -140,13 +165,59 @@ func largeDefinitions(first, n int) string {
 	return b.String()
 }
 
+// buildLarge builds the shared scheduler: benchTasks tasks defined through
+// the scheduler, then benchRuns runs written into its store. With
+// GNOMON_BENCH_DIR set, the history is built there and kept, and a later
+// run with the same sizes starts from it (a history of 10^7 runs takes
+// minutes to write).
 func buildLarge() error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "gnomon-web-bench-")
+	dir := os.Getenv("GNOMON_BENCH_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "gnomon-web-bench-"); err != nil {
+			return err
+		}
+	}
+	large.dir = dir
+	if !keptHistory(dir) {
+		if err := buildHistory(ctx, dir); err != nil {
+			return err
+		}
+	}
+	var err error
+	// A server that holds benchDays of history keeps it: the default
+	// horizons would have the pruner deleting it under the benchmark.
+	var keep gnomon.Retention
+	if days := time.Duration(benchDays+1) * 24 * time.Hour; days > time.Duration(scheduler.DefaultRetention.Runs) {
+		keep.Runs, keep.Fires, keep.Audit = job.Duration(days), job.Duration(days), job.Duration(days)
+	}
+	if large.s, err = gnomon.New(gnomon.Config{DataDir: dir, Location: time.UTC, Retention: keep}); err != nil {
+		return err
+	}
+	if err := large.s.Start(ctx); err != nil {
+		return err
+	}
+	if err := settle(ctx, large.s); err != nil {
+		return err
+	}
+	tok, err := large.s.NewToken(ctx, auth.Request{Name: fmt.Sprintf("bench-%d", time.Now().UnixNano()), Role: auth.Admin}) // a kept history keeps the tokens of earlier runs
 	if err != nil {
 		return err
 	}
-	large.dir = dir
+	large.h, large.token = large.s.Handler(gnomon.HandlerConfig{Version: "bench"}), tok
+	large.cookie, err = signIn(large.h, tok)
+	return err
+}
+
+// buildHistory defines the tasks in a new data directory dir and writes
+// their history, and describes it in dir/history.json.
+func buildHistory(ctx context.Context, dir string) error {
+	for _, f := range []string{"gnomon.db", "gnomon.db-wal", "gnomon.db-shm", "history.json"} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
 	// The definitions go through the scheduler, as an operator's would.
 	s, err := gnomon.New(gnomon.Config{DataDir: dir, Location: time.UTC})
 	if err != nil {
@@ -171,22 +242,11 @@ func buildLarge() error {
 	if err := writeHistory(ctx, filepath.Join(dir, "gnomon.db"), time.Now()); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	if large.s, err = gnomon.New(gnomon.Config{DataDir: dir, Location: time.UTC}); err != nil {
-		return err
-	}
-	if err := large.s.Start(ctx); err != nil {
-		return err
-	}
-	if err := settle(ctx, large.s); err != nil {
-		return err
-	}
-	tok, err := large.s.NewToken(ctx, auth.Request{Name: "bench", Role: auth.Admin})
+	b, err := json.Marshal(builtHistory{Tasks: benchTasks, Runs: benchRuns, Days: benchDays, MidRun: large.midRun, MidDay: large.midDay})
 	if err != nil {
 		return err
 	}
-	large.h, large.token = large.s.Handler(gnomon.HandlerConfig{Version: "bench"}), tok
-	large.cookie, err = signIn(large.h, tok)
-	return err
+	return os.WriteFile(filepath.Join(dir, "history.json"), b, 0o644)
 }
 
 // writeHistory stores benchRuns ended runs and their audit records,
