@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,20 +26,43 @@ type cpuGroup struct {
 	acct string
 }
 
-// cgroupPeriod is the controller's accounting period.
-const cgroupPeriod = 100 * time.Millisecond
+// cpuShare is a share of a core: quota over the controller's accounting
+// period. A process that spends its quota waits for the next period, so
+// the period bounds how long it stalls: with 0.2 of a core, 80 ms a
+// 100 ms period, 8 ms a 10 ms one. A machine of the node's own would not
+// stall it at all; the shorter period is closer to that.
+type cpuShare struct {
+	share  float64
+	period time.Duration
+}
 
-// newCPUGroup creates the group name, holding its processes to share of a
-// core. It returns an error that says why where the controller is missing
-// or cannot be written.
-func newCPUGroup(name string, share float64) (*cpuGroup, error) {
+// defaultCPUPeriod is the period the benchmarks hold nodes to their share
+// over, unless -node-cpu-period says otherwise.
+const defaultCPUPeriod = 10 * time.Millisecond
+
+// cpuShareFlags defines -node-cpu and -node-cpu-period on fs, with the
+// help of the first, and returns what they set.
+func cpuShareFlags(fs *flag.FlagSet, help string) func() cpuShare {
+	share := fs.Float64("node-cpu", 0, help)
+	period := fs.Duration("node-cpu-period", defaultCPUPeriod, "the CPU controller's period over which a confined node's share is counted: a node that spends its quota stalls until the next period (the kernel's default is 100ms)")
+	return func() cpuShare { return cpuShare{share: *share, period: *period} }
+}
+
+// newCPUGroup creates the group name, holding its processes to a share of
+// a core. It returns an error that says why where the controller is
+// missing or cannot be written.
+func newCPUGroup(name string, cs cpuShare) (*cpuGroup, error) {
+	share := cs.share
 	if share <= 0 {
 		return nil, fmt.Errorf("share %g of a core: should be positive", share)
 	}
-	period := cgroupPeriod.Microseconds()
+	if cs.period < time.Millisecond || cs.period > time.Second {
+		return nil, fmt.Errorf("period %s: the kernel takes 1ms to 1s", cs.period)
+	}
+	period := cs.period.Microseconds()
 	quota := int64(share * float64(period))
 	if quota < 1000 {
-		return nil, fmt.Errorf("share %g of a core: the kernel's smallest quota is 1 ms a period, %g of a core", share, 1000/float64(period))
+		return nil, fmt.Errorf("share %g of a core over %s: the kernel's smallest quota is 1 ms a period, %g of a core", share, cs.period, 1000/float64(period))
 	}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		// v2: the group sits beside this process's own, which must have
@@ -209,16 +233,16 @@ func cgroupOf(listing, controller string) (string, bool) {
 // confinement holds each node of a benchmark to its share of a core, each
 // in its own group, or says once why it cannot and leaves them free.
 type confinement struct {
-	share  float64
+	cpuShare
 	groups []*cpuGroup
 	off    string // why nodes run unconfined; empty while they are confined
 }
 
-// newConfinement returns a confinement of each node to share of a core;
+// newConfinement returns a confinement of each node to a share of a core;
 // a share of 0 confines nothing.
-func newConfinement(share float64) *confinement {
-	c := &confinement{share: share}
-	if share == 0 {
+func newConfinement(cs cpuShare) *confinement {
+	c := &confinement{cpuShare: cs}
+	if cs.share == 0 {
 		c.off = "not asked"
 	}
 	return c
@@ -230,7 +254,7 @@ func (c *confinement) confine(pid int) {
 	if c.off != "" {
 		return
 	}
-	g, err := newCPUGroup(fmt.Sprintf("gnomon-bench-%d-%d", os.Getpid(), len(c.groups)+1), c.share)
+	g, err := newCPUGroup(fmt.Sprintf("gnomon-bench-%d-%d", os.Getpid(), len(c.groups)+1), c.cpuShare)
 	if err == nil {
 		if err = g.add(pid); err != nil {
 			g.remove()
@@ -279,5 +303,5 @@ func (c *confinement) describe() string {
 		return "nodes unconfined"
 	}
 	return fmt.Sprintf("each node held to %g of a core by its own CPU cgroup (quota %s a %s period)",
-		c.share, time.Duration(c.share*float64(cgroupPeriod)), cgroupPeriod)
+		c.share, time.Duration(c.share*float64(c.period)), c.period)
 }

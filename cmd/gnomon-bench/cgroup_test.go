@@ -54,9 +54,10 @@ func TestCPUGroupStats(t *testing.T) {
 }
 
 func TestNewCPUGroupRefusesBadShares(t *testing.T) {
-	for _, share := range []float64{0, -1, 0.001} {
-		if _, err := newCPUGroup("gnomon-bench-test", share); err == nil {
-			t.Errorf("share %g: no error", share)
+	for _, cs := range []cpuShare{{0, defaultCPUPeriod}, {-1, defaultCPUPeriod}, {0.05, defaultCPUPeriod}, {0.001, 100 * time.Millisecond},
+		{0.5, 0}, {0.5, 2 * time.Second}} {
+		if _, err := newCPUGroup("gnomon-bench-test", cs); err == nil {
+			t.Errorf("share %g over %s: no error", cs.share, cs.period)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func clocks(args []string) error {
 	paced := fs.Duration("paced", 20*time.Minute, "paced: virtual time run through")
 	hours := fs.Int("burst", 3, "burst: hours of virtual time at once (each schedule fires once an hour)")
 	rounds := fs.Int("rounds", 3, "rounds")
-	nodeCPU := fs.Float64("node-cpu", 0, "hold each clock node to this share of a core, in a CPU cgroup of its own, as nodes on machines of their own would be (0: unconfined; the director and PostgreSQL stay unconfined)")
+	nodeCPU := cpuShareFlags(fs, "hold each clock node to this share of a core, in a CPU cgroup of its own, as nodes on machines of their own would be (0: unconfined; the director and PostgreSQL stay unconfined)")
 	fs.Parse(args)
 	if err := bench.ReachPG(*pg); err != nil {
 		return fmt.Errorf("-pg: %w", err)
@@ -90,7 +90,7 @@ func clocks(args []string) error {
 	fmt.Printf("# %s; machine: %d CPUs, %s\n", pgVersion(*pg), runtime.NumCPU(), runtime.Version())
 	fmt.Printf("# paced: a virtual clock at %gx real time through %s (%d fires, %.0f due a second); burst: %d hour(s) at once (%d fires)\n",
 		*speed, *paced, bench.DueBetween(*n, time.Minute, time.Minute+*paced), float64(*n)/3600**speed, *hours, *hours**n)
-	fmt.Printf("# %s; the director and PostgreSQL unconfined\n", newConfinement(*nodeCPU).describe())
+	fmt.Printf("# %s; the director and PostgreSQL unconfined\n", newConfinement(nodeCPU()).describe())
 	fmt.Println("# baseline: Registry.RecordTurn alone, the same fires, one statement per partition, a transaction per 10,000 fires, a connection per node")
 	type figures struct{ paced, burst, raw, p50, p99, pmax, nodeCPU, pgCPU spread }
 	res := make([]figures, len(ns))
@@ -100,7 +100,7 @@ func clocks(args []string) error {
 			if busy, waited := waitQuiet(time.Minute); waited > 0 {
 				fmt.Printf("  (waited %s for the machine to quiet down: %.0f%% busy)\n", waited.Round(time.Second), 100*busy)
 			}
-			p, b, err := clockRound(*bin, *pg, *n, k, *speed, *paced, *hours, *nodeCPU)
+			p, b, err := clockRound(*bin, *pg, *n, k, *speed, *paced, *hours, nodeCPU())
 			if err != nil {
 				return fmt.Errorf("%d clock nodes: %w", k, err)
 			}
@@ -252,7 +252,7 @@ var clockStart = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 
 // clockRound runs the paced and burst windows on a cluster of k clock
 // nodes and a director, on a fresh database.
-func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, hours int, nodeCPU float64) (p, b clockWindow, err error) {
+func clockRound(bin, pg string, n, k int, speed float64, paced time.Duration, hours int, nodeCPU cpuShare) (p, b clockWindow, err error) {
 	db, drop, err := freshDB(pg)
 	if err != nil {
 		return p, b, err

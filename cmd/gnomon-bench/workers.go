@@ -30,7 +30,7 @@ func workers(args []string) error {
 	n := fs.Int("tasks", 5000, "tasks due at once, each running `true`")
 	sizes := fs.String("nodes", "1,2,4", "numbers of worker nodes, comma-separated")
 	slots := fs.Int("slots", 10, "runs in flight on each worker (its --workers)")
-	nodeCPU := fs.Float64("node-cpu", 0, "hold each worker node, with its supervisors and commands, to this share of a core in a CPU cgroup of its own (0: unconfined; the director and PostgreSQL stay unconfined)")
+	nodeCPU := cpuShareFlags(fs, "hold each worker node, with its supervisors and commands, to this share of a core in a CPU cgroup of its own (0: unconfined; the director and PostgreSQL stay unconfined)")
 	rounds := fs.Int("rounds", 1, "rounds")
 	kind := fs.String("run", "true", "what each task runs: true (the command, under a supervisor) or func (the built-in Go function log, in the worker's process: the claim path without a process)")
 	fs.Parse(args)
@@ -44,7 +44,7 @@ func workers(args []string) error {
 	what := map[string]string{"true": "running `true`", "func": "calling the built-in function `log`"}[*kind]
 	fmt.Printf("\n## cluster workers: %d tasks %s due at one instant, run by 1 to %d worker nodes of %d slots each\n", *n, what, slices.Max(ns), *slots)
 	fmt.Printf("# %s; machine: %d CPUs, %s\n", pgVersion(*pg), runtime.NumCPU(), runtime.Version())
-	fmt.Printf("# %s (a worker's supervisors and commands in its group); the director and PostgreSQL unconfined\n", newConfinement(*nodeCPU).describe())
+	fmt.Printf("# %s (a worker's supervisors and commands in its group); the director and PostgreSQL unconfined\n", newConfinement(nodeCPU()).describe())
 	type figures struct{ rate, director, pgCPU, nodes spread }
 	res := make([]figures, len(ns))
 	for r := range *rounds {
@@ -52,7 +52,7 @@ func workers(args []string) error {
 			if busy, waited := waitQuiet(time.Minute); waited > 0 {
 				fmt.Printf("  (waited %s for the machine to quiet down: %.0f%% busy)\n", waited.Round(time.Second), 100*busy)
 			}
-			w, err := workersRound(*bin, *pg, *n, k, *slots, *nodeCPU, *kind == "func")
+			w, err := workersRound(*bin, *pg, *n, k, *slots, nodeCPU(), *kind == "func")
 			if err != nil {
 				return fmt.Errorf("%d workers: %w", k, err)
 			}
@@ -92,7 +92,7 @@ type workersWindow struct {
 // workersRound runs n tasks due at one instant on a fresh database, with a
 // director (which is also the clock node: firing one instant costs
 // little) and k workers of slots each.
-func workersRound(bin, pg string, n, k, slots int, nodeCPU float64, function bool) (w workersWindow, err error) {
+func workersRound(bin, pg string, n, k, slots int, nodeCPU cpuShare, function bool) (w workersWindow, err error) {
 	db, drop, err := freshDB(pg)
 	if err != nil {
 		return w, err
