@@ -189,7 +189,15 @@ func RunNode(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("gnomon: %w", err)
 	}
-	return cluster.Run(ctx, cc)
+	m := cluster.NewMember(cc)
+	if err := m.Start(ctx); err != nil {
+		return fmt.Errorf("gnomon: %w", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-m.Done():
+	}
+	return m.Stop(context.Background())
 }
 
 // nodeConfig returns the configuration of a node that does not direct
@@ -287,16 +295,28 @@ func (sb *Standby) Director(ctx context.Context) (cluster.Director, error) {
 // node was drained first, and an error when the node cannot go on (its
 // settings are not the director's); the store is closed then.
 func (sb *Standby) Wait(ctx context.Context) (*Scheduler, error) {
+	m := cluster.NewMember(sb.cc)
+	if err := m.Start(ctx); err != nil {
+		sb.cfg.Store.Close()
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("gnomon: %w", err)
+	}
+	// The wait for the director ends with ctx, or when the node stops by
+	// itself.
 	nctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan error, 1)
 	go func() {
-		done <- cluster.Run(nctx, sb.cc)
-		cancel()
+		select {
+		case <-m.Done():
+			cancel()
+		case <-nctx.Done():
+		}
 	}()
 	_, err := cluster.AwaitDirector(nctx, sb.cc.Registry, sb.cc.Node, clock.Wall, sb.cfg.Logger)
 	cancel()
-	nerr := <-done
+	nerr := m.Stop(context.Background())
 	if err != nil {
 		sb.cfg.Store.Close()
 		if nerr != nil {

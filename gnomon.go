@@ -667,16 +667,20 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.started = true
 	if s.node != nil {
-		nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan struct{})
+		m := cluster.NewMember(*s.node)
+		if err := m.Start(ctx); err != nil {
+			return fmt.Errorf("gnomon: %w", err)
+		}
+		logged := make(chan struct{})
 		go func() {
-			defer close(done)
+			defer close(logged)
+			<-m.Done()
 			// A deposed director's node said so, and its engine stops.
-			if err := cluster.Run(nctx, *s.node); err != nil && !errors.Is(err, cluster.ErrDeposed) {
+			if err := m.Err(); err != nil && !errors.Is(err, cluster.ErrDeposed) {
 				s.cfg.Logger.Error("cluster node stopped", "err", err)
 			}
 		}()
-		s.stopNode = func() { cancel(); <-done }
+		s.stopNode = func() { m.Stop(context.Background()); <-logged }
 	}
 	return nil
 }

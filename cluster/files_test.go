@@ -91,7 +91,7 @@ func TestWorkerWatchesFiles(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			done <- Run(ctx, Config{Registry: r, Node: Node{ID: "w1", Roles: []string{RoleWorker}, Machines: []string{"m1"}},
+			done <- runNode(ctx, Config{Registry: r, Node: Node{ID: "w1", Roles: []string{RoleWorker}, Machines: []string{"m1"}},
 				Executor: x, Schedules: defs})
 		}()
 		return done

@@ -129,16 +129,16 @@ type node struct {
 	watched, lastRound time.Time
 }
 
-// Run runs a node until ctx is done: it registers, heartbeats, and plays
-// its roles; on return it leaves the cluster (its leases are released at
-// once rather than after the timeout). Errors of the database are logged
-// and retried: a node outlives an outage of PostgreSQL, owning nothing
-// meanwhile once its leases could have moved. Run returns an error, and
-// the node stops, when it cannot go on: a clock node whose settings are
-// not the director's (ErrSettings), a director deposed by another
-// (ErrDeposed; it leaves the cluster only if the new director has another
-// name, since under its own name the leases are the new one's).
-func Run(ctx context.Context, cfg Config) error {
+// runNode runs a node until ctx is done: it registers, heartbeats, and
+// plays its roles; on return it leaves the cluster (its leases are
+// released at once rather than after the timeout). Errors of the database
+// are logged and retried: a node outlives an outage of PostgreSQL, owning
+// nothing meanwhile once its leases could have moved. It returns an
+// error, and the node stops, when it cannot go on: a clock node whose
+// settings are not the director's (ErrSettings), a director deposed by
+// another (ErrDeposed; it leaves the cluster only if the new director has
+// another name, since under its own name the leases are the new one's).
+func runNode(ctx context.Context, cfg Config) error {
 	if cfg.Registry == nil {
 		return errors.New("cluster: a node needs a registry")
 	}

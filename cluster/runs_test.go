@@ -70,7 +70,7 @@ func TestDispatchToWorker(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	nodeDone := make(chan error, 1)
 	go func() {
-		nodeDone <- Run(ctx, Config{Registry: r, Node: Node{ID: "w1", Roles: []string{RoleWorker}}, Executor: x, Slots: 2})
+		nodeDone <- runNode(ctx, Config{Registry: r, Node: Node{ID: "w1", Roles: []string{RoleWorker}}, Executor: x, Slots: 2})
 	}()
 	d := NewDispatch(Config{Registry: r, Node: Node{ID: "dir"}, Epoch: directorEpoch(t, r, "dir", time.Now())}, clock.Wall)
 	exits := make(chan job.Exit, 10)
