@@ -81,7 +81,7 @@ func startDemo(t *testing.T) *demo {
 
 // browser starts headless Chromium. Without it the test is skipped, but
 // not in CI, which installs it.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	path := os.Getenv("GNOMON_CHROMIUM")
 	if path == "" {
@@ -156,7 +156,7 @@ func (d *demo) signIn(t *testing.T, ctx context.Context, token string) {
 
 func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 
-func run(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
+func run(t testing.TB, ctx context.Context, actions ...chromedp.Action) {
 	t.Helper()
 	// A bound on a hang, not a measure: a step that waits for what never
 	// comes fails with its error instead of holding the package until
