@@ -13,7 +13,7 @@
 //	gnomon-bench storm       10^4 and 10^5 tasks due at one instant: drain rate vs exec.Command("true") at the same concurrency, reads, a freeze, a critical start
 //	gnomon-bench clocks      fires recorded a second by 1 and 2 clock nodes of a cluster, 10^5 schedules over the minute spots, vs PostgreSQL alone; -node-cpu F holds each node to F of a core
 //	gnomon-bench workers     runs a second of 1, 2, 4 worker nodes of a cluster, each held to a share of a core (-node-cpu), and the director's and PostgreSQL's CPU a run
-//	gnomon-bench soak        simulated days of tasks every minute, hourly and daily and data events, pruned daily: database size, rows, memory per month
+//	gnomon-bench soak        a simulated year of 10^4 tasks (cron, interval, chains, retries alerting by mail) and data events, pruned daily, restarted monthly: size, rows, memory, start-up time, read p99
 //
 //	gnomon-bench events [-gnomon bin/gnomon] [-configs 3,10000,1000000] [-conns 64] [-duration 10s] [-rounds 3]
 //
