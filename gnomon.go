@@ -364,7 +364,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 	}
 	// What is made here and runs goroutines or processes is stopped if
 	// the scheduler cannot be made.
-	var made []interface{ Stop(context.Context) }
+	var made []interface{ Stop(context.Context) error }
 	defer func() {
 		if err != nil {
 			for _, m := range made {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -163,16 +164,20 @@ func (d *Dispatch) Running() int {
 
 // Stop makes the writes still gathered, until ctx is done, and ends the
 // goroutine. Runs in flight go on on their workers: the next director
-// attaches them.
-func (d *Dispatch) Stop(ctx context.Context) {
+// attaches them. It returns an error when writes were left unmade.
+func (d *Dispatch) Stop(ctx context.Context) error {
 	d.cancel()
 	<-d.done
 	for d.pending() && ctx.Err() == nil {
 		if err := d.flush(ctx); err == nil || errors.Is(err, ErrDeposed) {
-			break
+			return nil
 		}
 		sleep(ctx, dispatchPoll)
 	}
+	if d.pending() {
+		return fmt.Errorf("cluster: the dispatch's writes not made when the stop ended: %w", ctx.Err())
+	}
+	return nil
 }
 
 func (d *Dispatch) pending() bool {

@@ -95,7 +95,9 @@ func (w *worker) run(ctx context.Context) {
 		<-listening
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		w.x.Stop(sctx)
+		if err := w.x.Stop(sctx); err != nil {
+			w.log.Warn("the worker's runner stopped late", "err", err)
+		}
 		w.write(sctx) // the outcomes of functions the stop cancelled
 	}()
 	adopted := false

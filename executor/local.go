@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -305,21 +306,27 @@ func (l *Local) Progress(id int64) (status string, data map[string]string, ok bo
 // waits until each has returned and been reported, for at most the grace
 // period or until ctx is done. Commands keep running under their
 // supervisors, to be attached by the next runner on the same Dir. Stop
-// then releases the idle supervisors. It may be called more than once.
-func (l *Local) Stop(ctx context.Context) {
-	if l.fx.Running() > 0 {
-		l.fx.CancelAll()
-		done := make(chan struct{})
-		go func() { l.fx.Wait(); close(done) }()
-		t := time.NewTimer(l.cfg.Grace)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		case <-ctx.Done():
-		}
+// then releases the idle supervisors. It returns an error naming how many
+// function runs had not returned in time. It may be called more than
+// once.
+func (l *Local) Stop(ctx context.Context) error {
+	defer l.x.Close()
+	if l.fx.Running() == 0 {
+		return nil
 	}
-	l.x.Close()
+	l.fx.CancelAll()
+	done := make(chan struct{})
+	go func() { l.fx.Wait(); close(done) }()
+	t := time.NewTimer(l.cfg.Grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("executor: %d function runs had not returned %s after they were cancelled", l.fx.Running(), l.cfg.Grace)
+	case <-ctx.Done():
+		return fmt.Errorf("executor: %d function runs had not returned when the stop ended: %w", l.fx.Running(), ctx.Err())
+	}
 }
 
 // Wait waits until every goroutine of the runner has ended: every run

@@ -24,6 +24,7 @@ type Runner interface {
 	// Stop ends the runs that cannot outlive the process, waiting until
 	// they are reported or ctx is done, and releases the runner; runs
 	// that can outlive it (commands under supervisors) go on, for the
-	// next process to attach.
-	Stop(ctx context.Context)
+	// next process to attach. It says what it could not finish in time.
+	// It may be called more than once.
+	Stop(ctx context.Context) error
 }

@@ -138,12 +138,13 @@ func (h *heldRuns) Running() int {
 }
 
 // Stop leaves every run going on, watched by no scheduler.
-func (h *heldRuns) Stop(context.Context) {
+func (h *heldRuns) Stop(context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range h.runs {
 		r.report = nil
 	}
+	return nil
 }
 
 // end ends a run in flight: its outcome is reported if a scheduler watches

@@ -742,7 +742,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 			}
 		}
 		s.stopping.Store(true)
-		s.cfg.Runner.Stop(context.Background())
+		if err := s.cfg.Runner.Stop(context.Background()); err != nil {
+			s.log.Warn("the runner stopped late", "err", err)
+		}
 		s.settleExits()
 		if err := s.sim.save(s.cfg.Store); err != nil {
 			s.log.Error("virtual clock not recorded: a restart resumes from the last journal entry", "err", err)

@@ -138,7 +138,7 @@ func (workerRunner) Kill(int64)                                   {}
 func (workerRunner) Forget(int64)                                 {}
 func (workerRunner) Sweep(map[int64]bool)                         {}
 func (workerRunner) Running() int                                 { return 0 }
-func (workerRunner) Stop(context.Context)                         {}
+func (workerRunner) Stop(context.Context) error                   { return nil }
 
 // The log of a run a cluster's worker ran: when the files are on the
 // worker's machine only, the page says so, naming the worker, for each
