@@ -156,6 +156,26 @@ func (d *demo) signIn(t *testing.T, ctx context.Context, token string) {
 
 func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 
+// waitFor polls a condition in the page every 50 ms until it holds, for
+// at most limit, and returns why it stopped waiting if it does not hold.
+// An evaluation that fails (a live update swapping the page's content
+// under it) is tried again.
+func waitFor(ctx context.Context, cond string, limit time.Duration) error {
+	wait, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		err := chromedp.Run(wait, chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err == nil || wait.Err() != nil {
+			return err
+		}
+		select {
+		case <-wait.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 func run(t testing.TB, ctx context.Context, actions ...chromedp.Action) {
 	t.Helper()
 	// A bound on a hang, not a measure: a step that waits for what never
@@ -256,12 +276,10 @@ func TestPages(t *testing.T) {
 				// timeperiod trees up, which takes minutes on a loaded
 				// machine.
 				want, _ := json.Marshal(p.want)
-				wait, cancel := context.WithTimeout(ctx, 3*time.Minute)
-				chromedp.Run(wait, chromedp.Poll(`document.querySelector("main").innerText.includes(`+string(want)+`)`, nil))
-				cancel()
+				perr := waitFor(ctx, `(document.querySelector("main") || document.body).innerText.includes(`+string(want)+`)`, 3*time.Minute)
 				run(t, ctx, chromedp.Text("main", &body, chromedp.ByQuery))
 				if !strings.Contains(body, p.want) {
-					t.Errorf("%s does not show %q:\n%s", p.path, p.want, body)
+					t.Errorf("%s does not show %q (waited: %v):\n%s", p.path, p.want, perr, body)
 				}
 				if strings.HasPrefix(p.name, "graph") {
 					run(t, ctx, chromedp.WaitVisible(`#graph[data-ready]`, chromedp.ByQuery))
