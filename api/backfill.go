@@ -46,7 +46,7 @@ type BackfillResponse struct {
 	// later occurrences are the regular schedule's.
 	Until time.Time `json:"until,omitzero"`
 	// Occurrences are those of the range, in order (for a task).
-	Occurrences []engine.BackfillOccurrence `json:"occurrences,omitempty"`
+	Occurrences []BackfillOccurrence `json:"occurrences,omitempty"`
 	// Periods are the periods of the range that have a node (for a
 	// process), and Changed the state changes of the reprocess cascade.
 	Periods []periods.BackfillPeriod `json:"periods,omitempty"`
@@ -129,12 +129,9 @@ func (s *Server) isProcess(r *http.Request, name string) (bool, error) {
 }
 
 func (s *Server) backfillResponse(res *engine.BackfillResult) BackfillResponse {
-	resp := BackfillResponse{Task: res.Task, Until: s.local(res.Until), Occurrences: res.Occurrences}
-	for i := range resp.Occurrences {
-		resp.Occurrences[i].Scheduled = s.local(resp.Occurrences[i].Scheduled)
-	}
-	if resp.Occurrences == nil {
-		resp.Occurrences = []engine.BackfillOccurrence{}
+	resp := BackfillResponse{Task: res.Task, Until: s.local(res.Until), Occurrences: make([]BackfillOccurrence, len(res.Occurrences))}
+	for i, o := range res.Occurrences {
+		resp.Occurrences[i] = BackfillOccurrence{Scheduled: s.local(o.Scheduled), Action: string(o.Action), Fate: o.Fate, Reason: o.Reason, RunID: o.RunID}
 	}
 	return resp
 }

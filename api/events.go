@@ -25,7 +25,7 @@ const MaxEventBody = 1 << 20
 // EventsResponse is the 202 answer of POST /events.
 type EventsResponse struct {
 	Triggered []string           `json:"triggered"`
-	Validated []engine.Validated `json:"validated"`
+	Validated []Validated `json:"validated"`
 }
 
 // WireEvent is the body of POST /events, in the seed's shape.

@@ -446,7 +446,7 @@ func (s *Server) view(e *scheduler.View, name string) (TaskView, bool) {
 	if !ok {
 		return TaskView{}, false
 	}
-	v := TaskView{Task: def, State: s.localState(st), Stored: e.StoredEvents(name)}
+	v := TaskView{Task: def, State: s.localState(st), Stored: storedOf(e.StoredEvents(name))}
 	for _, c := range e.Children(name) {
 		cv, _ := s.view(e, c)
 		v.Children = append(v.Children, cv)

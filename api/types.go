@@ -146,7 +146,65 @@ type TaskView struct {
 	Children []TaskView `json:"children,omitempty"`
 	// Stored summarises, for a configuration, the events each dependency
 	// holds.
-	Stored []engine.Stored `json:"stored,omitempty"`
+	Stored []StoredEvents `json:"stored,omitempty"`
+}
+
+// StoredEvents is what a configuration's dependency holds of the events
+// it accepted: how many, the oldest and the newest.
+type StoredEvents struct {
+	Type     job.DataType `json:"type"`
+	Resource string       `json:"resourceId"`
+	Count    int          `json:"count"`
+	Oldest   time.Time    `json:"oldest,omitzero"`
+	Newest   time.Time    `json:"newest,omitzero"`
+}
+
+func storedOf(in []engine.Stored) []StoredEvents {
+	if in == nil {
+		return nil
+	}
+	out := make([]StoredEvents, len(in))
+	for i, s := range in {
+		out[i] = StoredEvents(s)
+	}
+	return out
+}
+
+// Reason is one line of why a task is, or is not, running: what kind of
+// reason, the task it is about (another, for a condition), its status, the
+// line, and how deep it sits under the one it explains.
+type Reason struct {
+	Kind   string     `json:"kind"`
+	Task   string     `json:"task"`
+	Status job.Status `json:"status"`
+	Text   string     `json:"text"`
+	Depth  int        `json:"depth"`
+}
+
+func reasonsOf(in []engine.Reason) []Reason {
+	out := make([]Reason, len(in))
+	for i, r := range in {
+		out[i] = Reason{Kind: string(r.Kind), Task: r.Task, Status: r.Status, Text: r.Text, Depth: r.Depth}
+	}
+	return out
+}
+
+// BackfillOccurrence is one occurrence of a backfill's range: its instant,
+// what the backfill does with it (queued, ran, skipped, ...), what the
+// fire ledger recorded of it before, why, and its run.
+type BackfillOccurrence struct {
+	Scheduled time.Time `json:"scheduled"`
+	Action    string    `json:"action"`
+	Fate      job.Fate  `json:"fate,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	RunID     int64     `json:"run_id,omitempty"`
+}
+
+// Validated is a configuration's dependency a data event validated.
+type Validated struct {
+	Configuration string       `json:"configuration"`
+	Type          job.DataType `json:"type"`
+	Resource      string       `json:"resourceId"`
 }
 
 // StatusRow is one row of a status table.

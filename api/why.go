@@ -21,7 +21,7 @@ type WhyResponse struct {
 	Now  time.Time `json:"now"`
 	// Reasons is the chain, from the engine's own state: each reason's
 	// Depth nests it under the clause that led to it.
-	Reasons []engine.Reason `json:"reasons"`
+	Reasons []Reason `json:"reasons"`
 	// At, when asked, is an instant; Occurrence says what the fire ledger
 	// recorded of the task's time trigger there, and Fire is that record.
 	At         time.Time `json:"at,omitzero"`
@@ -38,7 +38,7 @@ const whyTail = 10
 func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	now := s.sched.Now()
-	resp := WhyResponse{Task: name, Now: s.local(now), Reasons: []engine.Reason{}}
+	resp := WhyResponse{Task: name, Now: s.local(now), Reasons: []Reason{}}
 	x, found, err := s.sched.Why(r.Context(), name, now)
 	if err != nil {
 		return err
@@ -46,13 +46,13 @@ func (s *Server) why(w http.ResponseWriter, r *http.Request) error {
 	if !found {
 		return notFound(name)
 	}
-	resp.Reasons = x.Reasons
+	resp.Reasons = append(resp.Reasons, reasonsOf(x.Reasons)...)
 	if def, st, ok := s.sched.View().Task(name); ok && def.Extras().Watching() != nil {
 		text, ok := s.sched.Watching(name)
 		if !ok {
 			text = "waits for a file matching " + def.Extras().Watch.File
 		}
-		resp.Reasons = append(resp.Reasons, engine.Reason{Kind: engine.WhyWatch, Task: name, Status: st.Status, Text: text})
+		resp.Reasons = append(resp.Reasons, Reason{Kind: string(engine.WhyWatch), Task: name, Status: st.Status, Text: text})
 	}
 	if _, st, ok := s.sched.View().Task(name); ok && (st.Status == job.Failure || st.Status == job.Aborted) {
 		runs, err := s.sched.Store().Runs(r.Context(), store.RunQuery{Task: name, Done: true, Limit: 1})

@@ -201,15 +201,16 @@ var backfillActions = map[engine.BackfillAction]string{
 func writeBackfill(w io.Writer, resp *api.BackfillResponse, show *time.Location) {
 	var b strings.Builder
 	for _, o := range resp.Occurrences {
-		action := backfillActions[o.Action]
+		did := engine.BackfillAction(o.Action)
+		action := backfillActions[did]
 		if action == "" {
-			action = termsafe.String(string(o.Action))
+			action = termsafe.String(o.Action)
 		}
-		if resp.DryRun && o.Action == engine.BackfillQueued {
+		if resp.DryRun && did == engine.BackfillQueued {
 			action = "would run"
 		}
 		line := fmt.Sprintf("%s %-9s", o.Scheduled.In(show).Format(time.RFC3339), action)
-		if o.RunID != 0 && o.Action != engine.BackfillDone {
+		if o.RunID != 0 && did != engine.BackfillDone {
 			line += fmt.Sprintf(" run %d", o.RunID)
 		}
 		if o.Reason != "" {

@@ -9,7 +9,6 @@ import (
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/calendar"
 	"github.com/gnomon-sched/gnomon/cluster"
-	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
@@ -38,7 +37,7 @@ func TestWritersEscape(t *testing.T) {
 	level := periods.LevelInfo{Level: periods.Level{Process: h, Function: h}}
 	writers := map[string]func(w *bytes.Buffer){
 		"task": func(w *bytes.Buffer) {
-			writeTask(w, &api.TaskView{Task: *task, Stored: []engine.Stored{{Type: job.DataType(h), Resource: h}, {Type: job.File, Resource: h, Count: 1}},
+			writeTask(w, &api.TaskView{Task: *task, Stored: []api.StoredEvents{{Type: job.DataType(h), Resource: h}, {Type: job.File, Resource: h, Count: 1}},
 				Children: []api.TaskView{{Task: *task}}})
 		},
 		"status": func(w *bytes.Buffer) {
@@ -78,7 +77,7 @@ func TestWritersEscape(t *testing.T) {
 		"nodes":        func(w *bytes.Buffer) { writeNodes(w, []api.NodeView{node}, "none") },
 		"node changes": func(w *bytes.Buffer) { writeNodeChanges(w, []api.NodeChange{{Process: h}}, false) },
 		"posted": func(w *bytes.Buffer) {
-			writePosted(w, &api.EventsResponse{Triggered: []string{h}, Validated: []engine.Validated{{Configuration: h, Type: job.DataType(h), Resource: h}}})
+			writePosted(w, &api.EventsResponse{Triggered: []string{h}, Validated: []api.Validated{{Configuration: h, Type: job.DataType(h), Resource: h}}})
 		},
 		"alerts": func(w *bytes.Buffer) {
 			writeAlerts(w, &api.AlertsResponse{Alerts: []api.AlertView{{Alert: job.Alert{Task: h, Outcome: job.Outcome(h), To: []string{h, h},
