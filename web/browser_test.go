@@ -164,7 +164,9 @@ func waitFor(ctx context.Context, cond string, limit time.Duration) error {
 	wait, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	for {
-		err := chromedp.Run(wait, chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+		// The poll's own timeout (30 s by default) is off: wait says how
+		// long.
+		err := chromedp.Run(wait, chromedp.Poll(cond, nil, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
 		if err == nil || wait.Err() != nil {
 			return err
 		}
@@ -870,10 +872,8 @@ func TestHeaderClockTicks(t *testing.T) {
 	if !format.MatchString(first) {
 		t.Fatalf("the clock shows %q", first)
 	}
-	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	moved := fmt.Sprintf(`document.querySelector("header time").textContent !== %q`, first)
-	if err := chromedp.Run(wait, chromedp.Poll(moved, nil)); err != nil {
+	if err := waitFor(ctx, moved, time.Minute); err != nil {
 		t.Fatalf("the clock stayed at %s: %v", first, err)
 	}
 	var now string

@@ -53,9 +53,7 @@ func TestTimelineScroll(t *testing.T) {
 	// waitRows waits for the page to draw n rows.
 	waitRows := func(n int) {
 		t.Helper()
-		wctx, cancel := context.WithTimeout(bctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Run(wctx, chromedp.Poll(fmt.Sprintf(`document.querySelectorAll("svg.timeline text.rowlabel").length === %d`, n), nil)); err != nil {
+		if err := waitFor(bctx, fmt.Sprintf(`document.querySelectorAll("svg.timeline text.rowlabel").length === %d`, n), time.Minute); err != nil {
 			t.Fatalf("waiting for %d rows: %v (%d drawn)", n, err, rows())
 		}
 	}
