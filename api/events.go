@@ -24,7 +24,7 @@ const MaxEventBody = 1 << 20
 
 // EventsResponse is the 202 answer of POST /events.
 type EventsResponse struct {
-	Triggered []string           `json:"triggered"`
+	Triggered []string    `json:"triggered"`
 	Validated []Validated `json:"validated"`
 }
 
