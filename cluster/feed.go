@@ -75,8 +75,9 @@ func NewFeed(reg FireSource, director string, epoch int64, sink FireSink, c cloc
 	return &Feed{reg: reg, director: director, epoch: epoch, sink: sink, clock: c, log: log, seen: map[int64]time.Time{}}
 }
 
-// Run polls every feedPoll until ctx is done, retrying what fails.
-func (f *Feed) Run(ctx context.Context) {
+// run polls every feedPoll until ctx is done, retrying what fails: the
+// node's director role runs it for as long as the node lives.
+func (f *Feed) run(ctx context.Context) {
 	for !f.started {
 		err := f.start(ctx)
 		if err == nil {

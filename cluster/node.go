@@ -209,7 +209,7 @@ func runNode(ctx context.Context, cfg Config) error {
 		defer func() { <-done }()
 		go func() {
 			defer close(done)
-			feed.Run(ctx)
+			feed.run(ctx)
 		}()
 	}
 	// The clock reads the definitions and the virtual clock again as

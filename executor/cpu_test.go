@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -58,7 +59,7 @@ func BenchmarkRunCPU(b *testing.B) {
 				})
 				// The supervisors' time (and their commands') is counted
 				// once they have exited and been waited for.
-				x.Close()
+				x.Stop(context.Background())
 				x.Wait()
 			})
 			b.ReportMetric(float64(spent.Microseconds())/float64(b.N), "µs-cpu/run")

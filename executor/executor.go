@@ -44,6 +44,7 @@ package executor
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -364,9 +365,10 @@ func (x *Executor) trim() {
 	}
 }
 
-// Close stops the idle spare supervisors and starts no more. Runs being
-// watched are not affected.
-func (x *Executor) Close() {
+// Stop stops the idle spare supervisors and starts no more. Runs being
+// watched are not affected (Wait waits for them). It may be called more
+// than once, and returns nil: there is nothing it can fail to finish.
+func (x *Executor) Stop(context.Context) error {
 	x.mu.Lock()
 	x.closed = true
 	idle := x.spares
@@ -379,6 +381,7 @@ func (x *Executor) Close() {
 	for _, sp := range idle {
 		sp.discard()
 	}
+	return nil
 }
 
 // base returns the path of a run's files without their extension.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -265,7 +266,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestSupervisorsAreReused(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	defer f.x.Close()
+	defer f.x.Stop(context.Background())
 	for id := int64(1); id <= 5; id++ {
 		f.x.Start(f.spec(id, `echo "sup $PPID"`))
 		if e := f.wait(); e.Code != 0 || e.Result != job.ResultNormal {
@@ -333,7 +334,7 @@ func sigIgnored(pid int) (uint64, error) {
 func TestLargeSpec(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	defer f.x.Close()
+	defer f.x.Stop(context.Background())
 	command := ": '" + strings.Repeat("x", maxHandoff) + "'; echo large"
 	f.x.Start(f.spec(7, command))
 	if e := f.wait(); e.Code != 0 || e.Result != job.ResultNormal {
@@ -444,7 +445,7 @@ func TestReadRecord(t *testing.T) {
 func TestKillAtOnce(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
-	defer f.x.Close()
+	defer f.x.Stop(context.Background())
 	for id := int64(1); id <= 5; id++ {
 		f.x.Start(f.spec(id, `sleep 30`))
 		f.x.Kill(id)
@@ -465,7 +466,7 @@ func TestNotASupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.readyTimeout = 200 * time.Millisecond
-	defer x.Close()
+	defer x.Stop(context.Background())
 	x.Start(Spec{RunID: 1, Task: "t", Command: "true", OutLog: os.DevNull, ErrLog: os.DevNull})
 	select {
 	case e := <-exits:
@@ -516,7 +517,7 @@ func TestSupervisorsKeptForTheSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(x.Wait)
-	defer x.Close()
+	defer x.Stop(context.Background())
 	x.linger = time.Hour // trimmed by hand below
 	gate := filepath.Join(dir, "go")
 	wave := func(first int64, command string) {

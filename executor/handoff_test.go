@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -27,7 +28,7 @@ func BenchmarkHandoff(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer x.Wait()
-			defer x.Close()
+			defer x.Stop(context.Background())
 			spec := Spec{Task: "t", Command: "true", OutLog: "/dev/null", ErrLog: "/dev/null"}
 			took := make([]time.Duration, 0, b.N)
 			for i := range b.N {

@@ -310,7 +310,7 @@ func (l *Local) Progress(id int64) (status string, data map[string]string, ok bo
 // function runs had not returned in time. It may be called more than
 // once.
 func (l *Local) Stop(ctx context.Context) error {
-	defer l.x.Close()
+	defer l.x.Stop(ctx)
 	if l.fx.Running() == 0 {
 		return nil
 	}
