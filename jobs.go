@@ -192,17 +192,13 @@ func (s *Scheduler) AddJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	return s.define(ctx, "job", t.Name, defs.Define(t), false)
+	return s.define(ctx, "job", t.Name, defs.Define(t), defs.AsWritten)
 }
 
 // define applies one definition built in Go: the action that defines it,
 // checked by the rules a file's are. Its errors name the job (or group)
 // and the problems.
-func (s *Scheduler) define(ctx context.Context, what, name string, a defs.Action, declarative bool) error {
-	mode := defs.AsWritten
-	if declarative {
-		mode = defs.Declared
-	}
+func (s *Scheduler) define(ctx context.Context, what, name string, a defs.Action, mode defs.Mode) error {
 	_, err := s.sched.Define(ctx, scheduler.DefineFile{File: what + " " + name, Actions: []defs.Action{a}, Mode: mode})
 	var errs defs.Errors
 	if errors.As(err, &errs) {
@@ -225,13 +221,13 @@ func (s *Scheduler) ReplaceJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
-	return s.define(ctx, "job", t.Name, defs.Define(t), true)
+	return s.define(ctx, "job", t.Name, defs.Define(t), defs.Declared)
 }
 
 // RemoveJob removes a job. It fails while the job is active, named in
 // another job's condition, or a member of a group.
 func (s *Scheduler) RemoveJob(ctx context.Context, name string) error {
-	return s.define(ctx, "job", name, defs.Action{Kind: defs.Delete, Name: name}, false)
+	return s.define(ctx, "job", name, defs.Action{Kind: defs.Delete, Name: name}, defs.AsWritten)
 }
 
 // Group is a named set of jobs that share alert settings. A job may belong
@@ -254,12 +250,12 @@ type Group struct {
 func (s *Scheduler) AddGroup(ctx context.Context, g Group) error {
 	t := &job.Task{Name: g.Name, Type: job.Group,
 		Extra: &job.Extra{Jobs: g.Jobs, Label: g.Label, AlertOn: g.AlertOn, AlertTo: g.AlertTo, AlertTemplate: g.AlertTemplate}}
-	return s.define(ctx, "group", t.Name, defs.Define(t), false)
+	return s.define(ctx, "group", t.Name, defs.Define(t), defs.AsWritten)
 }
 
 // RemoveGroup removes a group; its jobs stay.
 func (s *Scheduler) RemoveGroup(ctx context.Context, name string) error {
-	return s.define(ctx, "group", name, defs.Action{Kind: defs.DeleteGroup, Name: name}, false)
+	return s.define(ctx, "group", name, defs.Action{Kind: defs.DeleteGroup, Name: name}, defs.AsWritten)
 }
 
 // JobStatus is a job's definition and current state.

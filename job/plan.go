@@ -49,8 +49,3 @@ func (p *Plan) Touched() (tasks, calendars []string) {
 	}
 	return append(tasks, p.Deleted...), append(calendars, p.DeletedCalendars...)
 }
-
-// Empty reports whether the plan changes nothing.
-func (p *Plan) Empty() bool {
-	return len(p.Tasks) == 0 && len(p.Deleted) == 0 && len(p.Calendars) == 0 && len(p.DeletedCalendars) == 0
-}
