@@ -17,23 +17,29 @@ func TestStopSaysWhatDidNotEnd(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{}, 2)
-	l, err := NewLocal(LocalConfig{Dir: filepath.Join(t.TempDir(), "runs"), Grace: 50 * time.Millisecond,
-		Functions: func(name string) Func {
-			switch name {
-			case "polite": // returns when cancelled
-				return func(ctx context.Context, _ *Call) error { started <- struct{}{}; <-ctx.Done(); return ctx.Err() }
-			case "deaf": // returns only when released
-				return func(context.Context, *Call) error { started <- struct{}{}; <-release; return nil }
-			}
-			return nil
-		}})
-	if err != nil {
-		t.Fatal(err)
+	functions := func(name string) Func {
+		switch name {
+		case "polite": // returns when cancelled
+			return func(ctx context.Context, _ *Call) error { started <- struct{}{}; <-ctx.Done(); return ctx.Err() }
+		case "deaf": // returns only when released
+			return func(context.Context, *Call) error { started <- struct{}{}; <-release; return nil }
+		}
+		return nil
 	}
-	t.Cleanup(l.Wait)
+	// A grace that a loaded machine cannot outlast for the run that
+	// returns; a short one for the run that cannot return before it.
+	runner := func(grace time.Duration) *Local {
+		l, err := NewLocal(LocalConfig{Dir: filepath.Join(t.TempDir(), "runs"), Grace: grace, Functions: functions})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Wait)
+		return l
+	}
 	exits := make(chan Exit, 4)
 	report := func(e Exit) { exits <- e }
 
+	l := runner(time.Minute)
 	l.Start(job.Launch{RunID: 1, Task: "p", Function: "polite"}, report)
 	<-started
 	if err := l.Stop(context.Background()); err != nil {
@@ -41,9 +47,10 @@ func TestStopSaysWhatDidNotEnd(t *testing.T) {
 	}
 	<-exits
 
+	l = runner(50 * time.Millisecond)
 	l.Start(job.Launch{RunID: 2, Task: "d", Function: "deaf"}, report)
 	<-started
-	err = l.Stop(context.Background())
+	err := l.Stop(context.Background())
 	close(release)
 	if err == nil || !strings.Contains(err.Error(), "1 function runs had not returned") {
 		t.Fatalf("a run that ignores its cancellation: %v", err)
