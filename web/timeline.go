@@ -39,9 +39,6 @@ const (
 	tlPlans = 500
 	// tlCounted bounds the planned fires a row counts past those it draws.
 	tlCounted = 10 * tlPlans
-	// tlFew is the most tasks whose runs the page reads task by task,
-	// when its filter chooses so few.
-	tlFew = 64
 	// tlListed is the most tasks a filter's first walk lists: when it
 	// chooses no more, the page walks the list, not every task again.
 	tlListed = 2_000
@@ -284,41 +281,32 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	}
 
 	// The tasks that ran in the range, or had begun up to tlLookback
-	// before it and not ended by its start: of the chosen tasks only,
-	// when they are few enough to be read task by task.
+	// before it and not ended by its start: of the tasks the walk below
+	// visits, a batch ahead of it at a time.
 	v := u.cfg.Scheduler.View()
 	in := store.RunPageQuery{From: from, To: to}
-	chosen, listed := f.list(v, status, tlListed)
-	if listed && len(chosen) <= tlFew {
-		in.Tasks = chosen
-		if len(chosen) == 0 {
-			in.Tasks = []string{""}
-		}
-	}
 	before := in
 	before.From, before.To, before.EndFrom = from.Add(-tlLookback), from, from
 	st := u.cfg.Scheduler.Store()
-	var ran [2][]string
-	for i, q := range []store.RunPageQuery{in, before} {
-		list, err := st.RunTasks(r.Context(), q)
-		if err != nil {
-			return "", nil, err
-		}
-		slices.Sort(list) // in Go's order, which a database's collation may not be
-		ran[i] = list
+	chosen, listed := f.list(v, status, tlListed)
+	ahead := func(name string, n int) []string {
+		i, _ := slices.BinarySearch(chosen, name)
+		return chosen[i:min(i+n, len(chosen))]
 	}
-	// hasRun walks the lists of tasks that ran along the chosen tasks, in
-	// name order.
-	hasRun := func(name string) bool {
-		found := false
-		for i := range ran {
-			for len(ran[i]) > 0 && ran[i][0] < name {
-				ran[i] = ran[i][1:]
-			}
-			found = found || len(ran[i]) > 0 && ran[i][0] == name
+	if !listed {
+		ahead = func(name string, n int) []string {
+			names := []string{name}
+			v.Ascend(name, func(it *scheduler.TaskItem) bool {
+				if f.matches(it, status) {
+					names = append(names, it.Def.Name)
+				}
+				return len(names) < n
+			})
+			return names
 		}
-		return found
 	}
+	ran := newRanSet(r.Context(), st, []store.RunPageQuery{in, before}, ahead)
+	var walkErr error
 	// The planned fires: from now (or the range's start) to its end.
 	nexts := 0 // the calendars worked out
 	start := from
@@ -378,7 +366,12 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		}
 		d.Matched++
 		name := it.Def.Name
-		if !hasRun(name) {
+		has, err := ran.has(name)
+		if err != nil {
+			walkErr = err
+			return false
+		}
+		if !has {
 			yes, known := planned(it, !full || nexts < tlNexts)
 			if !known {
 				d.DrawnMore = true
@@ -411,6 +404,9 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		v.Ascend(f.After, visit)
 	default:
 		v.Ascend("", visit)
+	}
+	if walkErr != nil {
+		return "", nil, walkErr
 	}
 	d.First++
 	if d.Next != "" {

@@ -1,0 +1,96 @@
+package web
+
+import (
+	"context"
+	"slices"
+
+	"github.com/gnomon-sched/gnomon/store"
+)
+
+// The batches a timeline asks the store about the tasks it walks in.
+const (
+	// ranFirst is the tasks of the first batch; each batch after asks
+	// about twice as many as the one before, up to ranMost.
+	ranFirst = 256
+	ranMost  = 4096
+	// ranBudget is the most tasks asked about one by one: a walk that
+	// goes on past it passes many tasks without a row, and the set then
+	// reads the tasks run in the whole range at once.
+	ranBudget = 16_384
+)
+
+// runTasker reads the tasks that have runs a query selects.
+type runTasker interface {
+	RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, error)
+}
+
+// ranSet tells, for the tasks a walk visits in name order, which have a
+// run one of its queries selects. It asks the store about the tasks
+// ahead of the walk a batch at a time, each task through its own runs,
+// so that what it costs follows the tasks walked, not the runs in the
+// range: a week of a busy server holds hundreds of thousands, and a
+// page walks a few thousand tasks. Past its budget of tasks the walk is
+// long and its rows are few, and the set reads the tasks run in the
+// whole range at once, which costs the runs in the range instead.
+type ranSet struct {
+	ctx context.Context
+	st  runTasker
+	qs  []store.RunPageQuery
+	// ahead returns the walk's next n tasks from the one named, that one
+	// first.
+	ahead func(from string, n int) []string
+
+	batch, most, budget int
+
+	ran   []string // the tasks that ran, from the walk's place on, in name order
+	upto  string   // the last task ran answers for
+	all   bool     // ran answers for every task after upto too
+	asked int      // the tasks asked about by name
+}
+
+func newRanSet(ctx context.Context, st runTasker, qs []store.RunPageQuery, ahead func(string, int) []string) *ranSet {
+	return &ranSet{ctx: ctx, st: st, qs: qs, ahead: ahead, batch: ranFirst, most: ranMost, budget: ranBudget}
+}
+
+// has reports whether the task named has a run: the walk asks in name
+// order.
+func (s *ranSet) has(name string) (bool, error) {
+	if !s.all && (s.asked == 0 || name > s.upto) {
+		if err := s.load(name); err != nil {
+			return false, err
+		}
+	}
+	for len(s.ran) > 0 && s.ran[0] < name {
+		s.ran = s.ran[1:]
+	}
+	return len(s.ran) > 0 && s.ran[0] == name, nil
+}
+
+// load reads the tasks that ran among the next batch from the one named,
+// or in the whole range once the budget is spent.
+func (s *ranSet) load(from string) error {
+	var names []string
+	if s.asked < s.budget {
+		names = s.ahead(from, s.batch)
+	}
+	var list []string
+	for _, q := range s.qs {
+		q.Tasks = names
+		got, err := s.st.RunTasks(s.ctx, q)
+		if err != nil {
+			return err
+		}
+		list = append(list, got...)
+	}
+	slices.Sort(list) // in Go's order, which a database's collation may not be
+	s.ran = slices.Compact(list)
+	if len(names) == 0 {
+		s.all = true
+		return nil
+	}
+	s.asked += len(names)
+	s.upto = names[len(names)-1]
+	s.all = len(names) < s.batch
+	s.batch = min(2*s.batch, s.most)
+	return nil
+}
