@@ -27,18 +27,26 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	if req.File == "" {
 		req.File = "definitions"
 	}
-	text, err := defs.ResolveICS(req.File, req.Text, func(path string) ([]byte, error) {
-		f, ok := req.Files[path]
-		if !ok {
-			return nil, fmt.Errorf("not sent with the definition (gnomon def -f sends the files its ics_file lines name; the API takes them in files)")
-		}
-		return []byte(f), nil
-	}, s.sched.Now())
+	syn, err := defs.ParseSyntax(req.Syntax)
 	if err != nil {
-		return err
+		return badRequest("syntax: %v", err)
 	}
-	req.Text = text
-	if err := s.mayDefine(r, req); err != nil {
+	// Told here, once: what follows reads the file in this syntax.
+	syn = syn.Of(req.Text)
+	if syn == defs.Language {
+		text, err := defs.ResolveICS(req.File, req.Text, func(path string) ([]byte, error) {
+			f, ok := req.Files[path]
+			if !ok {
+				return nil, fmt.Errorf("not sent with the definition (gnomon def -f sends the files its ics_file lines name; the API takes them in files)")
+			}
+			return []byte(f), nil
+		}, s.sched.Now())
+		if err != nil {
+			return err
+		}
+		req.Text = text
+	}
+	if err := s.mayDefine(r, req, syn); err != nil {
 		return err
 	}
 	msg := "Successfully processed"
@@ -55,12 +63,12 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return badRequest("mode: %q should be %q or %q (or absent: apply the file as written)", req.Mode, ModeApply, ModeSync)
 	}
-	if req.Mode != "" && defs.SyntaxOf(req.Text) == defs.Trees {
+	if req.Mode != "" && syn == defs.Trees {
 		return s.defineTrees(w, r, req, msg)
 	}
 	// The loop plans the file once, on its turn, against the definitions
 	// as they are then, with everything the server knows.
-	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Check: req.Check, Mode: mode, By: auth.NameOf(r.Context())})
+	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Syntax: syn, Check: req.Check, Mode: mode, By: auth.NameOf(r.Context())})
 	if err != nil {
 		return err
 	}
@@ -184,12 +192,12 @@ func fieldChanges(old, t *job.Task) []FieldChange {
 // or the owner or not, since what runs is the definition that results.
 // A command without an owner runs as the default owner; so does a tree
 // file level's without one.
-func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest) error {
+func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest, syn defs.Syntax) error {
 	if id.Owners == nil && len(id.Scope) == 0 {
 		return nil // any owner
 	}
 	dflt := s.defaultOwner()
-	if defs.SyntaxOf(req.Text) == defs.Trees {
+	if syn == defs.Trees {
 		f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
 		if err != nil {
 			return err
@@ -211,13 +219,13 @@ func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest)
 		}
 		return nil
 	}
-	acts, err := defs.Parse(req.File, req.Text)
+	acts, err := defs.Read(req.File, req.Text, syn)
 	if err != nil {
 		return err
 	}
 	d := s.sched.View().Definitions()
 	cur, cals := d.Tasks, d.Calendars
-	if req.Mode != "" || defs.SyntaxOf(req.Text) == defs.Configurations {
+	if req.Mode != "" || syn == defs.Configurations {
 		acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
 	}
 	// Apply is more lenient here than in the engine (every task is
@@ -264,19 +272,19 @@ func (s *Server) defaultOwner() string {
 // scope. Groups, tree files and the sync mode (which
 // deletes what the file does not name) concern every task: they are for
 // identities without a scope.
-func (s *Server) mayDefine(r *http.Request, req DefineRequest) error {
+func (s *Server) mayDefine(r *http.Request, req DefineRequest, syn defs.Syntax) error {
 	id := identity(r)
-	if err := s.mayRunAs(r, id, req); err != nil {
+	if err := s.mayRunAs(r, id, req, syn); err != nil {
 		return err
 	}
 	if len(id.Scope) == 0 {
 		return nil
 	}
-	if req.Mode == ModeSync || defs.SyntaxOf(req.Text) == defs.Trees {
+	if req.Mode == ModeSync || syn == defs.Trees {
 		return unscoped(r, auth.Define)
 	}
 	// A calendar concerns every task that names it, now or later.
-	acts, err := defs.Parse(req.File, req.Text)
+	acts, err := defs.Read(req.File, req.Text, syn)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,11 @@ type DefineRequest struct {
 	// groups and configurations the file does not define are deleted (see
 	// docs/definitions.md for what a file owns).
 	Mode string `json:"mode,omitempty"`
+	// Syntax declares the syntax Text is written in: "language",
+	// "configurations" or "trees"; absent, the text tells it by its shape
+	// (JSON with a top-level "trees" member is a tree file, other JSON
+	// configurations, anything else the task language).
+	Syntax string `json:"syntax,omitempty"`
 	// Files are the iCalendar (.ics) files the text's ics_file lines
 	// name, by the path as the line writes it: the server reads their
 	// dates into the calendars before it applies the text (see

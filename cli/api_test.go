@@ -35,6 +35,7 @@ func TestAPIBadInput(t *testing.T) {
 		{"unknown task", "POST", "/api/v1/tasks/ghost/events", "application/json", `{"event":"start"}`, 404, "task ghost not found"},
 		{"unknown event", "POST", "/api/v1/tasks/ghost/events", "application/json", `{"event":"launch"}`, 400, `invalid send event "launch"`},
 		{"bad mode", "POST", "/api/v1/definitions", "application/json", `{"text":"x","mode":"replace"}`, 400, `mode: "replace" should be "apply" or "sync"`},
+		{"bad syntax", "POST", "/api/v1/definitions", "application/json", `{"text":"x","syntax":"yaml"}`, 400, `syntax: "yaml" is not a syntax: give language, configurations or trees`},
 		{"bad count", "GET", "/api/v1/tasks/ghost/runs?count=0", "", "", 400, "count must be"},
 	}
 	for _, tt := range tests {

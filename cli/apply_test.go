@@ -141,3 +141,23 @@ err_log_file: @DIR@/fresh.err
 		t.Errorf("--apply --sync: exit %d %q", code, errs)
 	}
 }
+
+// TestDefSyntax: --syntax declares the file's syntax, which is then the
+// only one it is read in; a name that is not a syntax is a usage error.
+func TestDefSyntax(t *testing.T) {
+	t.Parallel()
+	f := setup(t, simulateFrom("2026-06-01T09:00:00Z"))
+	cfg := f.file("landing.cfg", `[{"name": "landing", "dependencies": [{"type": "FILE", "resourceId": "/landing/", "lifeDuration": 60}]}]`)
+	if _, errs, code := f.run("gnomon", "def", "--syntax", "language", "-f", cfg); code != ExitRejected || !strings.Contains(errs, cfg+":1:") {
+		t.Errorf("JSON declared the task language: exit %d\n%s", code, errs)
+	}
+	if _, errs, code := f.run("gnomon", "def", "--syntax", "yaml", "-f", cfg); code != ExitUsage || !strings.Contains(errs, `--syntax: "yaml" is not a syntax`) {
+		t.Errorf("--syntax yaml: exit %d\n%s", code, errs)
+	}
+	if out := f.mustRun("gnomon", "export"); out != "" {
+		t.Errorf("refused files defined something:\n%s", out)
+	}
+	if out := f.mustRun("gnomon", "def", "--syntax", "configurations", "--apply", "-f", cfg); !strings.Contains(out, "landing (configuration)") {
+		t.Errorf("declared configurations:\n%s", out)
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/clock"
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/internal/suggest"
 	"github.com/gnomon-sched/gnomon/internal/termsafe"
 	"github.com/gnomon-sched/gnomon/job"
@@ -451,12 +452,12 @@ var unknownCommandRE = regexp.MustCompile(`^unknown command ("(?:[^"\\]|\\.)*") 
 
 func defCmd(env *Env, client func() *api.Client) *cobra.Command {
 	var (
-		file               string
+		file, syntax       string
 		check, apply, sync bool
 		out                *outputFormat
 	)
 	c := &cobra.Command{
-		Use:   "def [-c] [--apply | --sync] -f FILE",
+		Use:   "def [-c] [--apply | --sync] [--syntax SYNTAX] -f FILE",
 		Short: "validate (-c) or validate and apply a definition file",
 		Long: `def validates a definition file and, without -c, applies it: all of it or
 nothing.
@@ -470,6 +471,11 @@ the tasks and groups if the file defines at least one task or group, the
 configurations if it defines at least one configuration, the calendars if
 it defines at least one calendar.
 
+A file is in the task language, configuration JSON or a timeperiod tree
+file: its shape tells which (JSON with a top-level "trees" member is a tree
+file, other JSON configurations), or --syntax declares it, and the file is
+then read in that syntax only.
+
 The .ics files that ics_file lines name are read from beside FILE and sent
 with it: the server stores the dates they hold, not the files. Both print what changes (with -c:
 what would change) before the result: the definitions added, those changed
@@ -482,6 +488,9 @@ with each attribute that changes, and those deleted.`,
 			if apply && sync {
 				return usageErr("--apply and --sync exclude each other (--sync applies too)")
 			}
+			if _, err := defs.ParseSyntax(syntax); err != nil {
+				return usageErr("--syntax: %v", err)
+			}
 			text, err := readDefinitions(file)
 			if err != nil {
 				return err
@@ -493,7 +502,7 @@ with each attribute that changes, and those deleted.`,
 			if !apply && !sync {
 				var resp *api.DefineResponse
 				err = withProgress(cmd.Context(), env, "def: the server checks "+file, nil, func() (err error) {
-					resp, err = client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Check: check, Files: files})
+					resp, err = client().DefineFile(cmd.Context(), api.DefineRequest{File: file, Text: text, Syntax: syntax, Check: check, Files: files})
 					return err
 				})
 				if err != nil {
@@ -505,7 +514,7 @@ with each attribute that changes, and those deleted.`,
 				fmt.Fprintln(env.Stdout, resp.Message)
 				return nil
 			}
-			req := api.DefineRequest{File: file, Text: text, Check: check, Mode: api.ModeApply, Files: files}
+			req := api.DefineRequest{File: file, Text: text, Syntax: syntax, Check: check, Mode: api.ModeApply, Files: files}
 			if sync {
 				req.Mode = api.ModeSync
 			}
@@ -529,6 +538,7 @@ with each attribute that changes, and those deleted.`,
 	c.Flags().BoolVarP(&check, "check", "c", false, "validate only; change nothing (with --apply or --sync: print what would change)")
 	c.Flags().BoolVar(&apply, "apply", false, "apply declaratively: an insert of an existing task replaces it")
 	c.Flags().BoolVar(&sync, "sync", false, "apply declaratively and delete what the file does not define")
+	c.Flags().StringVar(&syntax, "syntax", "", "the file's syntax: language, configurations or trees (default: the file tells by its shape)")
 	out = addOutput(c, "the server's answer: its message and, with --apply or --sync, the changes (POST /api/v1/definitions, docs/api.md)")
 	return c
 }

@@ -38,10 +38,10 @@ type icsField struct {
 
 // icsFields returns the ics_file lines of the calendar actions of a text.
 func icsFields(file, src string) []icsField {
-	if !strings.Contains(src, "ics_file") || SyntaxOf(src) != Language {
+	if !strings.Contains(src, "ics_file") {
 		return nil
 	}
-	acts, err := Parse(file, src)
+	acts, err := Read(file, src, Language)
 	if err != nil {
 		return nil // the text is refused as it is, later
 	}

@@ -196,14 +196,21 @@ const (
 // byte, whatever its shape: encoding/json would read such a byte as
 // U+FFFD without a word. The values and names themselves are checked by
 // Apply (see its doc).
-func Parse(file, src string) ([]Action, error) {
+//
+// Parse reads the file in the syntax its shape tells (SyntaxOf); Read
+// reads it in a declared one.
+func Parse(file, src string) ([]Action, error) { return Read(file, src, Told) }
+
+// Read is Parse in the syntax syn: the task language or configuration
+// JSON (Told: the one the file's shape tells).
+func Read(file, src string, syn Syntax) ([]Action, error) {
 	if len(src) > MaxFileSize {
 		return nil, Errors{{File: file, Msg: fmt.Sprintf("file larger than %d bytes", MaxFileSize)}}
 	}
 	if !utf8.ValidString(src) {
 		return nil, Errors{notUTF8(file, src)}
 	}
-	if SyntaxOf(src) != Language {
+	if syn.Of(src) != Language {
 		return parseJSON(file, src)
 	}
 	var (

@@ -26,17 +26,19 @@ type Planned struct {
 }
 
 // PlanFile is the one way a definition file comes into a server: it reads
-// the file in its syntax (the task language or configuration JSON; a tree
-// file is the timeperiod forest's), applies it to cur with env in the
-// mode given, checks what srv refuses, and returns what the file does.
+// the file in syntax syn (the task language or configuration JSON; Told:
+// the one its shape tells; a tree file is the timeperiod forest's),
+// applies it to cur with env in the mode given, checks what srv refuses,
+// and returns what the file does.
 // Errors are Errors, each with its file and line (none for a delete the
 // sync mode adds, which says why it is there).
-func PlanFile(file, text string, mode Mode, cur map[string]*job.Task, env *Env, srv Server) (*Planned, error) {
-	acts, err := Parse(file, text)
+func PlanFile(file, text string, syn Syntax, mode Mode, cur map[string]*job.Task, env *Env, srv Server) (*Planned, error) {
+	syn = syn.Of(text)
+	acts, err := Read(file, text, syn)
 	if err != nil {
 		return nil, err
 	}
-	if SyntaxOf(text) == Configurations {
+	if syn == Configurations {
 		mode = max(mode, Declared)
 	}
 	return PlanActions(file, acts, mode, cur, env, srv)

@@ -21,7 +21,7 @@ func TestPlanFileModes(t *testing.T) {
 type: configuration
 dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 `
-	first, err := PlanFile("base.def", base, AsWritten, nil, nil, Server{})
+	first, err := PlanFile("base.def", base, Told, AsWritten, nil, nil, Server{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +37,11 @@ dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 	file := callable2("a", "label: new") + callable2("d", "")
 
 	// As written, an insert of a task that exists is an error.
-	if _, err := PlanFile("f.def", file, AsWritten, cur, env, Server{}); err == nil || !strings.Contains(err.Error(), "f.def:1") {
+	if _, err := PlanFile("f.def", file, Told, AsWritten, cur, env, Server{}); err == nil || !strings.Contains(err.Error(), "f.def:1") {
 		t.Fatalf("as written: %v", err)
 	}
 	// Declared, it replaces it; nothing is deleted.
-	p, err := PlanFile("f.def", file, Declared, cur, env, Server{})
+	p, err := PlanFile("f.def", file, Told, Declared, cur, env, Server{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 	}
 	// Synced, the file owns the tasks but not the configurations or the
 	// calendars: b and c go, cfg and hol stay.
-	p, err = PlanFile("f.def", file, Synced, cur, env, Server{})
+	p, err = PlanFile("f.def", file, Told, Synced, cur, env, Server{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 		t.Errorf("synced: deleted %v, calendars %v, owns %v", p.Deleted, p.DeletedCalendars, p.Owns)
 	}
 	// A file of calendars owns them.
-	p, err = PlanFile("c.def", "insert_calendar: work\nrule: every monday\n", Synced, cur, env, Server{})
+	p, err = PlanFile("c.def", "insert_calendar: work\nrule: every monday\n", Told, Synced, cur, env, Server{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 	// A delete the sync adds that cannot be done says why it is there,
 	// with no line: c is active.
 	env.Active = func(name string) bool { return name == "c" }
-	_, err = PlanFile("f.def", file, Synced, cur, env, Server{})
+	_, err = PlanFile("f.def", file, Told, Synced, cur, env, Server{})
 	var errs Errors
 	if err == nil || !errors.As(err, &errs) || len(errs) != 1 || errs[0].Line != 0 ||
 		!strings.Contains(errs[0].Msg, "active") || !strings.Contains(errs[0].Msg, "(the sync deletes c: f.def does not define it)") {
@@ -81,7 +81,7 @@ dependencies: [{"type":"TABLE","resourceId":"t","lifeDuration":60}]
 func TestDefineIsTheDefinition(t *testing.T) {
 	t.Parallel()
 	env := &Env{Calendars: map[string]*job.Calendar{"work": {Name: "work"}, "off": {Name: "off"}}}
-	all, err := PlanFile("every.def", everyAttr, AsWritten, nil, env, Server{})
+	all, err := PlanFile("every.def", everyAttr, Told, AsWritten, nil, env, Server{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,5 +99,48 @@ func TestDefineIsTheDefinition(t *testing.T) {
 		if diff := cmp.Diff(task, p.Task(task.Name)); diff != "" {
 			t.Errorf("%s planned from its action differs (-file +action):\n%s", task.Name, diff)
 		}
+	}
+}
+
+// TestDeclaredSyntax: a file read in a declared syntax is read in that
+// one only, whatever its shape; undeclared, its shape tells; a syntax is
+// declared by its name.
+func TestDeclaredSyntax(t *testing.T) {
+	t.Parallel()
+	lang := callable2("a", "")
+	conf := `[{"name":"cfg","command":"true","dependencies":[{"type":"TABLE","resourceId":"t","lifeDuration":60}]}]`
+	for _, c := range []struct {
+		text string
+		syn  Syntax
+		want string // the task planned, or a part of the error
+	}{
+		{lang, Told, "a"},
+		{lang, Language, "a"},
+		{conf, Told, "cfg"},
+		{conf, Configurations, "cfg"},
+		{lang, Configurations, "f:1"},
+		{conf, Language, "f:1"},
+	} {
+		p, err := PlanFile("f", c.text, c.syn, AsWritten, nil, nil, Server{})
+		switch {
+		case err != nil && !strings.Contains(err.Error(), c.want):
+			t.Errorf("%s in %v: %v, want an error with %q", c.want, c.syn, err, c.want)
+		case err == nil && (len(p.Tasks) != 1 || p.Tasks[0].Name != c.want):
+			t.Errorf("%q in %v: planned %+v, want %s", c.text, c.syn, p.Tasks, c.want)
+		}
+		if err == nil && strings.Contains(c.want, ":") {
+			t.Errorf("%q in %v: planned, want refused", c.text, c.syn)
+		}
+	}
+	for name, want := range map[string]Syntax{"": Told, "language": Language, "configurations": Configurations, "trees": Trees} {
+		if got, err := ParseSyntax(name); err != nil || got != want || got.Name() != name {
+			t.Errorf("ParseSyntax(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	if _, err := ParseSyntax("json"); err == nil || !strings.Contains(err.Error(), `"json" is not a syntax: give language, configurations or trees`) {
+		t.Errorf("ParseSyntax(json): %v", err)
+	}
+	if Told.Of(`{"trees":[]}`) != Trees || Language.Of(`{"trees":[]}`) != Language {
+		t.Error("Of: a declared syntax is not the one declared, or an undeclared one not the shape's")
 	}
 }

@@ -16,7 +16,7 @@ func (file) kind() string { return "file" }
 // applies it (defs.PlanFile), with the engine's own answers to what the
 // plan asks: which tasks are active, which calendars exist.
 func plan(e *Engine, f file) (Define, error) {
-	p, err := defs.PlanFile(f.name, f.text, defs.AsWritten, e.Definitions(), &defs.Env{
+	p, err := defs.PlanFile(f.name, f.text, defs.Told, defs.AsWritten, e.Definitions(), &defs.Env{
 		Active:    e.Active,
 		Calendars: e.Calendars(),
 		Function:  func(name string) bool { return name == BuiltinLog },

@@ -507,8 +507,11 @@ func (s *Scheduler) Submit(ctx context.Context, ev engine.Event) error {
 // DefineFile is a definition file sent to the scheduler.
 type DefineFile struct {
 	// File names it in errors and in the record; Text is its content: the
-	// task language, configuration JSON or a tree file (defs.SyntaxOf).
+	// task language, configuration JSON or a tree file.
 	File, Text string
+	// Syntax is the syntax Text is written in; defs.Told (the zero value)
+	// lets its shape tell, once, when Define takes it.
+	Syntax defs.Syntax
 	// Actions are definitions a program built (defs.Define), given
 	// instead of Text.
 	Actions []defs.Action
@@ -538,6 +541,9 @@ type Defined struct {
 // then, so that two files sent at once are each checked against what the
 // other did; the journal records the plan.
 func (s *Scheduler) Define(ctx context.Context, f DefineFile) (*Defined, error) {
+	if f.Actions == nil {
+		f.Syntax = f.Syntax.Of(f.Text)
+	}
 	r := &request{file: &f, reply: make(chan error, 1)}
 	if err := s.send(ctx, r); err != nil {
 		return nil, err
@@ -558,7 +564,7 @@ func (s *Scheduler) plan(f *DefineFile) (*Defined, error) {
 	if f.Actions != nil {
 		p, err = defs.PlanActions(f.File, f.Actions, f.Mode, cur, env, srv)
 	} else {
-		p, err = defs.PlanFile(f.File, f.Text, f.Mode, cur, env, srv)
+		p, err = defs.PlanFile(f.File, f.Text, f.Syntax, f.Mode, cur, env, srv)
 	}
 	if err != nil {
 		return nil, err
@@ -989,7 +995,7 @@ func (s *Scheduler) process(batch []*request) error {
 		changed = true
 		now := s.cfg.Clock.Now()
 		if f := r.file; f != nil {
-			if f.Actions == nil && defs.SyntaxOf(f.Text) == defs.Trees {
+			if f.Actions == nil && f.Syntax == defs.Trees {
 				// A file is known by its cleaned name: ./trees.json is trees.json.
 				d := periods.Define{File: path.Clean(f.File), Text: f.Text}
 				if f.Check {

@@ -20,7 +20,7 @@ func TestTaskMemory(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	e := engine.New(engine.Config{})
 	for first := 0; first < n; first += 20000 {
-		p, err := defs.PlanFile("mix.def", Mix(first, 20000), defs.AsWritten, e.Definitions(), &defs.Env{Calendars: e.Calendars()}, defs.Server{})
+		p, err := defs.PlanFile("mix.def", Mix(first, 20000), defs.Told, defs.AsWritten, e.Definitions(), &defs.Env{Calendars: e.Calendars()}, defs.Server{})
 		if err != nil {
 			t.Fatal(err)
 		}
