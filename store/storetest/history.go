@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -16,6 +17,45 @@ import (
 // fire ledger and backfilled occurrences.
 func testHistory(t *testing.T, open Open) {
 	ctx := context.Background()
+	t.Run("runs about", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		if n, err := s.RunsAbout(ctx, t0, t0.Add(time.Hour)); err != nil || n != 0 {
+			t.Errorf("no runs: %d, %v; want 0", n, err)
+		}
+		// Runs numbered as they start, two at some instants; one still
+		// running.
+		var runs []job.Run
+		for i := range 30 {
+			r := job.Run{ID: int64(i + 1), Task: fmt.Sprint("t", 3-i%4), Status: job.Success, Start: t0.Add(time.Duration(i/2*2) * 10 * time.Minute)}
+			r.End = r.Start.Add(time.Minute)
+			if i == 29 {
+				r.Status, r.End = job.Running, time.Time{}
+			}
+			runs = append(runs, r)
+		}
+		if err := s.Commit(ctx, &store.Batch{Runs: runs}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range [][2]time.Time{
+			{t0, t0.Add(time.Hour)},
+			{t0.Add(-time.Hour), t0.Add(time.Minute)},
+			{t0.Add(25 * time.Minute), t0.Add(95 * time.Minute)},
+			{t0.Add(4 * time.Hour), t0.Add(5 * time.Hour)},
+			{t0.Add(-time.Hour), t0.Add(10 * time.Hour)},
+			{t0.Add(time.Hour), t0},
+		} {
+			want := int64(0)
+			for _, r := range runs {
+				if !r.Start.Before(c[0]) && r.Start.Before(c[1]) {
+					want++
+				}
+			}
+			if n, err := s.RunsAbout(ctx, c[0], c[1]); err != nil || n != want {
+				t.Errorf("from %v to %v: %d, %v; want %d", c[0], c[1], n, err, want)
+			}
+		}
+	})
 	t.Run("run counts", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)
