@@ -394,6 +394,11 @@ func BenchmarkPage(b *testing.B) {
 			return "/timeline?span=6h&from=" + url.QueryEscape(time.Now().Add(12*time.Hour).UTC().Format(time.RFC3339))
 		}},
 		{"timeline_rows", "/timeline?span=24h&after=" + taskName(benchTasks/2), false, nil},
+		// A week before the history, where no task has a row: the page
+		// walks every task, past the budget of tasks asked about by name.
+		{"timeline_before", "", false, func() string {
+			return "/timeline?span=168h&from=" + url.QueryEscape(time.Now().AddDate(0, 0, -benchDays-30).UTC().Format(time.RFC3339))
+		}},
 		{"audit", "/audit", false, nil},
 		{"audit_task", "/audit?task=" + taskName(benchTasks/2+1), false, nil},
 		{"audit_older", "", false, func() string { return "/audit?status=failure&older=" + mid() }},

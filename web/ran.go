@@ -13,10 +13,10 @@ const (
 	// about twice as many as the one before, up to ranMost.
 	ranFirst = 256
 	ranMost  = 4096
-	// ranBudget is the most tasks asked about one by one: a walk that
-	// goes on past it passes many tasks without a row, and the set then
-	// reads the tasks run in the whole range at once.
-	ranBudget = 16_384
+	// ranBudget is the most tasks asked about by name: a walk that goes
+	// on past it passes many tasks without a row, and the set then reads
+	// the tasks run in the whole range at once.
+	ranBudget = 8192
 )
 
 // runTasker reads the tasks that have runs a query selects.
@@ -25,17 +25,19 @@ type runTasker interface {
 }
 
 // ranSet tells, for the tasks a walk visits in name order, which have a
-// run one of its queries selects. It asks the store about the tasks
+// run its query selects. It asks the store about the tasks
 // ahead of the walk a batch at a time, each task through its own runs,
 // so that what it costs follows the tasks walked, not the runs in the
 // range: a week of a busy server holds hundreds of thousands, and a
 // page walks a few thousand tasks. Past its budget of tasks the walk is
 // long and its rows are few, and the set reads the tasks run in the
-// whole range at once, which costs the runs in the range instead.
+// whole range at once, which costs the runs in the range instead: by
+// the queries whole, which together select what probe does.
 type ranSet struct {
-	ctx context.Context
-	st  runTasker
-	qs  []store.RunPageQuery
+	ctx   context.Context
+	st    runTasker
+	probe store.RunPageQuery
+	whole []store.RunPageQuery
 	// ahead returns the walk's next n tasks from the one named, that one
 	// first.
 	ahead func(from string, n int) []string
@@ -48,8 +50,8 @@ type ranSet struct {
 	asked int      // the tasks asked about by name
 }
 
-func newRanSet(ctx context.Context, st runTasker, qs []store.RunPageQuery, ahead func(string, int) []string) *ranSet {
-	return &ranSet{ctx: ctx, st: st, qs: qs, ahead: ahead, batch: ranFirst, most: ranMost, budget: ranBudget}
+func newRanSet(ctx context.Context, st runTasker, probe store.RunPageQuery, whole []store.RunPageQuery, ahead func(string, int) []string) *ranSet {
+	return &ranSet{ctx: ctx, st: st, probe: probe, whole: whole, ahead: ahead, batch: ranFirst, most: ranMost, budget: ranBudget}
 }
 
 // has reports whether the task named has a run: the walk asks in name
@@ -70,12 +72,15 @@ func (s *ranSet) has(name string) (bool, error) {
 // or in the whole range once the budget is spent.
 func (s *ranSet) load(from string) error {
 	var names []string
+	qs := s.whole
 	if s.asked < s.budget {
 		names = s.ahead(from, s.batch)
+		q := s.probe
+		q.Tasks = names
+		qs = []store.RunPageQuery{q}
 	}
 	var list []string
-	for _, q := range s.qs {
-		q.Tasks = names
+	for _, q := range qs {
 		got, err := s.st.RunTasks(s.ctx, q)
 		if err != nil {
 			return err

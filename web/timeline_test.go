@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
@@ -194,6 +195,40 @@ func TestTimeline(t *testing.T) {
 			t.Errorf("around now: %d rows, %+v", len(d.Rows), d.Rows)
 		}
 	})
+	t.Run("asked by name, the same rows", func(t *testing.T) {
+		t.Parallel()
+		cfg := u.cfg
+		cfg.Scheduler = manyRuns{cfg.Scheduler}
+		byName, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := url.QueryEscape(s.Now().Truncate(time.Minute).Format(time.RFC3339))
+		for _, query := range []string{
+			fromQ, fromQ + "&q=[a-e]", fromQ + "&label=nightly", fromQ + "&q=many_44*", fromQ + "&q=MANY_0",
+			fromQ + "&after=many_099", fromQ + "&after=many_099&row=104", "span=1h&q=often", "span=168h",
+			"span=24h&from=" + now, "span=3h&q=[a-e]&from=" + now,
+		} {
+			_, whole, err := u.timeline(asRole("/timeline?"+query, auth.Viewer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, named, err := byName.timeline(asRole("/timeline?"+query, auth.Viewer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := func(d timelineData) string {
+				var rows []string
+				for _, r := range d.Rows {
+					rows = append(rows, fmt.Sprintf("%s:%d", r.Task, r.Runs))
+				}
+				return fmt.Sprintf("drawn %d (more %v) matched %d from %d next %q: %v", d.Drawn, d.DrawnMore, d.Matched, d.First, d.Next, rows)
+			}
+			if a, b := sum(whole.(timelineData)), sum(named.(timelineData)); a != b {
+				t.Errorf("%s:\nthe whole range: %s\nby name:         %s", query, a, b)
+			}
+		}
+	})
 	t.Run("the last tick's label fits", func(t *testing.T) {
 		t.Parallel()
 		for _, span := range []string{"1h", "24h", "168h"} {
@@ -283,4 +318,16 @@ func TestTimelineCharts(t *testing.T) {
 	if got := charts(rows, "", 1); len(got) != 1 || got[0].Heading != "" || len(got[0].Rows) != 4 || got[0].ID != "tl-1-0" {
 		t.Errorf("not grouped: %+v", got)
 	}
+}
+
+// manyRuns is a scheduler whose store says that every range holds many
+// runs, so that the timeline asks about its tasks by name.
+type manyRuns struct{ Scheduler }
+
+func (m manyRuns) Store() store.Store { return manyRunsStore{m.Scheduler.Store()} }
+
+type manyRunsStore struct{ store.Store }
+
+func (manyRunsStore) RunsAbout(context.Context, time.Time, time.Time) (int64, error) {
+	return 1 << 40, nil
 }
