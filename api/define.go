@@ -68,7 +68,8 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The loop plans the file once, on its turn, against the definitions
 	// as they are then, with everything the server knows.
-	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Syntax: syn, Check: req.Check, Mode: mode, By: auth.NameOf(r.Context())})
+	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Syntax: syn, Check: req.Check, Mode: mode,
+		By: auth.NameOf(r.Context()), Allow: s.ownersAllowed(identity(r))})
 	if err != nil {
 		return err
 	}
@@ -184,72 +185,67 @@ func fieldChanges(old, t *job.Task) []FieldChange {
 	return out
 }
 
-// mayRunAs returns a *auth.Denied when the definitions the file results
-// in hold a command that would run as an owner the identity may not
-// define commands for (see auth.Identity.MayRunAs): each task or
-// configuration it inserts or updates that has a command (or a profile,
-// which the command's shell sources), whether the file sets the command
+// mayRunAs returns a *auth.Denied when a tree file holds a command that
+// would run as an owner the identity may not define commands for (see
+// auth.Identity.MayRunAs); a level's command without an owner runs as
+// the default owner. A file in the task language or configuration JSON
+// is checked on its plan (see ownersAllowed).
+func (s *Server) mayRunAs(id *auth.Identity, req DefineRequest, syn defs.Syntax) error {
+	if id.Owners == nil && len(id.Scope) == 0 || syn != defs.Trees {
+		return nil
+	}
+	dflt := s.defaultOwner()
+	f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
+	if err != nil {
+		return err
+	}
+	for _, t := range f.Trees {
+		for _, l := range t.Levels {
+			if l.Command == "" {
+				continue
+			}
+			if err := runsAs(id, cmp.Or(l.Owner, dflt), "timeperiod process "+l.Process); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ownersAllowed returns the check of a plan for an identity limited in
+// the owners it may define commands for, nil for one that is not: each
+// task or configuration the plan inserts or updates that has a command
+// (or a profile, which the command's shell sources) must run as an owner
+// the identity may define commands for, whether the file set the command
 // or the owner or not, since what runs is the definition that results.
-// A command without an owner runs as the default owner; so does a tree
-// file level's without one.
-func (s *Server) mayRunAs(r *http.Request, id *auth.Identity, req DefineRequest, syn defs.Syntax) error {
+// A command without an owner runs as the default owner.
+func (s *Server) ownersAllowed(id *auth.Identity) func(*job.Plan) error {
 	if id.Owners == nil && len(id.Scope) == 0 {
 		return nil // any owner
 	}
 	dflt := s.defaultOwner()
-	if syn == defs.Trees {
-		f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
-		if err != nil {
-			return err
-		}
-		for _, t := range f.Trees {
-			for _, l := range t.Levels {
-				if l.Command == "" {
-					continue
-				}
-				owner := cmp.Or(l.Owner, dflt)
-				if err := id.MayRunAs(owner); err != nil {
-					var den *auth.Denied
-					if errors.As(err, &den) {
-						den.Task = "timeperiod process " + l.Process
-					}
-					return err
-				}
+	return func(p *job.Plan) error {
+		for _, t := range p.Tasks {
+			if t.Command == "" && t.Extras().Profile == "" {
+				continue
+			}
+			if err := runsAs(id, cmp.Or(t.Extras().Owner, dflt), t.Name); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
-	acts, err := defs.Read(req.File, req.Text, syn)
-	if err != nil {
-		return err
+}
+
+// runsAs returns a *auth.Denied naming what when id may not define
+// commands that run as owner.
+func runsAs(id *auth.Identity, owner, what string) error {
+	err := id.MayRunAs(owner)
+	var den *auth.Denied
+	if errors.As(err, &den) {
+		den.Task = what
 	}
-	d := s.sched.View().Definitions()
-	cur, cals := d.Tasks, d.Calendars
-	if req.Mode != "" || syn == defs.Configurations {
-		acts = defs.DeclarativeCalendars(req.File, cals, defs.Declarative(req.File, cur, acts))
-	}
-	// Apply is more lenient here than in the engine (every task is
-	// idle, every function registered): a file it refuses, the
-	// engine refuses too.
-	res, err := defs.Apply(req.File, cur, acts, &defs.Env{Calendars: cals})
-	if err != nil {
-		return err
-	}
-	for _, name := range res.Changed {
-		t := res.Tasks[name]
-		if t.Command == "" && t.Extras().Profile == "" {
-			continue
-		}
-		owner := cmp.Or(t.Extras().Owner, dflt)
-		if err := id.MayRunAs(owner); err != nil {
-			var den *auth.Denied
-			if errors.As(err, &den) {
-				den.Task = name
-			}
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // defaultOwner is whom the commands of tasks without an owner run as: the
@@ -274,7 +270,7 @@ func (s *Server) defaultOwner() string {
 // identities without a scope.
 func (s *Server) mayDefine(r *http.Request, req DefineRequest, syn defs.Syntax) error {
 	id := identity(r)
-	if err := s.mayRunAs(r, id, req, syn); err != nil {
+	if err := s.mayRunAs(id, req, syn); err != nil {
 		return err
 	}
 	if len(id.Scope) == 0 {
