@@ -104,16 +104,15 @@ func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, e
 // RunsAbout returns about how many runs started in [from, to), through
 // runs_start, which holds the run's number.
 func (s *Store) RunsAbout(ctx context.Context, from, to time.Time) (int64, error) {
-	const first = `SELECT coalesce((SELECT id FROM runs WHERE start_at >= $1 ORDER BY start_at, id LIMIT 1),
+	const q = `SELECT coalesce((SELECT id FROM runs WHERE start_at >= $1 ORDER BY start_at, id LIMIT 1),
 		(SELECT coalesce(max(id), 0) + 1 FROM runs))`
-	var a, b int64
-	if err := s.pool.QueryRow(ctx, first, from.UnixNano()).Scan(&a); err != nil {
-		return 0, s.failed("runs about", err)
+	var first [2]int64
+	for i, t := range []time.Time{from, to} {
+		if err := s.pool.QueryRow(ctx, q, t.UnixNano()).Scan(&first[i]); err != nil {
+			return 0, s.failed("runs about", err)
+		}
 	}
-	if err := s.pool.QueryRow(ctx, first, to.UnixNano()).Scan(&b); err != nil {
-		return 0, s.failed("runs about", err)
-	}
-	return max(b-a, 0), nil
+	return max(first[1]-first[0], 0), nil
 }
 
 // RunCounts counts the runs in the statuses q names that started in its
