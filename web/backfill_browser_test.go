@@ -47,26 +47,31 @@ func TestBackfillFromTheTaskPage(t *testing.T) {
 		t.Fatalf("the preview says:\n%s\nand its button %q", preview, text)
 	}
 	checkAccessibility(t, ctx, "/tasks/demo_heartbeat with the backfill's preview open")
-	var runs []string
-	if got, err := d.s.Runs(context.Background(), "demo_heartbeat", 0); err != nil || len(got) != 0 {
-		t.Fatalf("runs before the confirmation: %v, %v", got, err)
-	}
-	clickNow(t, ctx, "#confirm-ok")
-	run(t, ctx, chromedp.WaitVisible(`//div[@id="toast"][contains(., "13 queued")]`, chromedp.BySearch))
-	// The backfill runs them one at a time: wait for the first.
-	for deadline := time.Now().Add(time.Minute); len(runs) == 0; time.Sleep(50 * time.Millisecond) {
+	// The task's own schedule (every 5 minutes, on the wall clock) may
+	// start it meanwhile: only the backfill's runs count.
+	backfilled := func() int {
+		t.Helper()
 		got, err := d.s.Runs(context.Background(), "demo_heartbeat", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		n := 0
 		for _, r := range got {
-			runs = append(runs, r.Trigger)
+			if r.Trigger == "backfill" {
+				n++
+			}
 		}
+		return n
+	}
+	if n := backfilled(); n != 0 {
+		t.Fatalf("%d backfill runs before the confirmation", n)
+	}
+	clickNow(t, ctx, "#confirm-ok")
+	run(t, ctx, chromedp.WaitVisible(`//div[@id="toast"][contains(., "13 queued")]`, chromedp.BySearch))
+	// The backfill runs them one at a time: wait for the first.
+	for deadline := time.Now().Add(time.Minute); backfilled() == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no backfill run within a minute of the confirmation")
 		}
-	}
-	if runs[0] != "backfill" {
-		t.Errorf("the run's trigger is %q, want backfill", runs[0])
 	}
 }
