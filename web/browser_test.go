@@ -503,7 +503,7 @@ func TestActionAndLiveUpdate(t *testing.T) {
 		if flow, err = d.s.Runs(context.Background(), "demo_flow", 0); err != nil {
 			t.Fatal(err)
 		}
-		if len(flow) == 1 && flow[0].Done() {
+		if len(flow) > 0 && flow[0].Done() { // the newest: demo_flow's own 22:00 may have run it too
 			break
 		}
 		select {
