@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,22 @@ func (s *Store) Cluster(ctx context.Context, space cluster.Space, timeout time.D
 		return nil, err
 	}
 	return r, nil
+}
+
+// inTx runs fn in a transaction that PostgreSQL ends, releasing its row
+// locks, should the node stall inside it for longer than a node may be
+// silent (idle_in_transaction_session_timeout, for this transaction
+// only): a node frozen with a node or lease row locked (a paused VM, a
+// SIGSTOP) would otherwise hold up the director that finds it dead, and
+// every takeover of its leases, until it resumes.
+func (r *Registry) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		ms := max(r.timeout, time.Second).Milliseconds()
+		if _, err := tx.Exec(ctx, `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`, strconv.FormatInt(ms, 10)); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
 // assignment is the lease that says which director may move partitions.
@@ -92,7 +109,7 @@ func (r *Registry) Register(ctx context.Context, n cluster.Node, now time.Time) 
 			return fmt.Errorf("role %q: should be director, clock or worker", role)
 		}
 	}
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	err := r.inTx(ctx, func(tx pgx.Tx) error {
 		if n.Has(cluster.RoleClock) || n.Has(cluster.RoleDirector) {
 			var set cluster.Settings
 			if err := tx.QueryRow(ctx, `SELECT director, zone, space, partitions, scatter FROM cluster_settings WHERE id = 1`).
@@ -129,7 +146,7 @@ func (r *Registry) Register(ctx context.Context, n cluster.Node, now time.Time) 
 // another director took the cluster over with other settings).
 func (r *Registry) Heartbeat(ctx context.Context, id string, now time.Time) ([]cluster.Lease, error) {
 	var leases []cluster.Lease
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	err := r.inTx(ctx, func(tx pgx.Tx) error {
 		// The heartbeat reads the director's settings too: a clock node
 		// that registered before the director recorded them, or under a
 		// director that ran with others, learns it differs.
@@ -211,7 +228,7 @@ func (r *Registry) State(ctx context.Context, id string) (string, error) {
 // a director that lost the lease never frees it from under the new
 // holder.
 func (r *Registry) Leave(ctx context.Context, id string, epoch int64, now time.Time) error {
-	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	return r.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE cluster_nodes SET state = 'left', ended_at = $2 WHERE id = $1`, id, now.UnixNano()); err != nil {
 			return fmt.Errorf("cluster: leave %s: %w", id, err)
 		}
@@ -268,7 +285,7 @@ func (r *Registry) TakeUnrenewed(ctx context.Context, n cluster.Node, now, watch
 func (r *Registry) takeDirector(ctx context.Context, n cluster.Node, now time.Time, watched int64) (int64, error) {
 	var holder string
 	var expires, epoch int64
-	err := pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	err := r.inTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT node, expires_at FROM cluster_leases WHERE partition = $1 FOR UPDATE`, assignment).Scan(&holder, &expires); err != nil {
 			return err
 		}
@@ -353,7 +370,7 @@ func (r *Registry) Rebalance(ctx context.Context, director string, epoch int64, 
 		}
 		return b, nil
 	}
-	err = pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+	err = r.inTx(ctx, func(tx pgx.Tx) error {
 		b = cluster.Balance{}
 		// The round holds the lease FOR SHARE, as a commit does: a
 		// takeover waits for it, and one that came first leaves no row.

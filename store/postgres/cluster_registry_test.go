@@ -13,6 +13,7 @@ import (
 	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cluster"
 	"github.com/gnomon-sched/gnomon/internal/pgtest"
+	"github.com/jackc/pgx/v5"
 )
 
 // clusterT0 is where the cluster tests' clocks start.
@@ -903,5 +904,51 @@ func TestRecordTurn(t *testing.T) {
 	last, err := r.Last(ctx, []string{"x", "y", "z", "w"})
 	if err != nil || len(last) != 2 || !last["x"].Equal(clusterT0) || !last["z"].Equal(clusterT0) {
 		t.Fatalf("recorded: %v (%v), want x and z at %s", last, err, clusterT0)
+	}
+}
+
+// TestFrozenNodeHoldsNoLock: a node frozen inside a registry transaction
+// with its row locked holds up another writer of the row only for about
+// as long as a node may be silent: PostgreSQL ends the idle transaction,
+// and the frozen node's next statement fails when it resumes.
+func TestFrozenNodeHoldsNoLock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := Open(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r, err := NewRegistry(ctx, st.Pool(), cluster.Space{Size: 60, Partitions: 4}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, r, "c1", clusterT0, cluster.RoleClock)
+	locked, resume, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- r.inTx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE cluster_nodes SET heartbeat_at = heartbeat_at WHERE id = 'c1'`); err != nil {
+				return err
+			}
+			close(locked)
+			<-resume // frozen, the row locked
+			_, err := tx.Exec(ctx, `SELECT 1`)
+			return err
+		})
+	}()
+	select {
+	case <-locked:
+	case err := <-done:
+		t.Fatalf("the transaction ended before it froze: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err = st.Pool().Exec(wctx, `UPDATE cluster_nodes SET state = 'dead' WHERE id = 'c1'`)
+	close(resume)
+	if err != nil {
+		t.Fatalf("the row stayed locked by the frozen node: %v", err)
+	}
+	if err := <-done; err == nil {
+		t.Error("the frozen node's transaction went on after PostgreSQL ended it")
 	}
 }
