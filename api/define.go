@@ -69,7 +69,7 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	// The loop plans the file once, on its turn, against the definitions
 	// as they are then, with everything the server knows.
 	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Syntax: syn, Check: req.Check, Mode: mode,
-		By: auth.NameOf(r.Context()), Allow: s.ownersAllowed(identity(r))})
+		By: auth.NameOf(r.Context()), AllowFunc: s.ownersAllowed(identity(r))})
 	if err != nil {
 		return err
 	}

@@ -45,9 +45,9 @@ func ParseSyntax(name string) (Syntax, error) {
 func (s Syntax) Name() string { return syntaxNames[s] }
 
 // Of returns the syntax of text: s when it is declared, else the one text
-// tells by its shape. It is the one place a server tells it: the API and
-// the library call it once for each file they take, and what follows
-// reads the file in the syntax it returns.
+// tells by its shape. Where a file comes into a server (the API's
+// handler, Scheduler.Define) its syntax is resolved so, once, and what
+// follows is given the syntax resolved, which Of returns as it is.
 func (s Syntax) Of(text string) Syntax {
 	if s != Told {
 		return s

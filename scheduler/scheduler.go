@@ -522,10 +522,10 @@ type DefineFile struct {
 	Mode defs.Mode
 	// By names the identity that sent it (empty: the server itself).
 	By string
-	// Allow, when set, says why the plan of a file in the task language
+	// AllowFunc, when set, says why the plan of a file in the task language
 	// or configuration JSON may not be applied (nor checked): the loop
 	// asks it once the file is planned, and applies nothing it refuses.
-	Allow func(*job.Plan) error
+	AllowFunc func(*job.Plan) error
 }
 
 // Defined is what a definition file in the task language or configuration
@@ -573,8 +573,8 @@ func (s *Scheduler) plan(f *DefineFile) (*Defined, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Allow != nil {
-		if err := f.Allow(&p.Plan); err != nil {
+	if f.AllowFunc != nil {
+		if err := f.AllowFunc(&p.Plan); err != nil {
 			return nil, err
 		}
 	}

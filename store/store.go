@@ -44,11 +44,12 @@ type Store interface {
 	// range, without reading every run.
 	RunTasks(ctx context.Context, q RunPageQuery) ([]string, error)
 	// RunsAbout returns about how many runs started in [from, to), from
-	// the index of start times alone, in two seeks whatever the range
-	// holds: the number of the first run, in start order, that started at
-	// or after to less that of the first at or after from (a bound no run
-	// started after counts as the next number). It is exact when runs are
-	// numbered in the order they start, as the engine numbers them.
+	// the index of start times alone, whatever the range holds (a seek at
+	// each bound, and a sort of the runs that started at the bound's
+	// instant): the number of the first run, in start order, that started
+	// at or after to less that of the first at or after from (a bound no
+	// run started after counts as the next number). It is exact when runs
+	// are numbered in the order they start, as the engine numbers them.
 	RunsAbout(ctx context.Context, from, to time.Time) (int64, error)
 	// RunCounts counts the runs in the statuses q names that started in
 	// its range, by status and by step from its start, from an index

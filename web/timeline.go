@@ -331,37 +331,43 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		yes, _ := planned(it, false)
 		return !yes && f.matches(it, status)
 	}
-	ahead := func(name string, n int) []string {
+	ahead := func(name string, n int) ([]string, string) {
 		i, _ := slices.BinarySearch(chosen, name)
 		names := []string{name}
-		for _, c := range chosen[i+1:] {
-			if len(names) == n {
-				break
+		for k, c := range chosen[i+1:] {
+			if len(names) == n || k == ranLook*n {
+				return names, chosen[i+k]
 			}
 			if it, ok := v.Item(c); ok && asked(it) {
 				names = append(names, c)
 			}
 		}
-		return names
+		return names, ""
 	}
 	if !listed {
-		ahead = func(name string, n int) []string {
-			names := []string{name}
+		ahead = func(name string, n int) ([]string, string) {
+			names, last, looked, end := []string{name}, name, 0, true
 			v.Ascend(name, func(it *scheduler.TaskItem) bool {
-				if len(names) == n {
+				if len(names) == n || looked == ranLook*n {
+					end = false
 					return false
 				}
+				looked++
+				last = it.Def.Name
 				if asked(it) {
-					names = append(names, it.Def.Name)
+					names = append(names, last)
 				}
 				return true
 			})
-			return names
+			if end {
+				last = ""
+			}
+			return names, last
 		}
 	}
 	probe := before
 	probe.To = to
-	ran := newRanSet(r.Context(), st, probe, []store.RunPageQuery{in, before}, ahead)
+	ran := newRanSet(st, probe, []store.RunPageQuery{in, before}, ahead)
 	// Asking about the tasks by name pays when the range holds many more
 	// runs than the walk asks about tasks; else the set reads the whole
 	// range at once, as it does past its budget.
@@ -407,7 +413,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		d.Matched++
 		name := it.Def.Name
 		if yes, known := planned(it, false); !yes {
-			has, err := ran.has(name)
+			has, err := ran.has(r.Context(), name)
 			if err != nil {
 				walkErr = err
 				return false
@@ -438,8 +444,9 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	switch {
 	case listed:
 		for _, name := range chosen {
-			it, _ := v.Item(name)
-			visit(it)
+			if it, _ := v.Item(name); !visit(it) {
+				break
+			}
 		}
 	case row > 0:
 		d.First, d.Drawn, d.Matched, d.MatchedMore = row-1, row-1, row-1, row > 1

@@ -197,19 +197,23 @@ func TestTimeline(t *testing.T) {
 	})
 	t.Run("asked by name, the same rows", func(t *testing.T) {
 		t.Parallel()
-		cfg := u.cfg
-		cfg.Scheduler = manyRuns{cfg.Scheduler}
-		byName, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
+		uiWith := func(runs int64) *UI {
+			cfg := u.cfg
+			cfg.Scheduler = runsAbout{cfg.Scheduler, runs}
+			ui, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ui
 		}
+		wholeRange, byName := uiWith(0), uiWith(1<<40)
 		now := url.QueryEscape(s.Now().Truncate(time.Minute).Format(time.RFC3339))
 		for _, query := range []string{
 			fromQ, fromQ + "&q=[a-e]", fromQ + "&label=nightly", fromQ + "&q=many_44*", fromQ + "&q=MANY_0",
 			fromQ + "&after=many_099", fromQ + "&after=many_099&row=104", "span=1h&q=often", "span=168h",
 			"span=24h&from=" + now, "span=3h&q=[a-e]&from=" + now,
 		} {
-			_, whole, err := u.timeline(asRole("/timeline?"+query, auth.Viewer))
+			_, whole, err := wholeRange.timeline(asRole("/timeline?"+query, auth.Viewer))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,14 +324,21 @@ func TestTimelineCharts(t *testing.T) {
 	}
 }
 
-// manyRuns is a scheduler whose store says that every range holds many
-// runs, so that the timeline asks about its tasks by name.
-type manyRuns struct{ Scheduler }
+// runsAbout is a scheduler whose store says that every range holds so
+// many runs: few, and the timeline reads the whole range at once; many,
+// and it asks about its tasks by name.
+type runsAbout struct {
+	Scheduler
+	runs int64
+}
 
-func (m manyRuns) Store() store.Store { return manyRunsStore{m.Scheduler.Store()} }
+func (r runsAbout) Store() store.Store { return runsAboutStore{r.Scheduler.Store(), r.runs} }
 
-type manyRunsStore struct{ store.Store }
+type runsAboutStore struct {
+	store.Store
+	runs int64
+}
 
-func (manyRunsStore) RunsAbout(context.Context, time.Time, time.Time) (int64, error) {
-	return 1 << 40, nil
+func (r runsAboutStore) RunsAbout(context.Context, time.Time, time.Time) (int64, error) {
+	return r.runs, nil
 }

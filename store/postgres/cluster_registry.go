@@ -50,10 +50,11 @@ func (s *Store) Cluster(ctx context.Context, space cluster.Space, timeout time.D
 
 // inTx runs fn in a transaction that PostgreSQL ends, releasing its row
 // locks, should the node stall inside it for longer than a node may be
-// silent (idle_in_transaction_session_timeout, for this transaction
-// only): a node frozen with a node or lease row locked (a paused VM, a
-// SIGSTOP) would otherwise hold up the director that finds it dead, and
-// every takeover of its leases, until it resumes.
+// silent (idle_in_transaction_session_timeout, set for this transaction
+// only; PostgreSQL then closes the session, and the pool opens another):
+// a node frozen with a node or lease row locked (a paused VM, a SIGSTOP)
+// would otherwise hold up the director that finds it dead, and every
+// takeover of its leases, until it resumes.
 func (r *Registry) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		ms := max(r.timeout, time.Second).Milliseconds()

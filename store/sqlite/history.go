@@ -96,14 +96,17 @@ func (s *Store) RunTasks(ctx context.Context, q store.RunPageQuery) ([]string, e
 	return out, rows.Err()
 }
 
-// RunsAbout returns about how many runs started in [from, to), through
-// runs_start, whose entries hold the run's number (the rowid).
+// runsFirstFrom is the number of the first run, in start order, that
+// started at or after an instant, through runs_start, whose entries hold
+// the run's number (the rowid); the next number when none did.
+const runsFirstFrom = `SELECT coalesce((SELECT id FROM runs INDEXED BY runs_start WHERE start_at >= ? ORDER BY start_at, id LIMIT 1),
+	(SELECT coalesce(max(id), 0) + 1 FROM runs))`
+
+// RunsAbout returns about how many runs started in [from, to).
 func (s *Store) RunsAbout(ctx context.Context, from, to time.Time) (int64, error) {
-	const q = `SELECT coalesce((SELECT id FROM runs INDEXED BY runs_start WHERE start_at >= ? ORDER BY start_at, id LIMIT 1),
-		(SELECT coalesce(max(id), 0) + 1 FROM runs))`
 	var first [2]int64
 	for i, t := range []time.Time{from, to} {
-		if err := s.r.QueryRowContext(ctx, q, t.UnixNano()).Scan(&first[i]); err != nil {
+		if err := s.r.QueryRowContext(ctx, runsFirstFrom, t.UnixNano()).Scan(&first[i]); err != nil {
 			return 0, fmt.Errorf("runs about: %w", err)
 		}
 	}

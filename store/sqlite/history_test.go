@@ -123,6 +123,38 @@ func TestHistoryPlans(t *testing.T) {
 	}
 }
 
+// TestRunsAboutPlan checks that RunsAbout reads runs_start alone, at a
+// bound, sorting only the runs that started at its instant.
+func TestRunsAboutPlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+runsFirstFrom, int64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	text := strings.Join(plan, "; ")
+	if !strings.Contains(text, "SEARCH runs USING COVERING INDEX runs_start (start_at>?)") ||
+		strings.Contains(strings.NewReplacer("TEMP B-TREE FOR LAST TERM", "", "TEMP B-TREE FOR RIGHT PART", "").Replace(text), "TEMP B-TREE") ||
+		strings.Contains(text, "SCAN runs") {
+		t.Errorf("plan %q, want a search of runs_start, sorting the runs of one instant only", text)
+	}
+}
+
 // TestRunCountPlan checks that the counts of runs by status and step are
 // read from the index of statuses alone, over the range.
 func TestRunCountPlan(t *testing.T) {

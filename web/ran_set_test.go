@@ -72,10 +72,6 @@ func TestRanSet(t *testing.T) {
 	in := store.RunPageQuery{From: from, To: to}
 	before := store.RunPageQuery{From: from.Add(-tlLookback), To: from, EndFrom: from}
 	probe := store.RunPageQuery{From: from.Add(-tlLookback), To: to, EndFrom: from}
-	ahead := func(name string, n int) []string {
-		i, _ := slices.BinarySearch(names, name)
-		return names[i:min(i+n, len(names))]
-	}
 	for _, c := range []struct{ first, most, budget, every int }{
 		{256, 4096, 16384, 1},
 		{1, 1, 1000, 1},
@@ -86,12 +82,28 @@ func TestRanSet(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			t.Parallel()
+			// ahead looks as the timeline's does: at the tasks the walk
+			// asks about, at most n, looking at most ranLook × n tasks
+			// past the first.
+			ahead := func(name string, n int) ([]string, string) {
+				i, _ := slices.BinarySearch(names, name)
+				out := []string{name}
+				for k := i + 1; k < len(names); k++ {
+					if len(out) == n || k-i-1 == ranLook*n {
+						return out, names[k-1]
+					}
+					if k%c.every == 0 {
+						out = append(out, names[k])
+					}
+				}
+				return out, ""
+			}
 			ct := &countingTasker{runTasker: st}
-			s := newRanSet(ctx, ct, probe, []store.RunPageQuery{in, before}, ahead)
+			s := newRanSet(ct, probe, []store.RunPageQuery{in, before}, ahead)
 			s.batch, s.most, s.budget = c.first, c.most, c.budget
 			asked := 0
 			for i := 0; i < len(names); i += c.every {
-				got, err := s.has(names[i])
+				got, err := s.has(ctx, names[i])
 				if err != nil {
 					t.Fatal(err)
 				}

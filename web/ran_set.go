@@ -17,6 +17,9 @@ const (
 	// on past it passes many tasks without a row, and the set then reads
 	// the tasks run in the whole range at once.
 	ranBudget = 8192
+	// ranLook bounds the tasks a batch looks at, in tasks it may ask
+	// about: a walk whose tasks mostly have planned fires asks about few.
+	ranLook = 4
 )
 
 // runTasker reads the tasks that have runs a query selects.
@@ -25,22 +28,23 @@ type runTasker interface {
 }
 
 // ranSet tells, for the tasks a walk visits in name order, which have a
-// run its query selects. It asks the store about the tasks
-// ahead of the walk a batch at a time, each task through its own runs,
-// so that what it costs follows the tasks walked, not the runs in the
-// range: a week of a busy server holds hundreds of thousands, and a
-// page walks a few thousand tasks. Past its budget of tasks the walk is
-// long and its rows are few, and the set reads the tasks run in the
-// whole range at once, which costs the runs in the range instead: by
-// the queries whole, which together select what probe does.
+// run its query selects. It asks the store about the tasks ahead of the
+// walk a batch at a time, each task through its own runs, so that what it
+// costs follows the tasks walked, not the runs in the range: a week of a
+// busy server holds hundreds of thousands, and a page walks a few
+// thousand tasks. Past its budget of tasks the walk is long and its rows
+// are few, and the set reads the tasks run in the whole range at once,
+// which costs the runs in the range instead: by the queries whole, which
+// together select what probe does.
 type ranSet struct {
-	ctx   context.Context
 	st    runTasker
 	probe store.RunPageQuery
 	whole []store.RunPageQuery
-	// ahead returns the walk's next n tasks from the one named, that one
-	// first.
-	ahead func(from string, n int) []string
+	// aheadFunc returns the tasks the walk will ask about from the one
+	// named, that one first, at most n, and the last task it looked at
+	// for them ("" when it looked to the walk's end): the walk asks about
+	// none of the tasks between that it left out.
+	aheadFunc func(from string, n int) (names []string, last string)
 
 	batch, most, budget int
 
@@ -50,15 +54,15 @@ type ranSet struct {
 	asked int      // the tasks asked about by name
 }
 
-func newRanSet(ctx context.Context, st runTasker, probe store.RunPageQuery, whole []store.RunPageQuery, ahead func(string, int) []string) *ranSet {
-	return &ranSet{ctx: ctx, st: st, probe: probe, whole: whole, ahead: ahead, batch: ranFirst, most: ranMost, budget: ranBudget}
+func newRanSet(st runTasker, probe store.RunPageQuery, whole []store.RunPageQuery, ahead func(string, int) ([]string, string)) *ranSet {
+	return &ranSet{st: st, probe: probe, whole: whole, aheadFunc: ahead, batch: ranFirst, most: ranMost, budget: ranBudget}
 }
 
 // has reports whether the task named has a run: the walk asks in name
 // order.
-func (s *ranSet) has(name string) (bool, error) {
+func (s *ranSet) has(ctx context.Context, name string) (bool, error) {
 	if !s.all && (s.asked == 0 || name > s.upto) {
-		if err := s.load(name); err != nil {
+		if err := s.load(ctx, name); err != nil {
 			return false, err
 		}
 	}
@@ -70,18 +74,19 @@ func (s *ranSet) has(name string) (bool, error) {
 
 // load reads the tasks that ran among the next batch from the one named,
 // or in the whole range once the budget is spent.
-func (s *ranSet) load(from string) error {
+func (s *ranSet) load(ctx context.Context, from string) error {
 	var names []string
+	last := ""
 	qs := s.whole
 	if s.asked < s.budget {
-		names = s.ahead(from, s.batch)
+		names, last = s.aheadFunc(from, s.batch)
 		q := s.probe
 		q.Tasks = names
 		qs = []store.RunPageQuery{q}
 	}
 	var list []string
 	for _, q := range qs {
-		got, err := s.st.RunTasks(s.ctx, q)
+		got, err := s.st.RunTasks(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -94,8 +99,7 @@ func (s *ranSet) load(from string) error {
 		return nil
 	}
 	s.asked += len(names)
-	s.upto = names[len(names)-1]
-	s.all = len(names) < s.batch
+	s.upto, s.all = last, last == ""
 	s.batch = min(2*s.batch, s.most)
 	return nil
 }
