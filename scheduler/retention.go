@@ -277,7 +277,7 @@ func (s *Scheduler) Prune(ctx context.Context, dry bool) (store.Pruned, error) {
 	if err != nil {
 		return store.Pruned{}, fmt.Errorf("prune: %w", err)
 	}
-	p.DryRun = dry
+	p.DryRun, p.Cursor = dry, &store.PruneCursor{}
 	var total store.Pruned
 	for {
 		n, err := pr.Prune(ctx, p)

@@ -54,6 +54,11 @@ type Prune struct {
 	Keep []Keep
 	// Limit is the most rows of each kind one call removes; 0 means 500.
 	Limit int
+	// Cursor, when set, is where a pass of several calls is: in each
+	// table a call goes on after the last row the call before removed,
+	// instead of reading again the rows kept before it (a task's recent
+	// fires come before the next task's old ones): a pass reads them once.
+	Cursor *PruneCursor
 	// DryRun counts what would go and removes nothing.
 	DryRun bool
 }
@@ -70,6 +75,30 @@ type Pruned struct {
 	Journal, Runs, Fires, Audit, Alerts, NodeLog int64
 	// More reports that a kind reached the pass's limit: more may be due.
 	More bool `json:"-"`
+}
+
+// PruneCursor is where a pass of the pruner is in each table (see
+// Prune.Cursor); its zero value is the start of a pass.
+type PruneCursor struct{ after map[string][]any }
+
+// get returns the key of the last row removed from a table, nil if none
+// or c is nil.
+func (c *PruneCursor) get(table string) []any {
+	if c == nil {
+		return nil
+	}
+	return c.after[table]
+}
+
+// set records the key of the last row removed from a table.
+func (c *PruneCursor) set(table string, key []any) {
+	if c == nil {
+		return
+	}
+	if c.after == nil {
+		c.after = map[string][]any{}
+	}
+	c.after[table] = key
 }
 
 // Total is the number of rows removed.
@@ -203,12 +232,22 @@ func (k pruneKind) prune(ctx context.Context, db PruneDB, p Prune) (more bool, e
 		}
 	}
 	left := p.Limit
+	// With one selection, the rows are read in the order of their keys
+	// from where the call before stopped.
+	after := p.Cursor.get(k.table)
+	if len(sels) != 1 {
+		after = nil
+	}
 	for _, s := range sels {
 		where := k.age + " < ?" + s.where
 		args := append([]any{s.before.UnixNano()}, s.args...)
 		if k.guard != "" {
 			where += " AND " + k.guard
 			args = append(args, k.args...)
+		}
+		if after != nil && !p.DryRun {
+			where += " AND (" + k.key + ") > (" + strings.TrimSuffix(strings.Repeat("?, ", len(after)), ", ") + ")"
+			args = append(args, after...)
 		}
 		if p.DryRun {
 			n, _, err := db.Int(ctx, "SELECT count(*) FROM "+k.table+" WHERE "+where, args...)
@@ -227,6 +266,9 @@ func (k pruneKind) prune(ctx context.Context, db PruneDB, p Prune) (more bool, e
 		}
 		*k.n += int64(len(keys))
 		if left -= len(keys); left == 0 {
+			if len(sels) == 1 {
+				p.Cursor.set(k.table, keys[len(keys)-1])
+			}
 			return true, nil
 		}
 	}

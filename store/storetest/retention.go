@@ -154,6 +154,50 @@ func RunRetention(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("a pass in calls goes on where the call before stopped", func(t *testing.T) {
+		t.Parallel()
+		s, _ := open(t)
+		// Three tasks with ten fires a day apart: in key order, each
+		// task's five kept fires come before the next one's old ones.
+		var b store.Batch
+		for _, task := range []string{"a", "b", "c"} {
+			for i := range 10 {
+				at := t0.Add(time.Duration(i) * day)
+				b.Fires = append(b.Fires, job.Fire{Task: task, Scheduled: at, Fate: job.FateRan, At: at})
+			}
+		}
+		if err := s.Commit(ctx, &b); err != nil {
+			t.Fatal(err)
+		}
+		horizon := t0.Add(5 * day)
+		p, cursor := pruner(t, s), &store.PruneCursor{}
+		var total store.Pruned
+		calls := 0
+		for more := true; more; calls++ {
+			n, err := p.Prune(ctx, store.Prune{Fires: horizon, Limit: 2, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total.Add(n)
+			more = n.More
+		}
+		if total.Fires != 15 || calls != 8 {
+			t.Errorf("%d fires pruned in %d calls of 2, want 15 in 8", total.Fires, calls)
+		}
+		fires, err := s.Fires(ctx, store.FireQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fires {
+			if f.Scheduled.Before(horizon) {
+				t.Errorf("%s's fire at %v, before the horizon, is left", f.Task, f.Scheduled)
+			}
+		}
+		if len(fires) != 15 {
+			t.Errorf("%d fires left, want 15", len(fires))
+		}
+	})
+
 	t.Run("the last of each kind stays", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)
