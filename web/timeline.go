@@ -418,15 +418,17 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 				walkErr = err
 				return false
 			}
-			if !has && !known {
-				yes, known = planned(it, !full || nexts < tlNexts)
-			}
-			if !has && !known {
-				d.DrawnMore = true
-				return true
-			}
-			if !has && !yes {
-				return true
+			if !has {
+				if !known {
+					yes, known = planned(it, !full || nexts < tlNexts)
+				}
+				if !known {
+					d.DrawnMore = true
+					return true
+				}
+				if !yes {
+					return true
+				}
 			}
 		}
 		d.Drawn++

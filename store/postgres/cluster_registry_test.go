@@ -23,13 +23,19 @@ var clusterT0 = time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 // on it with a small space.
 func registry(t testing.TB, space cluster.Space) *Registry {
 	t.Helper()
+	return registryFor(t, space, 5*time.Second)
+}
+
+// registryFor is registry with nodes dead after timeout of silence.
+func registryFor(t testing.TB, space cluster.Space, timeout time.Duration) *Registry {
+	t.Helper()
 	ctx := context.Background()
 	st, err := Open(ctx, pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	r, err := NewRegistry(ctx, st.Pool(), space, 5*time.Second)
+	r, err := NewRegistry(ctx, st.Pool(), space, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -914,15 +920,7 @@ func TestRecordTurn(t *testing.T) {
 func TestFrozenNodeHoldsNoLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	r, err := NewRegistry(ctx, st.Pool(), cluster.Space{Size: 60, Partitions: 4}, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := registryFor(t, cluster.Space{Size: 60, Partitions: 4}, time.Second)
 	register(t, r, "c1", clusterT0, cluster.RoleClock)
 	locked, resume, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
@@ -943,7 +941,7 @@ func TestFrozenNodeHoldsNoLock(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	_, err = st.Pool().Exec(wctx, `UPDATE cluster_nodes SET state = 'dead' WHERE id = 'c1'`)
+	_, err := r.pool.Exec(wctx, `UPDATE cluster_nodes SET state = 'dead' WHERE id = 'c1'`)
 	close(resume)
 	frozen := <-done
 	if err != nil {

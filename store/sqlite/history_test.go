@@ -82,21 +82,7 @@ func TestHistoryPlans(t *testing.T) {
 			default:
 				q, args = auditPageQuery(*c.audit)
 			}
-			rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			text := strings.Join(plan, "; ")
+			text := queryPlan(t, s, q, args...)
 			// A sort of the runs that started at one instant by ID
 			// ("LAST TERM", "RIGHT PART") is not a sort of the page.
 			// The tasks that ran are gathered, names only.
@@ -123,17 +109,10 @@ func TestHistoryPlans(t *testing.T) {
 	}
 }
 
-// TestRunsAboutPlan checks that RunsAbout reads runs_start alone, at a
-// bound, sorting only the runs that started at its instant.
-func TestRunsAboutPlan(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+runsFirstFrom, int64(1))
+// queryPlan returns SQLite's plan of a query, its steps joined by "; ".
+func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.r.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +126,20 @@ func TestRunsAboutPlan(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	text := strings.Join(plan, "; ")
+	return strings.Join(plan, "; ")
+}
+
+// TestRunsAboutPlan checks that RunsAbout reads runs_start alone, at a
+// bound, sorting only the runs that started at its instant.
+func TestRunsAboutPlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	text := queryPlan(t, s, runsFirstFrom, int64(1))
 	if !strings.Contains(text, "SEARCH runs USING COVERING INDEX runs_start (start_at>?)") ||
 		strings.Contains(strings.NewReplacer("TEMP B-TREE FOR LAST TERM", "", "TEMP B-TREE FOR RIGHT PART", "").Replace(text), "TEMP B-TREE") ||
 		strings.Contains(text, "SCAN runs") {
@@ -168,21 +160,7 @@ func TestRunCountPlan(t *testing.T) {
 	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	for _, statuses := range [][]job.Status{{job.Failure}, {job.Success, job.Failure, job.Aborted}} {
 		q, args := runCountQuery(store.RunCountQuery{From: day, To: day.AddDate(0, 0, 1), Step: time.Hour, Statuses: statuses})
-		rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if text := strings.Join(plan, "; "); !strings.Contains(text, "USING COVERING INDEX runs_status_start (status=? AND start_at>? AND start_at<?)") {
+		if text := queryPlan(t, s, q, args...); !strings.Contains(text, "USING COVERING INDEX runs_status_start (status=? AND start_at>? AND start_at<?)") {
 			t.Errorf("%d statuses: plan %q, want the range of runs_status_start alone", len(statuses), text)
 		}
 	}
