@@ -63,6 +63,7 @@ import (
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
+	"github.com/gnomon-sched/gnomon/internal/startstop"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/metrics"
 	"github.com/gnomon-sched/gnomon/notify"
@@ -302,8 +303,7 @@ type Scheduler struct {
 	funcs     map[string]executor.Func
 	listeners map[int]func(Event)
 	nextID    int
-	started   bool
-	stopped   bool
+	life      startstop.Guard
 	// authorities are those of the handlers made: a token NewToken makes
 	// is theirs at once.
 	authorities []*auth.Authority
@@ -654,18 +654,14 @@ func logFunc(log *slog.Logger) executor.Func {
 // Start starts scheduling: runs that were in flight are re-attached (or
 // recorded as lost), and what was ready starts. It does not block.
 func (s *Scheduler) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.stopped:
-		return errors.New("gnomon: Start after Stop (make a new Scheduler)")
-	case s.started:
-		return errors.New("gnomon: already started")
-	}
+	return s.life.Start(ctx, "gnomon", func() error { return s.start(ctx) })
+}
+
+// start is Start's work, done once.
+func (s *Scheduler) start(ctx context.Context) error {
 	if err := s.sched.Start(ctx); err != nil {
 		return fmt.Errorf("gnomon: %w", err)
 	}
-	s.started = true
 	if s.node != nil {
 		m := cluster.NewMember(*s.node)
 		if err := m.Start(ctx); err != nil {
@@ -691,14 +687,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // cancelled and get Config.KillGrace to return. Stop then closes the
 // database. It may be called more than once.
 func (s *Scheduler) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
+	started, first := s.life.Stop()
+	if !first {
 		return nil
 	}
-	s.stopped = true
-	started := s.started
-	s.mu.Unlock()
 	var err error
 	if started {
 		err = s.sched.Stop(ctx)

@@ -315,7 +315,7 @@ func TestTLS(t *testing.T) {
 	if _, err := (&api.Client{Base: f.client.Base, Token: f.client.Token}).Whoami(context.Background()); err == nil {
 		t.Error("plain HTTP answered on the TLS port")
 	}
-	_, err := StartServer(context.Background(), ServerConfig{Data: t.TempDir(), Listen: "0.0.0.0:0", Logger: nopLogger()})
+	err := NewServer(ServerConfig{Data: t.TempDir(), Listen: "0.0.0.0:0", Logger: nopLogger()}).Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "--tls-self-signed") {
 		t.Errorf("plain HTTP on 0.0.0.0: %v", err)
 	}

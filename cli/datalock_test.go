@@ -63,7 +63,7 @@ func TestAdminTokenNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.stop()
-	_, err = StartServer(context.Background(), ServerConfig{Data: data, DB: "sqlite:" + filepath.Join(f.dir, "fresh.db"), Listen: "127.0.0.1:0", Logger: nopLogger()})
+	err = NewServer(ServerConfig{Data: data, DB: "sqlite:" + filepath.Join(f.dir, "fresh.db"), Listen: "127.0.0.1:0", Logger: nopLogger()}).Start(context.Background())
 	if !errors.Is(err, auth.ErrTokenFileExists) || !strings.Contains(err.Error(), tokenFile) {
 		t.Errorf("a fresh store on a data directory with an admin token: %v, want the file named and left alone", err)
 	}

@@ -253,7 +253,7 @@ func TestConfigurationFileErrors(t *testing.T) {
 		t.Errorf("GOOD was applied from a rejected file")
 	}
 	// A server refuses to start on a bad file.
-	_, err := StartServer(context.Background(), ServerConfig{Data: t.TempDir(), Listen: "127.0.0.1:0", Definitions: bad, Logger: nopLogger()})
+	err := NewServer(ServerConfig{Data: t.TempDir(), Listen: "127.0.0.1:0", Definitions: bad, Logger: nopLogger()}).Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "dependencies[1].lifeDuration") {
 		t.Errorf("server start: %v", err)
 	}

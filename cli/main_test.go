@@ -114,7 +114,8 @@ func (f *fixture) start(opts ...func(*ServerConfig)) {
 		f.startCluster(cfg)
 		return
 	}
-	srv, err := StartServer(context.Background(), cfg)
+	srv := NewServer(cfg)
+	err := srv.Start(context.Background())
 	if err != nil {
 		f.t.Fatal(err)
 	}

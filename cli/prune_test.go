@@ -102,7 +102,7 @@ func TestRetentionFlag(t *testing.T) {
 	if err := cfg.Retention.Set("runs=12h"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := StartServer(context.Background(), cfg)
+	err := NewServer(cfg).Start(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "retention runs=12h0m0s is below its floor of 1d") {
 		t.Errorf("a server with runs=12h: %v", err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/gnomon-sched/gnomon/internal/connlimit"
 	"github.com/gnomon-sched/gnomon/internal/gcfloor"
 	"github.com/gnomon-sched/gnomon/internal/secret"
+	"github.com/gnomon-sched/gnomon/internal/startstop"
 	"github.com/gnomon-sched/gnomon/notify"
 	"github.com/gnomon-sched/gnomon/web"
 )
@@ -139,33 +140,46 @@ type Server struct {
 	active chan *gnomon.Scheduler
 	// lock holds the data directory's lock.
 	lock *os.File
+	life startstop.Guard
+	// failed is set when Start failed: it closed what it opened.
+	failed bool
 }
 
-// StartServer assembles the scheduler (gnomon.New), loads its state,
-// applies the definitions and starts listening. It returns once /healthz
-// would answer. It holds the data directory's lock (see lockData) until
-// Stop.
-func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
-	lock, err := lockData(cfg.Data)
-	if err != nil {
-		return nil, err
-	}
-	s, err := startServer(ctx, cfg)
-	if err != nil {
-		lock.Close()
-		return nil, err
-	}
-	s.lock = lock
-	return s, nil
-}
-
-func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+// NewServer returns the server cfg describes, not started.
+func NewServer(cfg ServerConfig) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	return &Server{cfg: cfg, errc: make(chan error, 1)}
+}
+
+// Start takes the data directory's lock (see lockData) until Stop,
+// assembles the scheduler (gnomon.New), loads its state, applies the
+// definitions and starts listening. It returns once /healthz would
+// answer. A server starts once: a second Start, or one after Stop, is
+// refused. What a failed Start opened it closes.
+func (s *Server) Start(ctx context.Context) error {
+	return s.life.Start(ctx, "server", func() error {
+		lock, err := lockData(s.cfg.Data)
+		if err != nil {
+			return err
+		}
+		if err := s.start(ctx); err != nil {
+			lock.Close()
+			s.failed = true
+			return err
+		}
+		s.lock = lock
+		return nil
+	})
+}
+
+// start is Start's work once the data directory is locked.
+func (s *Server) start(ctx context.Context) error {
+	cfg := &s.cfg
 	loc, err := zoneFlag(cfg.Timezone, os.Getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	lc := gnomon.Config{
 		DataDir: cfg.Data, Location: loc, Workers: cfg.Workers, KillGrace: cfg.Grace, RetryAlertsFor: cfg.RetryAlertsFor,
@@ -174,7 +188,7 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.SimulateFrom != "" {
 		if lc.SimulateFrom, err = calendar.ParseInstant(cfg.SimulateFrom, loc); err != nil {
-			return nil, usageErr("--simulate-from: %v", err)
+			return usageErr("--simulate-from: %v", err)
 		}
 	}
 	if cfg.SMTP.Addr != "" {
@@ -182,16 +196,15 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 			Username: cfg.SMTP.Username, Password: cfg.SMTP.Password}
 		// Checked here, to be refused as a usage error.
 		if _, err := notify.New(notify.Config{Addr: lc.SMTP.Addr, From: lc.SMTP.From, Subject: lc.SMTP.Subject, TLS: lc.SMTP.TLS}); err != nil {
-			return nil, usageErr("--smtp-*: %v", err)
+			return usageErr("--smtp-*: %v", err)
 		}
 	}
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return fmt.Errorf("data directory: %w", err)
 	}
 	if lc.Store, err = gnomon.OpenStore(ctx, cfg.DB, cfg.Data); err != nil {
-		return nil, fmt.Errorf("--db: %w", err)
+		return fmt.Errorf("--db: %w", err)
 	}
-	s := &Server{cfg: cfg, errc: make(chan error, 1)}
 	if cfg.Cluster != nil {
 		if cfg.Cluster.Address == "" {
 			cfg.Cluster.Address = cfg.Listen
@@ -206,24 +219,24 @@ func startServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		if cfg.Standby && errors.Is(err, cluster.ErrOtherDirector) {
 			// New closed the store.
 			if lc.Store, err = gnomon.OpenStore(ctx, cfg.DB, cfg.Data); err != nil {
-				return nil, fmt.Errorf("--db: %w", err)
+				return fmt.Errorf("--db: %w", err)
 			}
 			return s.startStandby(ctx, lc)
 		}
-		return nil, err
+		return err
 	}
 	if err := s.direct(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	certHosts, err := s.listen()
 	if err != nil {
 		s.sched.Stop(ctx)
-		return nil, err
+		return err
 	}
 	s.http = &http.Server{Handler: s.drainable(s.api(certHosts))}
 	s.serve()
 	s.ready(lc)
-	return s, nil
+	return nil
 }
 
 // direct starts the scheduler, applies --definitions and makes the first
@@ -336,15 +349,15 @@ func (s *Server) ready(lc gnomon.Config) {
 // starting as its standby: it plays the node's other roles, answers
 // /healthz and every request with 503 naming the director, and once it
 // takes the cluster over it directs, and answers, as a server does.
-func (s *Server) startStandby(ctx context.Context, lc gnomon.Config) (*Server, error) {
+func (s *Server) startStandby(ctx context.Context, lc gnomon.Config) error {
 	sb, err := gnomon.NewStandby(ctx, lc)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	certHosts, err := s.listen()
 	if err != nil {
 		lc.Store.Close()
-		return nil, err
+		return err
 	}
 	var handler atomic.Pointer[http.Handler]
 	waiting := standbyHandler(lc.Cluster.Node, sb)
@@ -385,7 +398,7 @@ func (s *Server) startStandby(ctx context.Context, lc gnomon.Config) (*Server, e
 	s.stopNode = func() error { cancel(); return <-done }
 	s.cfg.Logger.Info("gnomon standby ready: it directs once it takes the cluster over", "listen", s.ln.Addr().String(),
 		"node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
-	return s, nil
+	return nil
 }
 
 // standbyRetry is the Retry-After of a request a standby refuses, in
@@ -486,10 +499,10 @@ func (s *Server) applyDefinitions(ctx context.Context) error {
 // startNode starts a node that is not a director: it answers only
 // /healthz, over TLS as a director would (a listener beyond this machine
 // needs it); operators talk to a director.
-func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, error) {
+func (s *Server) startNode(ctx context.Context, lc gnomon.Config) error {
 	if _, err := s.listen(); err != nil {
 		lc.Store.Close()
-		return nil, err
+		return err
 	}
 	nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
@@ -511,7 +524,7 @@ func (s *Server) startNode(ctx context.Context, lc gnomon.Config) (*Server, erro
 	s.limitClients(s.http)
 	go func() { s.errc <- s.http.Serve(s.ln) }()
 	s.cfg.Logger.Info("gnomon node ready", "listen", s.ln.Addr().String(), "node", lc.Cluster.Node, "roles", lc.Cluster.Roles, "db", s.cfg.DB)
-	return s, nil
+	return nil
 }
 
 // The bounds of a client's connection: a client slower than these, or
@@ -594,8 +607,13 @@ func (s *Server) drainable(h http.Handler) http.Handler {
 // Stop drains the scheduler: no new run starts, running commands get until
 // ctx is done (those still running are re-attached at the next start).
 // Meanwhile the server answers reads and refuses changes with 503. Then it
-// stops listening and closes the store.
+// stops listening and closes the store. Only the first Stop of a server
+// whose Start succeeded does this: another, or one of a server never
+// started or whose Start failed, returns nil at once.
 func (s *Server) Stop(ctx context.Context) error {
+	if started, first := s.life.Stop(); !started || !first || s.failed {
+		return nil
+	}
 	s.draining.Store(true)
 	var serr error
 	if s.stopNode != nil {
@@ -671,8 +689,8 @@ func serverCmd(env *Env) *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			cfg.TuneGC = heapFloor > 0
-			s, err := StartServer(ctx, cfg)
-			if err != nil {
+			s := NewServer(cfg)
+			if err := s.Start(ctx); err != nil {
 				return err
 			}
 			// Once the state is loaded (with GOGC of its own).

@@ -2,8 +2,9 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"sync"
+
+	"github.com/gnomon-sched/gnomon/internal/startstop"
 )
 
 // Member is this process's node of a cluster, with the lifecycle every
@@ -15,10 +16,10 @@ type Member struct {
 	cfg  Config
 	done chan struct{}
 
-	mu               sync.Mutex
-	started, stopped bool
-	cancel           context.CancelFunc
-	err              error
+	life   startstop.Guard
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	err    error
 }
 
 // NewMember returns the node cfg describes, not started.
@@ -28,18 +29,11 @@ func NewMember(cfg Config) *Member { return &Member{cfg: cfg, done: make(chan st
 // cannot go on. A second Start, one after Stop, or one whose ctx is done
 // is refused. The node outlives ctx: only Stop ends it.
 func (m *Member) Start(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case m.stopped:
-		return errors.New("cluster: Start after Stop (make a new Member)")
-	case m.started:
-		return errors.New("cluster: node already started")
-	}
-	m.started = true
+	return m.life.Start(ctx, "cluster node", func() error { return m.start(ctx) })
+}
+
+// start is Start's work, done once.
+func (m *Member) start(ctx context.Context) error {
 	nctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel = cancel
 	go func() {
@@ -58,11 +52,7 @@ func (m *Member) Start(ctx context.Context) error {
 // before (ErrDeposed, ErrSettings, ...). A node never started is only
 // marked stopped.
 func (m *Member) Stop(ctx context.Context) error {
-	m.mu.Lock()
-	m.stopped = true
-	started := m.started
-	m.mu.Unlock()
-	if !started {
+	if started, _ := m.life.Stop(); !started {
 		return nil
 	}
 	m.cancel()

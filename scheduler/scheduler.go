@@ -31,6 +31,7 @@ import (
 	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
+	"github.com/gnomon-sched/gnomon/internal/startstop"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/store"
@@ -144,12 +145,10 @@ type Scheduler struct {
 	wg      sync.WaitGroup
 	log     *slog.Logger
 
+	life     startstop.Guard
 	stopOnce sync.Once
 	mu       sync.Mutex
 	err      error // why the loop stopped
-	// started and stopped are the lifecycle: Start once, Stop any number
-	// of times, started or not (guarded by mu).
-	started, stopped bool
 
 	// halt is closed by Halt, haltErr set before: the loop stops.
 	haltOnce sync.Once
@@ -406,18 +405,11 @@ func firstError(errs []error) error {
 // known at once applied right after the forest's Restart: the periods
 // that came due meanwhile are decided against the nodes as they are.
 func (s *Scheduler) Start(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case s.stopped:
-		return errors.New("scheduler: Start after Stop (make a new Scheduler)")
-	case s.started:
-		return errors.New("scheduler: already started")
-	}
-	s.started = true
+	return s.life.Start(ctx, "scheduler", s.start)
+}
+
+// start is Start's work, done once.
+func (s *Scheduler) start() error {
 	keep := map[int64]bool{}
 	var tasks []inFlight
 	for _, r := range s.eng.ActiveRuns() {
@@ -739,11 +731,7 @@ func (s *Scheduler) flush(ctx context.Context) error {
 func (s *Scheduler) Stop(ctx context.Context) error {
 	var err error
 	s.stopOnce.Do(func() {
-		s.mu.Lock()
-		started := s.started
-		s.stopped = true
-		s.mu.Unlock()
-		if !started {
+		if started, _ := s.life.Stop(); !started {
 			return // nothing runs: nothing to drain
 		}
 		// A virtual clock stops first: the drain records nothing at a
