@@ -289,85 +289,14 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 	before := in
 	before.From, before.To, before.EndFrom = from.Add(-tlLookback), from, from
 	st := u.cfg.Scheduler.Store()
-	chosen, listed := f.list(v, status, tlListed)
-	// The planned fires: from now (or the range's start) to its end.
-	nexts := 0 // the calendars worked out
-	start := from
-	if now.After(start) {
-		start = now
+	w := &tlWalker{d: &d, v: v, f: f, status: status, now: now, start: from, to: to, sched: map[string]calendar.Schedule{}, group: map[string]string{}}
+	if now.After(w.start) {
+		w.start = now
 	}
-	// planned reports whether a task has a planned fire in the range, and
-	// whether it knew without working its calendar out. A task's next
-	// fire, when it is not past, answers for most: nothing fires before
-	// it, and it is in the range or after it.
-	planned := func(it *scheduler.TaskItem, work bool) (yes, known bool) {
-		sc := it.Schedule
-		if sc == nil || !to.After(now) {
-			return false, true
-		}
-		if next := it.State.NextFire.Time(); !next.IsZero() && !next.Before(now) {
-			switch {
-			case !next.Before(to):
-				return false, true
-			case !next.Before(start):
-				return true, true
-			}
-		}
-		if !work {
-			return false, false
-		}
-		nexts++
-		t, ok := sc.Next(start.Add(-time.Nanosecond))
-		return ok && t.Before(to), true
-	}
-	// The tasks that ran in the range, or had begun up to tlLookback
-	// before it and not ended by its start: a run that began in the range
-	// ended in it or later, so one query of the runs that began from
-	// tlLookback before the range to its end and had not ended at its
-	// start asks for both. The walk below asks about the tasks it visits
-	// that have no planned fire it knows of, and the set asks the store
-	// about them a batch ahead of the walk at a time (see ranSet).
-	asked := func(it *scheduler.TaskItem) bool {
-		yes, _ := planned(it, false)
-		return !yes && f.matches(it, status)
-	}
-	ahead := func(name string, n int) ([]string, string) {
-		i, _ := slices.BinarySearch(chosen, name)
-		names := []string{name}
-		for k, c := range chosen[i+1:] {
-			if len(names) == n || k == ranLook*n {
-				return names, chosen[i+k]
-			}
-			if it, ok := v.Item(c); ok && asked(it) {
-				names = append(names, c)
-			}
-		}
-		return names, ""
-	}
-	if !listed {
-		ahead = func(name string, n int) ([]string, string) {
-			names, last, looked, end := []string{name}, name, 0, true
-			v.Ascend(name, func(it *scheduler.TaskItem) bool {
-				if len(names) == n || looked == ranLook*n {
-					end = false
-					return false
-				}
-				looked++
-				last = it.Def.Name
-				if asked(it) {
-					names = append(names, last)
-				}
-				return true
-			})
-			if end {
-				last = ""
-			}
-			return names, last
-		}
-	}
+	w.chosen, w.listed = f.list(v, status, tlListed)
 	probe := before
 	probe.To = to
-	ran := newRanSet(st, probe, []store.RunPageQuery{in, before}, ahead)
+	w.ran = newRanSet(st, probe, []store.RunPageQuery{in, before}, w.aheadFunc())
 	// Asking about the tasks by name pays when the range holds many more
 	// runs than the walk asks about tasks; else the set reads the whole
 	// range at once, as it does past its budget.
@@ -376,89 +305,16 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		return "", nil, err
 	}
 	expect := tlRows + tlWalk
-	if listed {
-		expect = min(expect, len(chosen))
+	if w.listed {
+		expect = min(expect, len(w.chosen))
 	}
 	if held < int64(expect)*tlProbeRuns {
-		ran.budget = 0
+		w.ran.budget = 0
 	}
-	var walkErr error
-	// The rows: every chosen task with a run or a planned fire in the
-	// range, in name order, a page of tlRows after f.After. One walk of
-	// the chosen tasks finds them and counts them, allocating nothing
-	// for the tasks it passes. Past the page it walks at most tlWalk
-	// tasks and works out at most tlNexts calendars to count the rows
-	// after it, and says "more than" when it could not count them all.
-	// When the link to the page says the number of its first row, the
-	// walk starts after f.After, and the tasks before it that match are
-	// counted as at least those rows.
-	var (
-		page  []string
-		sched = map[string]calendar.Schedule{}
-		group = map[string]string{}
-		past  int // the tasks walked past the full page
-	)
-	visit := func(it *scheduler.TaskItem) bool {
-		full := len(page) == tlRows
-		if full {
-			if past == tlWalk {
-				d.DrawnMore, d.MatchedMore = true, true
-				return false
-			}
-			past++
-		}
-		if !f.matches(it, status) {
-			return true
-		}
-		d.Matched++
-		name := it.Def.Name
-		if yes, known := planned(it, false); !yes {
-			has, err := ran.has(r.Context(), name)
-			if err != nil {
-				walkErr = err
-				return false
-			}
-			if !has {
-				if !known {
-					yes, known = planned(it, !full || nexts < tlNexts)
-				}
-				if !known {
-					d.DrawnMore = true
-					return true
-				}
-				if !yes {
-					return true
-				}
-			}
-		}
-		d.Drawn++
-		switch {
-		case name <= f.After:
-			d.First++
-		case !full:
-			page = append(page, name)
-			sched[name], group[name] = it.Schedule, f.groupKey(it.Def)
-		case d.Next == "":
-			d.Next = "next" // linked below, once the rows before are counted
-		}
-		return true
+	if err := w.walk(r.Context(), row); err != nil {
+		return "", nil, err
 	}
-	switch {
-	case listed:
-		for _, name := range chosen {
-			if it, _ := v.Item(name); !visit(it) {
-				break
-			}
-		}
-	case row > 0:
-		d.First, d.Drawn, d.Matched, d.MatchedMore = row-1, row-1, row-1, row > 1
-		v.Ascend(f.After, visit)
-	default:
-		v.Ascend("", visit)
-	}
-	if walkErr != nil {
-		return "", nil, walkErr
-	}
+	page, sched, group := w.page, w.sched, w.group
 	d.First++
 	if d.Next != "" {
 		d.Next = link(from, span, page[len(page)-1], d.First+len(page))
@@ -489,7 +345,7 @@ func (u *UI) timeline(r *http.Request) (string, any, error) {
 		return tlLabel + float64(t.Sub(from))/float64(span)*tlWidth
 	}
 	for _, name := range page {
-		row := u.timelineRow(name, group[name], byTask[name], sched[name], tlPlanned{start: start, to: to, now: now}, x)
+		row := u.timelineRow(name, group[name], byTask[name], sched[name], tlPlanned{start: w.start, to: to, now: now}, x)
 		d.PlansCut += row.Cut
 		d.PlansCutMore = d.PlansCutMore || row.CutMore
 		d.Rows = append(d.Rows, row)
