@@ -56,8 +56,8 @@ type Prune struct {
 	Limit int
 	// Cursor, when set, is where a pass of several calls is: in each
 	// table a call goes on after the last row the call before removed,
-	// instead of reading again the rows kept before it (a task's recent
-	// fires come before the next task's old ones): a pass reads them once.
+	// instead of reading again the old rows kept before it (a task's last
+	// run, a pending alert): a pass reads them once.
 	Cursor *PruneCursor
 	// DryRun counts what would go and removes nothing.
 	DryRun bool
@@ -81,8 +81,8 @@ type Pruned struct {
 // Prune.Cursor); its zero value is the start of a pass.
 type PruneCursor struct{ after map[string][]any }
 
-// get returns the key of the last row removed from a table, nil if none
-// or c is nil.
+// get returns where the last row removed from a table is in the order
+// the table is read in, nil if none or c is nil.
 func (c *PruneCursor) get(table string) []any {
 	if c == nil {
 		return nil
@@ -90,7 +90,7 @@ func (c *PruneCursor) get(table string) []any {
 	return c.after[table]
 }
 
-// set records the key of the last row removed from a table.
+// set records where the last row removed from a table is.
 func (c *PruneCursor) set(table string, key []any) {
 	if c == nil {
 		return
@@ -150,11 +150,16 @@ const DefaultPruneLimit = 500
 
 // pruneKind is one table a pass prunes by age.
 type pruneKind struct {
-	n      *int64
-	table  string
-	key    string // the columns that identify a row
-	age    string // the column compared with the horizon
-	before time.Time
+	n     *int64
+	table string
+	// order is the columns of an index of the table whose first is the
+	// age, or a column no greater than it (a run starts before it ends):
+	// a call reads the rows oldest first and stops at the horizon, never
+	// reading the rows it keeps for their age. Its last columns are key,
+	// the columns that identify a row.
+	order, key string
+	age        string // the column compared with the horizon
+	before     time.Time
 	// guard is what a row must also satisfy, whatever its age.
 	guard string
 	args  []any
@@ -178,14 +183,14 @@ func PruneWith(ctx context.Context, db PruneDB, p Prune) (Pruned, error) {
 		}
 	}
 	kinds := []pruneKind{
-		{n: &out.Runs, table: "runs", key: "id", age: "end_at", before: p.Runs, task: true,
+		{n: &out.Runs, table: "runs", order: "start_at, task, id", key: "id", age: "end_at", before: p.Runs, task: true,
 			guard: "end_at != 0 AND EXISTS (SELECT 1 FROM runs n WHERE n.task = runs.task AND n.id > runs.id)"},
-		{n: &out.Fires, table: "fires", key: "task, scheduled", age: "scheduled", before: p.Fires, task: true},
-		{n: &out.Audit, table: "audit", key: "seq", age: "stop", before: p.Audit, task: true,
+		{n: &out.Fires, table: "fires", order: "scheduled, task", key: "scheduled, task", age: "scheduled", before: p.Fires, task: true},
+		{n: &out.Audit, table: "audit", order: "stop, seq", key: "seq", age: "stop", before: p.Audit, task: true,
 			guard: "seq <= ? AND seq < (SELECT max(seq) FROM audit)", args: []any{p.AuditUpTo}},
-		{n: &out.Alerts, table: "alerts", key: "id", age: "created", before: p.Alerts, task: true,
+		{n: &out.Alerts, table: "alerts", order: "created, id", key: "id", age: "created", before: p.Alerts, task: true,
 			guard: "state != 'pending' AND id < (SELECT max(id) FROM alerts)", pre: "DELETE FROM alert_attempts WHERE alert IN (SELECT id FROM alerts WHERE %s)"},
-		{n: &out.NodeLog, table: "tree_log", key: "seq", age: "at", before: p.NodeLog,
+		{n: &out.NodeLog, table: "tree_log", order: "at, seq", key: "seq", age: "at", before: p.NodeLog,
 			guard: "seq < (SELECT max(seq) FROM tree_log)"},
 	}
 	for _, k := range kinds {
@@ -232,21 +237,27 @@ func (k pruneKind) prune(ctx context.Context, db PruneDB, p Prune) (more bool, e
 		}
 	}
 	left := p.Limit
-	// With one selection, the rows are read in the order of their keys
-	// from where the call before stopped.
+	// With one selection, the rows are read in order from where the call
+	// before stopped.
 	after := p.Cursor.get(k.table)
 	if len(sels) != 1 {
 		after = nil
 	}
+	first, _, _ := strings.Cut(k.order, ",")
 	for _, s := range sels {
 		where := k.age + " < ?" + s.where
 		args := append([]any{s.before.UnixNano()}, s.args...)
+		if first != k.age {
+			// What the index is read by: its rows stop before the horizon.
+			where = first + " < ? AND " + where
+			args = append([]any{s.before.UnixNano()}, args...)
+		}
 		if k.guard != "" {
 			where += " AND " + k.guard
 			args = append(args, k.args...)
 		}
 		if after != nil && !p.DryRun {
-			where += " AND (" + k.key + ") > (" + strings.TrimSuffix(strings.Repeat("?, ", len(after)), ", ") + ")"
+			where += " AND (" + k.order + ") > (" + strings.TrimSuffix(strings.Repeat("?, ", len(after)), ", ") + ")"
 			args = append(args, after...)
 		}
 		if p.DryRun {
@@ -257,9 +268,13 @@ func (k pruneKind) prune(ctx context.Context, db PruneDB, p Prune) (more bool, e
 			*k.n += n
 			continue
 		}
-		keys, err := db.Keys(ctx, "SELECT "+k.key+" FROM "+k.table+" WHERE "+where+" ORDER BY "+k.key+" LIMIT ?", append(args, left)...)
+		rows, err := db.Keys(ctx, "SELECT "+k.order+" FROM "+k.table+" WHERE "+where+" ORDER BY "+k.order+" LIMIT ?", append(args, left)...)
 		if err != nil {
 			return false, err
+		}
+		keys := make([][]any, len(rows))
+		for i, r := range rows {
+			keys[i] = r[len(r)-len(strings.Split(k.key, ", ")):]
 		}
 		if err := k.remove(ctx, db, keys, nil); err != nil {
 			return false, err
@@ -267,7 +282,7 @@ func (k pruneKind) prune(ctx context.Context, db PruneDB, p Prune) (more bool, e
 		*k.n += int64(len(keys))
 		if left -= len(keys); left == 0 {
 			if len(sels) == 1 {
-				p.Cursor.set(k.table, keys[len(keys)-1])
+				p.Cursor.set(k.table, rows[len(rows)-1])
 			}
 			return true, nil
 		}
