@@ -51,6 +51,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,8 +170,11 @@ const spareLinger = 30 * time.Second
 // spare is a supervisor waiting for a run on its control socket, idle
 // since an instant (of the wall clock: only its age counts).
 type spare struct {
-	cmd  *exec.Cmd
-	ctl  *os.File
+	cmd *exec.Cmd
+	// ctl goes through the runtime's poller: a goroutine waiting on it
+	// holds no thread, where one blocked in recvmsg would hold one each
+	// and keep the runtime's monitor polling.
+	ctl  *net.UnixConn
 	idle time.Time
 }
 
@@ -219,22 +223,24 @@ func (x *Executor) startSpare() (*spare, error) {
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "supervisor control"), os.NewFile(uintptr(fds[1]), "supervisor control")
 	defer theirs.Close()
+	ctl, err := unixConn(ours)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor socket: %w", err)
+	}
 	cmd := exec.Command(x.cfg.Command[0], x.cfg.Command[1:]...)
 	cmd.Env = append(os.Environ(), EnvSupervise+"="+spareMode)
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		ours.Close()
+		ctl.Close()
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
-	sp := &spare{cmd: cmd, ctl: ours}
+	sp := &spare{cmd: cmd, ctl: ctl}
 	// A program that never says ready (one that does not call
 	// MaybeSupervise first) must not hold up the runs: wait a bounded time.
-	fd := int(ours.Fd())
-	tv := syscall.NsecToTimeval(x.readyTimeout.Nanoseconds())
-	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	ctl.SetReadDeadline(time.Now().Add(x.readyTimeout))
 	ready, _ := sp.await(readyMsg)
-	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &syscall.Timeval{})
+	ctl.SetReadDeadline(time.Time{})
 	if !ready {
 		cmd.Process.Kill()
 		sp.discard()
@@ -254,7 +260,7 @@ const maxHandoff = 60 << 10
 // a NUL and its spec unless spec.json holds it) and its locked lock file.
 // A spare that cannot take it is discarded.
 func (sp *spare) hand(msg []byte, lock *os.File) error {
-	if err := syscall.Sendmsg(int(sp.ctl.Fd()), msg, syscall.UnixRights(int(lock.Fd())), nil, syscall.MSG_NOSIGNAL); err != nil {
+	if _, _, err := sp.ctl.WriteMsgUnix(msg, syscall.UnixRights(int(lock.Fd())), nil); err != nil {
 		sp.discard()
 		return fmt.Errorf("hand the run to its supervisor: %w", err)
 	}
@@ -276,19 +282,30 @@ const (
 // because it died (false). What follows msg in the message is returned.
 func (sp *spare) await(msg string) (bool, []byte) {
 	buf := make([]byte, len(msg)+maxDoneLine)
-	for {
-		n, _, flags, _, err := syscall.Recvmsg(int(sp.ctl.Fd()), buf, nil, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || n < len(msg) || string(buf[:len(msg)]) != msg {
-			return false, nil
-		}
-		if flags&syscall.MSG_TRUNC != 0 {
-			return true, nil
-		}
-		return true, buf[len(msg):n]
+	n, _, flags, _, err := sp.ctl.ReadMsgUnix(buf, nil)
+	if err != nil || n < len(msg) || string(buf[:len(msg)]) != msg {
+		return false, nil
 	}
+	if flags&syscall.MSG_TRUNC != 0 {
+		return true, nil
+	}
+	return true, buf[len(msg):n]
+}
+
+// unixConn returns a socket of the socket pair as a connection of the
+// runtime's poller, and closes f, which it duplicates.
+func unixConn(f *os.File) (*net.UnixConn, error) {
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, err
+	}
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("%s is a %T, not a Unix socket", f.Name(), c)
+	}
+	return uc, nil
 }
 
 // discard stops an idle spare: it exits when its socket closes.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/job"
+	"golang.org/x/sys/unix"
 )
 
 // MaybeSupervise runs the supervisor and exits if the process was started
@@ -43,28 +44,25 @@ const spareMode = "-"
 // supervises it, closes its lock, says it is done and waits for the next.
 // When the server closes the socket, it exits (after the run in hand).
 func awaitRun() int {
-	const ctl = 3
-	syscall.CloseOnExec(ctl)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM) // while idle
+	// Through the runtime's poller: waiting on it holds no thread, and
+	// lets the runtime's monitor sleep (blocked in recvmsg, it would poll
+	// tens of times a run).
+	ctl, err := unixConn(os.NewFile(3, "supervisor control"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gnomon supervise: control socket:", err)
+		return 1
+	}
 	// Only now may the server hand over a run, and abort it: a SIGTERM
 	// before this point would have ended the process.
-	if err := syscall.Sendmsg(ctl, []byte(readyMsg), nil, nil, syscall.MSG_NOSIGNAL); err != nil {
+	if _, _, err := ctl.WriteMsgUnix([]byte(readyMsg), nil, nil); err != nil {
 		return 0 // the server is gone
 	}
 	buf := make([]byte, maxHandoff)
 	oob := make([]byte, syscall.CmsgSpace(4))
 	var done []byte
 	for {
-		var (
-			n, oobn int
-			err     error
-		)
-		for {
-			n, oobn, _, _, err = syscall.Recvmsg(ctl, buf, oob, 0)
-			if err != syscall.EINTR {
-				break
-			}
-		}
+		n, oobn, _, _, err := ctl.ReadMsgUnix(buf, oob)
 		if err != nil || n == 0 {
 			return 0
 		}
@@ -89,7 +87,7 @@ func awaitRun() int {
 		if len(line) <= maxDoneLine {
 			done = append(done, line...)
 		}
-		if err := syscall.Sendmsg(ctl, done, nil, nil, syscall.MSG_NOSIGNAL); err != nil {
+		if _, _, err := ctl.WriteMsgUnix(done, nil, nil); err != nil {
 			return 0 // the server is gone
 		}
 	}
@@ -225,7 +223,7 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 	if err := recordPid(lock, Record{Pid: os.Getpid(), Pgid: pgid}); err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 	}
-	return record(await(l.cmd, pgid, term, spec.Grace))
+	return record(await(l.cmd, l.pidfd, pgid, term, spec.Grace))
 }
 
 // launch is a command ready to start: its process, the mask it starts
@@ -235,6 +233,9 @@ type launch struct {
 	cmd   *exec.Cmd
 	umask int
 	files []*os.File
+	// pidfd refers to the command's process once started, -1 if the
+	// kernel gives none.
+	pidfd int
 }
 
 func (l *launch) close() {
@@ -247,7 +248,7 @@ func (l *launch) close() {
 // working directory and standard input) and builds its command. An error
 // is the message of a run that could not be launched, naming the field.
 func prepare(spec Spec) (*launch, error) {
-	l := &launch{umask: -1}
+	l := &launch{umask: -1, pidfd: -1}
 	var owner *Owner
 	if spec.Owner != "" {
 		var err error
@@ -295,7 +296,7 @@ func prepare(spec Spec) (*launch, error) {
 		cmd.Stdin = null
 	}
 	env := commandEnv(spec)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, PidFD: &l.pidfd}
 	if owner != nil {
 		env = owner.env(env)
 		if !owner.Self() {
@@ -329,7 +330,7 @@ func prepare(spec Spec) (*launch, error) {
 			cmd.Stdin = in
 		} else {
 			cmd = exec.Command("/bin/sh", "-c", stdinScript+script)
-			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential()}
+			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential(), PidFD: &l.pidfd}
 			cmd.Env = append(re.env, "GNOMON_STD_IN_FILE="+re.stdin)
 		}
 	}
@@ -369,9 +370,12 @@ func commandEnv(spec Spec) []string {
 // await waits for a started command to end, and returns its outcome. A
 // SIGTERM (term) aborts it: TERM to its process group, then KILL after
 // grace. Whatever it left behind in its group is killed at its end.
-func await(cmd *exec.Cmd, pgid int, term <-chan os.Signal, grace time.Duration) Exit {
+func await(cmd *exec.Cmd, pidfd, pgid int, term <-chan os.Signal, grace time.Duration) Exit {
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		awaitExit(pidfd)
+		done <- cmd.Wait()
+	}()
 	killed := false
 	var kill <-chan time.Time
 	for {
@@ -409,6 +413,33 @@ func await(cmd *exec.Cmd, pgid int, term <-chan os.Signal, grace time.Duration) 
 			return e
 		}
 	}
+}
+
+// awaitExit waits until the process pidfd refers to has exited, through
+// the runtime's poller, and closes pidfd: a goroutine blocked in wait4
+// would hold a thread and keep the runtime's monitor polling, tens of
+// times a run. It returns at once without a pidfd (-1), or if the poller
+// cannot take it, leaving the wait to Wait.
+func awaitExit(pidfd int) {
+	if pidfd < 0 {
+		return
+	}
+	if err := syscall.SetNonblock(pidfd, true); err != nil {
+		syscall.Close(pidfd)
+		return
+	}
+	f := os.NewFile(uintptr(pidfd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool {
+		// The fd is readable once the process has exited; asked anew
+		// each time, since the poller's readiness may predate the wait.
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+		return n > 0 || err != nil && err != syscall.EINTR
+	})
 }
 
 // devNull is the standard input of commands that have none, opened once
