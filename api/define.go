@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 
 	"github.com/gnomon-sched/gnomon/auth"
@@ -69,7 +70,7 @@ func (s *Server) define(w http.ResponseWriter, r *http.Request) error {
 	// The loop plans the file once, on its turn, against the definitions
 	// as they are then, with everything the server knows.
 	d, err := s.sched.Define(r.Context(), scheduler.DefineFile{File: req.File, Text: req.Text, Syntax: syn, Check: req.Check, Mode: mode,
-		By: auth.NameOf(r.Context()), AllowFunc: s.ownersAllowed(identity(r))})
+		By: auth.NameOf(r.Context()), TouchFunc: scopeAllowed(identity(r)), AllowFunc: s.ownersAllowed(identity(r))})
 	if err != nil {
 		return err
 	}
@@ -260,78 +261,80 @@ func (s *Server) defaultOwner() string {
 	return strconv.Itoa(os.Geteuid())
 }
 
-// mayDefine returns a *auth.Denied when the request's identity has a scope
-// and the file touches a task outside it: each task or configuration it
-// inserts, updates or deletes, everything an action on it reaches (the
-// members of a bundle, its bundle, the tasks whose condition names it),
-// the bundle it joins and the tasks its condition names must be in the
-// scope. Groups, tree files and the sync mode (which
-// deletes what the file does not name) concern every task: they are for
-// identities without a scope.
+// mayDefine returns a *auth.Denied when the request's identity may not
+// send the file at all: a tree file with a command its owners may not
+// run (mayRunAs); with a scope, a tree file or the sync mode (which
+// deletes what the file does not name), which concern every task. What a
+// file in the task language or configuration JSON does is checked on its
+// plan (see scopeAllowed, ownersAllowed).
 func (s *Server) mayDefine(r *http.Request, req DefineRequest, syn defs.Syntax) error {
 	id := identity(r)
 	if err := s.mayRunAs(id, req, syn); err != nil {
 		return err
 	}
+	if len(id.Scope) > 0 && (req.Mode == ModeSync || syn == defs.Trees) {
+		return unscoped(r, auth.Define)
+	}
+	return nil
+}
+
+// scopeAllowed returns the check of what a file touches for an identity
+// with a scope, nil for one without: each task or configuration it
+// inserts, updates or deletes, everything an action on it reaches (the
+// members of a bundle, its bundle, the tasks whose condition names it),
+// the bundle it joins and the tasks its condition names must be in the
+// scope. Groups and calendars concern every task (a calendar, every task
+// that names it, now or later): they are for identities without a scope.
+// The loop asks it before it plans the file, with the definitions it
+// plans it against.
+func scopeAllowed(id *auth.Identity) func([]defs.Action, scheduler.Facts) error {
 	if len(id.Scope) == 0 {
 		return nil
 	}
-	if req.Mode == ModeSync || syn == defs.Trees {
-		return unscoped(r, auth.Define)
-	}
-	// A calendar concerns every task that names it, now or later.
-	acts, err := defs.Read(req.File, req.Text, syn)
-	if err != nil {
-		return err
-	}
-	// What changes with the task: what its runs and status reach now (a
-	// change of its command can fail or succeed for the tasks whose
-	// condition names it), the members of a bundle it deletes, the
-	// bundle it joins, and the tasks its condition names, whose status it
-	// would show and wait on. The reach of each task and bundle is read
-	// at once, from one commit.
-	var roots []string
-	for _, a := range acts {
-		roots = append(roots, a.Name)
-		for _, f := range a.Fields {
-			if f.Key == "parent" || f.Key == "box_name" {
-				roots = append(roots, f.Value)
+	return func(acts []defs.Action, f scheduler.Facts) error {
+		// What changes with the task: what its runs and status reach now
+		// (a change of its command can fail or succeed for the tasks
+		// whose condition names it), the members of a bundle it deletes,
+		// the bundle it joins, and the tasks its condition names, whose
+		// status it would show and wait on.
+		var roots []string
+		for _, a := range acts {
+			if a.Kind.IsGroup() {
+				return &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
 			}
-		}
-	}
-	reach, err := s.sched.Reached(r.Context(), true, roots...)
-	if err != nil {
-		return err
-	}
-	for _, a := range acts {
-		if a.Kind.IsGroup() {
-			return &auth.Denied{Identity: id, Permission: auth.Define, Task: "group " + a.Name}
-		}
-		if a.Kind.IsCalendar() {
-			return &auth.Denied{Identity: id, Permission: auth.Define, Task: "calendar " + a.Name}
-		}
-		names := reach[0]
-		reach = reach[1:]
-		for _, f := range a.Fields {
-			switch f.Key {
-			case "parent", "box_name":
-				names = append(names, reach[0]...) // joining a bundle changes its runs
-				reach = reach[1:]
-			case "condition":
-				if c, err := cond.Parse(f.Value); err == nil {
-					names = append(names, c.Names()...)
+			if a.Kind.IsCalendar() {
+				return &auth.Denied{Identity: id, Permission: auth.Define, Task: "calendar " + a.Name}
+			}
+			roots = append(roots, a.Name)
+			for _, fd := range a.Fields {
+				if fd.Key == "parent" || fd.Key == "box_name" {
+					roots = append(roots, fd.Value)
 				}
 			}
 		}
-		var groups map[string][]string
-		if id.Scope.NeedsGroups() {
-			if groups, err = s.sched.Groups(r.Context(), names); err != nil {
+		reach := f.Reached(true, roots...)
+		for _, a := range acts {
+			names := reach[0]
+			reach = reach[1:]
+			for _, fd := range a.Fields {
+				switch fd.Key {
+				case "parent", "box_name":
+					names = append(slices.Clone(names), reach[0]...) // joining a bundle changes its runs
+					reach = reach[1:]
+				case "condition":
+					if c, err := cond.Parse(fd.Value); err == nil {
+						names = append(names, c.Names()...)
+					}
+				}
+			}
+			var groups map[string][]string
+			if id.Scope.NeedsGroups() {
+				groups = f.Groups(names)
+			}
+			if err := covered(id, auth.Define, a.Name, names, groups); err != nil {
 				return err
 			}
 		}
-		if err := covered(id, auth.Define, a.Name, names, groups); err != nil {
-			return err
-		}
+		return nil
 	}
-	return nil
 }

@@ -346,10 +346,15 @@ func TestScopeHoldsForDefinitions(t *testing.T) {
 		{"POST", "/api/v1/definitions", define("insert_task: demo_spy\n" + task + "condition: su(secret_job)\n"), 403, "task secret_job, which demo_spy reaches"},
 		{"POST", "/api/v1/definitions", define("update_task: demo_up\ncommand: true\n"), 403, "task secret_dependant, which demo_up reaches"},
 		{"POST", "/api/v1/definitions", define("update_task: demo_box\nrun_days: all\n"), 403, "task secret_member, which demo_box reaches"},
+		{"POST", "/api/v1/definitions", define("insert_task: demo_joiner\n" + task + "parent: demo_box\n"), 403, "task secret_member, which demo_joiner reaches"},
+		{"POST", "/api/v1/definitions", define("delete_task: secret_job\n"), 403, "task secret_job"},
+		{"POST", "/api/v1/definitions", define("insert_calendar: demo_days\ndates: 2026-12-24\n"), 403, "calendar demo_days"},
+		{"POST", "/api/v1/definitions", define("insert_group: demo_group\n"), 403, "group demo_group"},
 		{"POST", "/api/v1/definitions", define("insert_task: demo_new\n" + task + "condition: su(demo_ok)\n"), 200, ""},
 	})
 	after := f.mustRun("gnomon", "export")
-	if strings.Contains(after, "demo_spy") || !strings.Contains(after, "demo_new") || !strings.Contains(after, "ran.demo_up") || strings.Contains(after, "run_days") {
+	if strings.Contains(after, "demo_spy") || strings.Contains(after, "demo_joiner") || strings.Contains(after, "demo_days") || strings.Contains(after, "demo_group") ||
+		!strings.Contains(after, "insert_task: secret_job") || !strings.Contains(after, "demo_new") || !strings.Contains(after, "ran.demo_up") || strings.Contains(after, "run_days") {
 		t.Errorf("the definitions after the scoped admin's requests:\n%s", after)
 	}
 }

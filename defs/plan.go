@@ -33,15 +33,22 @@ type Planned struct {
 // Errors are Errors, each with its file and line (none for a delete the
 // sync mode adds, which says why it is there).
 func PlanFile(file, text string, syn Syntax, mode Mode, cur map[string]*job.Task, env *Env, srv Server) (*Planned, error) {
-	syn = syn.Of(text)
-	acts, err := Read(file, text, syn)
+	acts, mode, err := ReadFile(file, text, syn, mode)
 	if err != nil {
 		return nil, err
 	}
+	return PlanActions(file, acts, mode, cur, env, srv)
+}
+
+// ReadFile reads a file as PlanFile does before planning it: its actions
+// and the mode they are planned in (configuration JSON is declared).
+func ReadFile(file, text string, syn Syntax, mode Mode) ([]Action, Mode, error) {
+	syn = syn.Of(text)
+	acts, err := Read(file, text, syn)
 	if syn == Configurations {
 		mode = max(mode, Declared)
 	}
-	return PlanActions(file, acts, mode, cur, env, srv)
+	return acts, mode, err
 }
 
 // PlanActions plans actions as PlanFile plans a file's: those Parse read,

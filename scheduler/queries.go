@@ -69,12 +69,8 @@ func (d *Definitions) Children(bundle string) []string {
 // it, and theirs (engine.Engine.Reached). The answers come from one
 // commit.
 func (s *Scheduler) Reached(ctx context.Context, acted bool, roots ...string) ([][]string, error) {
-	out := make([][]string, len(roots))
-	err := s.Read(ctx, func(e *engine.Engine) {
-		for i, r := range roots {
-			out[i] = e.Reached([]string{r}, acted)
-		}
-	})
+	var out [][]string
+	err := s.Read(ctx, func(e *engine.Engine) { out = engineFacts{e}.Reached(acted, roots...) })
 	return out, err
 }
 

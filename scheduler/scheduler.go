@@ -514,11 +514,49 @@ type DefineFile struct {
 	Mode defs.Mode
 	// By names the identity that sent it (empty: the server itself).
 	By string
-	// AllowFunc, when set, says why the plan of a file in the task language
-	// or configuration JSON may not be applied (nor checked): the loop
-	// asks it once the file is planned, and applies nothing it refuses.
+	// TouchFunc, when set, says why the actions of a file in the task
+	// language or configuration JSON may not be planned: the loop asks it
+	// once the file is read, with the definitions it is applied to, before
+	// planning it, so that a refused file learns nothing of them from
+	// the plan's errors.
+	TouchFunc func([]defs.Action, Facts) error
+	// AllowFunc, when set, says why the plan of such a file may not be
+	// applied (nor checked): the loop asks it once the file is planned,
+	// and applies nothing it refuses.
 	AllowFunc func(*job.Plan) error
 }
+
+// Facts are what a check of a file (DefineFile.TouchFunc) may ask of the
+// definitions it is applied to.
+type Facts interface {
+	// Task returns a task's definition, nil if there is none.
+	Task(name string) *job.Task
+	// Reached returns what an action on each root reaches, or a read of
+	// it shows, unless acted (engine.Engine.Reached, each root alone).
+	Reached(acted bool, roots ...string) [][]string
+	// Groups returns the groups of each name.
+	Groups(names []string) map[string][]string
+}
+
+// engineFacts are the Facts of the engine's definitions.
+type engineFacts struct{ e *engine.Engine }
+
+func (f engineFacts) Task(name string) *job.Task {
+	if def, _, ok := f.e.Task(name); ok {
+		return &def
+	}
+	return nil
+}
+
+func (f engineFacts) Reached(acted bool, roots ...string) [][]string {
+	out := make([][]string, len(roots))
+	for i, r := range roots {
+		out[i] = f.e.Reached([]string{r}, acted)
+	}
+	return out
+}
+
+func (f engineFacts) Groups(names []string) map[string][]string { return groupsOf(f.e, names) }
 
 // Defined is what a definition file in the task language or configuration
 // JSON did, or with Check would do.
@@ -557,12 +595,18 @@ func (s *Scheduler) plan(f *DefineFile) (*Defined, error) {
 		p   *defs.Planned
 		err error
 	)
-	if f.Actions != nil {
-		p, err = defs.PlanActions(f.File, f.Actions, f.Mode, cur, env, srv)
-	} else {
-		p, err = defs.PlanFile(f.File, f.Text, f.Syntax, f.Mode, cur, env, srv)
+	acts, mode := f.Actions, f.Mode
+	if acts == nil {
+		if acts, mode, err = defs.ReadFile(f.File, f.Text, f.Syntax, f.Mode); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
+	if f.TouchFunc != nil {
+		if err := f.TouchFunc(acts, engineFacts{s.eng}); err != nil {
+			return nil, err
+		}
+	}
+	if p, err = defs.PlanActions(f.File, acts, mode, cur, env, srv); err != nil {
 		return nil, err
 	}
 	if f.AllowFunc != nil {
