@@ -260,7 +260,7 @@ const maxHandoff = 60 << 10
 // a NUL and its spec unless spec.json holds it) and its locked lock file.
 // A spare that cannot take it is discarded.
 func (sp *spare) hand(msg []byte, lock *os.File) error {
-	if _, _, err := sp.ctl.WriteMsgUnix(msg, syscall.UnixRights(int(lock.Fd())), nil); err != nil {
+	if err := send(sp.ctl, msg, syscall.UnixRights(int(lock.Fd()))); err != nil {
 		sp.discard()
 		return fmt.Errorf("hand the run to its supervisor: %w", err)
 	}
@@ -290,6 +290,28 @@ func (sp *spare) await(msg string) (bool, []byte) {
 		return true, nil
 	}
 	return true, buf[len(msg):n]
+}
+
+// send writes one message, with the descriptors oob carries, on a control
+// socket, without the SIGPIPE a write to a socket whose peer is gone
+// raises (MSG_NOSIGNAL): a program that embeds gnomon may watch SIGPIPE.
+func send(c *net.UnixConn, msg, oob []byte) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Write(func(fd uintptr) bool {
+		for {
+			_, serr = syscall.SendmsgN(int(fd), msg, oob, nil, syscall.MSG_NOSIGNAL)
+			if serr != syscall.EINTR {
+				return serr != syscall.EAGAIN
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // unixConn returns a socket of the socket pair as a connection of the

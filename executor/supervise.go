@@ -55,7 +55,7 @@ func awaitRun() int {
 	}
 	// Only now may the server hand over a run, and abort it: a SIGTERM
 	// before this point would have ended the process.
-	if _, _, err := ctl.WriteMsgUnix([]byte(readyMsg), nil, nil); err != nil {
+	if err := send(ctl, []byte(readyMsg), nil); err != nil {
 		return 0 // the server is gone
 	}
 	buf := make([]byte, maxHandoff)
@@ -87,7 +87,7 @@ func awaitRun() int {
 		if len(line) <= maxDoneLine {
 			done = append(done, line...)
 		}
-		if _, _, err := ctl.WriteMsgUnix(done, nil, nil); err != nil {
+		if err := send(ctl, done, nil); err != nil {
 			return 0 // the server is gone
 		}
 	}
@@ -223,7 +223,7 @@ func supervise(base string, lock int, specJSON []byte) (code int, line []byte) {
 	if err := recordPid(lock, Record{Pid: os.Getpid(), Pgid: pgid}); err != nil {
 		fmt.Fprintln(os.Stderr, "gnomon supervise:", err)
 	}
-	return record(await(l.cmd, l.pidfd, pgid, term, spec.Grace))
+	return record(await(l.cmd, pgid, term, spec.Grace))
 }
 
 // launch is a command ready to start: its process, the mask it starts
@@ -233,9 +233,6 @@ type launch struct {
 	cmd   *exec.Cmd
 	umask int
 	files []*os.File
-	// pidfd refers to the command's process once started, -1 if the
-	// kernel gives none.
-	pidfd int
 }
 
 func (l *launch) close() {
@@ -248,7 +245,7 @@ func (l *launch) close() {
 // working directory and standard input) and builds its command. An error
 // is the message of a run that could not be launched, naming the field.
 func prepare(spec Spec) (*launch, error) {
-	l := &launch{umask: -1, pidfd: -1}
+	l := &launch{umask: -1}
 	var owner *Owner
 	if spec.Owner != "" {
 		var err error
@@ -296,7 +293,7 @@ func prepare(spec Spec) (*launch, error) {
 		cmd.Stdin = null
 	}
 	env := commandEnv(spec)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, PidFD: &l.pidfd}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if owner != nil {
 		env = owner.env(env)
 		if !owner.Self() {
@@ -330,7 +327,7 @@ func prepare(spec Spec) (*launch, error) {
 			cmd.Stdin = in
 		} else {
 			cmd = exec.Command("/bin/sh", "-c", stdinScript+script)
-			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential(), PidFD: &l.pidfd}
+			cmd.Stdout, cmd.Stderr, cmd.Dir, cmd.SysProcAttr = out, errf, re.dir, &syscall.SysProcAttr{Setpgid: true, Credential: owner.credential()}
 			cmd.Env = append(re.env, "GNOMON_STD_IN_FILE="+re.stdin)
 		}
 	}
@@ -370,10 +367,10 @@ func commandEnv(spec Spec) []string {
 // await waits for a started command to end, and returns its outcome. A
 // SIGTERM (term) aborts it: TERM to its process group, then KILL after
 // grace. Whatever it left behind in its group is killed at its end.
-func await(cmd *exec.Cmd, pidfd, pgid int, term <-chan os.Signal, grace time.Duration) Exit {
+func await(cmd *exec.Cmd, pgid int, term <-chan os.Signal, grace time.Duration) Exit {
 	done := make(chan error, 1)
 	go func() {
-		awaitExit(pidfd)
+		awaitExit(cmd.Process.Pid)
 		done <- cmd.Wait()
 	}()
 	killed := false
@@ -415,17 +412,16 @@ func await(cmd *exec.Cmd, pidfd, pgid int, term <-chan os.Signal, grace time.Dur
 	}
 }
 
-// awaitExit waits until the process pidfd refers to has exited, through
-// the runtime's poller, and closes pidfd: a goroutine blocked in wait4
-// would hold a thread and keep the runtime's monitor polling, tens of
-// times a run. It returns at once without a pidfd (-1), or if the poller
-// cannot take it, leaving the wait to Wait.
-func awaitExit(pidfd int) {
-	if pidfd < 0 {
-		return
-	}
-	if err := syscall.SetNonblock(pidfd, true); err != nil {
-		syscall.Close(pidfd)
+// awaitExit waits until the child process pid has exited, through the
+// runtime's poller: a goroutine blocked in waitid would hold a thread and
+// keep the runtime's monitor polling, tens of times a run. The process is
+// not reaped (Wait does that), so pid names it until then. Where the
+// kernel gives no pidfd of its own to poll (before Linux 5.10), it
+// returns at once, leaving the wait to Wait.
+func awaitExit(pid int) {
+	// A pidfd of our own: the one os keeps for Wait stays blocking.
+	pidfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
 		return
 	}
 	f := os.NewFile(uintptr(pidfd), "pidfd")
