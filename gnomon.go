@@ -654,7 +654,7 @@ func logFunc(log *slog.Logger) executor.Func {
 // Start starts scheduling: runs that were in flight are re-attached (or
 // recorded as lost), and what was ready starts. It does not block.
 func (s *Scheduler) Start(ctx context.Context) error {
-	return s.life.Start(ctx, "gnomon", func() error { return s.start(ctx) })
+	return s.life.Start(ctx, "gnomon", "gnomon.New", func() error { return s.start(ctx) })
 }
 
 // start is Start's work, done once.

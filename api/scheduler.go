@@ -52,10 +52,8 @@ type Scheduler interface {
 	Watching(task string) (string, bool)
 
 	// The queries answered by the loop.
-	Reached(ctx context.Context, acted bool, roots ...string) ([][]string, error)
 	Reach(ctx context.Context, name string, how scheduler.Reach) (scheduler.Reachable, error)
 	DataReached(ctx context.Context, typ job.DataType, resource string, groups bool) (scheduler.Reachable, error)
-	Groups(ctx context.Context, names []string) (map[string][]string, error)
 	Why(ctx context.Context, name string, now time.Time) (scheduler.Explanation, bool, error)
 	Backfills(ctx context.Context, name string) (scheduler.BackfillState, bool, error)
 	IsProcess(ctx context.Context, name string) (bool, error)

@@ -50,8 +50,8 @@ const (
 	// DataEvent: the configurations a data event is offered to, and what
 	// they reach when it triggers them.
 	DataEvent
-	// Defined: the tasks a definition file touches, checked with the
-	// file (Server.mayDefine), which the request's body holds.
+	// Defined: the tasks a definition file touches, checked on the loop
+	// before the file is planned (scopeAllowed), from the request's body.
 	Defined
 	// Unscoped: the request concerns every task or the server itself
 	// (tokens, the cluster, the clock, lists of everything): only for a

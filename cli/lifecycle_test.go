@@ -13,6 +13,7 @@ import (
 // a second Stop is harmless; a Start after Stop is refused; a failed
 // Start releases the data directory.
 func TestServerLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	data := filepath.Join(t.TempDir(), "data")
 	cfg := ServerConfig{Data: data, DB: testDB(t, data), Listen: "127.0.0.1:0", Logger: nopLogger()}
@@ -41,6 +42,15 @@ func TestServerLifecycle(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz of a started server: %s", resp.Status)
+	}
+	// A server whose data directory another holds does not start, and
+	// stops at once.
+	held := NewServer(cfg)
+	if err := held.Start(ctx); err == nil || !strings.Contains(err.Error(), data) {
+		t.Fatalf("Start on a data directory a server holds: %v", err)
+	}
+	if err := held.Stop(ctx); err != nil {
+		t.Fatalf("Stop after a Start refused the data directory: %v", err)
 	}
 	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)

@@ -119,8 +119,9 @@ type ServerConfig struct {
 	LogRotation gnomon.LogRotation
 }
 
-// Server is a running gnomon server: the library's Scheduler, with its
-// HTTP API on a listener.
+// Server is a gnomon server: the library's Scheduler, with its HTTP API on
+// a listener. NewServer makes one; Start starts it once, and Stop stops
+// it (see the methods for what each may be called on).
 type Server struct {
 	cfg   ServerConfig
 	sched *gnomon.Scheduler
@@ -159,13 +160,14 @@ func NewServer(cfg ServerConfig) *Server {
 // answer. A server starts once: a second Start, or one after Stop, is
 // refused. What a failed Start opened it closes.
 func (s *Server) Start(ctx context.Context) error {
-	return s.life.Start(ctx, "server", func() error {
+	return s.life.Start(ctx, "server", "cli.NewServer", func() error {
 		lock, err := lockData(s.cfg.Data)
-		if err != nil {
-			return err
+		if err == nil {
+			if err = s.start(ctx); err != nil {
+				lock.Close()
+			}
 		}
-		if err := s.start(ctx); err != nil {
-			lock.Close()
+		if err != nil {
 			s.failed = true
 			return err
 		}

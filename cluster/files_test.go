@@ -128,10 +128,20 @@ func TestWorkerWatchesFiles(t *testing.T) {
 	}
 	// The taker marks what it handed over after handing it: every
 	// version found is taken in the end.
-	waitFor(t, func() bool {
+	var left []FoundFile
+	for range 500 {
 		fs, err := r.FilesFound(context.Background(), 10)
-		return err == nil && len(fs) == 0
-	})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left = fs; len(left) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Fatalf("files not taken: %+v", left)
+	}
 	cancel()
 	<-taking
 

@@ -16,10 +16,11 @@ type Member struct {
 	cfg  Config
 	done chan struct{}
 
-	life   startstop.Guard
-	mu     sync.Mutex
+	life startstop.Guard
+	// cancel ends the node; Start sets it, and Stop reads it, under life.
 	cancel context.CancelFunc
-	err    error
+	mu     sync.Mutex
+	err    error // guarded by mu
 }
 
 // NewMember returns the node cfg describes, not started.
@@ -29,7 +30,7 @@ func NewMember(cfg Config) *Member { return &Member{cfg: cfg, done: make(chan st
 // cannot go on. A second Start, one after Stop, or one whose ctx is done
 // is refused. The node outlives ctx: only Stop ends it.
 func (m *Member) Start(ctx context.Context) error {
-	return m.life.Start(ctx, "cluster node", func() error { return m.start(ctx) })
+	return m.life.Start(ctx, "cluster node", "cluster.NewMember", func() error { return m.start(ctx) })
 }
 
 // start is Start's work, done once.

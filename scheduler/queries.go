@@ -64,16 +64,6 @@ func (d *Definitions) Children(bundle string) []string {
 	return out
 }
 
-// Reached returns, for each of roots, the tasks that acting on it (acted)
-// or reading it reaches: its members and the tasks whose condition names
-// it, and theirs (engine.Engine.Reached). The answers come from one
-// commit.
-func (s *Scheduler) Reached(ctx context.Context, acted bool, roots ...string) ([][]string, error) {
-	var out [][]string
-	err := s.Read(ctx, func(e *engine.Engine) { out = engineFacts{e}.Reached(acted, roots...) })
-	return out, err
-}
-
 // Reach says what a question about a name reaches.
 type Reach struct {
 	// Acted asks what acting on it changes rather than what reading it
@@ -140,14 +130,6 @@ func (s *Scheduler) DataReached(ctx context.Context, typ job.DataType, resource 
 			out.Groups = groupsOf(e, out.Names)
 		}
 	})
-	return out, err
-}
-
-// Groups returns the groups each of names (tasks or processes) belongs
-// to, sorted.
-func (s *Scheduler) Groups(ctx context.Context, names []string) (map[string][]string, error) {
-	var out map[string][]string
-	err := s.Read(ctx, func(e *engine.Engine) { out = groupsOf(e, names) })
 	return out, err
 }
 

@@ -97,8 +97,8 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 	})
 
 	t.Run("reach", func(t *testing.T) {
-		got, err := m.s.Reached(ctx, true, "box", "c1", "nope")
-		must(err)
+		var got [][]string
+		must(m.s.Read(ctx, func(e *engine.Engine) { got = engineFacts{e}.Reached(true, "box", "c1", "nope") }))
 		engine_(func(e *engine.Engine, _ *periods.Forest) {
 			for i, root := range []string{"box", "c1", "nope"} {
 				if want := e.Reached([]string{root}, true); !slices.Equal(got[i], want) {
@@ -119,8 +119,8 @@ func TestQueriesAnswerAsTheEngine(t *testing.T) {
 		if g := r.Groups["site_hourly"]; !slices.Equal(g, []string{"g"}) || r.Groups == nil {
 			t.Errorf("groups of site_hourly: %v", r.Groups)
 		}
-		groups, err := m.s.Groups(ctx, []string{"c1", "site_hourly", "box"})
-		must(err)
+		var groups map[string][]string
+		must(m.s.Read(ctx, func(e *engine.Engine) { groups = engineFacts{e}.Groups([]string{"c1", "site_hourly", "box"}) }))
 		if !reflect.DeepEqual(groups, map[string][]string{"c1": {"g"}, "site_hourly": {"g"}, "box": nil}) {
 			t.Errorf("groups: %v", groups)
 		}

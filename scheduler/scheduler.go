@@ -405,7 +405,7 @@ func firstError(errs []error) error {
 // known at once applied right after the forest's Restart: the periods
 // that came due meanwhile are decided against the nodes as they are.
 func (s *Scheduler) Start(ctx context.Context) error {
-	return s.life.Start(ctx, "scheduler", s.start)
+	return s.life.Start(ctx, "scheduler", "scheduler.New", s.start)
 }
 
 // start is Start's work, done once.
@@ -529,8 +529,6 @@ type DefineFile struct {
 // Facts are what a check of a file (DefineFile.TouchFunc) may ask of the
 // definitions it is applied to.
 type Facts interface {
-	// Task returns a task's definition, nil if there is none.
-	Task(name string) *job.Task
 	// Reached returns what an action on each root reaches, or a read of
 	// it shows, unless acted (engine.Engine.Reached, each root alone).
 	Reached(acted bool, roots ...string) [][]string
@@ -540,13 +538,6 @@ type Facts interface {
 
 // engineFacts are the Facts of the engine's definitions.
 type engineFacts struct{ e *engine.Engine }
-
-func (f engineFacts) Task(name string) *job.Task {
-	if def, _, ok := f.e.Task(name); ok {
-		return &def
-	}
-	return nil
-}
 
 func (f engineFacts) Reached(acted bool, roots ...string) [][]string {
 	out := make([][]string, len(roots))

@@ -133,6 +133,9 @@ type PruneDB interface {
 	// json_array_elements_text), where one placeholder per value passes
 	// the stores' limits (32766 and 65535) at tens of thousands of tasks.
 	In(col string) string
+	// RunsByStart is the columns of the store's index of runs by start
+	// time, the run's ID last: the pruner reads old runs in its order.
+	RunsByStart() string
 }
 
 // Stmt is one statement with its arguments.
@@ -183,7 +186,7 @@ func PruneWith(ctx context.Context, db PruneDB, p Prune) (Pruned, error) {
 		}
 	}
 	kinds := []pruneKind{
-		{n: &out.Runs, table: "runs", order: "start_at, task, id", key: "id", age: "end_at", before: p.Runs, task: true,
+		{n: &out.Runs, table: "runs", order: db.RunsByStart(), key: "id", age: "end_at", before: p.Runs, task: true,
 			guard: "end_at != 0 AND EXISTS (SELECT 1 FROM runs n WHERE n.task = runs.task AND n.id > runs.id)"},
 		{n: &out.Fires, table: "fires", order: "scheduled, task", key: "scheduled, task", age: "scheduled", before: p.Fires, task: true},
 		{n: &out.Audit, table: "audit", order: "stop, seq", key: "seq", age: "stop", before: p.Audit, task: true,

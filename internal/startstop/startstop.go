@@ -16,11 +16,12 @@ type Guard struct {
 }
 
 // Start runs start, with the part marked started, unless ctx is done or
-// the part was started or stopped before: what names the part and the
-// type to make anew in the error. A Stop waits for start to return, so it
-// never sees a part half started. The part stays marked started when
-// start fails: what start began, Stop ends.
-func (g *Guard) Start(ctx context.Context, what string, start func() error) error {
+// the part was started or stopped before: the error names the part
+// (what) and, after a Stop, the function that makes a new one (maker). A
+// Stop waits for start to return, so it never sees a part half started.
+// The part stays marked started when start fails: what start began,
+// Stop ends.
+func (g *Guard) Start(ctx context.Context, what, maker string, start func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func (g *Guard) Start(ctx context.Context, what string, start func() error) erro
 	defer g.mu.Unlock()
 	switch {
 	case g.stopped:
-		return fmt.Errorf("%s: Start after Stop (make a new one)", what)
+		return fmt.Errorf("%s: Start after Stop: a stopped one does not start again; make a new one with %s", what, maker)
 	case g.started:
 		return fmt.Errorf("%s: already started", what)
 	}

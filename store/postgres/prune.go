@@ -80,6 +80,9 @@ func (pruneDB) In(col string) string {
 	return "(" + col + " IN (SELECT json_array_elements_text(?::json)))"
 }
 
+// RunsByStart is runs_start's order (start_at, id; the task is included).
+func (pruneDB) RunsByStart() string { return "start_at, id" }
+
 // rebind numbers the ? placeholders of a query ($1, $2, ...). The
 // queries of store.PruneWith have no ? in a literal.
 func rebind(q string) string {

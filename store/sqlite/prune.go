@@ -86,3 +86,6 @@ func (d pruneDB) Exec(ctx context.Context, stmts []store.Stmt) error {
 // In reads the JSON array with json_each, which SQLite evaluates once into
 // a temporary index.
 func (pruneDB) In(col string) string { return "(" + col + " IN (SELECT value FROM json_each(?)))" }
+
+// RunsByStart is runs_start's order: its columns, then the rowid.
+func (pruneDB) RunsByStart() string { return "start_at, task, id" }

@@ -63,3 +63,57 @@ func TestPrunePlans(t *testing.T) {
 		t.Errorf("%s: not read", table)
 	}
 }
+
+// TestPrunePlansAfterCursor checks the same of a call that goes on where
+// the call before stopped: the cursor narrows the index's range.
+func TestPrunePlansAfterCursor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for i := int64(1); i <= 3; i++ {
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO runs (id, task, status, start_at, end_at) VALUES (?, 'a', 'success', ?, ?)`, i, i, i); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO fires (task, scheduled, fate, at) VALUES ('a', ?, 'ran', 0)`, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO runs (id, task, status, start_at, end_at) VALUES (4, 'a', 'success', 1000, 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(0, 100)
+	p := store.Prune{Runs: at, Fires: at, Limit: 1, Cursor: &store.PruneCursor{}}
+	if out, err := store.PruneWith(ctx, pruneDB{s}, p); err != nil || out.Runs != 1 || out.Fires != 1 || !out.More {
+		t.Fatalf("the first call: %+v %v, want a run and a fire and more", out, err)
+	}
+	db := &planDB{pruneDB: pruneDB{s}}
+	out, err := store.PruneWith(ctx, db, p)
+	if err != nil || out.Runs != 1 || out.Fires != 1 {
+		t.Fatalf("the second call: %+v %v, want a run and a fire", out, err)
+	}
+	want := map[string]string{
+		"runs":  "INDEX runs_start ((start_at,task)>(?,?) AND start_at<?)",
+		"fires": "INDEX fires_scheduled ((scheduled,task)>(?,?) AND scheduled<?)",
+	}
+	for i, q := range db.queries {
+		table := strings.Fields(q[strings.Index(q, " FROM ")+len(" FROM "):])[0]
+		w, ok := want[table]
+		if !ok {
+			continue
+		}
+		delete(want, table)
+		if !strings.Contains(q, ") > (") {
+			t.Errorf("%s: no cursor", q)
+		}
+		if text := queryPlan(t, s, q, db.args[i]...); !strings.Contains(text, w) || strings.Contains(text, "TEMP B-TREE") {
+			t.Errorf("%s: plan %q, want %q and no sort", q, text, w)
+		}
+	}
+	for table := range want {
+		t.Errorf("%s: not read", table)
+	}
+}

@@ -157,8 +157,9 @@ func RunRetention(t *testing.T, open Open) {
 	t.Run("a pass in calls goes on where the call before stopped", func(t *testing.T) {
 		t.Parallel()
 		s, _ := open(t)
-		// Three tasks with ten fires a day apart: in key order, each
-		// task's five kept fires come before the next one's old ones.
+		// Three tasks with ten fires a day apart, five of each before the
+		// horizon: the calls take them two at a time, oldest first, each
+		// from where the one before stopped, and stop at the horizon.
 		var b store.Batch
 		for _, task := range []string{"a", "b", "c"} {
 			for i := range 10 {
