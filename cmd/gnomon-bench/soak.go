@@ -59,6 +59,8 @@ func soak(args []string) error {
 	retrying := fs.Int("retrying", 98, "daily tasks whose run fails at its first attempt, retried once after 5 minutes (half of them fail again), alerting each retry and failure by mail")
 	events := fs.Int("events", 2, "data events a simulated minute, to one configuration")
 	retention := fs.String("retention", "", "server --retention settings, comma-separated (default: the defaults); none keeps everything")
+	rotateMiB := fs.Int64("log-rotate-mib", 0, "rotate audit.log at this many MiB, keeping -log-keep files (the server's --log-rotate-size; default 0: never)")
+	logKeep := fs.Int("log-keep", 5, "rotated audit.log files kept, with -log-rotate-mib")
 	dir := fs.String("dir", "", "directory for the data (default: a new one under the system's temporary directory; /dev/shm keeps fsync out of the figures)")
 	storeKind := fs.String("store", "sqlite", "sqlite, or postgres (a new database on -pg, dropped at the end)")
 	pg := fs.String("pg", bench.PGBase(), "PostgreSQL server for -store postgres (default $GNOMON_BENCH_PG)")
@@ -152,7 +154,8 @@ func soak(args []string) error {
 			return 0, err
 		}
 		s, err = scheduler.New(ctx, scheduler.Config{Store: st, Runner: runner, DataDir: *dir, Clock: clock, Location: time.UTC,
-			Workers: 64, Functions: func(name string) bool { return functions(name) != nil }, Retention: r, Mailer: mailer, Logger: logger})
+			Workers: 64, Functions: func(name string) bool { return functions(name) != nil }, Retention: r, Mailer: mailer, Logger: logger,
+			AuditRotation: job.LogRotation{Size: *rotateMiB << 20, Keep: *logKeep}})
 		if err != nil {
 			return 0, err
 		}
@@ -208,6 +211,9 @@ func soak(args []string) error {
 	}
 	fmt.Printf("\n## soak: %d simulated days; %d tasks: %d every minute, %d hourly, %d daily, %d every 6 hours, %d in chains of 10, %d retried and alerting; %d data events a minute; %s store; retention %s\n",
 		*days, len(names)+1, *minutely, *hourly, *daily, *interval, *chains*10, *retrying, *events, *storeKind, s.Retention())
+	if *rotateMiB > 0 {
+		fmt.Printf("# audit.log rotated at %d MiB, %d kept\n", *rotateMiB, *logKeep)
+	}
 	fmt.Printf("# machine: %d CPUs, %s, %s/%s; data %s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *dir)
 	fmt.Printf("%5s %8s %9s %9s %9s %9s %8s %7s %6s %6s %8s %8s %8s %8s %7s %6s %8s\n", "day", "db MiB", "journal", "runs", "fires", "audit",
 		"logs MiB", "mails", "heap", "rss", "start", "task p99", "runs p99", "fail p99", "pruned", "errors", "wall")
