@@ -25,12 +25,17 @@ type Mailbox struct {
 	// Refuse lists recipients the server refuses for good (550), set
 	// before the first message.
 	Refuse map[string]bool
+	// CountOnly, set before the first message, keeps no message: the
+	// mailbox only counts them (Count), for a long run whose memory is
+	// measured.
+	CountOnly bool
 	// onMessage, when not nil, is called with each message as it is
 	// received.
 	onMessage func(Message)
 
-	mu   sync.Mutex
-	msgs []Message
+	mu    sync.Mutex
+	msgs  []Message
+	count int
 	got  chan struct{}
 }
 
@@ -110,6 +115,13 @@ func (mb *Mailbox) Wait(t testing.TB, n int) []Message {
 	}
 }
 
+// Count returns how many messages were received so far.
+func (mb *Mailbox) Count() int {
+	mb.mu.Lock()
+	defer mb.mu.Unlock()
+	return mb.count
+}
+
 // All returns the messages received so far.
 func (mb *Mailbox) All() []Message {
 	mb.mu.Lock()
@@ -157,7 +169,10 @@ func (s *session) Data(r io.Reader) error {
 	date, _ := m.Header.Date()
 	msg := Message{From: s.from, To: s.to, Subject: subject, Body: strings.ReplaceAll(string(b), "\r\n", "\n"), Date: date}
 	s.mb.mu.Lock()
-	s.mb.msgs = append(s.mb.msgs, msg)
+	s.mb.count++
+	if !s.mb.CountOnly {
+		s.mb.msgs = append(s.mb.msgs, msg)
+	}
 	s.mb.mu.Unlock()
 	select { // Wait looks again at every signal: one pending is enough
 	case s.mb.got <- struct{}{}:
