@@ -36,7 +36,7 @@ type Mailbox struct {
 	mu    sync.Mutex
 	msgs  []Message
 	count int
-	got  chan struct{}
+	got   chan struct{}
 }
 
 // Message is one mail as the server received it.
