@@ -19,12 +19,7 @@ import (
 // range are read from an index alone.
 func TestHistoryPlans(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openFresh(t)
 	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	key := &store.RunKey{Start: day, ID: 7}
 	failed := []job.Status{job.Failure}
@@ -133,12 +128,7 @@ func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
 // bound, sorting only the runs that started at its instant.
 func TestRunsAboutPlan(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openFresh(t)
 	text := queryPlan(t, s, runsFirstFrom, int64(1))
 	if !strings.Contains(text, "SEARCH runs USING COVERING INDEX runs_start (start_at>?)") ||
 		strings.Contains(strings.NewReplacer("TEMP B-TREE FOR LAST TERM", "", "TEMP B-TREE FOR RIGHT PART", "").Replace(text), "TEMP B-TREE") ||
@@ -151,12 +141,7 @@ func TestRunsAboutPlan(t *testing.T) {
 // read from the index of statuses alone, over the range.
 func TestRunCountPlan(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "gnomon.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := openFresh(t)
 	day := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	for _, statuses := range [][]job.Status{{job.Failure}, {job.Success, job.Failure, job.Aborted}} {
 		q, args := runCountQuery(store.RunCountQuery{From: day, To: day.AddDate(0, 0, 1), Step: time.Hour, Statuses: statuses})
