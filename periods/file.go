@@ -15,10 +15,16 @@ import (
 // stays unset here, and the defaults apply when the trees are built. Parse
 // then Format gives the file back in a canonical layout, and parsing that
 // gives an equal File.
+//
+// A File is also the plan of a tree file (Define.Plan), and its JSON
+// encoding, with those of Settings, Tree and Level, is the form the
+// journal keeps: it decodes to a File equal to the one encoded (nil and
+// empty slices alike are left out or null, and read back nil). It is not
+// the file's syntax, which Parse reads and Format writes.
 type File struct {
 	// Settings are the defaults of every tree of the file.
-	Settings Settings
-	Trees    []Tree
+	Settings Settings `json:"settings,omitzero"`
+	Trees    []Tree   `json:"trees"`
 }
 
 // Settings are the settings of a tree, or of every tree of a file. A zero
@@ -27,32 +33,33 @@ type File struct {
 type Settings struct {
 	// StartTimeperiod is the first hour the trees are built from. It has
 	// no default: the file or each tree must set it.
-	StartTimeperiod Key
+	StartTimeperiod Key `json:"start_timeperiod,omitzero"`
 	// LagMinutes is how long after its end a discrete period is due. Nil
 	// means 5.
-	LagMinutes *int
+	LagMinutes *int `json:"lag_minutes,omitempty"`
 	// MaxFailures is how many failed runs a node retries; the failure
 	// after them skips it. Nil means 3.
-	MaxFailures *int
+	MaxFailures *int `json:"max_failures,omitempty"`
 	// Timezone is "UTC" or empty: keys are always UTC.
-	Timezone string
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // Tree is one tree of a file.
 type Tree struct {
-	Name string
+	Name string `json:"name"`
 	// DependentOn names the trees whose counterparts gate this tree's
 	// nodes (§4 of the semantics). They may be defined in other files.
-	DependentOn []string
+	DependentOn []string `json:"dependent_on,omitempty"`
 	// Settings override the file's.
-	Settings Settings
+	Settings Settings `json:"settings,omitzero"`
 	// Levels are ordered coarsest first.
-	Levels []Level
+	Levels []Level `json:"levels"`
 }
 
 // Level is one level of a tree: the process that handles its periods.
 //
-// Its JSON encoding, for listings, is not the file's: Format writes files.
+// Its JSON encoding, for listings and the journal, is not the file's:
+// Format writes files. Every is a number of nanoseconds there.
 type Level struct {
 	// Process names the level; it is unique among all processes and jobs.
 	Process      string       `json:"process"`

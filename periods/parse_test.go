@@ -371,6 +371,9 @@ func FuzzParse(f *testing.F) {
 		if again := Format(back); string(again) != string(text) {
 			t.Fatalf("Format is not stable:\n%s\n%s", text, again)
 		}
+		if plan := planRoundTrip(t, file); !reflect.DeepEqual(file, plan) {
+			t.Fatalf("the plan's JSON decodes differently:\n%s", cmp.Diff(file, plan))
+		}
 	})
 }
 
