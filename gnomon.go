@@ -293,8 +293,10 @@ type Scheduler struct {
 	// feed takes the fires of the clock nodes in at each step of the
 	// virtual clock of a simulating director; nil otherwise.
 	feed *cluster.Feed
-	// metrics is what Handler serves at /metrics, nil for nothing.
+	// metrics is what Handler serves at /metrics, nil for nothing; mx
+	// are gnomon's own, which the handler's requests are told to.
 	metrics prometheus.Gatherer
+	mx      *metrics.Metrics
 
 	// runLogs are where runs write their logs, which the web UI shows.
 	runLogs *executor.LogFiles
@@ -466,6 +468,7 @@ func build(ctx context.Context, cfg Config) (s *Scheduler, err error) {
 		return nil, err
 	}
 	m.Read(s.reading(cfg.Runner))
+	s.mx = m
 	return s, nil
 }
 
@@ -866,6 +869,9 @@ func (s *Scheduler) Handler(cfg HandlerConfig) http.Handler {
 	h.MaxFutureSkew, h.Logs, h.DefaultOwner = cfg.MaxFutureSkew, s.runLogs, s.cfg.DefaultOwner
 	if s.metrics != nil {
 		h.Metrics, h.MetricsPublic = metrics.Handler(s.metrics), cfg.MetricsPublic
+	}
+	if s.mx != nil {
+		h.ObserveFunc = s.mx.Requested
 	}
 	if s.node != nil {
 		h.Cluster = clusterOps{reg: s.node.Registry, clock: s.sched}

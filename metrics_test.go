@@ -69,3 +69,70 @@ func TestHandlerMetrics(t *testing.T) {
 		t.Errorf("a registerer that cannot be gathered: %d", code)
 	}
 }
+
+// TestHandlerRequestDurations checks that every request the handler
+// answers is timed under the route that took it and its status class: an
+// API route found and not found, a page of the UI, a request refused
+// before any route.
+func TestHandlerRequestDurations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, gnomon.Config{})
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.NewToken(ctx, auth.Request{Name: "reader", Role: auth.Viewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler(gnomon.HandlerConfig{})
+	get := func(path, token string) int {
+		req := httptest.NewRequest("GET", "http://localhost"+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code
+	}
+	for _, c := range []struct {
+		path, token string
+		code        int
+	}{
+		{"/api/v1/info", tok, http.StatusOK},
+		{"/api/v1/info", tok, http.StatusOK},
+		{"/api/v1/tasks/nosuch", tok, http.StatusNotFound},
+		{"/login", "", http.StatusOK},
+		{"/api/v1/info", "", http.StatusUnauthorized},
+	} {
+		if code := get(c.path, c.token); code != c.code {
+			t.Fatalf("GET %s: %d, want %d", c.path, code, c.code)
+		}
+	}
+	req := httptest.NewRequest("GET", "http://localhost/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	body, _ := io.ReadAll(w.Result().Body)
+	for _, want := range []string{
+		`gnomon_http_request_duration_seconds_count{code="2xx",route="GET /api/v1/info"} 2`,
+		`gnomon_http_request_duration_seconds_count{code="4xx",route="GET /api/v1/tasks/{name}"} 1`,
+		`gnomon_http_request_duration_seconds_count{code="2xx",route="GET /login"} 1`,
+		`gnomon_http_request_duration_seconds_count{code="4xx",route="refused"} 1`,
+	} {
+		if !strings.Contains(string(body), "\n"+want+"\n") {
+			t.Errorf("no %s in\n%s", want, grepLines(string(body), "gnomon_http_request_duration_seconds_count"))
+		}
+	}
+}
+
+// grepLines returns the lines of s that hold sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for l := range strings.Lines(s) {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "")
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/auth"
 	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/executor"
@@ -47,6 +48,11 @@ type Server struct {
 	// run as (gnomon.Config.DefaultOwner), for the check of a token's
 	// owners; empty means the user this process runs as.
 	DefaultOwner string
+	// ObserveFunc, when set, is told of every request answered: the
+	// route that took it (its pattern, such as "GET /api/v1/tasks/{name}";
+	// a page's own pattern for the web UI), its status and how long it
+	// took by the wall clock (metrics.Metrics.Requested).
+	ObserveFunc func(route string, status int, took time.Duration)
 
 	sched   Scheduler
 	loc     *time.Location
@@ -138,10 +144,61 @@ func NewServer(s Scheduler, loc *time.Location, version string, log *slog.Logger
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r, ok := s.guard(w, r); ok {
-		s.mux.ServeHTTP(w, r)
+	if s.ObserveFunc == nil {
+		s.serve(w, r)
+		return
 	}
+	began := clock.Wall.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	route := s.serve(sw, r)
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+	s.ObserveFunc(route, sw.status, clock.Wall.Now().Sub(began))
 }
+
+// serve answers r and returns the route that took it: the pattern of the
+// API's handler or of the UI's page, or "refused" when the request was
+// refused before any route took it.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) string {
+	r, ok := s.guard(w, r)
+	if !ok {
+		return "refused"
+	}
+	s.mux.ServeHTTP(w, r)
+	// The muxes set the pattern on the request they were given; the UI
+	// is given the API's own.
+	if r.Pattern == "" || r.Pattern == "/" {
+		return "unrouted"
+	}
+	return r.Pattern
+}
+
+// statusWriter remembers the status of an answer. It flushes (a stream
+// of change notices needs it), and Unwrap lets http.ResponseController
+// reach the connection's own writer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // unrouted answers requests no route takes: 405 with Allow when the path
 // exists for other methods, 404 otherwise, both as JSON.

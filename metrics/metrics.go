@@ -44,6 +44,7 @@ type Metrics struct {
 	alerts   *prometheus.CounterVec
 	pruned   *prometheus.CounterVec
 	pruneErr prometheus.Counter
+	requests *prometheus.HistogramVec
 
 	// The children of the vectors for the label values gnomon records,
 	// made once: a lookup in a vector hashes its labels under a lock,
@@ -151,6 +152,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "gnomon_prune_failures_total",
 			Help: "Passes of the pruner that failed (they are retried at the next pass).",
 		}),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gnomon_http_request_duration_seconds",
+			Help:    "How long the server took to answer each HTTP request, from its headers read to its answer written, by route and status class.",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}, []string{"route", "code"}),
 		fireOf:  map[fireKey]prometheus.Counter{},
 		endOf:   map[endKey]prometheus.Counter{},
 		alertOf: map[scheduler.AlertResult]prometheus.Counter{},
@@ -175,7 +181,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.pruned.WithLabelValues(k)
 	}
 	for _, c := range []prometheus.Collector{m.fires, m.lateness, m.started, m.ended, m.data, m.trigd, m.commits, m.commitT, m.alerts,
-		m.pruned, m.pruneErr, gauges{m}} {
+		m.pruned, m.pruneErr, m.requests, gauges{m}} {
 		if err := reg.Register(c); err != nil {
 			if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
 				return nil, fmt.Errorf("metrics: already registered (give each scheduler a registerer of its own, or wrap one registry with a label for each): %w", err)
@@ -251,6 +257,27 @@ func (m *Metrics) Alerted(result scheduler.AlertResult) {
 		c = m.alerts.WithLabelValues(string(result))
 	}
 	c.Inc()
+}
+
+// Requested records an HTTP request the server answered: its route (the
+// pattern that took it, such as "GET /api/v1/tasks/{name}"), its status
+// and how long it took. It fits api.Server.ObserveFunc. A stream of
+// change notices is counted when it ends, with the time it was open.
+func (m *Metrics) Requested(route string, status int, took time.Duration) {
+	m.requests.WithLabelValues(route, codeClass(status)).Observe(took.Seconds())
+}
+
+// codeClass is the code label of a status: 2xx, 3xx, 4xx or 5xx.
+func codeClass(status int) string {
+	switch {
+	case status < 300:
+		return "2xx"
+	case status < 400:
+		return "3xx"
+	case status < 500:
+		return "4xx"
+	}
+	return "5xx"
 }
 
 // pruneKinds are the kind label's values of gnomon_pruned_rows_total.

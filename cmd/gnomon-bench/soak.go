@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +65,19 @@ func soak(args []string) error {
 	dir := fs.String("dir", "", "directory for the data (default: a new one under the system's temporary directory; /dev/shm keeps fsync out of the figures)")
 	storeKind := fs.String("store", "sqlite", "sqlite, or postgres (a new database on -pg, dropped at the end)")
 	pg := fs.String("pg", bench.PGBase(), "PostgreSQL server for -store postgres (default $GNOMON_BENCH_PG)")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the whole soak to this file")
 	fs.Parse(args)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var r scheduler.Retention
 	switch *retention {
 	case "":

@@ -1,16 +1,21 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -126,11 +131,20 @@ priority: critical
 		return err
 	}
 	rd := &stormReader{base: "http://" + s.addr, token: s.client.Token, cookie: cookie, http: &http.Client{Timeout: time.Minute}}
+	m0, err := rd.metrics(ctx)
+	if err != nil {
+		return err
+	}
 	idle := map[string][]time.Duration{}
 	for range 100 {
 		if err := rd.all(ctx, idle); err != nil {
 			return err
 		}
+	}
+
+	m1, err := rd.metrics(ctx)
+	if err != nil {
+		return err
 	}
 
 	at := time.Now().Add(took*3/2 + 5*time.Second).Truncate(time.Second).Add(time.Second)
@@ -190,6 +204,10 @@ priority: critical
 	if readErr != nil {
 		return readErr
 	}
+	m2, err := rd.metrics(ctx)
+	if err != nil {
+		return err
+	}
 	fireLate, runLate, missed, err := tickLateness(db, at, last)
 	if err != nil {
 		return err
@@ -212,6 +230,14 @@ priority: critical
 		i, d := idle[k], during[k]
 		fmt.Printf("  %-30s idle p50 %.1f p99 %.1f ms; storm p50 %.1f p99 %.1f ms (%d reads); p99 ratio %.2f\n", "read: "+k,
 			pctD(i, 50), pctD(i, 99), pctD(d, 50), pctD(d, 99), len(d), pctD(d, 99)/pctD(i, 99))
+	}
+	idleServer, stormServer := serverP99(m0, m1), serverP99(m1, m2)
+	for _, route := range slices.Sorted(maps.Keys(stormServer)) {
+		if strings.Contains(route, "metrics") {
+			continue
+		}
+		i, d := idleServer[route], stormServer[route]
+		fmt.Printf("  %-30s idle p99 ≤ %g ms (%.0f); storm p99 ≤ %g ms (%.0f)\n", "server: "+route, i[0], i[1], d[0], d[1])
 	}
 	fmt.Printf("  %-30s %8.1f ms\n", "freeze visible in a read", freeze.Seconds()*1000)
 	fmt.Printf("  %-30s %8.1f ms\n", "critical manual start", start.Seconds()*1000)
@@ -386,15 +412,71 @@ func (r *stormReader) metrics(ctx context.Context) (map[string]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseMetrics(string(body)), nil
+}
+
+// parseMetrics reads metrics in Prometheus's text format: gnomon's
+// series, each by its name and labels.
+func parseMetrics(body string) map[string]float64 {
 	v := map[string]float64{}
-	for _, l := range strings.Split(string(body), "\n") {
-		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "gnomon_") {
+	for _, l := range strings.Split(body, "\n") {
+		// A label's value may hold spaces (a route's "GET /…"): the value
+		// is after the last.
+		if i := strings.LastIndexByte(l, ' '); i > 0 && strings.HasPrefix(l, "gnomon_") {
 			var x float64
-			fmt.Sscan(f[1], &x)
-			v[f[0]] = x
+			fmt.Sscan(l[i+1:], &x)
+			v[l[:i]] = x
 		}
 	}
-	return v, nil
+	return v
+}
+
+// routeBucket is a bucket of gnomon_http_request_duration_seconds: its
+// route and upper bound.
+var routeBucket = regexp.MustCompile(`^gnomon_http_request_duration_seconds_bucket\{code="[^"]*",route="([^"]*)",le="([^"]*)"\}$`)
+
+// serverP99 returns the p99 of the server's own time for each route
+// between two readings of its metrics, as the bound of the bucket it
+// falls in (ms), and how many requests each route answered between them.
+func serverP99(before, after map[string]float64) map[string][2]float64 {
+	type bucket struct{ le, n float64 }
+	per := map[string]map[float64]float64{}
+	for k, x := range after {
+		m := routeBucket.FindStringSubmatch(k)
+		if m == nil || m[2] == "+Inf" {
+			continue
+		}
+		le, _ := strconv.ParseFloat(m[2], 64)
+		if per[m[1]] == nil {
+			per[m[1]] = map[float64]float64{}
+		}
+		per[m[1]][le] += x - before[k]
+	}
+	out := map[string][2]float64{}
+	for route, bs := range per {
+		var sorted []bucket
+		for le, n := range bs {
+			sorted = append(sorted, bucket{le, n})
+		}
+		slices.SortFunc(sorted, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
+		var total float64
+		for _, k := range []string{"2xx", "3xx", "4xx", "5xx"} {
+			key := fmt.Sprintf("gnomon_http_request_duration_seconds_count{code=%q,route=%q}", k, route)
+			total += after[key] - before[key]
+		}
+		if total == 0 {
+			continue
+		}
+		p99 := math.Inf(1) // past the last bound
+		for _, b := range sorted {
+			if b.n >= 0.99*total {
+				p99 = b.le * 1000
+				break
+			}
+		}
+		out[route] = [2]float64{p99, total}
+	}
+	return out
 }
 
 // metric reads one metric: the sum of its series.
