@@ -35,11 +35,12 @@ func resolve(file, t Settings) resolved {
 	return r
 }
 
-func (f *Forest) parseOptions(file string) Options {
+// Others returns what the forest defines outside a file, as Parse asks
+// it: the trees and the processes of its other files (Options.TreeFunc
+// and ProcessFunc; the other fields are nil). A file parsed with them is
+// a plan Apply takes (Define.Plan) against the same state.
+func (f *Forest) Others(file string) Options {
 	return Options{
-		NameTakenFunc:     f.cfg.NameTakenFunc,
-		FunctionKnownFunc: f.cfg.FunctionKnownFunc,
-		OwnerFunc:         f.cfg.OwnerFunc,
 		TreeFunc: func(name string) (string, []string, bool) {
 			t, ok := f.trees[name]
 			if !ok || t.file == file {
@@ -57,6 +58,14 @@ func (f *Forest) parseOptions(file string) Options {
 	}
 }
 
+// parseOptions are the Options a Define's Text is parsed with: the other
+// files', and Config's lookups.
+func (f *Forest) parseOptions(file string) Options {
+	o := f.Others(file)
+	o.NameTakenFunc, o.FunctionKnownFunc, o.OwnerFunc = f.cfg.NameTakenFunc, f.cfg.FunctionKnownFunc, f.cfg.OwnerFunc
+	return o
+}
+
 // Check validates a Define against the forest as Apply would, and changes
 // nothing: the error is the one Apply would return.
 func (f *Forest) Check(ev Define) error {
@@ -64,14 +73,19 @@ func (f *Forest) Check(ev Define) error {
 	return err
 }
 
-// planDefine parses and checks a Define against the forest.
+// planDefine checks a Define against the forest's state, and returns its
+// plan: Define.Plan, or Define.Text parsed when there is none.
 func (f *Forest) planDefine(ev Define, now time.Time) (*File, error) {
 	if ev.File == "" {
 		return nil, fmt.Errorf("define: no file name: %w", ErrInvalid)
 	}
-	file, err := Parse(ev.File, []byte(ev.Text), f.parseOptions(ev.File))
-	if err != nil {
-		return nil, err
+	file := ev.Plan
+	if file == nil {
+		// Text alone (a journal entry of an earlier build): parsed as then.
+		var err error
+		if file, err = Parse(ev.File, []byte(ev.Text), f.parseOptions(ev.File)); err != nil {
+			return nil, err
+		}
 	}
 	var probs Problems
 	for i, t := range file.Trees {

@@ -81,7 +81,9 @@
 //
 // A Forest holds the definitions and every node. Its events are Define
 // (apply a file: its trees are added or replace the file's previous ones,
-// and trees the file no longer has are removed with their nodes) and
+// and trees the file no longer has are removed with their nodes; the file
+// comes parsed and checked, as a plan made with Others, and the forest
+// checks only what its state tells) and
 // Remove (one tree), Tick (the clock moved), ContinuousTick (tick
 // continuous levels now), RunStarted and RunResult (from whoever runs the
 // work), Skip, Reprocess and Backfill (operators; Backfill reprocesses the

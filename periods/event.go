@@ -13,10 +13,25 @@ type Event interface{ kind() string }
 
 // Define applies a tree file: its trees are added, or replace the trees
 // the same file defined before, and trees the file no longer holds are
-// removed. Text is the file's JSON.
+// removed.
+//
+// Plan is the file as planned where every definition is (defs.PlanTrees):
+// parsed and checked against what lies outside the forest (the names of
+// jobs, the functions registered, the owners allowed) and against the
+// forest's other files (Others). Apply takes it as it stands and checks
+// only what its own state tells: the periods a tree's start would build at
+// once (Config.MaxPeriods) and the trees of other files that depend on a
+// tree the file drops. The forest keeps the plan: the caller must not
+// change it afterwards.
+//
+// Text is the file's JSON, as the journal entries of earlier builds hold
+// it ({"file":…,"text":…}). Apply reads it only when Plan is nil: it
+// parses it then, as those builds did, against the forest's other files
+// and the lookups of Config.
 type Define struct {
 	File string `json:"file"`
-	Text string `json:"text"`
+	Plan *File  `json:"plan,omitempty"`
+	Text string `json:"text,omitempty"`
 }
 
 // Remove removes one tree and its nodes. A tree that another tree depends

@@ -15,6 +15,10 @@ type Config struct {
 	// is replayed, as a counter kept with the state does. Nil means the
 	// forest counts itself, from 1 (the count is part of the Snapshot).
 	NextRunIDFunc func() int64
+	// NameTakenFunc, FunctionKnownFunc and OwnerFunc are what a Define's
+	// Text is parsed against, when it has no Plan (see Define): a plan was
+	// checked against them where it was made.
+	//
 	// NameTakenFunc reports whether a name belongs to a job of another
 	// kind, so that no process takes it. It must not report the forest's
 	// own processes (Process tells those), or a file could not be defined
