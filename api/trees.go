@@ -409,14 +409,16 @@ func (s *Server) exportTreeFile(w http.ResponseWriter, r *http.Request, name str
 // defineTrees applies a tree file in the apply and sync modes: as any
 // Define of a tree file, which replaces the trees the file defined before
 // (the sync semantics), answering with the trees it adds, changes and
-// removes (with Check: would).
+// removes (with Check: would). The loop plans the file for the check,
+// which returns the plan compared here, and again when it applies it,
+// against the forest as it is then.
 func (s *Server) defineTrees(w http.ResponseWriter, r *http.Request, req DefineRequest, msg string) error {
 	ev := periods.Define{File: req.File, Text: req.Text}
 	facts, err := s.sched.CheckTrees(r.Context(), ev)
 	if err != nil {
 		return err
 	}
-	p := planTrees(facts, ev)
+	p := planTrees(facts)
 	defined, removed := p.defined, p.removed
 	if !req.Check {
 		out, err := s.sched.Trees(r.Context(), ev)
@@ -440,33 +442,13 @@ type treePlan struct {
 	defined, removed []string
 }
 
-// planTrees compares a tree file that passed the forest's Check with the
-// trees its file defines now, as the forest does: a tree changes when its
-// definition or its settings in effect do.
-func planTrees(f *scheduler.TreeFacts, ev periods.Define) *treePlan {
+// planTrees compares the plan of a tree file that passed the forest's
+// Check with the trees its file defines now, as the forest does: a tree
+// changes when its definition or its settings in effect do.
+func planTrees(f *scheduler.TreeFacts) *treePlan {
 	p := &treePlan{existed: map[string]bool{}, fields: map[string][]FieldChange{}}
-	opts := periods.Options{
-		TreeFunc: func(name string) (string, []string, bool) {
-			t, ok := f.Trees[name]
-			if !ok || t.File == ev.File {
-				return "", nil, false
-			}
-			return t.File, t.DependentOn, true
-		},
-		ProcessFunc: func(name string) (string, string, bool) {
-			tree, ok := f.Processes[name]
-			if !ok {
-				return "", "", false
-			}
-			t := f.Trees[tree]
-			if t.File == ev.File {
-				return "", "", false
-			}
-			return tree, t.File, true
-		},
-	}
-	file, err := periods.Parse(ev.File, []byte(ev.Text), opts)
-	if err != nil {
+	file := f.Plan
+	if file == nil {
 		return p // the apply names the trees; the fields stay unknown
 	}
 	old := map[string]periods.Tree{}

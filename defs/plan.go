@@ -27,7 +27,7 @@ type Planned struct {
 
 // PlanFile is the one way a definition file comes into a server: it reads
 // the file in syntax syn (the task language or configuration JSON; Told:
-// the one its shape tells; a tree file is the timeperiod forest's),
+// the one its shape tells; a tree file is planned by PlanTrees),
 // applies it to cur with env in the mode given, checks what srv refuses,
 // and returns what the file does.
 // Errors are Errors, each with its file and line (none for a delete the

@@ -20,7 +20,7 @@ const (
 	// array of them. It is always applied declaratively.
 	Configurations
 	// Trees is a timeperiod tree file: a JSON object with a "trees"
-	// member. The timeperiod forest reads it (periods.Parse).
+	// member. PlanTrees reads it, for the timeperiod forest.
 	Trees
 )
 

@@ -301,9 +301,13 @@ func (s *Scheduler) Node(ctx context.Context, process, timeperiod string) (perio
 	return d, ferr
 }
 
-// TreeFacts is what planning a tree file reads of the forest: its trees,
-// the tree of each process, and the file as it stands.
+// TreeFacts is a tree file's plan and what comparing it with the forest
+// reads: the forest's trees, the tree of each process, and the file as it
+// stands.
 type TreeFacts struct {
+	// Plan is the file as the loop planned it (periods.Define.Plan). It
+	// is read only.
+	Plan *periods.File
 	// Trees are the trees by name; Processes the tree of each process.
 	Trees     map[string]periods.TreeInfo
 	Processes map[string]string
@@ -312,9 +316,10 @@ type TreeFacts struct {
 	File *periods.File
 }
 
-// CheckTrees checks a tree file against the forest (periods.Forest.Check)
-// and, if it passes, returns what planning it reads, from the same
-// commit.
+// CheckTrees plans the text of a tree file on the loop, as Define and
+// Trees do, and checks the plan against the forest (periods.Forest.Check);
+// if it passes, it returns the plan and what comparing it reads, from the
+// same commit.
 func (s *Scheduler) CheckTrees(ctx context.Context, ev periods.Define) (*TreeFacts, error) {
 	var (
 		facts *TreeFacts
@@ -322,10 +327,14 @@ func (s *Scheduler) CheckTrees(ctx context.Context, ev periods.Define) (*TreeFac
 	)
 	err := s.Read(ctx, func(*engine.Engine) {
 		f := s.trees.f
-		if ferr = f.Check(ev); ferr != nil {
+		d, err := s.planDefine(ev)
+		if err == nil {
+			err = f.Check(d)
+		}
+		if ferr = err; ferr != nil {
 			return
 		}
-		facts = &TreeFacts{Trees: map[string]periods.TreeInfo{}, Processes: map[string]string{}}
+		facts = &TreeFacts{Plan: d.Plan, Trees: map[string]periods.TreeInfo{}, Processes: map[string]string{}}
 		for _, t := range f.Trees() {
 			facts.Trees[t.Name] = t
 			procs, _ := f.TreeProcesses(t.Name)

@@ -304,7 +304,7 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	}
 	s.eng = engine.New(engine.Config{Workers: cfg.Workers, Location: cfg.Location, EventLateness: cfg.EventLateness, ExternalClock: cfg.ExternalClock,
 		FireBatch: max(cfg.FireBatch, 0)})
-	s.newForest(s.functions)
+	s.newForest()
 	snap, err := cfg.Store.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -1026,12 +1026,21 @@ func (s *Scheduler) process(batch []*request) error {
 		}
 		changed = true
 		now := s.cfg.Clock.Now()
+		if d, ok := r.tree.(periods.Define); ok {
+			// The text of a tree file sent to Trees.
+			if r.tree, replies[i] = s.planDefine(d); replies[i] != nil {
+				continue
+			}
+		}
 		if f := r.file; f != nil {
 			if f.Actions == nil && f.Syntax == defs.Trees {
 				// A file is known by its cleaned name: ./trees.json is trees.json.
-				d := periods.Define{File: path.Clean(f.File), Text: f.Text}
-				if f.Check {
-					replies[i] = s.trees.f.Check(d)
+				d, err := s.planDefine(periods.Define{File: path.Clean(f.File), Text: f.Text})
+				if err == nil && f.Check {
+					err = s.trees.f.Check(d)
+				}
+				if err != nil || f.Check {
+					replies[i] = err
 					continue
 				}
 				r.tree = d

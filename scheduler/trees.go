@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
 	"github.com/gnomon-sched/gnomon/store"
@@ -52,8 +54,8 @@ type treeEntry struct {
 func treeKind(ev periods.Event) string { return "tree." + periods.Kind(ev) }
 
 // newForest makes the loop's forest, with run IDs from the engine's
-// sequence and the engine's task names taken.
-func (s *Scheduler) newForest(functions func(string) bool) {
+// sequence. It is given tree files as plans (planDefine): it parses none.
+func (s *Scheduler) newForest() {
 	s.trees = forest{runs: map[int64]job.Run{}, files: map[string]bool{}}
 	s.trees.f = periods.New(periods.Config{
 		NextRunIDFunc: func() int64 {
@@ -61,13 +63,40 @@ func (s *Scheduler) newForest(functions func(string) bool) {
 			s.trees.ids = append(s.trees.ids, id)
 			return id
 		},
-		NameTakenFunc: func(name string) bool {
+	})
+}
+
+// errTreePlan refuses a tree file's plan made off the loop.
+var errTreePlan = errors.New("scheduler: a tree file is planned on the loop, against the forest and the definitions it is applied to: send its text (periods.Define.Text), not a plan")
+
+// planDefine plans the text of a tree file (defs.PlanTrees) on the loop,
+// where every definition is planned: against the engine's task names, the
+// functions registered, the owners the server allows, and what the
+// forest's other files define. It returns the Define that carries the
+// plan, which the forest applies checking only its own state, and which
+// the journal records.
+func (s *Scheduler) planDefine(d periods.Define) (periods.Define, error) {
+	switch {
+	case d.Plan != nil:
+		return d, errTreePlan
+	case d.File == "":
+		return d, s.trees.f.Check(d) // refused for its name, before its text is read
+	}
+	others := s.trees.f.Others(d.File)
+	env := defs.TreeEnv{
+		Task: func(name string) bool {
 			_, _, ok := s.eng.Task(name)
 			return ok
 		},
-		FunctionKnownFunc: functions,
-		OwnerFunc:         s.cfg.Owner,
-	})
+		Function: s.functions,
+		Tree:     others.TreeFunc,
+		Process:  others.ProcessFunc,
+	}
+	plan, err := defs.PlanTrees(d.File, d.Text, env, defs.Server{Owner: s.cfg.Owner})
+	if err != nil {
+		return d, err
+	}
+	return periods.Define{File: d.File, Plan: plan}, nil
 }
 
 // taken says what owns a name the engine is asked to give a task.
@@ -123,7 +152,9 @@ func (s *Scheduler) restoreTrees(t *store.TreeSnapshot, active []*job.Run) error
 
 // Trees applies an event to the timeperiod forest and returns what it did
 // once that is durable. A rejected event returns the forest's error and
-// changes nothing.
+// changes nothing. A Define gives the tree file's text, which the loop
+// plans as Define plans a tree file (a Define that holds a plan is
+// refused).
 func (s *Scheduler) Trees(ctx context.Context, ev periods.Event) (*periods.Output, error) {
 	r := &request{tree: ev, reply: make(chan error, 1)}
 	if err := s.send(ctx, r); err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/gnomon-sched/gnomon/engine"
 	"github.com/gnomon-sched/gnomon/job"
 	"github.com/gnomon-sched/gnomon/periods"
@@ -293,5 +295,152 @@ func TestNodeRunsAreAlertedAndAudited(t *testing.T) {
 	}
 	if len(audit) != 1 || audit[0].Task != "load_hourly" || audit[0].RunID != alerts[0].RunID || audit[0].Status != job.Failure {
 		t.Fatalf("audit: %+v", audit)
+	}
+}
+
+// plainTrees is a tree file whose hourly level runs true under a daily
+// level an external worker handles, from 2026-03-08 06:00: nothing is due
+// when it is defined at t0.
+const plainTrees = `{"settings": {"startTimeperiod": "2026030806", "lagMinutes": 5}, "trees": [{"name": "plain", "levels": [` +
+	`{"process": "plain_daily", "qualifier": "daily"}, {"process": "plain_hourly", "qualifier": "hourly", "command": "true"}]}]}`
+
+// oldPlainDefine is the journal body of plainTrees's definition as builds
+// before plans were journaled wrote it: the file's text.
+const oldPlainDefine = `{"event":{"file":"plain.json","text":"{\"settings\": {\"startTimeperiod\": \"2026030806\", \"lagMinutes\": 5}, \"trees\": [{\"name\": \"plain\", \"levels\": [{\"process\": \"plain_daily\", \"qualifier\": \"daily\"}, {\"process\": \"plain_hourly\", \"qualifier\": \"hourly\", \"command\": \"true\"}]}]}"}}`
+
+// replayTrees applies the tree entries of a journal to an empty forest
+// made with cfg, with the run IDs each entry recorded.
+func replayTrees(t *testing.T, entries []store.Entry, cfg periods.Config) *periods.Forest {
+	t.Helper()
+	var ids []int64
+	cfg.NextRunIDFunc = func() int64 {
+		id := ids[0]
+		ids = ids[1:]
+		return id
+	}
+	f := periods.New(cfg)
+	for _, e := range entries {
+		kind, ok := strings.CutPrefix(e.Kind, "tree.")
+		if !ok {
+			continue
+		}
+		var raw struct {
+			Event json.RawMessage `json:"event"`
+			Runs  []int64         `json:"runs"`
+		}
+		if err := json.Unmarshal(e.Body, &raw); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := periods.DecodeEvent(kind, raw.Event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = raw.Runs
+		if _, err := f.Apply(ev, e.At); err != nil {
+			t.Fatalf("entry %d (%s): %v", e.Seq, e.Kind, err)
+		}
+	}
+	return f
+}
+
+// TestTreeDefineJournalsThePlan checks that a tree file is journaled as
+// the plan the loop made of it, which replays without being parsed or
+// checked again (on a forest whose lookups refuse every name, function
+// and owner), and that a journal written before plans were, whose entry
+// holds the file's text, replays to the same forest.
+func TestTreeDefineJournalsThePlan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSim(t, dir, t0, nil)
+	defer m.stop()
+	m.define(DefineFile{File: "./plain.json", Text: plainTrees})
+	m.advance(t0.Add(5*time.Hour + 10*time.Minute))
+	live := m.snapshot()
+	if n := len(m.runs("plain_hourly")); n != 5 {
+		t.Fatalf("%d runs of plain_hourly, want 5 (06:00 to 10:00)", n)
+	}
+
+	entries, err := m.st.Journal(context.Background(), 0, 1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old []store.Entry
+	defines := 0
+	for _, e := range entries {
+		if e.Kind == "tree.define" {
+			defines++
+			var body struct {
+				Event map[string]json.RawMessage `json:"event"`
+			}
+			if err := json.Unmarshal(e.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := body.Event["plan"]; !ok || body.Event["text"] != nil || string(body.Event["file"]) != `"plain.json"` {
+				t.Fatalf("the definition is journaled as %s", e.Body)
+			}
+			e.Body = []byte(oldPlainDefine)
+		}
+		old = append(old, e)
+	}
+	if defines != 1 {
+		t.Fatalf("%d tree.define entries, want 1", defines)
+	}
+
+	refusing := periods.Config{
+		NameTakenFunc:     func(string) bool { return true },
+		FunctionKnownFunc: func(string) bool { return false },
+		OwnerFunc:         func(o string) error { return errors.New("no owner " + o) },
+	}
+	fromPlans := replayTrees(t, entries, refusing)
+	if !equalNodes(t, fromPlans.Snapshot().Nodes, live.Nodes, false) {
+		t.Error("the journal's plans replay to a different forest")
+	}
+	fromText := replayTrees(t, old, periods.Config{})
+	if !equalNodes(t, fromText.Snapshot().Nodes, live.Nodes, false) {
+		t.Error("the journal of an earlier build replays to a different forest")
+	}
+	if diff := cmp.Diff(fromPlans.Snapshot(), fromText.Snapshot()); diff != "" {
+		t.Errorf("the two journals replay differently (-plans +text):\n%s", diff)
+	}
+}
+
+// TestTreesPlansOnTheLoop checks that the text of a tree file sent as a
+// Define to Trees or CheckTrees is planned on the loop as Define plans it,
+// that a plan made elsewhere is refused, and that a bad file's problems
+// keep their file and line.
+func TestTreesPlansOnTheLoop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m := openSim(t, dir, t0, nil)
+	defer m.stop()
+	ctx := context.Background()
+	facts, err := m.s.CheckTrees(ctx, periods.Define{File: "plain.json", Text: plainTrees})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := periods.Parse("plain.json", []byte(plainTrees), periods.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, facts.Plan); diff != "" {
+		t.Errorf("the checked plan (-want +got):\n%s", diff)
+	}
+	if _, err := m.s.Trees(ctx, periods.Define{File: "plain.json", Plan: want}); !errors.Is(err, errTreePlan) {
+		t.Errorf("a plan made off the loop: %v", err)
+	}
+	if _, err := m.s.CheckTrees(ctx, periods.Define{File: "plain.json", Plan: want}); !errors.Is(err, errTreePlan) {
+		t.Errorf("a plan made off the loop, checked: %v", err)
+	}
+	out, err := m.s.Trees(ctx, periods.Define{File: "plain.json", Text: plainTrees})
+	if err != nil || !slices.Equal(out.Trees, []string{"plain"}) {
+		t.Fatalf("the text sent to Trees: %+v, %v", out, err)
+	}
+	bad := strings.Replace(plainTrees, `"command": "true"`, `"function": "nope"`, 1)
+	_, err = m.s.Define(ctx, DefineFile{File: "plain.json", Text: bad, Check: true})
+	if err == nil || err.Error() != `plain.json:1: trees[0].levels[1].function: function "nope" is not registered` {
+		t.Errorf("an unregistered function: %v", err)
+	}
+	if _, err := m.s.Trees(ctx, periods.Define{Text: plainTrees}); !errors.Is(err, periods.ErrInvalid) {
+		t.Errorf("a file without a name: %v", err)
 	}
 }
