@@ -55,6 +55,34 @@ func (s *sharedRead[K, T]) read(seq uint64, key K, fn func() T) T {
 	return p.val
 }
 
+// beatSeq holds a View's number for the reads of history from the store
+// that a page shows beside the View (the overview's failures and chart of
+// the last day's runs). A storm of runs publishes a View at every commit,
+// hundreds a second, and those reads, which count thousands of runs,
+// would be made again for nearly every request; the number moves to the
+// newest View at most once a liveEvery instead, so that they are read at
+// most twice a second however often pages are asked for, and are never
+// more than liveEvery behind what the View shows. A page's live updates
+// come on that beat anyway (untilTick).
+//
+// The zero value is ready for use; it is safe for concurrent use.
+type beatSeq struct {
+	mu  sync.Mutex
+	seq uint64
+	at  time.Time // when seq was taken, by the wall clock
+}
+
+// of returns the number to read history at for a request that sees View
+// number seq at now (the wall clock's reading).
+func (b *beatSeq) of(seq uint64, now time.Time) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq != b.seq && (b.at.IsZero() || now.Sub(b.at) >= liveEvery) {
+		b.seq, b.at = seq, now
+	}
+	return b.seq
+}
+
 // untilTick returns how long a page's change stream waits after a notice
 // before it may send the next: until a tick of a clock every stream
 // shares, which beats every liveEvery, the first at least liveEvery/2

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 func TestSharedRead(t *testing.T) {
@@ -57,4 +58,30 @@ func TestSharedRead(t *testing.T) {
 			t.Errorf("a request on View 5 got read %d, want the first, 1", v)
 		}
 	})
+}
+
+// TestBeatSeq: the number history is read at follows the View at most
+// once a liveEvery, and never stays behind a View for longer.
+func TestBeatSeq(t *testing.T) {
+	t.Parallel()
+	var b beatSeq
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	steps := []struct {
+		seq   uint64
+		after time.Duration // since t0
+		want  uint64
+	}{
+		{1, 0, 1},                           // the first request takes its View
+		{1, 10 * time.Millisecond, 1},       // the same View
+		{7, 100 * time.Millisecond, 1},      // a newer View within the beat: history as of View 1
+		{9, liveEvery - time.Nanosecond, 1}, // still within it
+		{9, liveEvery, 9},                   // a beat on: the newest View
+		{9, 10 * liveEvery, 9},              // the View unchanged: no new read
+		{12, 10*liveEvery + 1, 12},          // long after the last move: at once
+	}
+	for i, s := range steps {
+		if got := b.of(s.seq, t0.Add(s.after)); got != s.want {
+			t.Errorf("step %d: View %d at +%s read at %d, want %d", i, s.seq, s.after, got, s.want)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gnomon-sched/gnomon/api"
 	"github.com/gnomon-sched/gnomon/calendar"
+	"github.com/gnomon-sched/gnomon/clock"
 	"github.com/gnomon-sched/gnomon/cond"
 	"github.com/gnomon-sched/gnomon/defs"
 	"github.com/gnomon-sched/gnomon/engine"
@@ -131,7 +132,10 @@ func (u *UI) overview(r *http.Request) (string, any, error) {
 	// requests of one View (see sharedRead): the rows are shared, so
 	// they are copied. The read is not that of one request, which its
 	// browser may cancel; a request that finds it failed reads again.
-	fc := u.failures.read(v.Seq(), struct{}{}, func() failureCounts { return u.countFailures(context.WithoutCancel(r.Context())) })
+	// Both are read again at most once a beat while the View changes
+	// (beatSeq).
+	hist := u.historyBeat.of(v.Seq(), clock.Wall.Now())
+	fc := u.failures.read(hist, struct{}{}, func() failureCounts { return u.countFailures(context.WithoutCancel(r.Context())) })
 	if fc.err != nil {
 		if fc = u.countFailures(r.Context()); fc.err != nil {
 			return "", nil, fc.err
@@ -139,7 +143,7 @@ func (u *UI) overview(r *http.Request) (string, any, error) {
 	}
 	d.Failures, d.FailedTasks, d.FailuresCut = fc.runs, len(fc.times), fc.cut
 	// The chart of outcomes, shared the same way.
-	oc := u.outcomes.read(v.Seq(), struct{}{}, func() outcomeData {
+	oc := u.outcomes.read(hist, struct{}{}, func() outcomeData {
 		return u.countOutcomes(context.WithoutCancel(r.Context()), u.cfg.Scheduler.Now())
 	})
 	if oc.err != nil {

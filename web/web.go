@@ -110,6 +110,9 @@ type UI struct {
 	failures sharedRead[struct{}, failureCounts]
 	// outcomes shares the overview's chart of the runs' outcomes.
 	outcomes sharedRead[struct{}, outcomeData]
+	// historyBeat numbers the reads of history from the store that the
+	// overview shows (failures and outcomes).
+	historyBeat beatSeq
 	// hourCounts keeps the counts of the hours the chart totals.
 	hourCounts hourCounts
 }
