@@ -189,18 +189,22 @@ func fieldChanges(old, t *job.Task) []FieldChange {
 // mayRunAs returns a *auth.Denied when a tree file holds a command that
 // would run as an owner the identity may not define commands for (see
 // auth.Identity.MayRunAs); a level's command without an owner runs as
-// the default owner. A file in the task language or configuration JSON
-// is checked on its plan (see ownersAllowed).
-func (s *Server) mayRunAs(id *auth.Identity, req DefineRequest, syn defs.Syntax) error {
+// the default owner. The file is planned on the loop, as it will be when
+// applied (Scheduler.CheckTrees), and its plan is checked: the owners a
+// plan names come from its text alone. A file in the task language or
+// configuration JSON is checked on its plan as it is applied (see
+// ownersAllowed).
+func (s *Server) mayRunAs(r *http.Request, req DefineRequest, syn defs.Syntax) error {
+	id := identity(r)
 	if id.Owners == nil && len(id.Scope) == 0 || syn != defs.Trees {
 		return nil
 	}
-	dflt := s.defaultOwner()
-	f, err := periods.Parse(req.File, []byte(req.Text), periods.Options{})
+	facts, err := s.sched.CheckTrees(r.Context(), periods.Define{File: req.File, Text: req.Text})
 	if err != nil {
 		return err
 	}
-	for _, t := range f.Trees {
+	dflt := s.defaultOwner()
+	for _, t := range facts.Plan.Trees {
 		for _, l := range t.Levels {
 			if l.Command == "" {
 				continue
@@ -268,14 +272,12 @@ func (s *Server) defaultOwner() string {
 // file in the task language or configuration JSON does is checked on its
 // plan (see scopeAllowed, ownersAllowed).
 func (s *Server) mayDefine(r *http.Request, req DefineRequest, syn defs.Syntax) error {
-	id := identity(r)
-	if err := s.mayRunAs(id, req, syn); err != nil {
-		return err
-	}
-	if len(id.Scope) > 0 && (req.Mode == ModeSync || syn == defs.Trees) {
+	// A scope is refused first: a tree file's plan would tell of trees
+	// outside it.
+	if len(identity(r).Scope) > 0 && (req.Mode == ModeSync || syn == defs.Trees) {
 		return unscoped(r, auth.Define)
 	}
-	return nil
+	return s.mayRunAs(r, req, syn)
 }
 
 // scopeAllowed returns the check of what a file touches for an identity
