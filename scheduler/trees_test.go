@@ -183,22 +183,11 @@ func TestTreesSurviveRestartAndReplay(t *testing.T) {
 	}})
 	n := 0
 	for _, e := range entries {
-		kind, ok := strings.CutPrefix(e.Kind, "tree.")
+		ev, runs, ok := journalTreeEntry(t, e)
 		if !ok {
 			continue
 		}
-		var raw struct {
-			Event json.RawMessage `json:"event"`
-			Runs  []int64         `json:"runs"`
-		}
-		if err := json.Unmarshal(e.Body, &raw); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := periods.DecodeEvent(kind, raw.Event)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = raw.Runs
+		ids = runs
 		if _, err := replayed.Apply(ev, e.At); err != nil {
 			t.Fatalf("entry %d (%s): %v", e.Seq, e.Kind, err)
 		}
@@ -320,22 +309,11 @@ func replayTrees(t *testing.T, entries []store.Entry, cfg periods.Config) *perio
 	}
 	f := periods.New(cfg)
 	for _, e := range entries {
-		kind, ok := strings.CutPrefix(e.Kind, "tree.")
+		ev, runs, ok := journalTreeEntry(t, e)
 		if !ok {
 			continue
 		}
-		var raw struct {
-			Event json.RawMessage `json:"event"`
-			Runs  []int64         `json:"runs"`
-		}
-		if err := json.Unmarshal(e.Body, &raw); err != nil {
-			t.Fatal(err)
-		}
-		ev, err := periods.DecodeEvent(kind, raw.Event)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = raw.Runs
+		ids = runs
 		if _, err := f.Apply(ev, e.At); err != nil {
 			t.Fatalf("entry %d (%s): %v", e.Seq, e.Kind, err)
 		}
@@ -443,4 +421,26 @@ func TestTreesPlansOnTheLoop(t *testing.T) {
 	if _, err := m.s.Trees(ctx, periods.Define{Text: plainTrees}); !errors.Is(err, periods.ErrInvalid) {
 		t.Errorf("a file without a name: %v", err)
 	}
+}
+
+// journalTreeEntry decodes a journal entry of the forest: its event and the IDs
+// of the runs it requested; ok is false for an entry of another kind.
+func journalTreeEntry(t *testing.T, e store.Entry) (periods.Event, []int64, bool) {
+	t.Helper()
+	kind, ok := strings.CutPrefix(e.Kind, "tree.")
+	if !ok {
+		return nil, nil, false
+	}
+	var raw struct {
+		Event json.RawMessage `json:"event"`
+		Runs  []int64         `json:"runs"`
+	}
+	if err := json.Unmarshal(e.Body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := periods.DecodeEvent(kind, raw.Event)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, raw.Runs, true
 }
